@@ -1,0 +1,87 @@
+// Package archtest enforces the import directions of design.md.
+package archtest
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/vcpnode/vcpnode"
+
+const (
+	gorilla = "github.com/gorilla/websocket"
+	backoff = "github.com/cenkalti/backoff/v4"
+)
+
+// listImports returns the imports of pkg: its direct ones, or with deps its whole closure.
+func listImports(t *testing.T, pkg string, deps bool) map[string]bool {
+	t.Helper()
+	args := []string{"list", "-f", "{{join .Imports \"\\n\"}}", pkg}
+	if deps {
+		args = []string{"list", "-deps", pkg}
+	}
+	out, err := exec.Command("go", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	set := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		set[line] = true
+	}
+	return set
+}
+
+func TestImportDirections(t *testing.T) {
+	cases := []struct {
+		pkg       string
+		deps      bool // check the whole closure, not only direct imports
+		forbidden []string
+	}{
+		{module + "/wsproto", true, []string{gorilla, backoff, module + "/node", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
+		{module + "/toolhost", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
+		{module + "/placeholders", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
+		{module + "/node", true, []string{module + "/cmd/vcpnode"}},
+		// The CLI reaches the network only through node (and the demo's fake hub).
+		{module + "/cmd/vcpnode", false, []string{gorilla, backoff}},
+	}
+	for _, c := range cases {
+		t.Run(strings.TrimPrefix(c.pkg, module+"/"), func(t *testing.T) {
+			imports := listImports(t, c.pkg, c.deps)
+			if len(imports) == 0 {
+				t.Fatalf("go list found no imports for %s", c.pkg)
+			}
+			for _, f := range c.forbidden {
+				if imports[f] {
+					t.Errorf("%s imports %s, which design.md forbids", c.pkg, f)
+				}
+			}
+		})
+	}
+}
+
+// TestOnlyNodeAndFakeHubUseGorilla: gorilla and backoff stay behind node; the
+// fake hub is the server side of the wire, for tests and the demo.
+func TestOnlyNodeAndFakeHubUseGorilla(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	allowed := map[string]bool{module + "/node": true, module + "/internal/fakehub": true}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		seen++
+		for _, imp := range fields[1:] {
+			if (imp == gorilla || imp == backoff) && !allowed[fields[0]] {
+				t.Errorf("%s imports %s; only node may", fields[0], imp)
+			}
+			if imp == backoff && fields[0] != module+"/node" {
+				t.Errorf("%s imports %s; only node may", fields[0], imp)
+			}
+		}
+	}
+	if seen < 5 {
+		t.Fatalf("go list saw only %d packages; is the module layout intact?", seen)
+	}
+}

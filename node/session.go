@@ -1,0 +1,314 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+const (
+	// serverFrameLimit is the real server's maxPayload (the ws library default):
+	// a larger frame in either direction makes it close the socket with 1009.
+	serverFrameLimit = 100 << 20
+	controlWriteWait = 5 * time.Second
+	outboxDepth      = 256
+)
+
+var errSessionEnded = errors.New("the connection this message belonged to has ended")
+
+// session is one WebSocket connection to the hub. It owns conn: readLoop is
+// the only reader and run is the only writer of data frames (gorilla allows
+// WriteControl from any goroutine, which the ping handler uses).
+type session struct {
+	n    *Node
+	conn *websocket.Conn
+	log  zerolog.Logger
+	out  chan []byte
+	done chan struct{} // closed when run stops writing: send must not block after that
+}
+
+func newSession(n *Node, conn *websocket.Conn) *session {
+	return &session{
+		n:    n,
+		conn: conn,
+		log:  n.log,
+		out:  make(chan []byte, outboxDepth),
+		done: make(chan struct{}),
+	}
+}
+
+// run serves the connection until it fails or, after ctx is cancelled,
+// until drained is closed (all in-flight results sent); then it closes the
+// connection with a close frame and returns nil.
+func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
+	defer s.conn.Close()
+	s.conn.SetReadLimit(serverFrameLimit)
+	s.extendReadDeadline()
+	s.conn.SetPongHandler(func(string) error { s.extendReadDeadline(); return nil })
+	s.conn.SetPingHandler(s.answerPing)
+
+	readerDone := make(chan error, 1)
+	go func() { readerDone <- s.readLoop() }()
+	// Whatever ends the session, the reader must have returned before run does.
+	stop := func(err error) error {
+		close(s.done)
+		s.conn.Close()
+		<-readerDone
+		return err
+	}
+
+	if err := s.sendState(); err != nil {
+		return stop(err)
+	}
+
+	ping := time.NewTicker(s.n.cfg.Hub.PingInterval.D())
+	defer ping.Stop()
+	rereg := s.n.timings.reregister
+	reregTimer := time.NewTimer(time.Hour)
+	if len(rereg) > 0 {
+		reregTimer.Reset(rereg[0])
+	} else {
+		reregTimer.Stop()
+	}
+	defer reregTimer.Stop()
+
+	for {
+		select {
+		case frame := <-s.out:
+			if err := s.write(frame); err != nil {
+				return stop(err)
+			}
+		case <-ping.C:
+			if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(controlWriteWait)); err != nil {
+				return stop(fmt.Errorf("send ping: %w", err))
+			}
+		case <-reregTimer.C:
+			// The server keeps the first copy of a name; if it had not yet
+			// noticed our previous socket die, our first register_tools was
+			// dropped. Re-sending is idempotent and heals that.
+			if err := s.writeMessage(s.registerTools()); err != nil {
+				return stop(err)
+			}
+			s.log.Debug().Msg("re-sent register_tools")
+			if len(rereg) > 1 {
+				reregTimer.Reset(rereg[1] - rereg[0])
+			}
+			rereg = rereg[1:]
+		case err := <-readerDone:
+			readerDone <- err // stop waits on it
+			return stop(err)
+		case <-drained:
+			s.flush()
+			s.closeGracefully(readerDone)
+			return stop(nil)
+		}
+	}
+}
+
+// flush writes whatever results are already queued, without waiting for more.
+func (s *session) flush() {
+	for {
+		select {
+		case frame := <-s.out:
+			if err := s.write(frame); err != nil {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (s *session) closeGracefully(readerDone chan error) {
+	msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "node shutting down")
+	if err := s.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(controlWriteWait)); err != nil {
+		return
+	}
+	t := time.NewTimer(s.n.timings.closeWait)
+	defer t.Stop()
+	select {
+	case err := <-readerDone: // the server answered our close frame
+		readerDone <- err
+	case <-t.C:
+	}
+}
+
+func (s *session) extendReadDeadline() {
+	// Any frame or pong proves the connection alive. Pings go out every
+	// ping_interval, so silence longer than that plus pong_timeout means
+	// a ping went unanswered.
+	hub := s.n.cfg.Hub
+	s.conn.SetReadDeadline(time.Now().Add(hub.PingInterval.D() + hub.PongTimeout.D()))
+}
+
+func (s *session) answerPing(data string) error {
+	s.extendReadDeadline()
+	err := s.conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(controlWriteWait))
+	var ne net.Error
+	if err == nil || errors.Is(err, websocket.ErrCloseSent) || (errors.As(err, &ne) && ne.Timeout()) {
+		return nil
+	}
+	return err
+}
+
+func (s *session) readLoop() error {
+	for {
+		_, data, err := s.conn.ReadMessage()
+		if err != nil {
+			return s.readError(err)
+		}
+		s.extendReadDeadline()
+		s.handle(data)
+	}
+}
+
+func (s *session) readError(err error) error {
+	var ne net.Error
+	var ce *websocket.CloseError
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		hub := s.n.cfg.Hub
+		return fmt.Errorf("no pong or frame from the server for %s: connection presumed dead",
+			hub.PingInterval.D()+hub.PongTimeout.D())
+	case errors.Is(err, websocket.ErrReadLimit):
+		return fmt.Errorf("server sent a frame larger than %d bytes: %w", serverFrameLimit, err)
+	case errors.As(err, &ce):
+		return fmt.Errorf("server closed the connection (code %d %q)", ce.Code, ce.Text)
+	default:
+		return redactErr(fmt.Errorf("read: %w", err))
+	}
+}
+
+// handle acts on one frame. It never blocks for long: calls are handed to
+// the dispatcher, which answers through send.
+func (s *session) handle(data []byte) {
+	msg, err := wsproto.Decode(data)
+	if err != nil {
+		var de *wsproto.DecodeError
+		if errors.As(err, &de) && de.Type == wsproto.TypeExecuteTool && de.RequestID != "" {
+			// A call we cannot run is still a call the server waits on.
+			s.sendResult(toolhost.Outcome{RequestID: de.RequestID, Err: "the node could not read this call: " + err.Error()})
+		}
+		s.log.Warn().Err(err).Int("bytes", len(data)).Msg("ignored a malformed frame")
+		return
+	}
+	switch m := msg.(type) {
+	case wsproto.ExecuteTool:
+		s.log.Debug().Str("request_id", m.RequestID).Str("tool", m.ToolName).Msg("execute_tool")
+		call := toolhost.Call{RequestID: m.RequestID, Args: m.ToolArgs, Context: m.VCPContext}
+		s.n.disp.Dispatch(context.Background(), m.ToolName, call, s.sendResult)
+	case wsproto.CancelTool:
+		if s.n.disp.Cancel(m.RequestID) {
+			s.log.Info().Str("request_id", m.RequestID).Msg("server cancelled a call after its own timeout")
+		}
+	case wsproto.ConnectionAck:
+		// Only recorded: old servers never send it, so nothing waits on it.
+		s.n.state.update(func(st *ConnState) { st.ServerID = m.ServerID })
+		s.log.Info().Str("server_id", m.ServerID).Msg("server acknowledged the connection")
+	default:
+		s.log.Debug().Str("type", string(msg.MessageType())).Msg("ignored a frame the node does not handle")
+	}
+}
+
+// send queues a message for the writer. It fails instead of blocking once the
+// session has ended.
+func (s *session) send(m wsproto.Message) error {
+	frame, err := wsproto.Encode(m)
+	if err != nil {
+		return err
+	}
+	return s.enqueue(frame)
+}
+
+func (s *session) enqueue(frame []byte) error {
+	select {
+	case s.out <- frame:
+		return nil
+	case <-s.done:
+		return errSessionEnded
+	}
+}
+
+// sendResult turns a dispatcher outcome into a tool_result on this session.
+// Results are bound to the connection that carried the call: the server
+// fails pending calls when a connection ends, so a late result has no taker.
+func (s *session) sendResult(o toolhost.Outcome) {
+	res := wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusSuccess, Result: o.Result}
+	if o.Err != "" {
+		res = wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusError, Error: o.Err}
+	}
+	frame, err := wsproto.Encode(res)
+	if err == nil && len(frame) > serverFrameLimit {
+		err = fmt.Errorf("result frame of %d bytes exceeds the server's %d-byte limit", len(frame), serverFrameLimit)
+	}
+	if err != nil {
+		frame, err = wsproto.Encode(wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusError, Error: "the node could not send this result: " + err.Error()})
+		if err != nil {
+			s.log.Error().Err(err).Str("request_id", o.RequestID).Msg("cannot encode a tool_result")
+			return
+		}
+	}
+	if err := s.enqueue(frame); err != nil {
+		s.log.Warn().Str("request_id", o.RequestID).Msg("result dropped: the connection that carried the call is gone, and the server has already failed it")
+	}
+}
+
+func (s *session) write(frame []byte) error {
+	// Allow a generous floor plus time proportional to the size (≥1 MiB/s).
+	wait := 10*time.Second + time.Duration(len(frame)>>20)*time.Second
+	s.conn.SetWriteDeadline(time.Now().Add(wait))
+	if err := s.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
+		return redactErr(fmt.Errorf("write: %w", err))
+	}
+	return nil
+}
+
+func (s *session) writeMessage(m wsproto.Message) error {
+	frame, err := wsproto.Encode(m)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", m.MessageType(), err)
+	}
+	return s.write(frame)
+}
+
+// sendState sends everything the server must know after every connect: it
+// keeps nothing of ours across connections.
+func (s *session) sendState() error {
+	if err := s.writeMessage(s.registerTools()); err != nil {
+		return err
+	}
+	return s.writeMessage(s.reportIP())
+}
+
+func (s *session) registerTools() wsproto.RegisterTools {
+	manifests := s.n.disp.Manifests()
+	tools := make([]json.RawMessage, 0, len(manifests))
+	for _, m := range manifests {
+		tools = append(tools, json.RawMessage(m))
+	}
+	return wsproto.RegisterTools{
+		ServerName:   s.n.name,
+		Capabilities: wsproto.Capabilities{CancelTool: true},
+		Tools:        tools,
+	}
+}
+
+func (s *session) reportIP() wsproto.ReportIP {
+	ips, err := s.n.addrs()
+	if err != nil {
+		s.log.Warn().Err(err).Msg("cannot list local addresses; reporting none")
+	}
+	if ips == nil {
+		ips = []string{}
+	}
+	return wsproto.ReportIP{ServerName: s.n.name, LocalIPs: ips, PublicIP: s.n.cfg.Hub.PublicIP}
+}

@@ -1,0 +1,64 @@
+package node
+
+import (
+	"sync"
+	"time"
+)
+
+// Phase is where the reconnect loop is.
+type Phase string
+
+// Phases of the connection, as shown by `vcpnode status`.
+const (
+	PhaseConnecting Phase = "connecting"
+	PhaseConnected  Phase = "connected"
+	PhaseBackoff    Phase = "backoff"
+	PhaseStopping   Phase = "stopping"
+	PhaseStopped    Phase = "stopped"
+)
+
+// ConnState is a snapshot of the hub connection.
+type ConnState struct {
+	Phase Phase
+	// Since is when the current phase began.
+	Since time.Time
+	// ServerID is from the last connection_ack ("" on old servers).
+	ServerID string
+	// Attempt counts failed attempts since the last good session.
+	Attempt int
+	// RetryAt is when the next attempt starts (PhaseBackoff only).
+	RetryAt time.Time
+	// LastError is the last connection error, already redacted.
+	LastError string
+	// Sessions counts connections that were established.
+	Sessions int
+}
+
+// stateBox guards the connection state; the reconnect loop writes, status readers read.
+type stateBox struct {
+	mu      sync.Mutex
+	s       ConnState
+	changed chan struct{} // closed and replaced on every change, so waiters need no polling
+}
+
+func newStateBox() *stateBox {
+	return &stateBox{s: ConnState{Phase: PhaseConnecting, Since: time.Now()}, changed: make(chan struct{})}
+}
+
+func (b *stateBox) update(f func(*ConnState)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := b.s.Phase
+	f(&b.s)
+	if b.s.Phase != old {
+		b.s.Since = time.Now()
+	}
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+func (b *stateBox) get() (ConnState, <-chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.s, b.changed
+}

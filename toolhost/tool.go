@@ -1,0 +1,73 @@
+// Package toolhost owns the tools this node can run: the Tool interface, the
+// Registry, the exposure policy, the dispatcher that bounds and times calls,
+// the wire manifests, and the built-in tools.
+package toolhost
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// DefaultTimeout is a tool's timeout when neither its manifest nor the config sets one.
+const DefaultTimeout = 60 * time.Second
+
+// Tool is something the node can run on the server's behalf.
+type Tool interface {
+	// Spec describes the tool; it must not change while the tool is registered.
+	Spec() Spec
+	// Invoke runs one call. The returned value must marshal to JSON; a plain
+	// string is sent to the model as a text part. A non-nil error becomes an
+	// error result whose text is err.Error(). Invoke must return soon after
+	// ctx is done.
+	Invoke(ctx context.Context, call Call) (any, error)
+}
+
+// Call is one invocation.
+type Call struct {
+	RequestID string
+	// Args are the model's arguments, values kept as raw JSON (mostly strings).
+	Args map[string]json.RawMessage
+	// Context is the optional, opaque _vcpContext object (nil when absent).
+	Context json.RawMessage
+	// Local marks calls made by the node's owner (e.g. `vcpnode call`), not the server.
+	Local bool
+}
+
+// Spec is what the node knows about a tool: the parts that may be sent to the
+// server and the parts that steer local policy.
+type Spec struct {
+	Name        string
+	DisplayName string
+	Version     string
+	Description string
+	Commands    []Command
+	// Timeout is the declared per-call timeout; zero means DefaultTimeout.
+	Timeout time.Duration
+	// Source tells where the tool came from, for status output ("builtin", a manifest path…).
+	Source string
+	// Builtin tools are not exposed unless the config names them.
+	Builtin bool
+	// DistributedExposed is false when a plugin manifest says "distributedExposed": false.
+	DistributedExposed bool
+	// Implicit tools are called by the server by a fixed name without being
+	// registered (internal_request_file); they are never put in register_tools.
+	Implicit bool
+	// WebSocketPush is copied to the wire manifest for asynchronous plugins.
+	WebSocketPush *WebSocketPush
+}
+
+// Command is one entry of capabilities.invocationCommands.
+type Command struct {
+	Command     string `json:"command,omitempty"`
+	Description string `json:"description,omitempty"`
+	Example     string `json:"example,omitempty"`
+}
+
+// WebSocketPush is the manifest block that tells the server how to broadcast
+// an asynchronous plugin's callback.
+type WebSocketPush struct {
+	Enabled          bool   `json:"enabled"`
+	MessageType      string `json:"messageType,omitempty"`
+	TargetClientType string `json:"targetClientType,omitempty"`
+}
