@@ -290,10 +290,13 @@ func (s *session) sendState() error {
 }
 
 func (s *session) registerTools() wsproto.RegisterTools {
-	manifests := s.n.disp.Manifests()
-	tools := make([]json.RawMessage, 0, len(manifests))
-	for _, m := range manifests {
-		tools = append(tools, json.RawMessage(m))
+	tools, err := s.n.disp.Manifests()
+	if err != nil {
+		// A manifest that cannot be built is left out rather than sent broken.
+		s.log.Error().Err(err).Msg("cannot build some tool manifests")
+	}
+	if tools == nil {
+		tools = []json.RawMessage{}
 	}
 	return wsproto.RegisterTools{
 		ServerName:   s.n.name,

@@ -53,6 +53,10 @@ type Spec struct {
 	// Implicit tools are called by the server by a fixed name without being
 	// registered (internal_request_file); they are never put in register_tools.
 	Implicit bool
+	// MaxResultBytes, when positive, replaces the dispatcher's result cap for
+	// this tool: a tool whose output is already bounded by its own option
+	// (internal_request_file by [files] max_bytes) declares that bound here.
+	MaxResultBytes int
 	// WebSocketPush is copied to the wire manifest for asynchronous plugins.
 	WebSocketPush *WebSocketPush
 }

@@ -1,8 +1,5 @@
-// Package wsproto holds one Go type per message of the VCP distributed-node
-// protocol and turns them into and out of JSON frames. It does no I/O.
-//
-// Every frame is an envelope {"type": "...", "data": {...}}; see
-// ../shared/spec/protocol.md §2 for what the real server reads.
+// The package documentation is in doc.go.
+
 package wsproto
 
 import "encoding/json"
@@ -76,7 +73,8 @@ type ExecuteTool struct {
 }
 
 // ToolResult answers an ExecuteTool. Status is StatusSuccess with Result, or
-// StatusError with Error.
+// StatusError with Error. Encode leaves a nil Result out of the frame and
+// refuses a StatusError result with an empty Error.
 type ToolResult struct {
 	RequestID string          `json:"requestId"`
 	Status    string          `json:"status"`

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/vcpnode/vcpnode/node"
+)
+
+func newConfigCmd(a *app) *cobra.Command {
+	var configFlag string
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Check or show the configuration",
+		Args:  noSubcommand,
+		RunE:  helpAndFail,
+	}
+	cmd.PersistentFlags().StringVarP(&configFlag, "config", "c", "", "config file (default $"+envConfig+")")
+	cmd.AddCommand(&cobra.Command{
+		Use:   "check",
+		Short: "Report every problem in the config file at once (exit 1 if any)",
+		Long: "check validates the config file and the key it points to, without printing the key.\n" +
+			"It also warns about files holding the key that others can read.",
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			path, err := a.configPath(configFlag)
+			if err != nil {
+				return err
+			}
+			return a.checkConfig(path)
+		},
+	}, &cobra.Command{
+		Use:   "show",
+		Short: "Print the effective configuration (defaults filled in, key redacted)",
+		Args:  noArgs,
+		RunE: func(*cobra.Command, []string) error {
+			path, err := a.configPath(configFlag)
+			if err != nil {
+				return err
+			}
+			cfg, err := node.LoadConfig(path)
+			if err != nil {
+				return err
+			}
+			out, err := toml.Marshal(cfg.Redacted())
+			if err != nil {
+				return fmt.Errorf("encode config: %w", err)
+			}
+			fmt.Fprintf(a.stdout, "# %s with defaults filled in; the key is redacted\n%s", path, out)
+			return nil
+		},
+	})
+	return cmd
+}
+
+// checkConfig prints every problem and warning about the config at path,
+// then "config OK" or an error counting the problems.
+func (a *app) checkConfig(path string) error {
+	cfg, err := node.LoadConfig(path)
+	var ce *node.ConfigError
+	switch {
+	case errors.As(err, &ce):
+		fmt.Fprintln(a.stdout, node.Redact(ce.Error()))
+		return fmt.Errorf("%s: %s", path, count(len(ce.Problems), "problem"))
+	case err != nil:
+		return err
+	}
+
+	var problems, warnings []string
+	switch _, err := cfg.Key(a.getenv); {
+	case errors.Is(err, node.ErrNoKey):
+		warnings = append(warnings, "no key is set (hub.key_file, hub.key, or "+node.EnvKey+" in the environment); the node cannot start without one")
+	case err != nil:
+		problems = append(problems, path+": "+err.Error())
+	}
+	warnings = append(warnings, keyPermissionWarnings(path, cfg)...)
+	warnings = append(warnings, cfg.Warnings()...)
+
+	for _, w := range warnings {
+		fmt.Fprintln(a.stdout, "warning: "+node.Redact(w))
+	}
+	for _, p := range problems {
+		fmt.Fprintln(a.stdout, node.Redact(p))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s: %s", path, count(len(problems), "problem"))
+	}
+	fmt.Fprintln(a.stdout, "config OK")
+	return nil
+}
+
+// keyPermissionWarnings warns about files holding the key that the group or
+// others can read: the config when the key is inline, and the key file.
+func keyPermissionWarnings(configPath string, cfg node.Config) []string {
+	var files []string
+	if cfg.Hub.Key != "" {
+		files = append(files, configPath)
+	}
+	if cfg.Hub.KeyFile != "" {
+		files = append(files, cfg.Hub.KeyFile)
+	}
+	var ws []string
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			continue // Key reported it, or another user will read it
+		}
+		if perm := fi.Mode().Perm(); perm&0o044 != 0 {
+			ws = append(ws, fmt.Sprintf("%s holds the key and is readable by %s (mode %04o): run chmod 600 %s", f, readers(perm), perm, f))
+		}
+	}
+	return ws
+}
+
+func readers(perm fs.FileMode) string {
+	switch {
+	case perm&0o040 != 0 && perm&0o004 != 0:
+		return "its group and everyone"
+	case perm&0o040 != 0:
+		return "its group"
+	}
+	return "everyone"
+}
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/vcpnode/vcpnode/node"
+)
+
+func TestConfigCheckOK(t *testing.T) {
+	keyFile := writeFile(t, "key", "good-key\n", 0o600)
+	path := writeFile(t, "c.toml", "[hub]\nurl = \"wss://vcp.example.org\"\nkey_file = \""+keyFile+"\"\n", 0o644)
+	ta := newTestApp(t)
+	if code := ta.run("config", "check", "--config", path); code != exitOK {
+		t.Fatalf("exit code %d; stdout %q stderr %q", code, ta.stdout, ta.stderr)
+	}
+	if got := ta.stdout.String(); got != "config OK\n" {
+		t.Errorf("stdout = %q, want only \"config OK\"", got)
+	}
+}
+
+func TestConfigCheckListsEveryProblem(t *testing.T) {
+	path := writeFile(t, "c.toml", `[hub]
+url = "ftp://h"
+kye = "x"
+[node]
+queue = -1
+`, 0o600)
+	ta := newTestApp(t)
+	if code := ta.run("config", "check", "-c", path); code != exitError {
+		t.Fatalf("exit code %d, want %d", code, exitError)
+	}
+	want := path + `:2:1: hub.url: scheme "ftp" is not supported: use ws://, wss://, http:// or https://` + "\n" +
+		path + `:3:1: hub.kye: unknown key (did you mean "key"?)` + "\n" +
+		path + ":5:1: node.queue: must be 0 or more (got -1)\n"
+	if got := ta.stdout.String(); got != want {
+		t.Errorf("stdout =\n%s\nwant\n%s", got, want)
+	}
+	if got := ta.stderr.String(); got != "vcpnode: "+path+": 3 problems\n" {
+		t.Errorf("stderr = %q", got)
+	}
+}
+
+func TestConfigCheckSyntaxError(t *testing.T) {
+	path := writeFile(t, "c.toml", "[hub]\nurl = \"ws://h\n", 0o600)
+	ta := newTestApp(t)
+	if code := ta.run("config", "check", "--config", path); code != exitError {
+		t.Fatalf("exit code %d", code)
+	}
+	if got := ta.stdout.String(); got != path+":2:14: basic strings cannot have new lines\n" {
+		t.Errorf("stdout = %q, want a line:col for the unterminated string", got)
+	}
+}
+
+// TestConfigCheckNeverShowsTheKey feeds bad keys through every source.
+func TestConfigCheckNeverShowsTheKey(t *testing.T) {
+	const secret = "s3cr3t key%with/bad?chars"
+	badKeyFile := writeFile(t, "key", secret+"\n", 0o600)
+	tests := []struct {
+		name, doc string
+		env       map[string]string
+		want      string
+	}{
+		{"inline", "[hub]\nkey = \"" + secret + "\"\n", nil, "hub.key: the key contains whitespace"},
+		{"key file", "[hub]\nkey_file = \"" + badKeyFile + "\"\n", nil, "invalid hub key: the key contains whitespace"},
+		{"environment", "", map[string]string{node.EnvKey: secret}, node.EnvKey + ": invalid hub key"},
+		{"pasted in the url", "[hub]\nurl = \"ws://h/vcp-distributed-server/VCP_Key=s3cr3t\"\n", nil, "give only the server's base URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeFile(t, "c.toml", tt.doc, 0o600)
+			ta := newTestApp(t)
+			for k, v := range tt.env {
+				ta.env[k] = v
+			}
+			if code := ta.run("config", "check", "--config", path); code != exitError {
+				t.Errorf("exit code %d, want %d", code, exitError)
+			}
+			out := ta.stdout.String() + ta.stderr.String()
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, out)
+			}
+			for _, part := range []string{secret, "s3cr3t", "bad?chars"} {
+				if strings.Contains(out, part) {
+					t.Errorf("output contains %q:\n%s", part, out)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigCheckWarnings(t *testing.T) {
+	readableKey := writeFile(t, "key", "good-key\n", 0o644)
+	tests := []struct {
+		name, doc string
+		mode      os.FileMode
+		want      []string
+	}{
+		{"no key", "", 0o600, []string{"warning: no key is set"}},
+		{"key file readable", "[hub]\nkey_file = \"" + readableKey + "\"\n", 0o600,
+			[]string{"warning: " + readableKey + " holds the key and is readable by its group and everyone (mode 0644): run chmod 600 " + readableKey}},
+		{"inline key, config readable by the group", "[hub]\nkey = \"good-key\"\n", 0o640, []string{"holds the key and is readable by its group (mode 0640)"}},
+		{"clear text", "[hub]\nurl = \"ws://192.0.2.7:6005\"\nkey = \"k\"\n", 0o600, []string{"warning: hub.url uses ws:// to a non-loopback host"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeFile(t, "c.toml", tt.doc, tt.mode)
+			ta := newTestApp(t)
+			if code := ta.run("config", "check", "--config", path); code != exitOK {
+				t.Fatalf("exit code %d; stdout %q stderr %q", code, ta.stdout, ta.stderr)
+			}
+			out := ta.stdout.String()
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, out)
+				}
+			}
+			if !strings.HasSuffix(out, "config OK\n") {
+				t.Errorf("stdout does not end with config OK:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestConfigCheckMissingFile(t *testing.T) {
+	ta := newTestApp(t)
+	missing := filepath.Join(t.TempDir(), "nope.toml")
+	if code := ta.run("config", "check", "--config", missing); code != exitError {
+		t.Fatalf("exit code %d", code)
+	}
+	if got := ta.stderr.String(); !strings.Contains(got, "vcpnode: read config: open "+missing+": no such file or directory") {
+		t.Errorf("stderr = %q", got)
+	}
+}
+
+func TestConfigShowRedactsAndRoundTrips(t *testing.T) {
+	path := writeFile(t, "c.toml", `[hub]
+key = "s3cr3t-key"
+[node]
+exposed_tools = ["A"]
+[tools.A]
+expose = true
+timeout = "90s"
+`, 0o600)
+	ta := newTestApp(t)
+	if code := ta.run("config", "show", "--config", path); code != exitOK {
+		t.Fatalf("exit code %d; stderr %q", code, ta.stderr)
+	}
+	out := ta.stdout.String()
+	if strings.Contains(out, "s3cr3t-key") {
+		t.Fatalf("config show printed the key:\n%s", out)
+	}
+	back, err := node.ParseConfig([]byte(out), "shown")
+	if err != nil {
+		t.Fatalf("config show output does not load back: %v\n%s", err, out)
+	}
+	orig, err := node.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := orig.Redacted()
+	// An absent list and an empty one mean the same; show writes [].
+	for _, c := range []*node.Config{&back, &want} {
+		c.Node.HiddenTools = append([]string{}, c.Node.HiddenTools...)
+		c.Files.Roots = append([]string{}, c.Files.Roots...)
+	}
+	if !reflect.DeepEqual(back, want) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", back, want)
+	}
+}

@@ -1,0 +1,58 @@
+// Command vcpnode makes this machine a distributed node of a VCP main server.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/vcpnode/vcpnode/node"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+func main() {
+	os.Exit(execute(newApp(), os.Args[1:]))
+}
+
+// execute runs the command line args and returns the process's exit code.
+func execute(a *app, args []string) int {
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	return report(a.stderr, root.Execute())
+}
+
+// report prints err as "vcpnode: <message>" (every line of it, so that a
+// list of config problems stays greppable) and picks the exit code.
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	// The key never reaches an error on purpose; redacting here catches
+	// a library error that echoes a URL.
+	for line := range strings.SplitSeq(node.Redact(err.Error()), "\n") {
+		fmt.Fprintf(stderr, "vcpnode: %s\n", line)
+	}
+	if errors.As(err, new(*usageError)) {
+		fmt.Fprintln(stderr, "Run 'vcpnode --help' for usage.")
+		return exitUsage
+	}
+	return exitError
+}
+
+// usageError is a mistake in the command line rather than a failure.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}

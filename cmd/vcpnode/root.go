@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/vcpnode/vcpnode/node"
+)
+
+// envConfig names the config file when --config is not given.
+const envConfig = "VCPNODE_CONFIG"
+
+// nodeRunner is what `run` needs from a node; *node.Node implements it.
+type nodeRunner interface {
+	Run(ctx context.Context) error
+	Hurry()
+}
+
+// app holds what the commands touch outside themselves, so that tests can
+// drive them with buffers, a fake environment and fake signals.
+type app struct {
+	stdout, stderr io.Writer
+	// stderrFile is the real stderr when there is one: it decides colours
+	// and whether journald is listening.
+	stderrFile *os.File
+	getenv     func(string) string
+	newNode    func(node.Config, zerolog.Logger) (nodeRunner, error)
+	// signals starts delivery of SIGINT and SIGTERM and returns a stop function.
+	signals func() (<-chan os.Signal, func())
+
+	logLevel, logFormat string // persistent flags; "" means the config's
+}
+
+func newApp() *app {
+	return &app{
+		stdout:     os.Stdout,
+		stderr:     os.Stderr,
+		stderrFile: os.Stderr,
+		getenv:     os.Getenv,
+		newNode: func(cfg node.Config, log zerolog.Logger) (nodeRunner, error) {
+			return node.New(cfg, log)
+		},
+		signals: func() (<-chan os.Signal, func()) {
+			ch := make(chan os.Signal, 2)
+			signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+			return ch, func() { signal.Stop(ch) }
+		},
+	}
+}
+
+// extraCommands lets other files of this package (demo.go) add a command
+// from init without editing the root.
+var extraCommands []func(*app) *cobra.Command
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "vcpnode",
+		Short: "Run this machine as a distributed node of a VCP main server",
+		Long: "vcpnode keeps a WebSocket connection to a VCP main server (VCPToolBox), registers\n" +
+			"the tools this machine hosts and runs them when the server asks.",
+		SilenceErrors: true, // main prints them, prefixed
+		SilenceUsage:  true,
+		Args:          noSubcommand,
+		RunE:          helpAndFail,
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level, overriding the config: "+strings.Join(node.LogLevels, ", "))
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "log format, overriding the config: "+strings.Join(node.LogFormats, ", "))
+	root.AddCommand(newRunCmd(a), newConfigCmd(a), newVersionCmd(a))
+	for _, add := range extraCommands {
+		root.AddCommand(add(a))
+	}
+	return root
+}
+
+// noSubcommand refuses positional arguments, naming a likely command.
+func noSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default, set lazily
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf(" (did you mean %q?)", s[0])
+	}
+	return &usageError{errors.New(msg)}
+}
+
+// noArgs is cobra.NoArgs as a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("%q takes no arguments (got %q)", cmd.CommandPath(), args[0])
+	}
+	return nil
+}
+
+// helpAndFail is the action of commands that only group others.
+func helpAndFail(cmd *cobra.Command, _ []string) error {
+	cmd.SetOut(cmd.ErrOrStderr())
+	_ = cmd.Help()
+	return usageErrorf("%q needs a command", cmd.CommandPath())
+}
+
+// configPath is --config, else $VCPNODE_CONFIG.
+func (a *app) configPath(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if env := a.getenv(envConfig); env != "" {
+		return env, nil
+	}
+	return "", usageErrorf("no config file: pass --config FILE or set %s (config.example.toml documents every setting)", envConfig)
+}
+
+// logSettings applies the --log-* flags over the config's [log] table.
+func (a *app) logSettings(cfg node.LogConfig) (node.LogConfig, error) {
+	if a.logLevel != "" {
+		if !slices.Contains(node.LogLevels, a.logLevel) {
+			return cfg, usageErrorf("--log-level %q is not one of %s", a.logLevel, strings.Join(node.LogLevels, ", "))
+		}
+		cfg.Level = a.logLevel
+	}
+	if a.logFormat != "" {
+		if !slices.Contains(node.LogFormats, a.logFormat) {
+			return cfg, usageErrorf("--log-format %q is not one of %s", a.logFormat, strings.Join(node.LogFormats, ", "))
+		}
+		cfg.Format = a.logFormat
+	}
+	return cfg, nil
+}
+
+// logger builds the process's logger from the config and flags.
+func (a *app) logger(cfg node.LogConfig) (zerolog.Logger, error) {
+	cfg, err := a.logSettings(cfg)
+	if err != nil {
+		return zerolog.Nop(), err
+	}
+	return newLogger(a.stderr, cfg, detectOutput(a.stderrFile, a.getenv))
+}

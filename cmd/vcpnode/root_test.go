@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/node"
+)
+
+// syncBuffer is a bytes.Buffer safe for the logger and the test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testApp is an app wired to buffers, a fake environment, a signal channel
+// the test controls, and (unless replaced) a fake node.
+type testApp struct {
+	*app
+	stdout, stderr *syncBuffer
+	env            map[string]string
+	sigs           chan os.Signal
+	node           *fakeNode
+}
+
+func newTestApp(t *testing.T) *testApp {
+	t.Helper()
+	ta := &testApp{stdout: &syncBuffer{}, stderr: &syncBuffer{}, env: map[string]string{}, sigs: make(chan os.Signal, 4), node: newFakeNode()}
+	ta.app = &app{
+		stdout: ta.stdout,
+		stderr: ta.stderr,
+		getenv: func(k string) string { return ta.env[k] },
+		newNode: func(cfg node.Config, log zerolog.Logger) (nodeRunner, error) {
+			ta.node.log = log
+			return ta.node, nil
+		},
+		signals: func() (<-chan os.Signal, func()) { return ta.sigs, func() {} },
+	}
+	return ta
+}
+
+// run executes args and returns the exit code.
+func (ta *testApp) run(args ...string) int { return execute(ta.app, args) }
+
+// fakeNode stands in for *node.Node: Run blocks until its context ends,
+// then, if holdUntilHurried, until Hurry is called.
+type fakeNode struct {
+	log              zerolog.Logger
+	running, hurried chan struct{}
+	hurryOnce        sync.Once
+	holdUntilHurried bool
+	runErr           error
+}
+
+func newFakeNode() *fakeNode {
+	return &fakeNode{running: make(chan struct{}), hurried: make(chan struct{})}
+}
+
+func (f *fakeNode) Run(ctx context.Context) error {
+	if f.runErr != nil {
+		return f.runErr
+	}
+	f.log.Info().Msg("fake: running")
+	close(f.running)
+	<-ctx.Done()
+	f.log.Info().Msg("fake: draining")
+	if f.holdUntilHurried {
+		<-f.hurried
+		f.log.Info().Msg("fake: hurried")
+	}
+	return nil
+}
+
+func (f *fakeNode) Hurry() { f.hurryOnce.Do(func() { close(f.hurried) }) }
+
+// writeFile writes content to name in a fresh temp dir and returns its path.
+func writeFile(t *testing.T, name, content string, mode os.FileMode) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil { // umask may have narrowed it
+		t.Fatal(err)
+	}
+	return path
+}
+
+// waitClosed fails the test if ch is not closed within a generous deadline.
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	good := writeFile(t, "good.toml", "", 0o600)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, `"vcpnode" needs a command`},
+		{[]string{"bogus"}, `unknown command "bogus" for "vcpnode"`},
+		{[]string{"rnu"}, `(did you mean "run"?)`},
+		{[]string{"run", "extra"}, `"vcpnode run" takes no arguments`},
+		{[]string{"run", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"run"}, "no config file: pass --config FILE or set VCPNODE_CONFIG"},
+		{[]string{"config"}, `"vcpnode config" needs a command`},
+		{[]string{"config", "chek"}, `(did you mean "check"?)`},
+		{[]string{"config", "check"}, "no config file"},
+		{[]string{"version", "--json=maybe"}, "invalid argument"},
+		{[]string{"--log-level", "loud", "run", "--config", good}, `--log-level "loud" is not one of debug, info, warn, error`},
+		{[]string{"run", "--log-format", "xml", "--config", good}, `--log-format "xml" is not one of auto, console, json`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			ta := newTestApp(t)
+			if code := ta.run(tt.args...); code != exitUsage {
+				t.Errorf("exit code = %d, want %d; stderr:\n%s", code, exitUsage, ta.stderr)
+			}
+			stderr := ta.stderr.String()
+			if !strings.Contains(stderr, "vcpnode: ") || !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr = %q, want \"vcpnode: …%s…\"", stderr, tt.want)
+			}
+			if !strings.Contains(stderr, "Run 'vcpnode --help' for usage.") {
+				t.Errorf("stderr has no usage hint: %q", stderr)
+			}
+		})
+	}
+}
+
+func TestHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"help"}, {"run", "--help"}, {"config", "check", "-h"}} {
+		ta := newTestApp(t)
+		if code := ta.run(args...); code != exitOK {
+			t.Errorf("%v: exit code %d, stderr %q", args, code, ta.stderr)
+		}
+		if !strings.Contains(ta.stdout.String(), "Usage:") {
+			t.Errorf("%v: no usage on stdout: %q", args, ta.stdout)
+		}
+	}
+}
+
+func TestReportPrefixesEveryLine(t *testing.T) {
+	var buf bytes.Buffer
+	code := report(&buf, errors.New("first\nsecond ws://h/vcp-distributed-server/VCP_Key=s3cr3t"))
+	want := "vcpnode: first\nvcpnode: second ws://h/vcp-distributed-server/VCP_Key=REDACTED\n"
+	if code != exitError || buf.String() != want {
+		t.Errorf("report = %d, %q; want 1, %q", code, buf.String(), want)
+	}
+}
+
+func TestConfigFromEnvironment(t *testing.T) {
+	path := writeFile(t, "env.toml", "[log]\nlevel = \"debug\"\n", 0o600)
+	ta := newTestApp(t)
+	ta.env[envConfig] = path
+	if code := ta.run("config", "check"); code != exitOK {
+		t.Fatalf("exit %d; stdout %q stderr %q", code, ta.stdout, ta.stderr)
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/vcpnode/vcpnode/node"
+)
+
+func newRunCmd(a *app) *cobra.Command {
+	var configFlag string
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Connect to the main server and serve tools until stopped",
+		Long: "run loads the config, connects to the main server and serves tools until SIGINT or\n" +
+			"SIGTERM. The first signal shuts down gracefully (in-flight calls get\n" +
+			"node.shutdown_grace to finish); a second one cuts the grace period short.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Catch signals from the start: one that arrives while starting
+			// then stops the node gracefully instead of killing the process.
+			sigs, stop := a.signals()
+			defer stop()
+			path, err := a.configPath(configFlag)
+			if err != nil {
+				return err
+			}
+			cfg, err := node.LoadConfig(path)
+			if err != nil {
+				return err
+			}
+			log, err := a.logger(cfg.Log)
+			if err != nil {
+				return err
+			}
+			for _, w := range cfg.Warnings() {
+				log.Warn().Msg(w)
+			}
+			n, err := a.newNode(cfg, log)
+			if err != nil {
+				return err
+			}
+			log.Info().Str("config", path).Str("version", currentBuild().Version).Msg("starting")
+			return a.serve(cmd.Context(), n, log, sigs)
+		},
+	}
+	cmd.Flags().StringVarP(&configFlag, "config", "c", "", "config file (default $"+envConfig+")")
+	return cmd
+}
+
+// errStoppedUnasked: Run returned before any signal asked it to.
+var errStoppedUnasked = errors.New("node stopped without being asked to")
+
+// serve runs n until it stops. The first signal on sigs cancels its context
+// (graceful shutdown); later ones call Hurry. It returns nil after a
+// graceful shutdown.
+func (a *app) serve(ctx context.Context, n nodeRunner, log zerolog.Logger, sigs <-chan os.Signal) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+
+	received := 0
+	for {
+		select {
+		case err := <-done:
+			switch {
+			case err != nil:
+				return fmt.Errorf("node: %w", err)
+			case ctx.Err() == nil:
+				return errStoppedUnasked
+			}
+			return nil
+		case sig := <-sigs:
+			received++
+			if received == 1 {
+				log.Info().Str("signal", sig.String()).Msg("shutting down gracefully; send the signal again to stop without waiting")
+				cancel()
+				continue
+			}
+			log.Warn().Str("signal", sig.String()).Msg("signal received again: cutting the shutdown grace period short")
+			n.Hurry()
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestVersionCommand(t *testing.T) {
+	oldVersion, oldCommit := version, commit
+	t.Cleanup(func() { version, commit = oldVersion, oldCommit })
+	version, commit = "v1.2.3", "0123456789abcdef0123"
+
+	ta := newTestApp(t)
+	if code := ta.run("version"); code != exitOK {
+		t.Fatalf("exit code %d", code)
+	}
+	want := "vcpnode v1.2.3 (commit 0123456789ab, " + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"
+	if got := ta.stdout.String(); got != want {
+		t.Errorf("version = %q, want %q", got, want)
+	}
+
+	ta = newTestApp(t)
+	if code := ta.run("version", "--json"); code != exitOK {
+		t.Fatalf("exit code %d", code)
+	}
+	var b buildInfo
+	if err := json.Unmarshal([]byte(ta.stdout.String()), &b); err != nil {
+		t.Fatalf("version --json: %v\n%s", err, ta.stdout)
+	}
+	if b.Version != "v1.2.3" || b.Commit != "0123456789abcdef0123" || b.Go != runtime.Version() || b.OS != runtime.GOOS {
+		t.Errorf("version --json = %+v", b)
+	}
+}
+
+func TestVersionFallsBackToBuildInfo(t *testing.T) {
+	oldVersion, oldCommit := version, commit
+	t.Cleanup(func() { version, commit = oldVersion, oldCommit })
+	version, commit = "", ""
+	b := currentBuild()
+	if b.Version == "" || b.Commit == "" {
+		t.Errorf("currentBuild() = %+v, want placeholders at least", b)
+	}
+}
+
+// TestBuiltBinary builds vcpnode with the stamping flags the release uses
+// and runs it as a real process.
+func TestBuiltBinary(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go toolchain in PATH to build the binary: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "vcpnode")
+	build := exec.CommandContext(ctx, gobin, "build", "-o", bin, "-ldflags", "-X main.version=v9.8.7 -X main.commit=feedface", ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	out, err := exec.CommandContext(ctx, bin, "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "vcpnode v9.8.7 (commit feedface, ") {
+		t.Errorf("version = %q, %v", out, err)
+	}
+
+	// Usage errors exit 2 from the real main, errors exit 1.
+	for args, want := range map[string]int{"bogus": exitUsage, "config check --config /nonexistent/vcpnode.toml": exitError} {
+		err := exec.CommandContext(ctx, bin, strings.Fields(args)...).Run()
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) || exitErr.ExitCode() != want {
+			t.Errorf("vcpnode %s: %v, want exit code %d", args, err, want)
+		}
+	}
+
+	// The real node: it keeps retrying an unreachable hub and stops with
+	// exit code 0 on SIGTERM.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := ln.Addr().String()
+	ln.Close()
+	cfg := writeFile(t, "c.toml", "[hub]\nurl = \"ws://"+closedPort+"\"\n[log]\nformat = \"json\"\n", 0o600)
+	run := exec.CommandContext(ctx, bin, "run", "--config", cfg)
+	run.Env = append(os.Environ(), "VCPNODE_KEY=e2e-s3cr3t")
+	stderr, err := run.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(stderr)
+	waitLine(t, lines, `"message":"starting"`)
+	if err := run.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var rest []string
+	for line := range lines {
+		rest = append(rest, line)
+	}
+	if err := run.Wait(); err != nil {
+		t.Errorf("vcpnode run after SIGTERM: %v\n%s", err, strings.Join(rest, "\n"))
+	}
+	if all := strings.Join(rest, "\n"); strings.Contains(all, "e2e-s3cr3t") {
+		t.Errorf("the key appeared in the log:\n%s", all)
+	}
+}

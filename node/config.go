@@ -1,0 +1,259 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// EnvKey is the environment variable that overrides hub.key and hub.key_file.
+const EnvKey = "VCPNODE_KEY"
+
+// Config is the node's TOML configuration. Start from DefaultConfig; the
+// file is decoded over it, so a key the file leaves out keeps its default.
+type Config struct {
+	Hub   HubConfig             `toml:"hub"`
+	Node  NodeConfig            `toml:"node"`
+	Files FilesConfig           `toml:"files"`
+	Log   LogConfig             `toml:"log"`
+	Tools map[string]ToolConfig `toml:"tools"`
+}
+
+// HubConfig is the [hub] table: where the main server is and how to talk to it.
+type HubConfig struct {
+	// URL is the main server's base URL (http, https, ws or wss); see HubURL.
+	URL string `toml:"url"`
+	// Key is the VCP key inline; prefer KeyFile or $VCPNODE_KEY. Never print it.
+	Key     string `toml:"key"`
+	KeyFile string `toml:"key_file"`
+	// Name is the serverName shown to the server; empty means the hostname.
+	Name             string   `toml:"name"`
+	PingInterval     Duration `toml:"ping_interval"`
+	PongTimeout      Duration `toml:"pong_timeout"`
+	HandshakeTimeout Duration `toml:"handshake_timeout"`
+	// PublicIP is reported in report_ip; empty reports none.
+	PublicIP string `toml:"public_ip"`
+}
+
+// NodeConfig is the [node] table: limits and the exposure lists.
+type NodeConfig struct {
+	MaxConcurrent  int      `toml:"max_concurrent"`
+	Queue          int      `toml:"queue"`
+	MaxResultBytes int      `toml:"max_result_bytes"`
+	ShutdownGrace  Duration `toml:"shutdown_grace"`
+	// ExposedTools, when non-empty, is the only tools exposed.
+	ExposedTools []string `toml:"exposed_tools"`
+	HiddenTools  []string `toml:"hidden_tools"`
+}
+
+// FilesConfig is the [files] table for internal_request_file.
+type FilesConfig struct {
+	// Roots are the directories files may be served from; empty disables serving.
+	Roots    []string `toml:"roots"`
+	MaxBytes int64    `toml:"max_bytes"`
+}
+
+// LogConfig is the [log] table.
+type LogConfig struct {
+	Level  string `toml:"level"`  // debug | info | warn | error
+	Format string `toml:"format"` // auto | console | json
+}
+
+// ToolConfig is one [tools.NAME] table; zero values mean "not set".
+type ToolConfig struct {
+	Expose        *bool    `toml:"expose"`
+	Timeout       Duration `toml:"timeout"`
+	MaxConcurrent int      `toml:"max_concurrent"`
+}
+
+// Sizes and limits the config is checked against.
+const (
+	KiB = 1 << 10
+	MiB = 1 << 20
+
+	// ServerFrameLimit is the server's WebSocket message limit (ws maxPayload).
+	ServerFrameLimit = 100 * MiB
+	// fileEnvelope is what a file result needs besides its base64 data.
+	fileEnvelope = 64 * KiB
+)
+
+// DefaultConfig is the configuration used for every key a file leaves out.
+// It passes Validate; only the key must come from somewhere.
+func DefaultConfig() Config {
+	return Config{
+		Hub: HubConfig{
+			URL:              "ws://127.0.0.1:6005",
+			PingInterval:     Duration(20 * time.Second),
+			PongTimeout:      Duration(15 * time.Second),
+			HandshakeTimeout: Duration(10 * time.Second),
+		},
+		Node: NodeConfig{
+			MaxConcurrent:  8,
+			Queue:          64,
+			MaxResultBytes: 32 * MiB,
+			ShutdownGrace:  Duration(10 * time.Second),
+		},
+		// 20 MiB rather than a round 50: base64 of a file must fit in the
+		// default max_result_bytes (32 MiB), which caps it near 24 MiB.
+		Files: FilesConfig{MaxBytes: 20 * MiB},
+		Log:   LogConfig{Level: "info", Format: "auto"},
+	}
+}
+
+// LoadConfig reads the TOML file at path over DefaultConfig and validates it.
+// Problems in the file come back together as a *ConfigError.
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("read config: %w", err)
+	}
+	return ParseConfig(data, path)
+}
+
+// ParseConfig decodes data over DefaultConfig in strict mode and validates
+// the result. name labels problems (usually the file's path). On a syntax or
+// type error only that one problem is reported, since the rest of the
+// document was not decoded.
+func ParseConfig(data []byte, name string) (Config, error) {
+	cfg := DefaultConfig()
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	problems, fatal := decodeProblems(dec.Decode(&cfg))
+	if fatal {
+		return Config{}, &ConfigError{File: name, Problems: problems}
+	}
+	doc := scanDocument(data)
+	problems = append(problems, doc.problems...)
+	problems = append(problems, cfg.problems()...)
+	if len(problems) == 0 {
+		return cfg, nil
+	}
+	for i := range problems {
+		if problems[i].Line == 0 {
+			problems[i].Line, problems[i].Column = doc.positions.find(problems[i].Key)
+		}
+	}
+	sortProblems(problems)
+	return Config{}, &ConfigError{File: name, Problems: problems}
+}
+
+// Validate checks every setting and reports every problem at once, as a
+// *ConfigError (without line numbers; ParseConfig adds them), or nil. A
+// missing key is not a problem: it may come from the environment; see Key.
+func (c Config) Validate() error {
+	if p := c.problems(); len(p) > 0 {
+		return &ConfigError{Problems: p}
+	}
+	return nil
+}
+
+// ErrNoKey means no key was configured anywhere.
+var ErrNoKey = errors.New("no hub key: set hub.key_file (or hub.key) in the config, or " + EnvKey + " in the environment")
+
+// maxKeyFileBytes bounds what Key reads: a key file holds one short line.
+const maxKeyFileBytes = 4 * KiB
+
+// Key returns the VCP key: $VCPNODE_KEY if set, else hub.key, else the
+// trimmed contents of hub.key_file. The key is checked to be URL-path-safe;
+// no error ever contains it.
+func (c Config) Key(getenv func(string) string) (string, error) {
+	var key, source string
+	switch {
+	case strings.TrimSpace(getenv(EnvKey)) != "":
+		key, source = strings.TrimSpace(getenv(EnvKey)), EnvKey
+	case c.Hub.Key != "":
+		key, source = c.Hub.Key, "hub.key"
+	case c.Hub.KeyFile != "":
+		data, err := readKeyFile(c.Hub.KeyFile)
+		if err != nil {
+			return "", err
+		}
+		key, source = strings.TrimSpace(string(data)), "hub.key_file "+strconv.Quote(c.Hub.KeyFile)
+		if key == "" {
+			return "", fmt.Errorf("%s is empty: put the VCP key in it", source)
+		}
+	default:
+		return "", ErrNoKey
+	}
+	if msg := keyProblem(key); msg != "" {
+		return "", fmt.Errorf("%s: %w: %s", source, ErrInvalidKey, msg)
+	}
+	return key, nil
+}
+
+func readKeyFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("hub.key_file: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("hub.key_file: read %s: %w", path, err)
+	}
+	if len(data) > maxKeyFileBytes {
+		return nil, fmt.Errorf("hub.key_file %q is larger than %d bytes: it should hold only the key", path, maxKeyFileBytes)
+	}
+	return data, nil
+}
+
+// Redacted returns a copy safe to print: the inline key is replaced, and a
+// key pasted into the URL is redacted.
+func (c Config) Redacted() Config {
+	r := c
+	if r.Hub.Key != "" {
+		r.Hub.Key = "REDACTED"
+	}
+	r.Hub.URL = Redact(r.Hub.URL)
+	r.Node.ExposedTools = slices.Clone(c.Node.ExposedTools)
+	r.Node.HiddenTools = slices.Clone(c.Node.HiddenTools)
+	r.Files.Roots = slices.Clone(c.Files.Roots)
+	r.Tools = maps.Clone(c.Tools)
+	return r
+}
+
+// Policy is the exposure policy toolhost applies, built from [node] and [tools.*].
+func (c Config) Policy() toolhost.Policy {
+	p := toolhost.Policy{
+		ExposedTools: slices.Clone(c.Node.ExposedTools),
+		HiddenTools:  slices.Clone(c.Node.HiddenTools),
+	}
+	if len(c.Tools) > 0 {
+		p.Tools = make(map[string]toolhost.ToolOverride, len(c.Tools))
+		for name, t := range c.Tools {
+			p.Tools[name] = toolhost.ToolOverride{Expose: t.Expose, Timeout: t.Timeout.D(), MaxConcurrent: t.MaxConcurrent}
+		}
+	}
+	return p
+}
+
+// Duration is a time.Duration written in TOML as a string like "30s" or "1m30s".
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalText writes d in time.Duration's notation.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText parses a time.ParseDuration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q: write a number with a unit, like \"30s\", \"1m30s\" or \"500ms\"", b)
+	}
+	*d = Duration(v)
+	return nil
+}

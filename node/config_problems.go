@@ -1,0 +1,326 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+// ConfigError lists every problem found in a configuration.
+type ConfigError struct {
+	File     string // may be empty
+	Problems []Problem
+}
+
+// Problem is one thing wrong with a configuration. Line and Column are
+// 1-based and zero when unknown; Key is the TOML path, like "hub.url" or
+// "node.hidden_tools[2]". The message never contains the key.
+type Problem struct {
+	Line, Column int
+	Key, Message string
+}
+
+// Error lists the problems one per line as "file:line:col: key: message".
+func (e *ConfigError) Error() string {
+	if len(e.Problems) == 0 {
+		return e.File + ": invalid config"
+	}
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.format(e.File)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (p Problem) format(file string) string {
+	var b strings.Builder
+	loc := file
+	if p.Line > 0 {
+		if loc != "" {
+			loc += ":"
+		}
+		loc += fmt.Sprintf("%d:%d", p.Line, p.Column)
+	}
+	if loc != "" {
+		b.WriteString(loc + ": ")
+	}
+	if p.Key != "" {
+		b.WriteString(p.Key + ": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// String is the problem without a file name.
+func (p Problem) String() string { return p.format("") }
+
+// sortProblems orders problems by position; those without one keep their
+// order and go last.
+func sortProblems(ps []Problem) {
+	slices.SortStableFunc(ps, func(a, b Problem) int {
+		switch {
+		case a.Line == 0 || b.Line == 0:
+			return boolCmp(a.Line == 0, b.Line == 0)
+		case a.Line != b.Line:
+			return a.Line - b.Line
+		}
+		return a.Column - b.Column
+	})
+}
+
+func boolCmp(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// decodeProblems turns go-toml's error into problems. fatal means the
+// document was not fully decoded (syntax or type error), so validating the
+// result would report nonsense.
+func decodeProblems(err error) (ps []Problem, fatal bool) {
+	if err == nil {
+		return nil, false
+	}
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) {
+		for _, e := range strict.Errors {
+			line, col := e.Position()
+			ps = append(ps, Problem{Line: line, Column: col, Key: keyPath(e.Key()...), Message: unknownKeyMessage(e.Key())})
+		}
+		return ps, false
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		line, col := de.Position()
+		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		if m := typeMismatch.FindStringSubmatch(msg); m != nil {
+			msg = fmt.Sprintf("wrong type: expected %s, got a TOML %s", expectedType(de.Key()), m[1])
+		}
+		return []Problem{{Line: line, Column: col, Key: keyPath(de.Key()...), Message: Redact(msg)}}, true
+	}
+	return []Problem{{Message: Redact(err.Error())}}, true
+}
+
+var typeMismatch = regexp.MustCompile(`^cannot decode TOML ([a-z ]+?) into `)
+
+// configField walks Config's type along a TOML key path and returns the Go
+// type found there, or nil when the path leaves the known fields.
+func configField(key []string) reflect.Type {
+	t := reflect.TypeFor[Config]()
+	for _, part := range key {
+		switch t.Kind() {
+		case reflect.Map:
+			t = t.Elem()
+		case reflect.Struct:
+			f, ok := fieldByTag(t, part)
+			if !ok {
+				return nil
+			}
+			t = f.Type
+		default:
+			return nil
+		}
+	}
+	return t
+}
+
+func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
+	for f := range t.Fields() {
+		if tomlName(f) == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func tomlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+	return name
+}
+
+func expectedType(key []string) string {
+	t := configField(key)
+	if t == nil {
+		return "another type"
+	}
+	if t == reflect.TypeFor[Duration]() {
+		return `a duration string like "30s"`
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64:
+		return "an integer"
+	case reflect.Bool, reflect.Pointer:
+		return "true or false"
+	case reflect.Slice:
+		return "an array of strings"
+	case reflect.Map, reflect.Struct:
+		return "a table"
+	}
+	return t.String()
+}
+
+// unknownKeyMessage suggests the nearest known key at the same level.
+func unknownKeyMessage(key []string) string {
+	if len(key) == 0 {
+		return "unknown key"
+	}
+	parent := configField(key[:len(key)-1])
+	if parent == nil || parent.Kind() != reflect.Struct {
+		return "unknown key"
+	}
+	last := key[len(key)-1]
+	best, bestDist := "", 3 // suggest only close matches, or a known key the typo starts with
+	for f := range parent.Fields() {
+		name, typo := tomlName(f), strings.ToLower(last)
+		if d := editDistance(typo, name); d < bestDist || (best == "" && strings.HasPrefix(typo, name)) {
+			best, bestDist = name, d
+		}
+	}
+	if best == "" {
+		return "unknown key"
+	}
+	return fmt.Sprintf("unknown key (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// keyPath joins key parts as TOML writes them, quoting parts that need it.
+func keyPath(parts ...string) string {
+	quoted := make([]string, len(parts))
+	for i, p := range parts {
+		if bareKey.MatchString(p) {
+			quoted[i] = p
+		} else {
+			quoted[i] = strconv.Quote(p)
+		}
+	}
+	return strings.Join(quoted, ".")
+}
+
+func indexKey(key string, i int) string { return fmt.Sprintf("%s[%d]", key, i) }
+
+// positionIndex maps key paths (as keyPath writes them, array elements as
+// key[i]) to where they appear in the document. go-toml reports positions
+// only for decode errors; this lets semantic problems point at a line too.
+type positionIndex map[string][2]int
+
+func (idx positionIndex) find(key string) (line, col int) {
+	if pos, ok := idx[key]; ok {
+		return pos[0], pos[1]
+	}
+	if i := strings.LastIndexByte(key, '['); i > 0 && strings.HasSuffix(key, "]") {
+		return idx.find(key[:i])
+	}
+	return 0, 0
+}
+
+func (idx positionIndex) add(key string, pos [2]int) {
+	if _, dup := idx[key]; !dup && pos[0] > 0 {
+		idx[key] = pos
+	}
+}
+
+// docScan is what scanDocument learns from a document go-toml already decoded.
+type docScan struct {
+	positions positionIndex
+	// problems go-toml lets through: a bare number decodes into a Duration
+	// as nanoseconds, so `ping_interval = 20` would mean 20ns.
+	problems []Problem
+	p        unstable.Parser
+}
+
+func scanDocument(data []byte) *docScan {
+	s := &docScan{positions: positionIndex{}}
+	s.p.Reset(data)
+	var table []string
+	for s.p.NextExpression() {
+		e := s.p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			var pos [2]int
+			table, pos = s.keyParts(e.Key())
+			s.positions.add(keyPath(table...), pos)
+		case unstable.KeyValue:
+			s.addKeyValue(table, e)
+		}
+	}
+	return s
+}
+
+func (s *docScan) addKeyValue(prefix []string, kv *unstable.Node) {
+	parts, pos := s.keyParts(kv.Key())
+	full := append(slices.Clone(prefix), parts...)
+	path := keyPath(full...)
+	s.positions.add(path, pos)
+	v := kv.Value()
+	if v.Kind != unstable.String && configField(full) == reflect.TypeFor[Duration]() {
+		at := s.start(v.Raw)
+		s.problems = append(s.problems, Problem{Line: at[0], Column: at[1], Key: path,
+			Message: fmt.Sprintf("wrong type: expected %s, got a TOML %s", expectedType(full), strings.ToLower(v.Kind.String()))})
+	}
+	children := v.Children()
+	for i := 0; children.Next(); i++ {
+		child := children.Node()
+		switch v.Kind {
+		case unstable.Array:
+			if child.Raw.Length > 0 {
+				s.positions.add(indexKey(path, i), s.start(child.Raw))
+			}
+		case unstable.InlineTable:
+			s.addKeyValue(full, child)
+		}
+	}
+}
+
+func (s *docScan) start(r unstable.Range) [2]int {
+	p := s.p.Shape(r).Start
+	return [2]int{p.Line, p.Column}
+}
+
+// keyParts returns a key's parts and the position of its first part.
+func (s *docScan) keyParts(it unstable.Iterator) ([]string, [2]int) {
+	var parts []string
+	var pos [2]int
+	for it.Next() {
+		n := it.Node()
+		if parts == nil {
+			pos = s.start(n.Raw)
+		}
+		parts = append(parts, string(n.Data))
+	}
+	return parts, pos
+}

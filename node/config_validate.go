@@ -1,0 +1,241 @@
+package node
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Bounds the config is checked against.
+const (
+	minResultBytes = 1 * KiB
+	minToolTimeout = time.Second
+	// maxToolTimeout is the largest communication.timeout the server accepts
+	// (a JavaScript setTimeout delay, a signed 32-bit count of milliseconds).
+	maxToolTimeout = 2147483647 * time.Millisecond
+	maxNameBytes   = 128
+)
+
+// Allowed values of [log] level and format.
+var (
+	LogLevels  = []string{"debug", "info", "warn", "error"}
+	LogFormats = []string{"auto", "console", "json"}
+)
+
+// problems runs every check and returns all the problems found, keyed by
+// their TOML path, without positions.
+func (c Config) problems() []Problem {
+	var ps problemList
+	c.checkHub(&ps)
+	c.checkNode(&ps)
+	c.checkFiles(&ps)
+	c.checkLog(&ps)
+	c.checkTools(&ps)
+	return ps
+}
+
+type problemList []Problem
+
+func (ps *problemList) add(key, format string, args ...any) {
+	*ps = append(*ps, Problem{Key: key, Message: fmt.Sprintf(format, args...)})
+}
+
+func (c Config) checkHub(ps *problemList) {
+	h := c.Hub
+	if msg := baseURLProblem(h.URL); msg != "" {
+		ps.add("hub.url", "%s", msg)
+	}
+	if h.Key != "" {
+		if msg := keyProblem(h.Key); msg != "" {
+			ps.add("hub.key", "%s", msg)
+		}
+		if h.KeyFile != "" {
+			ps.add("hub.key_file", "set either hub.key or hub.key_file, not both")
+		}
+	}
+	if h.KeyFile != "" && !filepath.IsAbs(h.KeyFile) {
+		ps.add("hub.key_file", "%q is not an absolute path", h.KeyFile)
+	}
+	switch {
+	case len(h.Name) > maxNameBytes:
+		ps.add("hub.name", "is %d bytes long; the limit is %d", len(h.Name), maxNameBytes)
+	case strings.ContainsFunc(h.Name, unicode.IsControl):
+		ps.add("hub.name", "contains a control character")
+	}
+	positive(ps, "hub.ping_interval", h.PingInterval)
+	positive(ps, "hub.pong_timeout", h.PongTimeout)
+	positive(ps, "hub.handshake_timeout", h.HandshakeTimeout)
+	if h.PublicIP != "" {
+		addr, err := netip.ParseAddr(h.PublicIP)
+		switch {
+		case err != nil:
+			ps.add("hub.public_ip", "%q is not an IP address", h.PublicIP)
+		case addr.IsLoopback() || addr.IsUnspecified() || addr.IsMulticast():
+			// The server would route every request from that address to this node.
+			ps.add("hub.public_ip", "%s is a loopback, unspecified or multicast address; leave it empty instead", addr)
+		}
+	}
+}
+
+func positive(ps *problemList, key string, d Duration) {
+	if d <= 0 {
+		ps.add(key, "must be positive, like \"20s\" (got %s)", d)
+	}
+}
+
+func (c Config) checkNode(ps *problemList) {
+	n := c.Node
+	if n.MaxConcurrent < 1 {
+		ps.add("node.max_concurrent", "must be at least 1 (got %d)", n.MaxConcurrent)
+	}
+	if n.Queue < 0 {
+		ps.add("node.queue", "must be 0 or more (got %d)", n.Queue)
+	}
+	if n.MaxResultBytes < minResultBytes || n.MaxResultBytes > ServerFrameLimit {
+		ps.add("node.max_result_bytes", "must be between %d (1 KiB) and %d (100 MiB, the server's frame limit) (got %d)",
+			minResultBytes, ServerFrameLimit, n.MaxResultBytes)
+	}
+	// Zero is allowed: in-flight calls are cancelled at once on shutdown.
+	if n.ShutdownGrace < 0 {
+		ps.add("node.shutdown_grace", "must not be negative (got %s)", n.ShutdownGrace)
+	}
+	checkToolList(ps, "node.exposed_tools", n.ExposedTools)
+	checkToolList(ps, "node.hidden_tools", n.HiddenTools)
+	for i, name := range n.HiddenTools {
+		if name != "" && slices.Contains(n.ExposedTools, name) {
+			ps.add(indexKey("node.hidden_tools", i), "%q is also in node.exposed_tools; remove it from one of the two lists", name)
+		}
+	}
+}
+
+func checkToolList(ps *problemList, key string, names []string) {
+	for i, name := range names {
+		if msg := toolNameProblem(name); msg != "" {
+			ps.add(indexKey(key, i), "tool name %s", msg)
+		}
+	}
+}
+
+func (c Config) checkFiles(ps *problemList) {
+	f := c.Files
+	for i, root := range f.Roots {
+		switch {
+		case root == "":
+			ps.add(indexKey("files.roots", i), "is empty")
+		case !filepath.IsAbs(root):
+			ps.add(indexKey("files.roots", i), "%q is not an absolute path", root)
+		}
+	}
+	if f.MaxBytes <= 0 {
+		ps.add("files.max_bytes", "must be positive (got %d)", f.MaxBytes)
+		return
+	}
+	if len(f.Roots) == 0 {
+		return // file serving is off; the cap is not used
+	}
+	limit := int64(min(c.Node.MaxResultBytes, ServerFrameLimit))
+	if need := fileResultBytes(f.MaxBytes); need > limit {
+		largest := LargestFileBytes(limit)
+		if largest <= 0 {
+			ps.add("files.max_bytes", "no file fits in a result: node.max_result_bytes (%d) is below the %d-byte envelope a file result needs; raise node.max_result_bytes",
+				c.Node.MaxResultBytes, fileEnvelope)
+			return
+		}
+		ps.add("files.max_bytes", "%d bytes would not fit in a result once base64-encoded (%d bytes with the envelope, over the %d-byte limit set by node.max_result_bytes); the largest allowed value is %d (%s), or raise node.max_result_bytes",
+			f.MaxBytes, need, limit, largest, humanBytes(largest))
+	}
+}
+
+// fileResultBytes is the size of a tool_result carrying an n-byte file:
+// standard base64 (4 bytes per 3, padded) plus the envelope.
+func fileResultBytes(n int64) int64 {
+	return 4*((n+2)/3) + fileEnvelope
+}
+
+// LargestFileBytes is the largest files.max_bytes whose base64 result fits
+// in limit bytes (0 if none does).
+func LargestFileBytes(limit int64) int64 {
+	if limit < fileEnvelope+4 {
+		return 0
+	}
+	return 3 * ((limit - fileEnvelope) / 4)
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= MiB:
+		return fmt.Sprintf("%.2f MiB", float64(n)/MiB)
+	case n >= KiB:
+		return fmt.Sprintf("%.2f KiB", float64(n)/KiB)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func (c Config) checkLog(ps *problemList) {
+	if !slices.Contains(LogLevels, c.Log.Level) {
+		ps.add("log.level", "%q is not one of %s", c.Log.Level, strings.Join(LogLevels, ", "))
+	}
+	if !slices.Contains(LogFormats, c.Log.Format) {
+		ps.add("log.format", "%q is not one of %s", c.Log.Format, strings.Join(LogFormats, ", "))
+	}
+}
+
+func (c Config) checkTools(ps *problemList) {
+	names := make([]string, 0, len(c.Tools))
+	for name := range c.Tools {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		t := c.Tools[name]
+		key := keyPath("tools", name)
+		if msg := toolNameProblem(name); msg != "" {
+			ps.add(key, "tool name %s", msg)
+		}
+		// Zero means "use the tool's own timeout".
+		if t.Timeout != 0 && (t.Timeout.D() < minToolTimeout || t.Timeout.D() > maxToolTimeout) {
+			ps.add(key+".timeout", "must be between 1s and %s (2147483647 ms, the server's limit) (got %s)", maxToolTimeout, t.Timeout)
+		}
+		if t.MaxConcurrent < 0 {
+			ps.add(key+".max_concurrent", "must be 0 (no per-tool limit) or more (got %d)", t.MaxConcurrent)
+		}
+	}
+}
+
+// toolNameProblem describes what is wrong with a tool name, or returns "".
+func toolNameProblem(name string) string {
+	switch {
+	case name == "":
+		return "is empty"
+	case strings.TrimSpace(name) != name:
+		return fmt.Sprintf("%q has leading or trailing spaces", name)
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return fmt.Sprintf("%q contains a control character", name)
+	}
+	return ""
+}
+
+// Warnings are settings that work but are probably not what the operator
+// wants. They never stop the node; `vcpnode config check` prints them.
+func (c Config) Warnings() []string {
+	var ws []string
+	if u, err := normalizeBase(c.Hub.URL); err == nil {
+		if u.Path != "" {
+			ws = append(ws, fmt.Sprintf("hub.url has the path prefix %q: the server only accepts /vcp-distributed-server/… at its root, so this works only behind a proxy that strips the prefix", u.Path))
+		}
+		addr, err := netip.ParseAddr(u.Hostname())
+		if u.Scheme == "ws" && (err != nil || !addr.IsLoopback()) && u.Hostname() != "localhost" {
+			ws = append(ws, "hub.url uses ws:// to a non-loopback host: the key travels in clear text; use wss:// through a TLS proxy")
+		}
+	}
+	for _, root := range c.Files.Roots {
+		if root == "/" {
+			ws = append(ws, "files.roots includes / : every readable file on this machine can be requested")
+		}
+	}
+	return ws
+}

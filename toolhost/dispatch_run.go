@@ -1,0 +1,219 @@
+package toolhost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Log field names used by the dispatcher.
+const (
+	fieldTool      = "tool"
+	fieldRequestID = "request_id"
+	fieldDuration  = "duration"
+	fieldQueued    = "queued_for"
+	fieldOutcome   = "outcome"
+	fieldBytes     = "result_bytes"
+	fieldError     = "error"
+	fieldLocal     = "local"
+	fieldArgNames  = "arg_names"
+)
+
+// logErrorBytes caps error texts in log lines; the full text goes to the server.
+const logErrorBytes = 300
+
+// invocation is what one Invoke produced.
+type invocation struct {
+	value    any
+	err      error
+	panicked any
+	stack    []byte
+}
+
+// run is the goroutine that owns an accepted call: it waits for a slot,
+// invokes the tool, and replies exactly once.
+func (d *Dispatcher) run(c *call) {
+	defer d.goroutineDone()
+	defer c.cancel(nil)
+	defer c.stopDeadline()
+
+	select {
+	case <-c.ready:
+	case <-c.ctx.Done():
+	}
+	d.mu.Lock()
+	if !c.granted || c.ctx.Err() != nil {
+		// Cancelled or out of time while queued.
+		d.releaseLocked(c)
+		d.mu.Unlock()
+		o := d.interrupted(c)
+		waited := time.Since(c.accepted)
+		d.logDone(c.name, c.Call, o, waited, waited)
+		c.reply(o)
+		return
+	}
+	c.running = true
+	d.mu.Unlock()
+	started := time.Now()
+
+	done := make(chan invocation, 1)
+	go invoke(c, done) // run always receives from done before returning
+	var r invocation
+	select {
+	case r = <-done:
+	case <-c.ctx.Done():
+		// Give a well-behaved tool a moment to return its own error, but
+		// answer before the server's timer fires even if it does not.
+		grace := time.NewTimer(max(c.margin/2, minGrace))
+		select {
+		case r = <-done:
+			grace.Stop()
+		case <-grace.C:
+			d.abandon(c, started, done)
+			return
+		}
+	}
+	o := d.outcome(c, r)
+	d.mu.Lock()
+	d.releaseLocked(c)
+	d.mu.Unlock()
+	d.logDone(c.name, c.Call, o, time.Since(c.accepted), started.Sub(c.accepted))
+	c.reply(o)
+}
+
+// abandon answers a call whose tool has not returned after its context
+// ended, then waits for the tool: its slot stays taken until it returns, so
+// the limits stay honest.
+func (d *Dispatcher) abandon(c *call, started time.Time, done <-chan invocation) {
+	o := d.interrupted(c)
+	d.logDone(c.name, c.Call, o, time.Since(c.accepted), started.Sub(c.accepted))
+	c.reply(o)
+	<-done
+	d.mu.Lock()
+	d.releaseLocked(c)
+	d.mu.Unlock()
+	d.log.Warn().Str(fieldTool, c.name).Str(fieldRequestID, c.RequestID).Dur(fieldDuration, time.Since(started)).
+		Msg("tool returned only well after its call was given up; its slot was held until now (tools must return soon after their context ends)")
+}
+
+// minGrace is the least time run waits for a tool whose context has ended
+// before answering for it; the usual wait is half the deadline margin, so
+// the answer still beats the server's timer.
+const minGrace = 5 * time.Millisecond
+
+func invoke(c *call, done chan<- invocation) {
+	defer func() {
+		if p := recover(); p != nil {
+			done <- invocation{panicked: p, stack: debug.Stack()}
+		}
+	}()
+	v, err := c.tool.Invoke(c.ctx, c.Call)
+	done <- invocation{value: v, err: err}
+}
+
+// outcome turns what the tool returned into the reply.
+func (d *Dispatcher) outcome(c *call, r invocation) Outcome {
+	if r.panicked != nil {
+		d.log.Error().Str(fieldTool, c.name).Str(fieldRequestID, c.RequestID).
+			Str("panic", fmt.Sprint(r.panicked)).Bytes("stack", r.stack).Msg("tool panicked; the call gets an error result")
+		return d.failed(c, fmt.Errorf("tool %q %w: %v", c.name, ErrToolPanic, r.panicked))
+	}
+	// After cancel_tool the server has already given up: whatever the tool
+	// returned, say it was cancelled (the node may drop the reply anyway).
+	if errors.Is(context.Cause(c.ctx), ErrCancelled) {
+		return d.interrupted(c)
+	}
+	if r.err != nil {
+		if c.ctx.Err() != nil {
+			return d.interrupted(c)
+		}
+		return d.failed(c, r.err)
+	}
+	raw, err := encodeResult(c.name, r.value, c.maxBytes)
+	if err != nil {
+		return d.failed(c, err)
+	}
+	return Outcome{RequestID: c.RequestID, Result: raw}
+}
+
+// interrupted is the outcome of a call whose context ended: timed out,
+// cancelled by the server, cancelled by Shutdown, or by the caller's ctx.
+func (d *Dispatcher) interrupted(c *call) Outcome {
+	cause := context.Cause(c.ctx)
+	var err error
+	switch {
+	case errors.Is(cause, ErrTimeout):
+		err = fmt.Errorf("tool %q %w after %s on the node", c.name, ErrTimeout, secondsText(c.limit))
+	case errors.Is(cause, ErrCancelled), errors.Is(cause, ErrShuttingDown):
+		err = cause
+	default:
+		err = fmt.Errorf("call cancelled: %w", cause)
+	}
+	return d.failed(c, err)
+}
+
+func (d *Dispatcher) failed(c *call, err error) Outcome {
+	return Outcome{RequestID: c.RequestID, Err: errorText(err.Error(), c.maxBytes), Cause: err}
+}
+
+// logDone writes the one info line every call gets. Argument values are
+// never logged here.
+func (d *Dispatcher) logDone(tool string, in Call, o Outcome, total, queued time.Duration) {
+	ev := d.log.Info().Str(fieldTool, tool).Str(fieldRequestID, in.RequestID).
+		Dur(fieldDuration, total).Str(fieldOutcome, outcomeKind(o))
+	if queued > 0 {
+		ev = ev.Dur(fieldQueued, queued)
+	}
+	if in.Local {
+		ev = ev.Bool(fieldLocal, true)
+	}
+	if o.OK() {
+		ev = ev.Int(fieldBytes, len(o.Result))
+	} else {
+		ev = ev.Str(fieldError, truncateUTF8(o.Err, logErrorBytes))
+	}
+	ev.Msg("call finished")
+}
+
+// outcomeKinds name the dispatcher's own errors in one word.
+var outcomeKinds = []struct {
+	err  error
+	kind string
+}{
+	{ErrTimeout, "timeout"},
+	{ErrCancelled, "cancelled"},
+	{ErrBusy, "busy"},
+	{ErrUnknownTool, "unknown_tool"},
+	{ErrShuttingDown, "shutting_down"},
+	{ErrToolPanic, "panic"},
+	{ErrResultTooLarge, "result_too_large"},
+	{ErrBadResult, "bad_result"},
+}
+
+// outcomeKind names an outcome for logs in one word.
+func outcomeKind(o Outcome) string {
+	if o.OK() {
+		return "ok"
+	}
+	for _, k := range outcomeKinds {
+		if errors.Is(o.Cause, k.err) {
+			return k.kind
+		}
+	}
+	return "error"
+}
+
+// secondsText writes d in seconds, as short as it can: "57s", "0.18s".
+func secondsText(d time.Duration) string {
+	return strconv.FormatFloat(d.Round(time.Millisecond).Seconds(), 'f', -1, 64) + "s"
+}
+
+func argNames(args map[string]json.RawMessage) []string {
+	return slices.Sorted(maps.Keys(args))
+}

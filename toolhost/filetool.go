@@ -1,0 +1,348 @@
+package toolhost
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// FileToolName is the fixed name the server calls to pull a file from a node
+// (protocol.md §2.3.4). It is never registered.
+const FileToolName = "internal_request_file"
+
+// fileToolTimeout matches the server's own 60 s wait for a file.
+const fileToolTimeout = 60 * time.Second
+
+// DefaultMaxFileBytes is the file size cap when FileOptions.MaxBytes is zero.
+// Its base64 form still fits in the server's 100 MiB frame limit.
+const DefaultMaxFileBytes int64 = 64 << 20
+
+// fileEnvelopeBytes is room for everything in a tool_result frame besides the
+// base64 data: envelope, requestId, status, mimeType.
+const fileEnvelopeBytes = 64 << 10
+
+// FileOptions configures internal_request_file.
+type FileOptions struct {
+	// Roots are the directories files may be served from; empty disables serving.
+	Roots []string
+	// MaxBytes caps the size of a served file; zero means DefaultMaxFileBytes.
+	MaxBytes int64
+	// Deny lists files or directories never served even inside a root, such
+	// as the node's own config and key files.
+	Deny []string
+}
+
+// MaxFileBytesFor returns the largest file whose base64 encoding, plus room
+// for the rest of the tool_result frame, fits in a frame of frameLimit bytes.
+func MaxFileBytesFor(frameLimit int64) int64 {
+	room := frameLimit - fileEnvelopeBytes
+	if room < 4 {
+		return 0
+	}
+	// Standard base64 turns every 3 bytes (or a final partial group) into 4 characters.
+	return room / 4 * 3
+}
+
+// FileResultBytes is the largest result internal_request_file produces for
+// files of up to maxFile bytes: the base64 of the file plus the envelope.
+func FileResultBytes(maxFile int64) int {
+	return int((maxFile+2)/3*4 + fileEnvelopeBytes)
+}
+
+// Validate reports every problem with the options at once: roots that are
+// not absolute, do not exist, are not directories or cannot be resolved, and
+// a negative size cap. It touches the file system but reads no file.
+func (o FileOptions) Validate() error {
+	var errs []error
+	if o.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("file size cap %d is negative; use 0 for the default or a positive number of bytes", o.MaxBytes))
+	}
+	for _, root := range o.Roots {
+		if _, err := resolveRoot(root); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// resolveRoot turns a configured root into its symlink-free form.
+func resolveRoot(root string) (string, error) {
+	if root == "" {
+		return "", errors.New("file root is an empty string; remove it or name a directory")
+	}
+	if !filepath.IsAbs(root) {
+		return "", fmt.Errorf("file root %q is not an absolute path", root)
+	}
+	resolved, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", fmt.Errorf("file root %q cannot be resolved: %w", root, err)
+	}
+	info, err := os.Stat(resolved)
+	if err != nil {
+		return "", fmt.Errorf("file root %q: %w", root, err)
+	}
+	if !info.IsDir() {
+		return "", fmt.Errorf("file root %q is not a directory", root)
+	}
+	return filepath.Clean(resolved), nil
+}
+
+// fileTool serves files from allow-listed roots.
+type fileTool struct {
+	roots      []string // resolved, symlink-free
+	badRoots   int      // configured roots that could not be resolved
+	configured bool     // at least one root was configured
+	deny       []string // resolved where possible, else cleaned
+	maxBytes   int64
+}
+
+// NewFileTool builds internal_request_file. Roots are resolved now; a root
+// that cannot be resolved is skipped (Validate reports it with its path) and
+// calls that would need it fail with an error that names no path.
+func NewFileTool(opts FileOptions) Tool {
+	t := &fileTool{maxBytes: opts.MaxBytes, configured: len(opts.Roots) > 0}
+	if t.maxBytes <= 0 {
+		t.maxBytes = DefaultMaxFileBytes
+	}
+	for _, root := range opts.Roots {
+		resolved, err := resolveRoot(root)
+		if err != nil {
+			t.badRoots++
+			continue
+		}
+		t.roots = append(t.roots, resolved)
+	}
+	for _, d := range opts.Deny {
+		if d == "" {
+			continue
+		}
+		if resolved, err := filepath.EvalSymlinks(d); err == nil {
+			d = resolved
+		}
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
+		t.deny = append(t.deny, filepath.Clean(d))
+	}
+	return t
+}
+
+func (t *fileTool) Spec() Spec {
+	return Spec{
+		Name:               FileToolName,
+		DisplayName:        "Internal file request",
+		Version:            "1.0.0",
+		Description:        "Sends the main server a file from this node's configured roots when it meets a file:// URL it does not have.",
+		Timeout:            fileToolTimeout,
+		Source:             "builtin",
+		Builtin:            true,
+		DistributedExposed: true,
+		Implicit:           true,
+		MaxResultBytes:     FileResultBytes(t.maxBytes),
+	}
+}
+
+// Invoke serves args["fileUrl"]. The success value is exactly the nested
+// shape the server checks: status "success", non-empty fileData, mimeType.
+func (t *fileTool) Invoke(ctx context.Context, call Call) (any, error) {
+	if !fileServingSupported {
+		return nil, fileErr(ErrFileServingDisabled, nil, "file serving is not supported on %s", runtime.GOOS)
+	}
+	if !t.configured {
+		return nil, ErrFileServingDisabled
+	}
+	if len(t.roots) == 0 {
+		return nil, fileErr(ErrFileServingDisabled, nil, "file serving is unavailable: none of the configured [files] roots could be resolved; the node's owner should check its config")
+	}
+	rawURL, err := fileURLArg(call.Args)
+	if err != nil {
+		return nil, err
+	}
+	requested, err := pathFromFileURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	resolved, err := t.resolve(requested)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readServedFile(ctx, requested, resolved, t.maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	if hasPrivateKeyBlock(data) {
+		return nil, refusal(ErrSecretFile, requested, "it holds a private key")
+	}
+	return map[string]any{
+		"status":   "success",
+		"fileData": encodeBase64(data),
+		"mimeType": mimeTypeOf(requested, resolved, data),
+	}, nil
+}
+
+// encodeBase64 is base64.StdEncoding.EncodeToString without its second copy
+// of the encoded text, which matters for files of tens of megabytes.
+func encodeBase64(data []byte) string {
+	var sb strings.Builder
+	sb.Grow(base64.StdEncoding.EncodedLen(len(data)))
+	enc := base64.NewEncoder(base64.StdEncoding, &sb)
+	// Writes to a strings.Builder cannot fail.
+	_, _ = enc.Write(data)
+	_ = enc.Close()
+	return sb.String()
+}
+
+// fileURLArg extracts the fileUrl argument, which must be a JSON string.
+func fileURLArg(args map[string]json.RawMessage) (string, error) {
+	raw, ok := args["fileUrl"]
+	if !ok {
+		return "", fileErr(ErrBadFileURL, nil, "missing argument fileUrl (a file:// URL)")
+	}
+	// Unmarshal alone would accept null as an empty string.
+	if kind := jsonKind(raw); kind != "a string" {
+		return "", fileErr(ErrBadFileURL, nil, "argument fileUrl must be a string holding a file:// URL, got %s", kind)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fileErr(ErrBadFileURL, err, "argument fileUrl is not a valid JSON string")
+	}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", fileErr(ErrBadFileURL, nil, "argument fileUrl is empty; expected a file:// URL")
+	}
+	return s, nil
+}
+
+// jsonKind names the JSON type of raw for error messages without echoing it.
+func jsonKind(raw json.RawMessage) string {
+	trimmed := strings.TrimSpace(string(raw))
+	if trimmed == "" {
+		return "nothing"
+	}
+	switch trimmed[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '"':
+		return "a string"
+	default:
+		return "a number"
+	}
+}
+
+// resolve resolves symlinks in requested and checks the result against the
+// roots, the deny list and the secret rules. Its errors never say anything
+// about the file system outside the roots: a path that is missing there and
+// one that exists there get the same answer.
+func (t *fileTool) resolve(requested string) (string, error) {
+	if reason := secretReason(requested); reason != "" {
+		return "", refusal(ErrSecretFile, requested, reason)
+	}
+	resolved, err := filepath.EvalSymlinks(requested)
+	if err != nil {
+		if !t.inRoots(nearestResolvedAncestor(requested)) {
+			return "", refusal(ErrOutsideRoots, requested, t.outsideReason())
+		}
+		return "", unreadable(requested, err)
+	}
+	if !t.inRoots(resolved) {
+		return "", refusal(ErrOutsideRoots, requested, t.outsideReason())
+	}
+	for _, d := range t.deny {
+		if within(d, resolved) {
+			return "", refusal(ErrSecretFile, requested, "the node's owner has denied it")
+		}
+	}
+	if secretReason(resolved) != "" {
+		// Say only that the link's target is off limits, not what it is.
+		return "", refusal(ErrSecretFile, requested, "it links to a file that holds secrets, which is never served")
+	}
+	return resolved, nil
+}
+
+func (t *fileTool) outsideReason() string {
+	if t.badRoots > 0 {
+		return fmt.Sprintf("it is outside the directories this node serves (%d configured root(s) could not be resolved)", t.badRoots)
+	}
+	return "it is outside the directories this node serves"
+}
+
+func (t *fileTool) inRoots(p string) bool {
+	if p == "" {
+		return false
+	}
+	for _, root := range t.roots {
+		if within(root, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether p is dir itself or below it; both must be clean and
+// absolute. Comparing whole components keeps /srv/root2 out of /srv/root.
+func within(dir, p string) bool {
+	if p == dir {
+		return true
+	}
+	prefix := dir
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	return strings.HasPrefix(p, prefix)
+}
+
+// nearestResolvedAncestor resolves the deepest existing directory above p, so
+// a failed lookup can be attributed to a place inside or outside the roots.
+func nearestResolvedAncestor(p string) string {
+	for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
+		if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+			return resolved
+		}
+		if dir == filepath.Dir(dir) {
+			return ""
+		}
+	}
+}
+
+// mimeTypeOf picks a MIME type by extension (requested name first, then the
+// resolved one), else by sniffing. Parameters such as charset are dropped:
+// the server uses the value as a bare type, as Node's mime-types does.
+func mimeTypeOf(requested, resolved string, data []byte) string {
+	for _, name := range []string{requested, resolved} {
+		if ext := filepath.Ext(name); ext != "" {
+			if typ := bareMediaType(mime.TypeByExtension(ext)); typ != "" {
+				return typ
+			}
+		}
+	}
+	if typ := bareMediaType(http.DetectContentType(data)); typ != "" {
+		return typ
+	}
+	return "application/octet-stream"
+}
+
+func bareMediaType(typ string) string {
+	if typ == "" {
+		return ""
+	}
+	media, _, err := mime.ParseMediaType(typ)
+	if err != nil {
+		return ""
+	}
+	return media
+}

@@ -1,0 +1,90 @@
+package toolhost
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// Policy decides which registered tools the server may see and call, and
+// with which limits. It mirrors the config's exposed_tools, hidden_tools and
+// [tools.NAME] tables. The zero Policy exposes every eligible tool.
+type Policy struct {
+	// ExposedTools, when non-empty, is the only plugins (and built-ins) exposed.
+	ExposedTools []string
+	// HiddenTools are never exposed, whatever else says so.
+	HiddenTools []string
+	// Tools holds per-tool overrides by tool name.
+	Tools map[string]ToolOverride
+}
+
+// ToolOverride is one [tools.NAME] table.
+type ToolOverride struct {
+	// Expose, when set, forces the tool exposed or hidden (hidden_tools still wins).
+	Expose *bool
+	// Timeout replaces the tool's declared timeout when positive.
+	Timeout time.Duration
+	// MaxConcurrent caps this tool's simultaneous calls; 0 means no per-tool cap.
+	MaxConcurrent int
+}
+
+// Exposure is a policy decision with the reason shown by `vcpnode tools`.
+type Exposure struct {
+	Exposed bool
+	Reason  string
+}
+
+// Decide tells whether the tool described by s is exposed to the server and why.
+// The rules apply in order; the first that matches decides.
+func (p Policy) Decide(s Spec) Exposure {
+	named := slices.Contains(p.ExposedTools, s.Name)
+	switch o, hasOverride := p.Tools[s.Name]; {
+	case slices.Contains(p.HiddenTools, s.Name):
+		return Exposure{false, "hidden by hidden_tools"}
+	case hasOverride && o.Expose != nil:
+		return Exposure{*o.Expose, fmt.Sprintf("[tools.%s] expose = %t", s.Name, *o.Expose)}
+	case s.Implicit:
+		return Exposure{true, "called by the server by name and never registered; the tool refuses calls itself when it is not configured"}
+	case s.Builtin && named:
+		return Exposure{true, "built-in tool named in exposed_tools"}
+	case s.Builtin:
+		return Exposure{false, "built-in tools are exposed only when the config names them (exposed_tools or [tools." + s.Name + "] expose = true)"}
+	case !s.DistributedExposed:
+		return Exposure{false, "manifest says distributedExposed: false"}
+	case len(p.ExposedTools) > 0 && !named:
+		return Exposure{false, "not listed in exposed_tools"}
+	case named:
+		return Exposure{true, "listed in exposed_tools"}
+	default:
+		return Exposure{true, "plugins are exposed by default (exposed_tools is empty)"}
+	}
+}
+
+// Timeout is the tool's effective per-call timeout: the [tools.NAME] override,
+// else the tool's declared timeout, else DefaultTimeout. It is what the
+// server is told in the manifest; the dispatcher's own deadline is a little shorter.
+func (p Policy) Timeout(s Spec) time.Duration {
+	if o := p.Tools[s.Name]; o.Timeout > 0 {
+		return o.Timeout
+	}
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return DefaultTimeout
+}
+
+// MaxConcurrent is the tool's own concurrency cap; 0 means only the global limit applies.
+func (p Policy) MaxConcurrent(name string) int {
+	return max(p.Tools[name].MaxConcurrent, 0)
+}
+
+// clone copies the slices and the map so that a caller who later mutates
+// its Policy cannot change the dispatcher's copy underneath it.
+func (p Policy) clone() Policy {
+	return Policy{
+		ExposedTools: slices.Clone(p.ExposedTools),
+		HiddenTools:  slices.Clone(p.HiddenTools),
+		Tools:        maps.Clone(p.Tools),
+	}
+}
