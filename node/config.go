@@ -84,8 +84,6 @@ const (
 
 	// ServerFrameLimit is the server's WebSocket message limit (ws maxPayload).
 	ServerFrameLimit = 100 * MiB
-	// fileEnvelope is what a file result needs besides its base64 data.
-	fileEnvelope = 64 * KiB
 )
 
 // DefaultConfig is the configuration used for every key a file leaves out.
@@ -104,9 +102,9 @@ func DefaultConfig() Config {
 			MaxResultBytes: 32 * MiB,
 			ShutdownGrace:  Duration(10 * time.Second),
 		},
-		// 20 MiB rather than a round 50: base64 of a file must fit in the
-		// default max_result_bytes (32 MiB), which caps it near 24 MiB.
-		Files: FilesConfig{MaxBytes: 20 * MiB},
+		// A 50 MiB file is about 67 MiB in base64: inside the server's
+		// 100 MiB frame, with room to spare.
+		Files: FilesConfig{MaxBytes: 50 * MiB},
 		Log:   LogConfig{Level: "info", Format: "auto"},
 	}
 }

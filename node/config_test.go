@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 func TestDefaultConfigIsValid(t *testing.T) {
@@ -226,7 +228,7 @@ func TestValidateAcceptsEdgeValues(t *testing.T) {
 	c.Node.MaxResultBytes = 100 * MiB
 	c.Node.ShutdownGrace = 0
 	c.Files.Roots = []string{"/srv/files"}
-	c.Files.MaxBytes = LargestFileBytes(100 * MiB)
+	c.Files.MaxBytes = toolhost.MaxFileBytesFor(ServerFrameLimit)
 	c.Tools = map[string]ToolConfig{
 		"Min": {Timeout: Duration(time.Second)},
 		"Max": {Timeout: Duration(maxToolTimeout), Expose: &yes, MaxConcurrent: 2},
@@ -237,41 +239,25 @@ func TestValidateAcceptsEdgeValues(t *testing.T) {
 	}
 }
 
-func TestFilesMaxBytesMustFitInAResult(t *testing.T) {
-	for _, limit := range []int{1 * MiB, 32 * MiB, 100 * MiB} {
-		largest := LargestFileBytes(int64(limit))
-		if got := fileResultBytes(largest); got > int64(limit) {
-			t.Fatalf("LargestFileBytes(%d) = %d, whose result takes %d bytes", limit, largest, got)
-		}
-		if got := fileResultBytes(largest + 1); got <= int64(limit) {
-			t.Fatalf("LargestFileBytes(%d) = %d is not the largest: %d also fits", limit, largest, largest+1)
-		}
-		c := DefaultConfig()
-		c.Node.MaxResultBytes = limit
-		c.Files.Roots = []string{"/srv"}
-		c.Files.MaxBytes = largest
-		if err := c.Validate(); err != nil {
-			t.Errorf("max_bytes = largest (%d) for max_result_bytes %d: %v", largest, limit, err)
-		}
-		c.Files.MaxBytes = largest + 1
-		err := c.Validate()
-		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the largest allowed value is %d", largest)) {
-			t.Errorf("max_bytes = largest+1 for max_result_bytes %d: %v, want the largest value named", limit, err)
-		}
-		// Serving is off without roots, so the cap is not checked.
-		c.Files.Roots = nil
-		if err := c.Validate(); err != nil {
-			t.Errorf("without roots: %v", err)
-		}
-	}
-	if got := LargestFileBytes(fileEnvelope); got != 0 {
-		t.Errorf("LargestFileBytes(envelope) = %d, want 0", got)
-	}
+func TestFilesMaxBytesMustFitInAFrame(t *testing.T) {
+	largest := toolhost.MaxFileBytesFor(ServerFrameLimit)
 	c := DefaultConfig()
-	c.Node.MaxResultBytes = 2 * KiB
 	c.Files.Roots = []string{"/srv"}
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "no file fits") {
-		t.Errorf("tiny max_result_bytes: %v", err)
+	c.Files.MaxBytes = largest
+	// node.max_result_bytes bounds ordinary results, not files.
+	c.Node.MaxResultBytes = 2 * KiB
+	if err := c.Validate(); err != nil {
+		t.Errorf("max_bytes = largest (%d): %v", largest, err)
+	}
+	c.Files.MaxBytes = largest + 1
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the largest allowed value is %d", largest)) {
+		t.Errorf("max_bytes = largest+1: %v, want the largest value named", err)
+	}
+	// Serving is off without roots, so the cap is not checked.
+	c.Files.Roots = nil
+	if err := c.Validate(); err != nil {
+		t.Errorf("without roots: %v", err)
 	}
 }
 
@@ -357,7 +343,7 @@ func TestExampleConfig(t *testing.T) {
 			t.Errorf("the example does not show %s", key)
 		}
 	}
-	if want := fmt.Sprintf("at most %d", LargestFileBytes(int64(DefaultConfig().Node.MaxResultBytes))); !strings.Contains(string(data), want) {
+	if want := fmt.Sprintf("at most %d", toolhost.MaxFileBytesFor(ServerFrameLimit)); !strings.Contains(string(data), want) {
 		t.Errorf("the example should say %q", want)
 	}
 }

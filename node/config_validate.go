@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 // Bounds the config is checked against.
@@ -137,32 +139,13 @@ func (c Config) checkFiles(ps *problemList) {
 	if len(f.Roots) == 0 {
 		return // file serving is off; the cap is not used
 	}
-	limit := int64(min(c.Node.MaxResultBytes, ServerFrameLimit))
-	if need := fileResultBytes(f.MaxBytes); need > limit {
-		largest := LargestFileBytes(limit)
-		if largest <= 0 {
-			ps.add("files.max_bytes", "no file fits in a result: node.max_result_bytes (%d) is below the %d-byte envelope a file result needs; raise node.max_result_bytes",
-				c.Node.MaxResultBytes, fileEnvelope)
-			return
-		}
-		ps.add("files.max_bytes", "%d bytes would not fit in a result once base64-encoded (%d bytes with the envelope, over the %d-byte limit set by node.max_result_bytes); the largest allowed value is %d (%s), or raise node.max_result_bytes",
-			f.MaxBytes, need, limit, largest, humanBytes(largest))
+	// A file result is bounded by max_bytes itself (not by
+	// node.max_result_bytes), so only the server's frame limit constrains it.
+	if need := int64(toolhost.FileResultBytes(f.MaxBytes)); need > ServerFrameLimit {
+		largest := toolhost.MaxFileBytesFor(ServerFrameLimit)
+		ps.add("files.max_bytes", "%d bytes would not fit in one frame once base64-encoded (%d bytes with the envelope, over the server's %d-byte frame limit); the largest allowed value is %d (%s)",
+			f.MaxBytes, need, ServerFrameLimit, largest, humanBytes(largest))
 	}
-}
-
-// fileResultBytes is the size of a tool_result carrying an n-byte file:
-// standard base64 (4 bytes per 3, padded) plus the envelope.
-func fileResultBytes(n int64) int64 {
-	return 4*((n+2)/3) + fileEnvelope
-}
-
-// LargestFileBytes is the largest files.max_bytes whose base64 result fits
-// in limit bytes (0 if none does).
-func LargestFileBytes(limit int64) int64 {
-	if limit < fileEnvelope+4 {
-		return 0
-	}
-	return 3 * ((limit - fileEnvelope) / 4)
 }
 
 func humanBytes(n int64) string {

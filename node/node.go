@@ -52,6 +52,7 @@ type Node struct {
 	timings  timings
 
 	extraTools []toolhost.Tool
+	protected  []string // files never served, whatever the roots
 
 	state     *stateBox
 	hurry     chan struct{}
@@ -67,6 +68,12 @@ func WithTools(tools ...toolhost.Tool) Option {
 	return func(n *Node) {
 		n.extraTools = append(n.extraTools, tools...)
 	}
+}
+
+// WithProtectedFiles names files the file tool must never serve, even from
+// inside a root: the config file, for one. The key file is always protected.
+func WithProtectedFiles(paths ...string) Option {
+	return func(n *Node) { n.protected = append(n.protected, paths...) }
 }
 
 // WithLocalIPs replaces the address discovery used for report_ip.
@@ -112,17 +119,28 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	for _, o := range opts {
 		o(n)
 	}
+	// The node's own secrets are never served, even from inside a root.
+	var deny []string
+	for _, p := range append([]string{cfg.Hub.KeyFile}, n.protected...) {
+		if p != "" {
+			deny = append(deny, p)
+		}
+	}
 	tools := append([]toolhost.Tool{
-		toolhost.NewFileTool(toolhost.FileOptions{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes}),
+		toolhost.NewFileTool(toolhost.FileOptions{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes, Deny: deny}),
 	}, n.extraTools...)
 	for _, t := range tools {
 		if err := n.registry.Add(t); err != nil {
 			return nil, fmt.Errorf("register tool: %w", err)
 		}
 	}
+	queue := cfg.Node.Queue
+	if queue == 0 {
+		queue = -1 // toolhost reads 0 as "default"; the config means "no queue"
+	}
 	n.disp = toolhost.NewDispatcher(n.registry, cfg.Policy(), toolhost.Limits{
 		MaxConcurrent:  cfg.Node.MaxConcurrent,
-		Queue:          cfg.Node.Queue,
+		Queue:          queue,
 		MaxResultBytes: cfg.Node.MaxResultBytes,
 	}, log)
 	return n, nil

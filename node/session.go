@@ -16,9 +16,6 @@ import (
 )
 
 const (
-	// serverFrameLimit is the real server's maxPayload (the ws library default):
-	// a larger frame in either direction makes it close the socket with 1009.
-	serverFrameLimit = 100 << 20
 	controlWriteWait = 5 * time.Second
 	outboxDepth      = 256
 )
@@ -51,7 +48,7 @@ func newSession(n *Node, conn *websocket.Conn) *session {
 // connection with a close frame and returns nil.
 func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	defer s.conn.Close()
-	s.conn.SetReadLimit(serverFrameLimit)
+	s.conn.SetReadLimit(ServerFrameLimit)
 	s.extendReadDeadline()
 	s.conn.SetPongHandler(func(string) error { s.extendReadDeadline(); return nil })
 	s.conn.SetPingHandler(s.answerPing)
@@ -180,7 +177,7 @@ func (s *session) readError(err error) error {
 		return fmt.Errorf("no pong or frame from the server for %s: connection presumed dead",
 			hub.PingInterval.D()+hub.PongTimeout.D())
 	case errors.Is(err, websocket.ErrReadLimit):
-		return fmt.Errorf("server sent a frame larger than %d bytes: %w", serverFrameLimit, err)
+		return fmt.Errorf("server sent a frame larger than %d bytes: %w", ServerFrameLimit, err)
 	case errors.As(err, &ce):
 		return fmt.Errorf("server closed the connection (code %d %q)", ce.Code, ce.Text)
 	default:
@@ -247,8 +244,8 @@ func (s *session) sendResult(o toolhost.Outcome) {
 		res = wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusError, Error: o.Err}
 	}
 	frame, err := wsproto.Encode(res)
-	if err == nil && len(frame) > serverFrameLimit {
-		err = fmt.Errorf("result frame of %d bytes exceeds the server's %d-byte limit", len(frame), serverFrameLimit)
+	if err == nil && len(frame) > ServerFrameLimit {
+		err = fmt.Errorf("result frame of %d bytes exceeds the server's %d-byte limit", len(frame), ServerFrameLimit)
 	}
 	if err != nil {
 		frame, err = wsproto.Encode(wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusError, Error: "the node could not send this result: " + err.Error()})

@@ -34,7 +34,7 @@ type app struct {
 	// and whether journald is listening.
 	stderrFile *os.File
 	getenv     func(string) string
-	newNode    func(node.Config, zerolog.Logger) (nodeRunner, error)
+	newNode    func(node.Config, zerolog.Logger, ...node.Option) (nodeRunner, error)
 	// signals starts delivery of SIGINT and SIGTERM and returns a stop function.
 	signals func() (<-chan os.Signal, func())
 
@@ -47,8 +47,8 @@ func newApp() *app {
 		stderr:     os.Stderr,
 		stderrFile: os.Stderr,
 		getenv:     os.Getenv,
-		newNode: func(cfg node.Config, log zerolog.Logger) (nodeRunner, error) {
-			return node.New(cfg, log)
+		newNode: func(cfg node.Config, log zerolog.Logger, opts ...node.Option) (nodeRunner, error) {
+			return node.New(cfg, log, opts...)
 		},
 		signals: func() (<-chan os.Signal, func()) {
 			ch := make(chan os.Signal, 2)

@@ -51,7 +51,7 @@ func newTestApp(t *testing.T) *testApp {
 		stdout: ta.stdout,
 		stderr: ta.stderr,
 		getenv: func(k string) string { return ta.env[k] },
-		newNode: func(cfg node.Config, log zerolog.Logger) (nodeRunner, error) {
+		newNode: func(cfg node.Config, log zerolog.Logger, _ ...node.Option) (nodeRunner, error) {
 			ta.node.log = log
 			return ta.node, nil
 		},

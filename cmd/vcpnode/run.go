@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -41,7 +42,12 @@ func newRunCmd(a *app) *cobra.Command {
 			for _, w := range cfg.Warnings() {
 				log.Warn().Msg(w)
 			}
-			n, err := a.newNode(cfg, log)
+			// The config may sit inside a file root; it must never be served.
+			protected := path
+			if abs, err := filepath.Abs(path); err == nil {
+				protected = abs
+			}
+			n, err := a.newNode(cfg, log, node.WithProtectedFiles(protected))
 			if err != nil {
 				return err
 			}

@@ -24,7 +24,7 @@ const fakeNodeEnv = "VCPNODE_TEST_FAKE_NODE"
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeNodeEnv); mode != "" {
 		a := newApp()
-		a.newNode = func(_ node.Config, log zerolog.Logger) (nodeRunner, error) {
+		a.newNode = func(_ node.Config, log zerolog.Logger, _ ...node.Option) (nodeRunner, error) {
 			f := newFakeNode()
 			f.log, f.holdUntilHurried = log, mode == "hold"
 			return f, nil
