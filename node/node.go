@@ -25,6 +25,7 @@ type timings struct {
 	reregister                []time.Duration // re-send register_tools this long after connecting
 	closeWait                 time.Duration   // how long to wait for the server's close reply
 	emptyHandshakesBeforeHint int
+	readLimit                 int64 // largest frame accepted from the server
 }
 
 func defaultTimings() timings {
@@ -35,6 +36,7 @@ func defaultTimings() timings {
 		reregister:                []time.Duration{10 * time.Second, 60 * time.Second},
 		closeWait:                 2 * time.Second,
 		emptyHandshakesBeforeHint: 3,
+		readLimit:                 ServerFrameLimit,
 	}
 }
 

@@ -48,7 +48,7 @@ func newSession(n *Node, conn *websocket.Conn) *session {
 // connection with a close frame and returns nil.
 func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	defer s.conn.Close()
-	s.conn.SetReadLimit(ServerFrameLimit)
+	s.conn.SetReadLimit(s.n.timings.readLimit)
 	s.extendReadDeadline()
 	s.conn.SetPongHandler(func(string) error { s.extendReadDeadline(); return nil })
 	s.conn.SetPingHandler(s.answerPing)
@@ -177,7 +177,7 @@ func (s *session) readError(err error) error {
 		return fmt.Errorf("no pong or frame from the server for %s: connection presumed dead",
 			hub.PingInterval.D()+hub.PongTimeout.D())
 	case errors.Is(err, websocket.ErrReadLimit):
-		return fmt.Errorf("server sent a frame larger than %d bytes: %w", ServerFrameLimit, err)
+		return fmt.Errorf("server sent a frame larger than %d bytes: %w", s.n.timings.readLimit, err)
 	case errors.As(err, &ce):
 		return fmt.Errorf("server closed the connection (code %d %q)", ce.Code, ce.Text)
 	default:

@@ -1,0 +1,174 @@
+// Command rsscheck measures the resident memory of an idle node with many
+// tools registered (Linux only: it reads /proc).
+//
+// The parent process runs the fake hub; the node runs alone in a child
+// process (this same binary, re-executed with -child), so the number is the
+// node's own memory, not the hub's. The parent waits until the node has
+// registered every tool, asks the child to collect garbage and return freed
+// memory to the OS, lets it sit idle, and reads VmRSS from /proc/<pid>/status.
+//
+// With -binary PATH it measures a built vcpnode daemon instead (`PATH run`
+// with a generated config): the whole program, cobra and all, but with only
+// the tools that binary registers by itself, and without a forced GC.
+//
+//	go run ./internal/rsscheck               # node package, 50 in-process tools
+//	go run ./internal/rsscheck -binary /tmp/vcpnode
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// The child learns where the hub is from the environment; the key travels as
+// VCPNODE_KEY, as it would for the daemon.
+const (
+	envHubURL = "RSSCHECK_HUB_URL"
+	envKey    = "VCPNODE_KEY"
+	// measureKey is a throwaway key for the loopback fake hub.
+	measureKey = "rsscheck-key_0123456789"
+	// settleLine asks the child to collect garbage and report its runtime stats.
+	settleLine = "settle"
+)
+
+func main() {
+	child := flag.Bool("child", false, "internal: run the node side (started by the parent)")
+	tools := flag.Int("tools", 50, "how many in-process tools the node registers")
+	idle := flag.Duration("idle", 3*time.Second, "how long the node sits idle before the final reading")
+	binary := flag.String("binary", "", "measure this vcpnode binary (`run` with a generated config) instead of the node package")
+	flag.Parse()
+
+	var err error
+	switch {
+	case *child:
+		err = runChild(*tools)
+	case *binary != "":
+		err = measureBinary(*binary, *idle)
+	default:
+		err = measurePackage(*tools, *idle)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rsscheck:", err)
+		os.Exit(1)
+	}
+}
+
+// measurePackage runs the node package with n in-process tools in a child.
+func measurePackage(n int, idle time.Duration) error {
+	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true})
+	if err != nil {
+		return err
+	}
+	defer hub.Close()
+
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find this program to re-run it as the node: %w", err)
+	}
+	cmd := exec.Command(self, "-child", "-tools", fmt.Sprint(n))
+	cmd.Env = append(os.Environ(), envHubURL+"="+hub.BaseURL(), envKey+"="+measureKey)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start the node process: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }() // stdout is read below, before Wait can close it
+	stopChild := func() error {
+		stdin.Close() // EOF on stdin tells the child to shut down gracefully
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			return errors.New("the node process did not exit within 30s of being told to")
+		}
+	}
+
+	report, err := measureChild(hub, cmd.Process.Pid, n, idle, stdin, bufio.NewReader(stdout))
+	if stopErr := stopChild(); err == nil && stopErr != nil {
+		err = fmt.Errorf("node process: %w", stopErr)
+	}
+	if err != nil {
+		return fmt.Errorf("%w\nnode process stderr:\n%s", err, stderr.String())
+	}
+	fmt.Printf("node package, %d in-process tools registered, measured in its own process (pid %d)\n", n, cmd.Process.Pid)
+	fmt.Print(report)
+	return nil
+}
+
+// measureChild waits for the child's registration, settles it, idles, and
+// returns the readings as text.
+func measureChild(hub *fakehub.Hub, pid, n int, idle time.Duration, stdin io.Writer, stdout *bufio.Reader) (string, error) {
+	if _, err := waitRegistered(hub, n); err != nil {
+		return "", err
+	}
+	if _, err := fmt.Fprintln(stdin, settleLine); err != nil {
+		return "", fmt.Errorf("ask the node to settle: %w", err)
+	}
+	stats, err := stdout.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("read the node's runtime stats: %w", err)
+	}
+	afterGC, err := readProcStatus(pid)
+	if err != nil {
+		return "", err
+	}
+	// A measurement, not a synchronisation: the node is given time to do
+	// whatever an idle node does (timers, background scavenging).
+	time.Sleep(idle)
+	idleStatus, err := readProcStatus(pid)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  after GC + FreeOSMemory: %s\n", afterGC)
+	fmt.Fprintf(&b, "  after %s idle:          %s\n", idle, idleStatus)
+	fmt.Fprintf(&b, "  go runtime (after GC):   %s", stats)
+	fmt.Fprintf(&b, "VmRSS idle: %.1f MiB\n", mib(idleStatus.RSS))
+	return b.String(), nil
+}
+
+// waitRegistered waits for the node to connect and send register_tools
+// with want tools (want < 0: any number), and returns how many it sent.
+func waitRegistered(hub *fakehub.Hub, want int) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := hub.Accept(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("the node never connected: %w", err)
+	}
+	msg, err := conn.WaitType(ctx, wsproto.TypeRegisterTools)
+	if err != nil {
+		return 0, fmt.Errorf("the node never registered its tools: %w", err)
+	}
+	rt, ok := msg.(wsproto.RegisterTools)
+	if !ok {
+		return 0, fmt.Errorf("register_tools decoded as %T", msg)
+	}
+	if want >= 0 && len(rt.Tools) != want {
+		return 0, fmt.Errorf("the node registered %d tools, want %d", len(rt.Tools), want)
+	}
+	return len(rt.Tools), nil
+}
+
+func mib(bytes int64) float64 { return float64(bytes) / (1 << 20) }

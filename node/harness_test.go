@@ -1,0 +1,228 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// testKey looks like a real key so that a leak into logs would be found.
+const testKey = "k3y-S3cr3t_vcp.Node~42"
+
+// logBuffer collects the node's log lines; zerolog writes from many goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// harness is a node running against a fake hub on loopback.
+type harness struct {
+	t    *testing.T
+	hub  *fakehub.Hub
+	node *Node
+	logs *logBuffer
+	ctx  context.Context // bounds every wait in the test
+
+	stop    context.CancelFunc
+	stopped chan error
+}
+
+// testTimings are production behaviour at test speed.
+func testTimings() timings {
+	t := defaultTimings()
+	t.backoffInitial = 10 * time.Millisecond
+	t.backoffMax = 50 * time.Millisecond
+	t.reregister = nil
+	t.closeWait = 2 * time.Second
+	return t
+}
+
+type harnessOpt struct {
+	hubOpts fakehub.Options
+	config  func(*Config)
+	timings func(*timings)
+	tools   []toolhost.Tool
+}
+
+func startHarness(t *testing.T, o harnessOpt) *harness {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+
+	hubOpts := o.hubOpts
+	hubOpts.Key = testKey
+	hub, err := fakehub.Start(hubOpts)
+	if err != nil {
+		t.Fatalf("start fake hub: %v", err)
+	}
+	t.Cleanup(hub.Close)
+
+	cfg := DefaultConfig()
+	cfg.Hub.URL = hub.BaseURL()
+	cfg.Hub.Key = testKey
+	cfg.Hub.Name = "test-node"
+	cfg.Hub.PublicIP = "203.0.113.7"
+	cfg.Node.ExposedTools = []string{"Echo", "Gate"}
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	tm := testTimings()
+	if o.timings != nil {
+		o.timings(&tm)
+	}
+	logs := &logBuffer{}
+	log := zerolog.New(logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
+	tools := append([]toolhost.Tool{toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())}, o.tools...)
+	n, err := New(cfg, log, WithTools(tools...), withTimings(tm),
+		WithLocalIPs(func() ([]string, error) { return []string{"192.0.2.10"}, nil }))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	h := &harness{t: t, hub: hub, node: n, logs: logs, ctx: ctx, stop: stop, stopped: make(chan error, 1)}
+	go func() { h.stopped <- n.Run(runCtx) }()
+	t.Cleanup(func() {
+		h.shutdown()
+		if strings.Contains(logs.String(), testKey) {
+			t.Errorf("the key appears in the node's log:\n%s", logs.String())
+		}
+	})
+	return h
+}
+
+// shutdown cancels Run and waits for it; safe to call twice.
+func (h *harness) shutdown() error {
+	h.t.Helper()
+	h.stop()
+	select {
+	case err, ok := <-h.stopped:
+		if ok {
+			close(h.stopped)
+		}
+		return err
+	case <-time.After(20 * time.Second):
+		h.t.Fatalf("Run did not return after shutdown")
+		return nil
+	}
+}
+
+func (h *harness) accept() *fakehub.Conn {
+	h.t.Helper()
+	c, err := h.hub.Accept(h.ctx)
+	if err != nil {
+		h.t.Fatalf("accept: %v", err)
+	}
+	return c
+}
+
+func (h *harness) call(c *fakehub.Conn, tool string, args map[string]any) wsproto.ToolResult {
+	h.t.Helper()
+	res, err := c.Call(h.ctx, tool, args)
+	if err != nil {
+		h.t.Fatalf("call %s: %v", tool, err)
+	}
+	return res
+}
+
+// waitState polls the node's state (by change notification) until ok holds.
+func (h *harness) waitState(what string, ok func(ConnState) bool) ConnState {
+	h.t.Helper()
+	for {
+		s, changed := h.node.State()
+		if ok(s) {
+			return s
+		}
+		select {
+		case <-changed:
+		case <-h.ctx.Done():
+			h.t.Fatalf("timed out waiting for %s; state %+v", what, s)
+		}
+	}
+}
+
+// waitLog waits until the log holds substr. Logs have no change channel, so
+// this polls with a deadline.
+func (h *harness) waitLog(substr string) {
+	h.t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !strings.Contains(h.logs.String(), substr) {
+		select {
+		case <-tick.C:
+		case <-h.ctx.Done():
+			h.t.Fatalf("log never said %q:\n%s", substr, h.logs.String())
+		}
+	}
+}
+
+func firstText(t *testing.T, res wsproto.ToolResult) string {
+	t.Helper()
+	var body struct {
+		Content []struct{ Type, Text string }
+	}
+	if err := json.Unmarshal(res.Result, &body); err != nil || len(body.Content) == 0 {
+		t.Fatalf("result %s has no content parts (%v)", res.Result, err)
+	}
+	return body.Content[0].Text
+}
+
+// gateTool blocks every call until released or cancelled, and reports both.
+type gateTool struct {
+	name      string
+	started   chan string
+	release   chan struct{}
+	cancelled chan string
+}
+
+func newGateTool() *gateTool {
+	return &gateTool{name: "Gate", started: make(chan string, 64), release: make(chan struct{}), cancelled: make(chan string, 64)}
+}
+
+func (g *gateTool) Spec() toolhost.Spec {
+	return toolhost.Spec{Name: g.name, Description: "blocks until the test releases it", Timeout: time.Minute, Builtin: true}
+}
+
+func (g *gateTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) {
+	g.started <- call.RequestID
+	select {
+	case <-g.release:
+		return "released " + call.RequestID, nil
+	case <-ctx.Done():
+		g.cancelled <- call.RequestID
+		return nil, ctx.Err()
+	}
+}
+
+func (h *harness) waitStarted(g *gateTool, want string) {
+	h.t.Helper()
+	select {
+	case id := <-g.started:
+		if id != want {
+			h.t.Fatalf("gate started %q, want %q", id, want)
+		}
+	case <-h.ctx.Done():
+		h.t.Fatalf("gate call %q never started", want)
+	}
+}

@@ -1,0 +1,235 @@
+package node
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+func TestReconnectsAfterDrop(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	first := h.accept()
+	if _, err := first.WaitType(h.ctx, wsproto.TypeReportIP); err != nil {
+		t.Fatal(err)
+	}
+	first.Drop()
+
+	second := h.accept()
+	// Full state again: the server kept nothing of the old connection.
+	if _, err := second.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := second.WaitType(h.ctx, wsproto.TypeReportIP); err != nil {
+		t.Fatal(err)
+	}
+	if res := h.call(second, "Echo", map[string]any{"text": "again"}); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("after reconnect: %+v", res)
+	}
+	h.waitState("second session with its own serverId", func(s ConnState) bool {
+		return s.Sessions == 2 && s.ServerID == second.ServerID()
+	})
+}
+
+func TestReconnectsAfterServerRestart(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	first := h.accept()
+	if err := h.hub.Restart(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-first.Done()
+	second := h.accept()
+	if res := h.call(second, "Echo", map[string]any{"text": "restarted"}); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("after restart: %+v", res)
+	}
+}
+
+func TestDeadConnectionIsDetected(t *testing.T) {
+	h := startHarness(t, harnessOpt{config: func(c *Config) {
+		c.Hub.PingInterval = Duration(30 * time.Millisecond)
+		c.Hub.PongTimeout = Duration(60 * time.Millisecond)
+	}})
+	first := h.accept()
+	if err := first.WaitPings(h.ctx, 1); err != nil {
+		t.Fatalf("the node never pinged: %v", err)
+	}
+	// A half-open connection: frames still flow to the hub, nothing comes back.
+	first.StopPonging()
+	second := h.accept()
+	h.waitLog("connection presumed dead")
+	if res := h.call(second, "Echo", map[string]any{"text": "alive"}); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("after a dead connection: %+v", res)
+	}
+}
+
+func TestAnswersServerPings(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	c := h.accept()
+	for i := range 3 {
+		if err := c.Ping(h.ctx); err != nil {
+			t.Fatalf("ping %d not answered: %v", i, err)
+		}
+	}
+}
+
+func TestOversizedFrameEndsOnlyTheSession(t *testing.T) {
+	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.readLimit = 4 * KiB }})
+	first := h.accept()
+	big := `{"type":"some_broadcast","data":{"blob":"` + strings.Repeat("z", 8*KiB) + `"}}`
+	if err := first.SendRaw(h.ctx, []byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	second := h.accept()
+	if res := h.call(second, "Echo", map[string]any{"text": "small"}); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("after an oversized frame: %+v", res)
+	}
+	h.waitLog("larger than 4096 bytes")
+}
+
+func TestReregistersAfterConnecting(t *testing.T) {
+	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
+		tm.reregister = []time.Duration{10 * time.Millisecond, 30 * time.Millisecond}
+	}})
+	c := h.accept()
+	for i := range 3 {
+		msg, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools)
+		if err != nil {
+			t.Fatalf("register_tools #%d: %v", i+1, err)
+		}
+		if !msg.(wsproto.RegisterTools).Capabilities.CancelTool {
+			t.Errorf("register_tools #%d lost capabilities", i+1)
+		}
+	}
+	// Exactly three: on connect, +10ms, +30ms. The round trip orders the check.
+	h.call(c, "Echo", map[string]any{"text": "barrier"})
+	n := 0
+	for _, f := range c.Received() {
+		if f.Msg != nil && f.Msg.MessageType() == wsproto.TypeRegisterTools {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("register_tools sent %d times, want 3", n)
+	}
+}
+
+func TestEmptyHandshakesGiveAHintOnce(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	c := h.accept()
+	h.hub.RefuseHandshakes(-1)
+	c.Drop()
+	if err := h.hub.WaitHandshakes(h.ctx, func(_, refused int) bool { return refused >= 6 }); err != nil {
+		t.Fatal(err)
+	}
+	h.waitLog("bad key, bad path, or server draining")
+	if n := strings.Count(h.logs.String(), "bad key, bad path, or server draining"); n != 1 {
+		t.Errorf("hint logged %d times, want once", n)
+	}
+	s, _ := h.node.State()
+	if s.LastError == "" || strings.Contains(s.LastError, testKey) {
+		t.Errorf("state last error = %q", s.LastError)
+	}
+	h.hub.RefuseHandshakes(0)
+	h.accept()
+}
+
+func TestReconnectCutsTheBackoffShort(t *testing.T) {
+	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
+		tm.backoffInitial = time.Hour
+		tm.backoffMax = time.Hour
+	}})
+	first := h.accept()
+	first.Drop()
+	h.waitState("an hour-long backoff", func(s ConnState) bool {
+		return s.Phase == PhaseBackoff && time.Until(s.RetryAt) > 10*time.Minute
+	})
+	h.node.Reconnect()
+	h.accept()
+}
+
+func TestGracefulShutdownFinishesInFlightCalls(t *testing.T) {
+	gate := newGateTool()
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}})
+	c := h.accept()
+	if err := c.Execute(h.ctx, wsproto.ExecuteTool{RequestID: "inflight", ToolName: "Gate"}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitStarted(gate, "inflight")
+	h.stop()
+	h.waitState("stopping", func(s ConnState) bool { return s.Phase == PhaseStopping })
+
+	// New calls are refused, but still answered.
+	res := h.call(c, "Echo", map[string]any{"text": "too late"})
+	if res.Status != wsproto.StatusError || !strings.Contains(res.Error, "shutting down") {
+		t.Fatalf("call during shutdown = %+v", res)
+	}
+	close(gate.release)
+	msg, err := c.WaitFor(h.ctx, func(m wsproto.Message) bool {
+		r, ok := m.(wsproto.ToolResult)
+		return ok && r.RequestID == "inflight"
+	})
+	if err != nil || msg.(wsproto.ToolResult).Status != wsproto.StatusSuccess {
+		t.Fatalf("in-flight call during shutdown: %+v, %v", msg, err)
+	}
+	select {
+	case <-c.Done():
+	case <-h.ctx.Done():
+		t.Fatal("connection not closed after shutdown")
+	}
+	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "1001") {
+		t.Errorf("connection ended with %v, want a 1001 close frame", err)
+	}
+	if err := h.shutdown(); err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+}
+
+func TestHurryCancelsInFlightCalls(t *testing.T) {
+	gate := newGateTool()
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, config: func(c *Config) {
+		c.Node.ShutdownGrace = Duration(time.Hour)
+	}})
+	c := h.accept()
+	if err := c.Execute(h.ctx, wsproto.ExecuteTool{RequestID: "stuck", ToolName: "Gate"}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitStarted(gate, "stuck")
+	h.stop()
+	h.waitState("stopping", func(s ConnState) bool { return s.Phase == PhaseStopping })
+	h.node.Hurry()
+	select {
+	case <-gate.cancelled:
+	case <-h.ctx.Done():
+		t.Fatal("Hurry did not cancel the in-flight call")
+	}
+	msg, err := c.WaitFor(h.ctx, func(m wsproto.Message) bool {
+		r, ok := m.(wsproto.ToolResult)
+		return ok && r.RequestID == "stuck"
+	})
+	if err != nil || msg.(wsproto.ToolResult).Status != wsproto.StatusError {
+		t.Fatalf("hurried call: %+v, %v", msg, err)
+	}
+	if err := h.shutdown(); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+}
+
+func TestShutdownWhileDisconnected(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	c := h.accept()
+	h.hub.RefuseHandshakes(-1)
+	c.Drop()
+	h.waitState("backoff", func(s ConnState) bool { return s.Phase == PhaseBackoff })
+	done := make(chan error, 1)
+	go func() { done <- h.shutdown() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("shutdown hung while disconnected")
+	}
+}

@@ -1,0 +1,291 @@
+package node
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+func toolNames(t *testing.T, rt wsproto.RegisterTools) []string {
+	t.Helper()
+	var names []string
+	for _, raw := range rt.Tools {
+		var m struct{ Name string }
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("manifest %s: %v", raw, err)
+		}
+		names = append(names, m.Name)
+	}
+	return names
+}
+
+func TestConnectSendsFullState(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	c := h.accept()
+
+	msg, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := msg.(wsproto.RegisterTools)
+	if rt.ServerName != "test-node" || !rt.Capabilities.CancelTool {
+		t.Errorf("register_tools = serverName %q, cancelTool %v", rt.ServerName, rt.Capabilities.CancelTool)
+	}
+	// Echo is named in exposed_tools; NodeInfo is a built-in nobody named;
+	// internal_request_file is called by the server without registration.
+	if got := toolNames(t, rt); !slices.Equal(got, []string{"Echo"}) {
+		t.Errorf("registered tools = %v, want [Echo]", got)
+	}
+	for _, raw := range rt.Tools {
+		for _, banned := range []string{`"static"`, "basePath", "[云端]", "config"} {
+			if strings.Contains(string(raw), banned) {
+				t.Errorf("manifest carries %s: %s", banned, raw)
+			}
+		}
+		if !strings.Contains(string(raw), `"entryPoint":{"type":"remote"}`) {
+			t.Errorf("manifest without a remote entryPoint: %s", raw)
+		}
+	}
+
+	msg, err = c.WaitType(h.ctx, wsproto.TypeReportIP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := msg.(wsproto.ReportIP)
+	if !slices.Equal(ip.LocalIPs, []string{"192.0.2.10"}) || ip.PublicIP != "203.0.113.7" || ip.ServerName != "test-node" {
+		t.Errorf("report_ip = %+v", ip)
+	}
+
+	s := h.waitState("connected with the ack's serverId", func(s ConnState) bool {
+		return s.Phase == PhaseConnected && s.ServerID == c.ServerID()
+	})
+	if s.Sessions != 1 {
+		t.Errorf("sessions = %d, want 1", s.Sessions)
+	}
+}
+
+func TestOldServerWithoutAck(t *testing.T) {
+	h := startHarness(t, harnessOpt{hubOpts: fakehub.Options{NoAck: true}})
+	c := h.accept()
+	if _, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
+		t.Fatal(err)
+	}
+	if res := h.call(c, "Echo", map[string]any{"text": "hi"}); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("call without ack: %+v", res)
+	}
+	if s, _ := h.node.State(); s.ServerID != "" {
+		t.Errorf("serverId = %q without an ack", s.ServerID)
+	}
+}
+
+func TestExecuteToolResults(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	c := h.accept()
+
+	res := h.call(c, "Echo", map[string]any{"text": "hello", "list": []string{"a", "b"}})
+	if res.Status != wsproto.StatusSuccess || !strings.Contains(firstText(t, res), "hello") {
+		t.Fatalf("Echo = %+v", res)
+	}
+
+	unknown := h.call(c, "NoSuchTool", nil)
+	hidden := h.call(c, "NodeInfo", nil) // registered, but not exposed
+	if unknown.Status != wsproto.StatusError || hidden.Status != wsproto.StatusError {
+		t.Fatalf("unknown = %+v, hidden = %+v", unknown, hidden)
+	}
+	// A hidden tool must be indistinguishable from a missing one.
+	if strings.ReplaceAll(hidden.Error, "NodeInfo", "X") != strings.ReplaceAll(unknown.Error, "NoSuchTool", "X") {
+		t.Errorf("hidden and unknown differ:\n%q\n%q", hidden.Error, unknown.Error)
+	}
+}
+
+func TestMalformedFramesNeverEndTheSession(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	c := h.accept()
+	for _, raw := range []string{
+		`not json`,
+		`[1,2,3]`,
+		`{"type":"execute_tool"}`,
+		`{"type":"execute_tool","data":{"requestId":"bad-1"}}`,
+		`{"type":"execute_tool","data":{"requestId":"bad-2","toolName":"Echo","toolArgs":"nope"}}`,
+		`{"type":"cancel_tool","data":{}}`,
+		`{"type":"vcp_tool_status","data":{"x":1}}`,
+		`{"type":"some_broadcast","data":"whatever"}`,
+	} {
+		if err := c.SendRaw(h.ctx, []byte(raw)); err != nil {
+			t.Fatalf("send %s: %v", raw, err)
+		}
+	}
+	if err := c.SendBinary(h.ctx, []byte(`{"type":"execute_tool","data":{"requestId":"bin-1","toolName":"Echo","toolArgs":{"text":"binary"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	// Malformed calls that carry a requestId are still answered.
+	for _, id := range []string{"bad-1", "bad-2"} {
+		msg, err := c.WaitFor(h.ctx, func(m wsproto.Message) bool {
+			r, ok := m.(wsproto.ToolResult)
+			return ok && r.RequestID == id
+		})
+		if err != nil {
+			t.Fatalf("no tool_result for %s: %v", id, err)
+		}
+		if r := msg.(wsproto.ToolResult); r.Status != wsproto.StatusError || !strings.Contains(r.Error, "could not read this call") {
+			t.Errorf("%s answered %+v", id, r)
+		}
+	}
+	// A binary frame is JSON too, as the server treats it.
+	msg, err := c.WaitFor(h.ctx, func(m wsproto.Message) bool {
+		r, ok := m.(wsproto.ToolResult)
+		return ok && r.RequestID == "bin-1"
+	})
+	if err != nil || msg.(wsproto.ToolResult).Status != wsproto.StatusSuccess {
+		t.Fatalf("binary call: %+v, %v", msg, err)
+	}
+	if res := h.call(c, "Echo", map[string]any{"text": "still here"}); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("session unusable after bad frames: %+v", res)
+	}
+	if s, _ := h.node.State(); s.Sessions != 1 {
+		t.Errorf("sessions = %d: a malformed frame ended the session", s.Sessions)
+	}
+	h.waitLog("ignored a malformed frame")
+}
+
+func TestCancelToolCancelsTheCall(t *testing.T) {
+	gate := newGateTool()
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}})
+	c := h.accept()
+	if err := c.Execute(h.ctx, wsproto.ExecuteTool{RequestID: "slow-1", ToolName: "Gate"}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitStarted(gate, "slow-1")
+	if err := c.Send(h.ctx, wsproto.CancelTool{RequestID: "slow-1"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-gate.cancelled:
+		if id != "slow-1" {
+			t.Fatalf("cancelled %q", id)
+		}
+	case <-h.ctx.Done():
+		t.Fatal("cancel_tool did not cancel the call's context")
+	}
+	// Cancelling an unknown id is harmless.
+	if err := c.Send(h.ctx, wsproto.CancelTool{RequestID: "never-seen"}); err != nil {
+		t.Fatal(err)
+	}
+	if res := h.call(c, "Echo", map[string]any{"text": "after cancel"}); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("after cancel: %+v", res)
+	}
+}
+
+func TestDuplicateRequestIDIsIgnored(t *testing.T) {
+	gate := newGateTool()
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}})
+	c := h.accept()
+	call := wsproto.ExecuteTool{RequestID: "dup-1", ToolName: "Gate"}
+	if err := c.Execute(h.ctx, call); err != nil {
+		t.Fatal(err)
+	}
+	h.waitStarted(gate, "dup-1")
+	if err := c.Execute(h.ctx, call); err != nil {
+		t.Fatal(err)
+	}
+	// The node reads frames in order: once this round trip is done, the
+	// duplicate has been seen and must not have started a second run.
+	h.call(c, "Echo", map[string]any{"text": "barrier"})
+	select {
+	case id := <-gate.started:
+		t.Fatalf("duplicate started a second run (%s)", id)
+	default:
+	}
+	close(gate.release)
+	if _, err := c.WaitFor(h.ctx, func(m wsproto.Message) bool {
+		r, ok := m.(wsproto.ToolResult)
+		return ok && r.RequestID == "dup-1"
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.call(c, "Echo", map[string]any{"text": "barrier 2"})
+	n := 0
+	for _, f := range c.Received() {
+		if r, ok := f.Msg.(wsproto.ToolResult); ok && r.RequestID == "dup-1" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("dup-1 answered %d times, want once", n)
+	}
+}
+
+func TestBusyNodeAnswersAtOnce(t *testing.T) {
+	gate := newGateTool()
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, config: func(c *Config) {
+		c.Node.MaxConcurrent = 1
+		c.Node.Queue = 0
+	}})
+	c := h.accept()
+	if err := c.Execute(h.ctx, wsproto.ExecuteTool{RequestID: "hold", ToolName: "Gate"}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitStarted(gate, "hold")
+	res := h.call(c, "Echo", map[string]any{"text": "x"})
+	if res.Status != wsproto.StatusError || !strings.Contains(res.Error, "node busy") {
+		t.Fatalf("call past the limit = %+v, want node busy", res)
+	}
+	close(gate.release)
+}
+
+func TestResultCapAndFileServing(t *testing.T) {
+	root := t.TempDir()
+	// Bigger than max_result_bytes: files are bounded by files.max_bytes instead.
+	content := []byte(strings.Repeat("vcpnode file ", 1000))
+	if err := os.WriteFile(filepath.Join(root, "notes.txt"), content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "config.env"), []byte("SECRET=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := startHarness(t, harnessOpt{config: func(c *Config) {
+		c.Node.MaxResultBytes = 4 * KiB
+		c.Files.Roots = []string{root}
+	}})
+	c := h.accept()
+
+	big := h.call(c, "Echo", map[string]any{"text": strings.Repeat("y", 8*KiB)})
+	if big.Status != wsproto.StatusError || !strings.Contains(big.Error, "max_result_bytes") {
+		t.Errorf("oversized result = %.200s", big.Error)
+	}
+
+	fileURL := (&url.URL{Scheme: "file", Path: filepath.Join(root, "notes.txt")}).String()
+	res := h.call(c, toolhost.FileToolName, map[string]any{"fileUrl": fileURL})
+	var body struct{ Status, FileData, MimeType string }
+	if res.Status != wsproto.StatusSuccess || json.Unmarshal(res.Result, &body) != nil {
+		t.Fatalf("file request = %+v", res)
+	}
+	data, err := base64.StdEncoding.DecodeString(body.FileData)
+	if body.Status != "success" || err != nil || string(data) != string(content) || !strings.HasPrefix(body.MimeType, "text/plain") {
+		t.Errorf("file result: status %q mime %q, %d bytes (%v)", body.Status, body.MimeType, len(data), err)
+	}
+
+	for _, u := range []string{"file:///etc/passwd", "file://" + filepath.Join(root, "config.env"), "file:///C:/Users/me/cat.png"} {
+		if res := h.call(c, toolhost.FileToolName, map[string]any{"fileUrl": u}); res.Status != wsproto.StatusError {
+			t.Errorf("%s served: %.100s", u, res.Result)
+		}
+	}
+}
+
+func TestFileServingDisabledWithoutRoots(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	c := h.accept()
+	res := h.call(c, toolhost.FileToolName, map[string]any{"fileUrl": "file:///etc/hostname"})
+	if res.Status != wsproto.StatusError || !strings.Contains(res.Error, "disabled") {
+		t.Fatalf("file request without roots = %+v", res)
+	}
+}
