@@ -171,6 +171,7 @@ func runDemo(parent context.Context, stdout io.Writer, log zerolog.Logger, sigs 
 
 	nodeCtx, stopNode := context.WithCancel(ctx)
 	defer stopNode()
+	out.printf("\nconnecting\n") // before Run: the first frames may come at once
 	runDone := make(chan error, 1)
 	go func() { runDone <- n.Run(nodeCtx) }()
 
@@ -237,7 +238,6 @@ func (d *demo) failed(ctx context.Context, what string, err error) {
 // connect waits for the node's connection and its registration; nil means
 // the demo cannot go on.
 func (d *demo) connect(ctx context.Context, hub *fakehub.Hub) *fakehub.Conn {
-	d.out.printf("\nconnecting\n")
 	conn, err := hub.Accept(ctx)
 	if err != nil {
 		d.failed(ctx, "the node did not connect", err)
