@@ -44,6 +44,7 @@ type harness struct {
 	node *Node
 	logs *logBuffer
 	ctx  context.Context // bounds every wait in the test
+	cfg  Config          // the config the node started with
 
 	stop    context.CancelFunc
 	stopped chan error
@@ -101,7 +102,7 @@ func startHarness(t *testing.T, o harnessOpt) *harness {
 		t.Fatalf("New: %v", err)
 	}
 	runCtx, stop := context.WithCancel(context.Background())
-	h := &harness{t: t, hub: hub, node: n, logs: logs, ctx: ctx, stop: stop, stopped: make(chan error, 1)}
+	h := &harness{t: t, hub: hub, node: n, logs: logs, ctx: ctx, cfg: cfg, stop: stop, stopped: make(chan error, 1)}
 	go func() { h.stopped <- n.Run(runCtx) }()
 	t.Cleanup(func() {
 		h.shutdown()

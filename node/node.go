@@ -42,11 +42,11 @@ func defaultTimings() timings {
 
 // Node is one distributed node. Create it with New, then call Run once.
 type Node struct {
-	cfg    Config
-	log    zerolog.Logger
-	key    string // never logged, never put in an error
-	hubURL *url.URL
-	name   string
+	log zerolog.Logger
+
+	mu       sync.Mutex
+	cur      *settings  // replaced whole by Reload, never modified
+	reloadMu sync.Mutex // one reload at a time
 
 	registry *toolhost.Registry
 	disp     *toolhost.Dispatcher
@@ -54,13 +54,31 @@ type Node struct {
 	timings  timings
 
 	extraTools []toolhost.Tool
+	sources    []ToolSource
+	getenv     func(string) string
 	protected  []string // files never served, whatever the roots
 
 	state     *stateBox
 	hurry     chan struct{}
 	hurryOnce sync.Once
 	reconnect chan struct{}
+	// restart asks the current session to close so the loop reconnects at
+	// once: the server cannot update or remove registered tools otherwise.
+	restart chan struct{}
 }
+
+// settings is what one config resolves to. Sessions take a snapshot at
+// connect, so a reload never changes a running session underneath it.
+type settings struct {
+	cfg    Config
+	hubURL *url.URL // carries the key: never log it, use RedactedURL
+	name   string
+}
+
+// ToolSource adds tools built from the config (the plugin host registers
+// itself here); it runs at New and on every Reload. Problems that do not stop
+// the other tools are returned as warnings.
+type ToolSource func(cfg Config, log zerolog.Logger) (tools []toolhost.Tool, warnings []string, err error)
 
 // Option changes how New builds a Node.
 type Option func(*Node)
@@ -72,10 +90,21 @@ func WithTools(tools ...toolhost.Tool) Option {
 	}
 }
 
+// WithToolSource adds a source of tools that is re-run on every reload.
+func WithToolSource(src ToolSource) Option {
+	return func(n *Node) { n.sources = append(n.sources, src) }
+}
+
 // WithProtectedFiles names files the file tool must never serve, even from
 // inside a root: the config file, for one. The key file is always protected.
 func WithProtectedFiles(paths ...string) Option {
 	return func(n *Node) { n.protected = append(n.protected, paths...) }
+}
+
+// WithGetenv replaces the environment lookup ($VCPNODE_KEY), so a caller
+// such as the demo can keep the process environment out.
+func WithGetenv(getenv func(string) string) Option {
+	return func(n *Node) { n.getenv = getenv }
 }
 
 // WithLocalIPs replaces the address discovery used for report_ip.
@@ -91,35 +120,60 @@ func withTimings(t timings) Option {
 // New checks the config, resolves the key and builds the tool registry. It
 // does no network I/O.
 func New(cfg Config, log zerolog.Logger, opts ...Option) (*Node, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	key, err := cfg.Key(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	hubURL, err := HubURL(cfg.Hub.URL, key)
-	if err != nil {
-		return nil, err
-	}
 	n := &Node{
-		cfg:       cfg,
 		log:       log,
-		key:       key,
-		hubURL:    hubURL,
-		name:      cfg.Hub.Name,
 		registry:  toolhost.NewRegistry(),
 		addrs:     localIPs,
 		timings:   defaultTimings(),
 		state:     newStateBox(),
 		hurry:     make(chan struct{}),
 		reconnect: make(chan struct{}, 1),
-	}
-	if n.name == "" {
-		n.name, _ = os.Hostname()
+		restart:   make(chan struct{}, 1),
+		getenv:    os.Getenv,
 	}
 	for _, o := range opts {
 		o(n)
+	}
+	st, tools, warnings, err := n.prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		log.Warn().Msg(w)
+	}
+	if err := n.registry.Replace(tools); err != nil {
+		return nil, fmt.Errorf("register tools: %w", err)
+	}
+	n.cur = st
+	queue := cfg.Node.Queue
+	if queue == 0 {
+		queue = -1 // toolhost reads 0 as "default"; the config means "no queue"
+	}
+	n.disp = toolhost.NewDispatcher(n.registry, cfg.Policy(), toolhost.Limits{
+		MaxConcurrent:  cfg.Node.MaxConcurrent,
+		Queue:          queue,
+		MaxResultBytes: cfg.Node.MaxResultBytes,
+	}, log)
+	return n, nil
+}
+
+// prepare validates cfg and builds everything it implies, touching nothing
+// of the running node, so that a bad config leaves the old one in force.
+func (n *Node) prepare(cfg Config) (*settings, []toolhost.Tool, []string, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, nil, err
+	}
+	key, err := cfg.Key(n.getenv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	hubURL, err := HubURL(cfg.Hub.URL, key)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	st := &settings{cfg: cfg, hubURL: hubURL, name: cfg.Hub.Name}
+	if st.name == "" {
+		st.name, _ = os.Hostname()
 	}
 	// The node's own secrets are never served, even from inside a root.
 	var deny []string
@@ -131,21 +185,22 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	tools := append([]toolhost.Tool{
 		toolhost.NewFileTool(toolhost.FileOptions{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes, Deny: deny}),
 	}, n.extraTools...)
-	for _, t := range tools {
-		if err := n.registry.Add(t); err != nil {
-			return nil, fmt.Errorf("register tool: %w", err)
+	var warnings []string
+	for _, src := range n.sources {
+		more, warn, err := src(cfg, n.log)
+		if err != nil {
+			return nil, nil, nil, err
 		}
+		tools = append(tools, more...)
+		warnings = append(warnings, warn...)
 	}
-	queue := cfg.Node.Queue
-	if queue == 0 {
-		queue = -1 // toolhost reads 0 as "default"; the config means "no queue"
-	}
-	n.disp = toolhost.NewDispatcher(n.registry, cfg.Policy(), toolhost.Limits{
-		MaxConcurrent:  cfg.Node.MaxConcurrent,
-		Queue:          queue,
-		MaxResultBytes: cfg.Node.MaxResultBytes,
-	}, log)
-	return n, nil
+	return st, tools, warnings, nil
+}
+
+func (n *Node) settings() *settings {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.cur
 }
 
 // Hurry cuts the shutdown grace period short: in-flight calls are cancelled
@@ -165,11 +220,20 @@ func (n *Node) Reconnect() {
 // State returns a snapshot of the connection and a channel closed at the next change.
 func (n *Node) State() (ConnState, <-chan struct{}) { return n.state.get() }
 
-// Tools lists the registered tools and, for each, whether it is exposed and why.
-func (n *Node) Tools() []toolhost.Tool { return n.registry.List() }
+// Tools lists every registered tool with its exposure, timeout and limit.
+func (n *Node) Tools() []toolhost.ToolInfo { return n.disp.Tools() }
+
+// InFlight lists the calls accepted and not yet answered.
+func (n *Node) InFlight() []toolhost.InFlightCall { return n.disp.InFlight() }
 
 // HubURL is the hub address with the key redacted, for display.
-func (n *Node) HubURL() string { return RedactedURL(n.hubURL) }
+func (n *Node) HubURL() string { return RedactedURL(n.settings().hubURL) }
+
+// Name is the serverName the node registers with.
+func (n *Node) Name() string { return n.settings().name }
+
+// Config is the config in force.
+func (n *Node) Config() Config { return n.settings().cfg }
 
 // Run keeps the node connected until ctx is cancelled, then shuts down
 // gracefully: new calls are refused, in-flight calls get the configured
@@ -185,8 +249,9 @@ func (n *Node) Run(ctx context.Context) error {
 		defer close(drained)
 		<-ctx.Done()
 		n.state.update(func(s *ConnState) { s.Phase = PhaseStopping })
-		n.log.Info().Dur("grace", n.cfg.Node.ShutdownGrace.D()).Msg("shutting down: refusing new calls, waiting for in-flight ones")
-		graceCtx, cancel := context.WithTimeout(context.Background(), n.cfg.Node.ShutdownGrace.D())
+		grace := n.settings().cfg.Node.ShutdownGrace.D()
+		n.log.Info().Dur("grace", grace).Msg("shutting down: refusing new calls, waiting for in-flight ones")
+		graceCtx, cancel := context.WithTimeout(context.Background(), grace)
 		defer cancel()
 		go func() {
 			select {

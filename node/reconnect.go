@@ -33,7 +33,8 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 	hinted := false
 	for ctx.Err() == nil {
 		n.state.update(func(s *ConnState) { s.Phase = PhaseConnecting; s.RetryAt = time.Time{} })
-		conn, err := n.dial(ctx)
+		st := n.settings()
+		conn, err := n.dial(ctx, st)
 		if err == nil {
 			emptyHandshakes = 0
 			started := time.Now()
@@ -43,10 +44,14 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 				s.Attempt = 0
 				s.Sessions++
 			})
-			n.log.Info().Str("hub", n.HubURL()).Msg("connected")
-			err = newSession(n, conn).run(ctx, drained)
+			n.log.Info().Str("hub", RedactedURL(st.hubURL)).Msg("connected")
+			err = newSession(n, conn, st).run(ctx, drained)
 			if ctx.Err() != nil {
 				return
+			}
+			if errors.Is(err, errRestartRequested) {
+				n.log.Info().Msg("reconnecting so the server sees the new tool set")
+				continue
 			}
 			if time.Since(started) >= n.timings.stableAfter {
 				bo.Reset()
@@ -98,12 +103,12 @@ func (n *Node) sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // dial opens the WebSocket. Every error it returns is redacted.
-func (n *Node) dial(ctx context.Context) (*websocket.Conn, error) {
+func (n *Node) dial(ctx context.Context, st *settings) (*websocket.Conn, error) {
 	d := websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment,
-		HandshakeTimeout: n.cfg.Hub.HandshakeTimeout.D(),
+		HandshakeTimeout: st.cfg.Hub.HandshakeTimeout.D(),
 	}
-	conn, resp, err := d.DialContext(ctx, n.hubURL.String(), nil)
+	conn, resp, err := d.DialContext(ctx, st.hubURL.String(), nil)
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
 	}

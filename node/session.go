@@ -20,22 +20,27 @@ const (
 	outboxDepth      = 256
 )
 
-var errSessionEnded = errors.New("the connection this message belonged to has ended")
+var (
+	errSessionEnded     = errors.New("the connection this message belonged to has ended")
+	errRestartRequested = errors.New("reconnect requested")
+)
 
 // session is one WebSocket connection to the hub. It owns conn: readLoop is
 // the only reader and run is the only writer of data frames (gorilla allows
 // WriteControl from any goroutine, which the ping handler uses).
 type session struct {
 	n    *Node
+	st   *settings // the config this connection was made with
 	conn *websocket.Conn
 	log  zerolog.Logger
 	out  chan []byte
 	done chan struct{} // closed when run stops writing: send must not block after that
 }
 
-func newSession(n *Node, conn *websocket.Conn) *session {
+func newSession(n *Node, conn *websocket.Conn, st *settings) *session {
 	return &session{
 		n:    n,
+		st:   st,
 		conn: conn,
 		log:  n.log,
 		out:  make(chan []byte, outboxDepth),
@@ -59,7 +64,13 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	stop := func(err error) error {
 		close(s.done)
 		s.conn.Close()
-		<-readerDone
+		readErr := <-readerDone
+		// A write fails with ErrCloseSent when the reader has already closed
+		// the connection (a frame over the read limit, say): its error is
+		// the cause worth reporting.
+		if errors.Is(err, websocket.ErrCloseSent) && readErr != nil {
+			return readErr
+		}
 		return err
 	}
 
@@ -67,7 +78,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 		return stop(err)
 	}
 
-	ping := time.NewTicker(s.n.cfg.Hub.PingInterval.D())
+	ping := time.NewTicker(s.st.cfg.Hub.PingInterval.D())
 	defer ping.Stop()
 	rereg := s.n.timings.reregister
 	reregTimer := time.NewTimer(time.Hour)
@@ -105,8 +116,12 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 			return stop(err)
 		case <-drained:
 			s.flush()
-			s.closeGracefully(readerDone)
+			s.closeGracefully(readerDone, "node shutting down")
 			return stop(nil)
+		case <-s.n.restart:
+			s.flush()
+			s.closeGracefully(readerDone, "node reloading its tools")
+			return stop(errRestartRequested)
 		}
 	}
 }
@@ -125,8 +140,8 @@ func (s *session) flush() {
 	}
 }
 
-func (s *session) closeGracefully(readerDone chan error) {
-	msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, "node shutting down")
+func (s *session) closeGracefully(readerDone chan error, reason string) {
+	msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, reason)
 	if err := s.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(controlWriteWait)); err != nil {
 		return
 	}
@@ -143,7 +158,7 @@ func (s *session) extendReadDeadline() {
 	// Any frame or pong proves the connection alive. Pings go out every
 	// ping_interval, so silence longer than that plus pong_timeout means
 	// a ping went unanswered.
-	hub := s.n.cfg.Hub
+	hub := s.st.cfg.Hub
 	s.conn.SetReadDeadline(time.Now().Add(hub.PingInterval.D() + hub.PongTimeout.D()))
 }
 
@@ -173,7 +188,7 @@ func (s *session) readError(err error) error {
 	var ce *websocket.CloseError
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		hub := s.n.cfg.Hub
+		hub := s.st.cfg.Hub
 		return fmt.Errorf("no pong or frame from the server for %s: connection presumed dead",
 			hub.PingInterval.D()+hub.PongTimeout.D())
 	case errors.Is(err, websocket.ErrReadLimit):
@@ -296,7 +311,7 @@ func (s *session) registerTools() wsproto.RegisterTools {
 		tools = []json.RawMessage{}
 	}
 	return wsproto.RegisterTools{
-		ServerName:   s.n.name,
+		ServerName:   s.st.name,
 		Capabilities: wsproto.Capabilities{CancelTool: true},
 		Tools:        tools,
 	}
@@ -310,5 +325,5 @@ func (s *session) reportIP() wsproto.ReportIP {
 	if ips == nil {
 		ips = []string{}
 	}
-	return wsproto.ReportIP{ServerName: s.n.name, LocalIPs: ips, PublicIP: s.n.cfg.Hub.PublicIP}
+	return wsproto.ReportIP{ServerName: s.st.name, LocalIPs: ips, PublicIP: s.st.cfg.Hub.PublicIP}
 }

@@ -123,14 +123,6 @@ func runDemo(parent context.Context, stdout io.Writer, log zerolog.Logger, sigs 
 	cfg := node.DefaultConfig()
 	cfg.Hub.Key, cfg.Hub.Name = key, demoNodeName
 	cfg.Node.ExposedTools = []string{"Echo", "NodeInfo"}
-	// node.New prefers $VCPNODE_KEY to hub.key; the hub must expect what the node will present.
-	if os.Getenv(node.EnvKey) != "" {
-		k, err := cfg.Key(os.Getenv)
-		if err != nil {
-			return err
-		}
-		key, keyNote = k, "from $"+node.EnvKey+" (it overrides the demo's random key), not shown"
-	}
 
 	root, err := os.MkdirTemp("", "vcpnode-demo-")
 	if err != nil {
@@ -155,7 +147,10 @@ func runDemo(parent context.Context, stdout io.Writer, log zerolog.Logger, sigs 
 	defer hub.Close()
 	cfg.Hub.URL = hub.BaseURL()
 
-	n, err := node.New(cfg, log, node.WithTools(toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(start)))
+	// The demo's key is its own: a $VCPNODE_KEY meant for a real server is not consulted.
+	noEnv := func(string) string { return "" }
+	n, err := node.New(cfg, log, node.WithGetenv(noEnv),
+		node.WithTools(toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(start)))
 	if err != nil {
 		return err
 	}

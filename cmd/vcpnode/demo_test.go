@@ -129,10 +129,10 @@ func TestDemoShowsEveryCallAndHidesTheKey(t *testing.T) {
 	}
 }
 
-// TestDemoWithKeyFromEnvironment: node.New prefers $VCPNODE_KEY to the
-// config, so the demo's hub must expect that key, and still never show it.
-func TestDemoWithKeyFromEnvironment(t *testing.T) {
-	useDemoKey(t, "RandomKeyNotUsed")
+// TestDemoIgnoresTheKeyInTheEnvironment: $VCPNODE_KEY belongs to a real
+// server; the demo uses its own random key and shows neither.
+func TestDemoIgnoresTheKeyInTheEnvironment(t *testing.T) {
+	useDemoKey(t, "RandomDemoKey-7c1")
 	const envKey = "EnvironmentKey-3f9a.x"
 	t.Setenv(node.EnvKey, envKey)
 	ta := newTestApp(t)
@@ -140,11 +140,13 @@ func TestDemoWithKeyFromEnvironment(t *testing.T) {
 		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, ta.stdout, ta.stderr)
 	}
 	out := ta.stdout.String() + ta.stderr.String()
-	if !strings.Contains(out, "key     from $VCPNODE_KEY") || !strings.Contains(out, "5 calls: 3 succeeded, 2 failed as expected") {
+	if !strings.Contains(out, "key     random, not shown") || !strings.Contains(out, "5 calls: 3 succeeded, 2 failed as expected") {
 		t.Errorf("output:\n%s", out)
 	}
-	if strings.Contains(out, envKey) {
-		t.Errorf("output contains the key from the environment:\n%s", out)
+	for _, k := range []string{envKey, "RandomDemoKey-7c1"} {
+		if strings.Contains(out, k) {
+			t.Errorf("output contains a key (%s):\n%s", k, out)
+		}
 	}
 }
 

@@ -1,0 +1,114 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// ReloadReport says what a reload changed.
+type ReloadReport struct {
+	// Changed lists the config sections that differ ("hub", "files", "tools"…).
+	Changed []string `json:"changed"`
+	// Reconnected is true when the node dropped its connection so the server
+	// sees the new tool set or hub settings.
+	Reconnected bool `json:"reconnected"`
+	// RestartNeeded lists settings that only take effect after a restart.
+	RestartNeeded []string `json:"restartNeeded,omitempty"`
+	// Warnings are problems that did not stop the reload (a bad plugin, say).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Reload applies cfg. It is checked and built completely first: on any error
+// nothing changes and the old config stays in force. Tools, exposure and file
+// roots change at once; hub settings and a changed set of registered tools
+// make the node reconnect, because the server can neither update nor remove
+// a registration; limits and logging need a restart.
+func (n *Node) Reload(cfg Config) (ReloadReport, error) {
+	n.reloadMu.Lock()
+	defer n.reloadMu.Unlock()
+
+	st, tools, warnings, err := n.prepare(cfg)
+	if err != nil {
+		return ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
+	}
+	old := n.settings()
+	before, _ := n.disp.Manifests()
+	if err := n.registry.Replace(tools); err != nil {
+		return ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
+	}
+	n.disp.SetPolicy(cfg.Policy())
+	n.mu.Lock()
+	n.cur = st
+	n.mu.Unlock()
+	after, _ := n.disp.Manifests()
+
+	rep := ReloadReport{Changed: changedSections(old.cfg, cfg), Warnings: warnings}
+	for _, w := range warnings {
+		n.log.Warn().Msg(w)
+	}
+	if old.cfg.Node.MaxConcurrent != cfg.Node.MaxConcurrent || old.cfg.Node.Queue != cfg.Node.Queue ||
+		old.cfg.Node.MaxResultBytes != cfg.Node.MaxResultBytes {
+		rep.RestartNeeded = append(rep.RestartNeeded, "node.max_concurrent, node.queue and node.max_result_bytes")
+	}
+	if old.cfg.Log != cfg.Log {
+		rep.RestartNeeded = append(rep.RestartNeeded, "log")
+	}
+	hubChanged := old.hubURL.String() != st.hubURL.String() || old.name != st.name || old.cfg.Hub != cfg.Hub
+	if hubChanged || !sameManifests(before, after) {
+		rep.Reconnected = true
+		n.restartSession()
+	}
+	n.log.Info().Strs("changed", rep.Changed).Bool("reconnect", rep.Reconnected).Msg("config reloaded")
+	return rep, nil
+}
+
+// restartSession makes the connected session close and the loop reconnect at
+// once; while disconnected it cuts the backoff short, since the next attempt
+// already uses the new settings.
+func (n *Node) restartSession() {
+	if s, _ := n.state.get(); s.Phase == PhaseConnected {
+		select {
+		case n.restart <- struct{}{}:
+		default:
+		}
+		return
+	}
+	n.Reconnect()
+}
+
+// CallLocal runs a tool through the same pipeline as a remote call (limits,
+// timeout, result shaping) but skips the exposure policy: it is the owner
+// testing a tool. The outcome is what the server would have received.
+func (n *Node) CallLocal(ctx context.Context, requestID, tool string, args map[string]json.RawMessage) toolhost.Outcome {
+	done := make(chan toolhost.Outcome, 1)
+	call := toolhost.Call{RequestID: requestID, Args: args, Local: true}
+	if !n.disp.Dispatch(ctx, tool, call, func(o toolhost.Outcome) { done <- o }) {
+		return toolhost.Outcome{RequestID: requestID, Err: fmt.Sprintf("request id %q is already in flight", requestID)}
+	}
+	return <-done
+}
+
+func sameManifests(a, b []json.RawMessage) bool {
+	return slices.EqualFunc(a, b, func(x, y json.RawMessage) bool { return string(x) == string(y) })
+}
+
+func changedSections(a, b Config) []string {
+	var out []string
+	for _, c := range []struct {
+		name string
+		x, y any
+	}{
+		{"hub", a.Hub, b.Hub}, {"node", a.Node, b.Node}, {"files", a.Files, b.Files},
+		{"log", a.Log, b.Log}, {"tools", a.Tools, b.Tools},
+	} {
+		if !reflect.DeepEqual(c.x, c.y) {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,108 @@
+package node
+
+import (
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+func TestReloadWithABadConfigKeepsTheOldOne(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	c := h.accept()
+	bad := h.cfg
+	bad.Node.MaxConcurrent = 0
+	bad.Hub.URL = "ftp://example"
+	if _, err := h.node.Reload(bad); err == nil || !strings.Contains(err.Error(), "old one stays in force") {
+		t.Fatalf("Reload(bad) = %v", err)
+	}
+	if got := h.node.Config(); got.Hub.URL != h.cfg.Hub.URL {
+		t.Errorf("config after a failed reload: url %q", got.Hub.URL)
+	}
+	if res := h.call(c, "Echo", map[string]any{"text": "unchanged"}); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("after a failed reload: %+v", res)
+	}
+	if s, _ := h.node.State(); s.Sessions != 1 {
+		t.Errorf("a failed reload reconnected (sessions %d)", s.Sessions)
+	}
+}
+
+func TestReloadThatChangesToolsReconnects(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	first := h.accept()
+	if _, err := first.WaitType(h.ctx, wsproto.TypeReportIP); err != nil {
+		t.Fatal(err)
+	}
+	cfg := h.cfg
+	cfg.Node.ExposedTools = append(slices.Clone(cfg.Node.ExposedTools), "NodeInfo")
+	rep, err := h.node.Reload(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Reconnected || !slices.Contains(rep.Changed, "node") {
+		t.Errorf("report = %+v", rep)
+	}
+	second := h.accept()
+	msg, err := second.WaitType(h.ctx, wsproto.TypeRegisterTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := toolNames(t, msg.(wsproto.RegisterTools)); !slices.Equal(got, []string{"Echo", "NodeInfo"}) {
+		t.Errorf("tools after reload = %v", got)
+	}
+	<-first.Done()
+	if err := first.Err(); err == nil || !strings.Contains(err.Error(), "1001") {
+		t.Errorf("first connection ended with %v, want a close frame", err)
+	}
+	if res := h.call(second, "NodeInfo", nil); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("newly exposed tool: %+v", res)
+	}
+}
+
+func TestReloadOfFileRootsNeedsNoReconnect(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	c := h.accept()
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("from the new root"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := h.cfg
+	cfg.Files.Roots = []string{root}
+	rep, err := h.node.Reload(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Reconnected || !slices.Equal(rep.Changed, []string{"files"}) {
+		t.Errorf("report = %+v, want only files changed and no reconnect", rep)
+	}
+	u := (&url.URL{Scheme: "file", Path: filepath.Join(root, "a.txt")}).String()
+	if res := h.call(c, toolhost.FileToolName, map[string]any{"fileUrl": u}); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("file from the reloaded root: %+v", res)
+	}
+	if s, _ := h.node.State(); s.Sessions != 1 {
+		t.Errorf("sessions = %d, want 1", s.Sessions)
+	}
+}
+
+func TestCallLocalSkipsOnlyTheExposurePolicy(t *testing.T) {
+	h := startHarness(t, harnessOpt{config: func(c *Config) { c.Node.MaxResultBytes = 2 * KiB }})
+	h.accept()
+	o := h.node.CallLocal(h.ctx, "local-1", "NodeInfo", nil) // not exposed to the server
+	if !o.OK() || !json.Valid(o.Result) {
+		t.Fatalf("local call of a hidden tool = %+v", o)
+	}
+	big, _ := json.Marshal(strings.Repeat("x", 4*KiB))
+	o = h.node.CallLocal(h.ctx, "local-2", "Echo", map[string]json.RawMessage{"text": big})
+	if o.OK() || !strings.Contains(o.Err, "max_result_bytes") {
+		t.Errorf("local call past the result cap = %+v", o)
+	}
+	if o := h.node.CallLocal(h.ctx, "local-3", "Nope", nil); o.OK() {
+		t.Errorf("unknown tool called locally: %+v", o)
+	}
+}
