@@ -28,6 +28,11 @@ type Config struct {
 	Files FilesConfig           `toml:"files"`
 	Log   LogConfig             `toml:"log"`
 	Tools map[string]ToolConfig `toml:"tools"`
+
+	Plugins PluginsConfig `toml:"plugins"` // config_plugins.go
+	Control ControlConfig `toml:"control"` // config_control.go
+	Audit   AuditConfig   `toml:"audit"`   // config_control.go
+	Metrics MetricsConfig `toml:"metrics"` // config_control.go
 }
 
 // HubConfig is the [hub] table: where the main server is and how to talk to it.
@@ -106,6 +111,10 @@ func DefaultConfig() Config {
 		// 100 MiB frame, with room to spare.
 		Files: FilesConfig{MaxBytes: 50 * MiB},
 		Log:   LogConfig{Level: "info", Format: "auto"},
+
+		Plugins: defaultPluginsConfig(),
+		Control: defaultControlConfig(),
+		Metrics: defaultMetricsConfig(),
 	}
 }
 

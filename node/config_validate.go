@@ -37,6 +37,8 @@ func (c Config) problems() []Problem {
 	c.checkFiles(&ps)
 	c.checkLog(&ps)
 	c.checkTools(&ps)
+	c.checkPlugins(&ps)
+	c.checkControl(&ps)
 	return ps
 }
 
@@ -122,14 +124,22 @@ func checkToolList(ps *problemList, key string, names []string) {
 	}
 }
 
+// absPathProblem says what is wrong with a path that must be absolute.
+func absPathProblem(p string) string {
+	switch {
+	case p == "":
+		return "is empty"
+	case !filepath.IsAbs(p):
+		return fmt.Sprintf("%q is not an absolute path", p)
+	}
+	return ""
+}
+
 func (c Config) checkFiles(ps *problemList) {
 	f := c.Files
 	for i, root := range f.Roots {
-		switch {
-		case root == "":
-			ps.add(indexKey("files.roots", i), "is empty")
-		case !filepath.IsAbs(root):
-			ps.add(indexKey("files.roots", i), "%q is not an absolute path", root)
+		if msg := absPathProblem(root); msg != "" {
+			ps.add(indexKey("files.roots", i), "%s", msg)
 		}
 	}
 	if f.MaxBytes <= 0 {
