@@ -33,6 +33,8 @@ type Config struct {
 	Control ControlConfig `toml:"control"` // config_control.go
 	Audit   AuditConfig   `toml:"audit"`   // config_control.go
 	Metrics MetricsConfig `toml:"metrics"` // config_control.go
+
+	Placeholders PlaceholdersConfig `toml:"placeholders"` // config_placeholders.go
 }
 
 // HubConfig is the [hub] table: where the main server is and how to talk to it.
@@ -80,6 +82,11 @@ type ToolConfig struct {
 	Expose        *bool    `toml:"expose"`
 	Timeout       Duration `toml:"timeout"`
 	MaxConcurrent int      `toml:"max_concurrent"`
+	// Approval is "auto" (default), "ask" (the owner confirms each remote
+	// call) or "deny"; ApprovalTimeout bounds "ask" (default 2m). Checked
+	// in config_control.go.
+	Approval        string   `toml:"approval"`
+	ApprovalTimeout Duration `toml:"approval_timeout"`
 }
 
 // Sizes and limits the config is checked against.
@@ -115,6 +122,8 @@ func DefaultConfig() Config {
 		Plugins: defaultPluginsConfig(),
 		Control: defaultControlConfig(),
 		Metrics: defaultMetricsConfig(),
+
+		Placeholders: defaultPlaceholdersConfig(),
 	}
 }
 
@@ -170,14 +179,21 @@ var ErrNoKey = errors.New("no hub key: set hub.key_file (or hub.key) in the conf
 // maxKeyFileBytes bounds what Key reads: a key file holds one short line.
 const maxKeyFileBytes = 4 * KiB
 
-// Key returns the VCP key: $VCPNODE_KEY if set, else hub.key, else the
-// trimmed contents of hub.key_file. The key is checked to be URL-path-safe;
-// no error ever contains it.
+// Key returns the VCP key: $VCPNODE_KEY if set, else the systemd
+// credential vcp_key (credentials.go), else hub.key, else the trimmed
+// contents of hub.key_file. The key is checked to be URL-path-safe; no error
+// ever contains it.
 func (c Config) Key(getenv func(string) string) (string, error) {
 	var key, source string
+	credKey, credSource, fromCredential, err := credentialKey(getenv)
+	if err != nil && strings.TrimSpace(getenv(EnvKey)) == "" {
+		return "", err
+	}
 	switch {
 	case strings.TrimSpace(getenv(EnvKey)) != "":
 		key, source = strings.TrimSpace(getenv(EnvKey)), EnvKey
+	case fromCredential:
+		key, source = credKey, credSource
 	case c.Hub.Key != "":
 		key, source = c.Hub.Key, "hub.key"
 	case c.Hub.KeyFile != "":
@@ -238,7 +254,10 @@ func (c Config) Policy() toolhost.Policy {
 	if len(c.Tools) > 0 {
 		p.Tools = make(map[string]toolhost.ToolOverride, len(c.Tools))
 		for name, t := range c.Tools {
-			p.Tools[name] = toolhost.ToolOverride{Expose: t.Expose, Timeout: t.Timeout.D(), MaxConcurrent: t.MaxConcurrent}
+			p.Tools[name] = toolhost.ToolOverride{
+				Expose: t.Expose, Timeout: t.Timeout.D(), MaxConcurrent: t.MaxConcurrent,
+				Approval: toolhost.ApprovalMode(t.Approval), ApprovalTimeout: t.ApprovalTimeout.D(),
+			}
 		}
 	}
 	return p

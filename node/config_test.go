@@ -332,13 +332,16 @@ func TestExampleConfig(t *testing.T) {
 	cfg.Tools = nil
 	def := DefaultConfig()
 	def.Node.ExposedTools, def.Node.HiddenTools, def.Files.Roots = []string{}, []string{}, []string{}
+	def.Plugins.Dirs, def.Plugins.PassEnv = []string{}, []string{}
 	if !reflect.DeepEqual(cfg, def) {
 		t.Errorf("the example's values are not the defaults:\n got %+v\nwant %+v", cfg, def)
 	}
 	// Every key the Config knows is documented.
 	for _, key := range []string{"url", "key", "key_file", "name", "ping_interval", "pong_timeout", "handshake_timeout", "public_ip",
 		"max_concurrent", "queue", "max_result_bytes", "shutdown_grace", "exposed_tools", "hidden_tools",
-		"roots", "max_bytes", "level", "format", "expose", "timeout"} {
+		"roots", "max_bytes", "level", "format", "expose", "timeout",
+		"dirs", "pass_env", "env_file", "async_max_runtime", "max_output_bytes", "state_dir", "watch",
+		"approval", "approval_timeout", "socket", "file", "listen", "allow_remote"} {
 		if !strings.Contains(string(live), "\n"+key+" = ") {
 			t.Errorf("the example does not show %s", key)
 		}

@@ -39,6 +39,7 @@ func (c Config) problems() []Problem {
 	c.checkTools(&ps)
 	c.checkPlugins(&ps)
 	c.checkControl(&ps)
+	c.checkPlaceholders(&ps)
 	return ps
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -54,6 +55,7 @@ type Node struct {
 	timings  timings
 
 	extraTools []toolhost.Tool
+	plugins    *pluginRuntime // plugin host, callbacks and outbox (plugins.go)
 	sources    []ToolSource
 	getenv     func(string) string
 	protected  []string // files never served, whatever the roots
@@ -65,6 +67,13 @@ type Node struct {
 	// restart asks the current session to close so the loop reconnects at
 	// once: the server cannot update or remove registered tools otherwise.
 	restart chan struct{}
+
+	tel *telemetry // status, metrics and audit trail (metrics.go, audit.go)
+	// notifier tells systemd about reloads (notify.go); nil does nothing.
+	notifier *Notifier
+
+	// ph holds the placeholder store and refresher (placeholders.go).
+	ph *placeholderFeed
 }
 
 // settings is what one config resolves to. Sessions take a snapshot at
@@ -73,6 +82,8 @@ type settings struct {
 	cfg    Config
 	hubURL *url.URL // carries the key: never log it, use RedactedURL
 	name   string
+
+	placeholderJobs []placeholders.Job // placeholders.go
 }
 
 // ToolSource adds tools built from the config (the plugin host registers
@@ -131,20 +142,26 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		restart:   make(chan struct{}, 1),
 		getenv:    os.Getenv,
 	}
+	n.ph = newPlaceholderFeed(log)
 	for _, o := range opts {
 		o(n)
 	}
+	n.plugins = newPluginRuntime(log, n.getenv)
+	n.sources = append([]ToolSource{n.plugins.source}, n.sources...)
 	st, tools, warnings, err := n.prepare(cfg)
 	if err != nil {
+		n.plugins.close()
 		return nil, err
 	}
 	for _, w := range warnings {
 		log.Warn().Msg(w)
 	}
 	if err := n.registry.Replace(tools); err != nil {
+		n.plugins.close()
 		return nil, fmt.Errorf("register tools: %w", err)
 	}
 	n.cur = st
+	n.ph.apply(st.placeholderJobs, cfg.Placeholders) // started by Run
 	queue := cfg.Node.Queue
 	if queue == 0 {
 		queue = -1 // toolhost reads 0 as "default"; the config means "no queue"
@@ -154,6 +171,10 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		Queue:          queue,
 		MaxResultBytes: cfg.Node.MaxResultBytes,
 	}, log)
+	if err := n.startTelemetry(cfg); err != nil {
+		n.plugins.close()
+		return nil, err
+	}
 	return n, nil
 }
 
@@ -194,6 +215,11 @@ func (n *Node) prepare(cfg Config) (*settings, []toolhost.Tool, []string, error)
 		tools = append(tools, more...)
 		warnings = append(warnings, warn...)
 	}
+	jobs, warn, err := n.placeholderJobs(cfg)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("placeholders: %w", err)
+	}
+	st.placeholderJobs, warnings = jobs, append(warnings, warn...)
 	return st, tools, warnings, nil
 }
 
@@ -265,8 +291,12 @@ func (n *Node) Run(ctx context.Context) error {
 			n.log.Warn().Err(err).Msg("in-flight calls were cancelled at the end of the grace period")
 		}
 	}()
+	stopPlugins := n.startPlugins(ctx)
+	stopPlaceholders := n.ph.start()
 	n.connectLoop(ctx, drained)
 	wg.Wait()
+	stopPlaceholders()
+	stopPlugins() // after the drain: in-flight plugin calls were given their grace
 	n.state.update(func(s *ConnState) { s.Phase = PhaseStopped })
 	n.log.Info().Msg("stopped")
 	return nil

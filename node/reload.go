@@ -46,6 +46,8 @@ func (n *Node) Reload(cfg Config) (ReloadReport, error) {
 	n.cur = st
 	n.mu.Unlock()
 	after, _ := n.disp.Manifests()
+	placeholdersRemoved, phWarnings := n.applyPlaceholders(st) // placeholders.go
+	warnings = append(warnings, phWarnings...)
 
 	rep := ReloadReport{Changed: changedSections(old.cfg, cfg), Warnings: warnings}
 	for _, w := range warnings {
@@ -59,7 +61,7 @@ func (n *Node) Reload(cfg Config) (ReloadReport, error) {
 		rep.RestartNeeded = append(rep.RestartNeeded, "log")
 	}
 	hubChanged := old.hubURL.String() != st.hubURL.String() || old.name != st.name || old.cfg.Hub != cfg.Hub
-	if hubChanged || !sameManifests(before, after) {
+	if hubChanged || !sameManifests(before, after) || placeholdersRemoved {
 		rep.Reconnected = true
 		n.restartSession()
 	}
@@ -105,6 +107,7 @@ func changedSections(a, b Config) []string {
 	}{
 		{"hub", a.Hub, b.Hub}, {"node", a.Node, b.Node}, {"files", a.Files, b.Files},
 		{"log", a.Log, b.Log}, {"tools", a.Tools, b.Tools},
+		{"placeholders", a.Placeholders, b.Placeholders},
 	} {
 		if !reflect.DeepEqual(c.x, c.y) {
 			out = append(out, c.name)

@@ -77,6 +77,14 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	if err := s.sendState(); err != nil {
 		return stop(err)
 	}
+	ph := s.newPlaceholderPush() // placeholders_push.go
+	defer ph.stop()
+	if err := ph.sendSnapshot(s); err != nil {
+		return stop(err)
+	}
+	if err := s.sendOutbox(); err != nil { // callbacks stored while disconnected
+		return stop(err)
+	}
 
 	ping := time.NewTicker(s.st.cfg.Hub.PingInterval.D())
 	defer ping.Stop()
@@ -93,6 +101,16 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 		select {
 		case frame := <-s.out:
 			if err := s.write(frame); err != nil {
+				return stop(err)
+			}
+		case <-s.n.plugins.outboxReady:
+			if err := s.sendOutbox(); err != nil {
+				return stop(err)
+			}
+		case <-ph.changed:
+			ph.schedule()
+		case <-ph.due:
+			if err := ph.sendChanges(s); err != nil {
 				return stop(err)
 			}
 		case <-ping.C:

@@ -83,6 +83,9 @@ type Dispatcher struct {
 	closing bool
 	active  int           // goroutines started by the dispatcher and not yet returned
 	idle    chan struct{} // closed when active drops to zero; made on demand by waiters
+
+	approvals *Approvals                         // calls held for the owner (approval.go)
+	observers atomic.Pointer[[]func(CallRecord)] // see Observe
 }
 
 // call is one accepted call.
@@ -106,6 +109,11 @@ type call struct {
 	ready   chan struct{} // closed when the call is granted a slot
 	granted bool          // guarded by Dispatcher.mu, like running
 	running bool
+
+	ask          bool             // must be approved by the owner before it queues
+	awaiting     bool             // held for the owner now; guarded by Dispatcher.mu
+	approvalWait time.Duration    // longest wait for the owner
+	approval     ApprovalDecision // written only by the call's own goroutine
 }
 
 // InFlightCall describes an accepted call for status output.
@@ -116,16 +124,19 @@ type InFlightCall struct {
 	Deadline  time.Time // when the node gives up on it
 	Queued    bool      // still waiting for a slot
 	Local     bool
+	// AwaitingApproval: held until the owner approves it (not yet queued).
+	AwaitingApproval bool
 }
 
 // NewDispatcher returns a dispatcher over reg. Zero Limits fields take the defaults.
 func NewDispatcher(reg *Registry, policy Policy, lim Limits, log zerolog.Logger) *Dispatcher {
 	d := &Dispatcher{
-		reg:     reg,
-		lim:     lim.withDefaults(),
-		log:     log,
-		calls:   make(map[string]*call),
-		perTool: make(map[string]int),
+		reg:       reg,
+		lim:       lim.withDefaults(),
+		log:       log,
+		calls:     make(map[string]*call),
+		perTool:   make(map[string]int),
+		approvals: NewApprovals(),
 	}
 	d.SetPolicy(policy)
 	return d
@@ -151,8 +162,10 @@ func (d *Dispatcher) Policy() Policy { return d.policy.Load().clone() }
 //
 // A tool that is not exposed under the current policy is refused with the
 // same error as an unknown one, unless call.Local is set (the node's owner
-// calling through the CLI). The call runs under ctx; cancelling ctx
-// cancels the call. A nil reply drops the outcome.
+// calling through the CLI). A remote call of a tool whose approval is
+// "deny" is refused, and one whose approval is "ask" is held until the
+// owner decides (approval.go); local calls skip both. The call runs under
+// ctx; cancelling ctx cancels the call. A nil reply drops the outcome.
 func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, reply func(Outcome)) bool {
 	if reply == nil {
 		reply = func(Outcome) {}
@@ -183,8 +196,17 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 		d.rejectLocked(in, toolName, reply, fmt.Errorf("%w %q", ErrUnknownTool, toolName))
 		return true
 	}
+	// The owner's approval gate (approval.go). Local calls are the owner's own.
+	mode, approvalWait := pol.Approval(toolName)
+	if !in.Local && mode == ApprovalDeny {
+		d.rejectLocked(in, toolName, reply, fmt.Errorf("tool %q %w", toolName, ErrRefused))
+		return true
+	}
+	ask := !in.Local && mode == ApprovalAsk
 	toolMax := pol.MaxConcurrent(toolName)
-	if !d.canRunLocked(toolName, toolMax) && len(d.queue) >= d.lim.Queue {
+	// A call awaiting approval takes no queue place yet: it is checked
+	// against the limits once approved.
+	if !ask && !d.canRunLocked(toolName, toolMax) && len(d.queue) >= d.lim.Queue {
 		d.rejectLocked(in, toolName, reply, fmt.Errorf("%w: %d calls running and %d queued; try again later",
 			ErrBusy, d.running, len(d.queue)))
 		return true
@@ -203,6 +225,10 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 		accepted: now, deadline: now.Add(limit),
 		ctx: cctx, cancel: cancel, stopDeadline: stop,
 		ready: make(chan struct{}),
+		ask:   ask, awaiting: ask, approvalWait: approvalWait, approval: DecisionAuto,
+	}
+	if in.Local && mode != ApprovalAuto {
+		c.approval = DecisionLocal
 	}
 	if e.spec.MaxResultBytes > 0 {
 		c.maxBytes = e.spec.MaxResultBytes
@@ -210,8 +236,10 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 	d.seq++
 	c.seq = d.seq
 	d.calls[in.RequestID] = c
-	d.queue = append(d.queue, c)
-	d.pumpLocked()
+	if !ask {
+		d.queue = append(d.queue, c)
+		d.pumpLocked()
+	}
 	d.active++
 	go d.run(c)
 	return true
@@ -242,11 +270,18 @@ func (d *Dispatcher) InFlight() []InFlightCall {
 	for i, c := range calls {
 		out[i] = InFlightCall{
 			RequestID: c.RequestID, Tool: c.name, Started: c.accepted, Deadline: c.deadline,
-			Queued: !c.running, Local: c.Local,
+			Queued: !c.running && !c.awaiting, Local: c.Local, AwaitingApproval: c.awaiting,
 		}
 	}
 	d.mu.Unlock()
 	return out
+}
+
+// Load reports the calls holding a slot and those queued for one, for metrics.
+func (d *Dispatcher) Load() (running, queued int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.running, len(d.queue)
 }
 
 // Shutdown stops accepting calls (they get "node is shutting down") and waits
@@ -256,6 +291,13 @@ func (d *Dispatcher) InFlight() []InFlightCall {
 func (d *Dispatcher) Shutdown(ctx context.Context) error {
 	d.mu.Lock()
 	d.closing = true
+	// Calls still awaiting the owner are refused now rather than held
+	// through the grace period.
+	for _, c := range d.calls {
+		if c.awaiting {
+			c.cancel(ErrShuttingDown)
+		}
+	}
 	d.mu.Unlock()
 	if d.waitIdle(ctx) {
 		return nil
@@ -350,7 +392,11 @@ func (d *Dispatcher) rejectLocked(in Call, toolName string, reply func(Outcome),
 	go func() {
 		defer d.goroutineDone()
 		o := Outcome{RequestID: in.RequestID, Err: cause.Error(), Cause: cause}
-		d.logDone(toolName, in, o, 0, 0)
+		var decision ApprovalDecision
+		if errors.Is(cause, ErrRefused) {
+			decision = DecisionRefused
+		}
+		d.logDone(toolName, in, o, 0, 0, decision)
 		reply(o)
 	}()
 }

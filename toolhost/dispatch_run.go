@@ -23,6 +23,7 @@ const (
 	fieldError     = "error"
 	fieldLocal     = "local"
 	fieldArgNames  = "arg_names"
+	fieldApproval  = "approval"
 )
 
 // logErrorBytes caps error texts in log lines; the full text goes to the server.
@@ -43,6 +44,9 @@ func (d *Dispatcher) run(c *call) {
 	defer c.cancel(nil)
 	defer c.stopDeadline()
 
+	if c.ask && !d.awaitApproval(c) {
+		return
+	}
 	select {
 	case <-c.ready:
 	case <-c.ctx.Done():
@@ -54,7 +58,7 @@ func (d *Dispatcher) run(c *call) {
 		d.mu.Unlock()
 		o := d.interrupted(c)
 		waited := time.Since(c.accepted)
-		d.logDone(c.name, c.Call, o, waited, waited)
+		d.logDone(c.name, c.Call, o, waited, waited, c.approval)
 		c.reply(o)
 		return
 	}
@@ -83,7 +87,7 @@ func (d *Dispatcher) run(c *call) {
 	d.mu.Lock()
 	d.releaseLocked(c)
 	d.mu.Unlock()
-	d.logDone(c.name, c.Call, o, time.Since(c.accepted), started.Sub(c.accepted))
+	d.logDone(c.name, c.Call, o, time.Since(c.accepted), started.Sub(c.accepted), c.approval)
 	c.reply(o)
 }
 
@@ -92,7 +96,7 @@ func (d *Dispatcher) run(c *call) {
 // the limits stay honest.
 func (d *Dispatcher) abandon(c *call, started time.Time, done <-chan invocation) {
 	o := d.interrupted(c)
-	d.logDone(c.name, c.Call, o, time.Since(c.accepted), started.Sub(c.accepted))
+	d.logDone(c.name, c.Call, o, time.Since(c.accepted), started.Sub(c.accepted), c.approval)
 	c.reply(o)
 	<-done
 	d.mu.Lock()
@@ -162,11 +166,55 @@ func (d *Dispatcher) failed(c *call, err error) Outcome {
 	return Outcome{RequestID: c.RequestID, Err: errorText(err.Error(), c.maxBytes), Cause: err}
 }
 
-// logDone writes the one info line every call gets. Argument values are
-// never logged here.
-func (d *Dispatcher) logDone(tool string, in Call, o Outcome, total, queued time.Duration) {
+// CallRecord is what observers (metrics, the audit file) learn about every
+// finished call: the same facts as the "call finished" log line, never
+// argument values.
+type CallRecord struct {
+	Tool      string
+	RequestID string
+	Local     bool
+	// Outcome is one word: "ok", "error", "timeout", "busy", "denied"…
+	Outcome string
+	// Error is the error text, truncated; empty on success.
+	Error       string
+	ResultBytes int
+	// Approval is how the approval gate decided; empty when the call ended
+	// before reaching it (unknown tool, busy, shutting down).
+	Approval ApprovalDecision
+	Duration time.Duration // from acceptance to the reply
+	Queued   time.Duration // from acceptance to the start of the tool (approval wait included)
+	Finished time.Time
+}
+
+// Observe adds f, called synchronously once for every finished call, after
+// its log line and before its reply. f must be quick and safe for
+// concurrent use.
+func (d *Dispatcher) Observe(f func(CallRecord)) {
+	for {
+		old := d.observers.Load()
+		var next []func(CallRecord)
+		if old != nil {
+			next = append(next, *old...)
+		}
+		next = append(next, f)
+		if d.observers.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+// logDone writes the one info line every call gets, and tells the
+// observers. Argument values are never logged here.
+func (d *Dispatcher) logDone(tool string, in Call, o Outcome, total, queued time.Duration, approval ApprovalDecision) {
+	rec := CallRecord{
+		Tool: tool, RequestID: in.RequestID, Local: in.Local, Outcome: outcomeKind(o),
+		Approval: approval, Duration: total, Queued: queued, Finished: time.Now(),
+	}
 	ev := d.log.Info().Str(fieldTool, tool).Str(fieldRequestID, in.RequestID).
-		Dur(fieldDuration, total).Str(fieldOutcome, outcomeKind(o))
+		Dur(fieldDuration, total).Str(fieldOutcome, rec.Outcome)
+	if approval != "" {
+		ev = ev.Str(fieldApproval, string(approval))
+	}
 	if queued > 0 {
 		ev = ev.Dur(fieldQueued, queued)
 	}
@@ -174,11 +222,18 @@ func (d *Dispatcher) logDone(tool string, in Call, o Outcome, total, queued time
 		ev = ev.Bool(fieldLocal, true)
 	}
 	if o.OK() {
-		ev = ev.Int(fieldBytes, len(o.Result))
+		rec.ResultBytes = len(o.Result)
+		ev = ev.Int(fieldBytes, rec.ResultBytes)
 	} else {
-		ev = ev.Str(fieldError, truncateUTF8(o.Err, logErrorBytes))
+		rec.Error = truncateUTF8(o.Err, logErrorBytes)
+		ev = ev.Str(fieldError, rec.Error)
 	}
 	ev.Msg("call finished")
+	if obs := d.observers.Load(); obs != nil {
+		for _, f := range *obs {
+			f(rec)
+		}
+	}
 }
 
 // outcomeKinds name the dispatcher's own errors in one word.
@@ -194,7 +249,14 @@ var outcomeKinds = []struct {
 	{ErrToolPanic, "panic"},
 	{ErrResultTooLarge, "result_too_large"},
 	{ErrBadResult, "bad_result"},
+	{ErrRefused, "refused"},
+	{ErrDenied, "denied"},
+	{ErrNotApproved, "not_approved"},
 }
+
+// OutcomeKind names an outcome in one word ("ok", "timeout", "busy"…), as
+// the "call finished" log line and CallRecord do.
+func OutcomeKind(o Outcome) string { return outcomeKind(o) }
 
 // outcomeKind names an outcome for logs in one word.
 func outcomeKind(o Outcome) string {

@@ -27,6 +27,12 @@ type ToolOverride struct {
 	Timeout time.Duration
 	// MaxConcurrent caps this tool's simultaneous calls; 0 means no per-tool cap.
 	MaxConcurrent int
+	// Approval says whether the node's owner must confirm each remote call
+	// ("" means ApprovalAuto); see approval.go.
+	Approval ApprovalMode
+	// ApprovalTimeout bounds the wait for the owner when positive; zero
+	// means DefaultApprovalTimeout. The call's own deadline bounds it too.
+	ApprovalTimeout time.Duration
 }
 
 // Exposure is a policy decision with the reason shown by `vcpnode tools`.

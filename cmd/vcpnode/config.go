@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
@@ -78,7 +76,7 @@ func (a *app) checkConfig(path string) error {
 	case err != nil:
 		problems = append(problems, path+": "+err.Error())
 	}
-	warnings = append(warnings, keyPermissionWarnings(path, cfg)...)
+	warnings = append(warnings, node.PermissionWarnings(path, cfg)...)
 	warnings = append(warnings, cfg.Warnings()...)
 
 	for _, w := range warnings {
@@ -92,39 +90,6 @@ func (a *app) checkConfig(path string) error {
 	}
 	fmt.Fprintln(a.stdout, "config OK")
 	return nil
-}
-
-// keyPermissionWarnings warns about files holding the key that the group or
-// others can read: the config when the key is inline, and the key file.
-func keyPermissionWarnings(configPath string, cfg node.Config) []string {
-	var files []string
-	if cfg.Hub.Key != "" {
-		files = append(files, configPath)
-	}
-	if cfg.Hub.KeyFile != "" {
-		files = append(files, cfg.Hub.KeyFile)
-	}
-	var ws []string
-	for _, f := range files {
-		fi, err := os.Stat(f)
-		if err != nil {
-			continue // Key reported it, or another user will read it
-		}
-		if perm := fi.Mode().Perm(); perm&0o044 != 0 {
-			ws = append(ws, fmt.Sprintf("%s holds the key and is readable by %s (mode %04o): run chmod 600 %s", f, readers(perm), perm, f))
-		}
-	}
-	return ws
-}
-
-func readers(perm fs.FileMode) string {
-	switch {
-	case perm&0o040 != 0 && perm&0o004 != 0:
-		return "its group and everyone"
-	case perm&0o040 != 0:
-		return "its group"
-	}
-	return "everyone"
 }
 
 func count(n int, noun string) string {

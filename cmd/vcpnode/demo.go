@@ -135,6 +135,11 @@ func runDemo(parent context.Context, stdout io.Writer, log zerolog.Logger, sigs 
 		return fmt.Errorf("write the demo's file: %w", err)
 	}
 	cfg.Files.Roots = []string{root}
+	plugins, cleanupPlugins, err := setupDemoPlugins(&cfg) // demo_plugins.go
+	if err != nil {
+		return err
+	}
+	defer cleanupPlugins()
 
 	hub, err := fakehub.Start(fakehub.Options{
 		Key:     key,
@@ -156,6 +161,7 @@ func runDemo(parent context.Context, stdout io.Writer, log zerolog.Logger, sigs 
 	}
 	out.printf("vcpnode demo: a node and a fake VCP server in this process, on loopback only\n")
 	out.printf("  server  %s\n  key     %s\n  files   %s (only root), holding %s\n", hub.WSURL(), keyNote, root, demoFileName)
+	plugins.describe(out)
 
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
@@ -170,11 +176,12 @@ func runDemo(parent context.Context, stdout io.Writer, log zerolog.Logger, sigs 
 	runDone := make(chan error, 1)
 	go func() { runDone <- n.Run(nodeCtx) }()
 
-	calls := demoCalls(file)
-	d := &demo{out: out, planned: len(calls)}
+	calls := append(demoCalls(file), plugins.calls()...)
+	d := &demo{out: out, planned: len(calls), tools: plugins.tools()}
 	conn := d.connect(ctx, hub)
 	if conn != nil {
 		d.callAll(ctx, conn, calls)
+		plugins.awaitCallback(ctx, d, conn, n.PluginProcesses)
 	}
 	out.printf("\nshutting down\n")
 	stopNode()
@@ -210,6 +217,7 @@ func watchDemoSignals(sigs <-chan os.Signal, log zerolog.Logger, cancel context.
 // demo tracks how the steps went.
 type demo struct {
 	out                 *demoPrinter
+	tools               []string // the names the node must register, sorted
 	planned, sent       int
 	succeeded, failedOK int
 	problems            []string
@@ -243,7 +251,7 @@ func (d *demo) connect(ctx context.Context, hub *fakehub.Hub) *fakehub.Conn {
 		d.failed(ctx, "the node did not register its tools", err)
 		return nil
 	}
-	if got, want := registeredNames(m.(wsproto.RegisterTools)), []string{"Echo", "NodeInfo"}; !slices.Equal(got, want) {
+	if got, want := registeredNames(m.(wsproto.RegisterTools)), d.tools; !slices.Equal(got, want) {
 		d.problem("the node registered %v, want %v", got, want)
 	}
 	if _, err := conn.WaitType(ctx, wsproto.TypeReportIP); err != nil {
@@ -459,7 +467,7 @@ func describeMessage(m wsproto.Message) string {
 	case wsproto.CancelTool:
 		return "requestId=" + m.RequestID
 	case wsproto.PluginCallbackForward:
-		return fmt.Sprintf("serverName=%s %d bytes of callback data", m.ServerName, len(m.CallbackData))
+		return describeCallback(m)
 	case wsproto.Unknown:
 		return fmt.Sprintf("%d bytes of data", len(m.Data))
 	}

@@ -14,19 +14,23 @@ import (
 )
 
 func newRunCmd(a *app) *cobra.Command {
-	var configFlag string
+	var configFlag, socketFlag string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Connect to the main server and serve tools until stopped",
 		Long: "run loads the config, connects to the main server and serves tools until SIGINT or\n" +
 			"SIGTERM. The first signal shuts down gracefully (in-flight calls get\n" +
-			"node.shutdown_grace to finish); a second one cuts the grace period short.",
+			"node.shutdown_grace to finish); a second one cuts the grace period short.\n" +
+			"SIGHUP re-reads the config file, like `vcpnode reload`. The control socket\n" +
+			"(`vcpnode status` and the other commands) answers before the node connects.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// Catch signals from the start: one that arrives while starting
 			// then stops the node gracefully instead of killing the process.
 			sigs, stop := a.signals()
 			defer stop()
+			hups, stopHups := hangupSignals()
+			defer stopHups()
 			path, err := a.configPath(configFlag)
 			if err != nil {
 				return err
@@ -39,7 +43,7 @@ func newRunCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, w := range cfg.Warnings() {
+			for _, w := range append(cfg.Warnings(), node.PermissionWarnings(path, cfg)...) {
 				log.Warn().Msg(w)
 			}
 			// The config may sit inside a file root; it must never be served.
@@ -47,15 +51,27 @@ func newRunCmd(a *app) *cobra.Command {
 			if abs, err := filepath.Abs(path); err == nil {
 				protected = abs
 			}
-			n, err := a.newNode(cfg, log, node.WithProtectedFiles(protected))
+			// systemd's Type=notify protocol; without $NOTIFY_SOCKET it does nothing.
+			notifier, err := node.NewNotifier(a.getenv, log)
+			if err != nil {
+				return err
+			}
+			n, err := a.newNode(cfg, log, node.WithProtectedFiles(protected, node.CredentialPath(a.getenv)), node.WithNotifier(notifier))
 			if err != nil {
 				return err
 			}
 			log.Info().Str("config", path).Str("version", currentBuild().Version).Msg("starting")
-			return a.serve(cmd.Context(), n, log, sigs)
+			ctl, err := a.startControl(cmd.Context(), n, cfg, protected, socketFlag, log) // control.go
+			if err != nil {
+				return err
+			}
+			defer ctl.stop()
+			defer notifyServiceManager(cmd.Context(), notifier, n)() // service_notify.go: READY, STATUS, STOPPING, watchdog
+			return a.serveWith(cmd.Context(), n, log, sigs, hups, ctl.reload)
 		},
 	}
 	cmd.Flags().StringVarP(&configFlag, "config", "c", "", "config file (default $"+envConfig+")")
+	cmd.Flags().StringVar(&socketFlag, "socket", "", "control socket (default: [control] socket, else $XDG_RUNTIME_DIR/vcpnode.sock, or /run/vcpnode/vcpnode.sock for root and systemd)")
 	return cmd
 }
 
@@ -66,6 +82,11 @@ var errStoppedUnasked = errors.New("node stopped without being asked to")
 // (graceful shutdown); later ones call Hurry. It returns nil after a
 // graceful shutdown.
 func (a *app) serve(ctx context.Context, n nodeRunner, log zerolog.Logger, sigs <-chan os.Signal) error {
+	return a.serveWith(ctx, n, log, sigs, nil, nil)
+}
+
+// serveWith is serve where each signal on hups (SIGHUP) calls reload.
+func (a *app) serveWith(ctx context.Context, n nodeRunner, log zerolog.Logger, sigs, hups <-chan os.Signal, reload func()) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -95,6 +116,8 @@ func (a *app) serve(ctx context.Context, n nodeRunner, log zerolog.Logger, sigs 
 			}
 			log.Warn().Str("signal", sig.String()).Msg("signal received again: cutting the shutdown grace period short")
 			n.Hurry()
+		case <-hups:
+			reload()
 		}
 	}
 }

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vcpnode/vcpnode/node"
+)
+
+// Widths of the arguments column of `vcpnode approvals`; --json shows them whole.
+const (
+	approvalArgWidth  = 40
+	approvalArgsWidth = 100
+)
+
+func newApprovalsCmd(a *app) *cobra.Command {
+	var f controlFlags
+	cmd := &cobra.Command{
+		Use:   "approvals",
+		Short: "List the calls waiting for your approval (tools with approval = \"ask\")",
+		Long: "approvals lists the server's calls of tools configured with approval = \"ask\" that\n" +
+			"wait for the owner: the tool, its arguments, how long it has waited and when it\n" +
+			"will be refused unanswered. Answer with `vcpnode approve ID` or `vcpnode deny ID`.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout)
+			if err != nil {
+				return err
+			}
+			defer done()
+			list, err := c.Approvals(ctx)
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return writeJSON(a.stdout, list)
+			}
+			return printApprovals(a.stdout, list)
+		},
+	}
+	f.add(cmd, true)
+	return cmd
+}
+
+func newApproveCmd(a *app) *cobra.Command {
+	return newDecisionCmd(a, true)
+}
+
+func newDenyCmd(a *app) *cobra.Command {
+	return newDecisionCmd(a, false)
+}
+
+func newDecisionCmd(a *app, approve bool) *cobra.Command {
+	var f controlFlags
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "approve ID",
+		Short: "Let a call waiting for approval run",
+		Long:  "approve lets the pending call ID (from `vcpnode approvals`) run now.",
+		Args:  oneApprovalID,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout)
+			if err != nil {
+				return err
+			}
+			defer done()
+			res, err := c.Decide(ctx, args[0], approve, reason)
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return writeJSON(a.stdout, res)
+			}
+			verb := "approved"
+			if !approve {
+				verb = "denied"
+			}
+			_, err = fmt.Fprintf(a.stdout, "%s %s: %s (request %s)\n", verb, res.Approval.ID, res.Approval.Tool, res.Approval.RequestID)
+			return err
+		},
+	}
+	if !approve {
+		cmd.Use = "deny ID"
+		cmd.Short = "Refuse a call waiting for approval"
+		cmd.Long = "deny refuses the pending call ID (from `vcpnode approvals`); the server gets an\n" +
+			"error saying the node's owner denied it, with --reason if given."
+		cmd.Flags().StringVar(&reason, "reason", "", "why, added to the error the server (and the model) sees")
+	}
+	f.add(cmd, true)
+	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *node.ControlClient) ([]string, error) {
+		list, err := c.Approvals(ctx)
+		ids := make([]string, 0, len(list.Pending))
+		for _, p := range list.Pending {
+			ids = append(ids, p.ID+"\t"+p.Tool+" "+ctlClip(argSummary(p.Args), approvalArgsWidth))
+		}
+		return ids, err
+	})
+	return cmd
+}
+
+func oneApprovalID(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usageErrorf("%q takes one approval ID (vcpnode approvals lists them)", cmd.CommandPath())
+	}
+	return nil
+}
+
+func printApprovals(w io.Writer, list node.ApprovalsResponse) error {
+	if len(list.Pending) == 0 {
+		_, err := fmt.Fprintln(w, "no calls are waiting for approval")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTOOL\tREQUEST\tWAITING\tREFUSED IN\tARGUMENTS")
+	for _, p := range list.Pending {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Tool, p.RequestID,
+			ctlAge(list.Now.Sub(p.Requested)), ctlAge(p.Expires.Sub(list.Now)), ctlClip(argSummary(p.Args), approvalArgsWidth))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "answer with: vcpnode approve ID, or vcpnode deny ID [--reason TEXT]")
+	return err
+}
+
+// argSummary writes arguments as key=value pairs, sorted, strings unquoted
+// unless they hold spaces, each value clipped.
+func argSummary(args map[string]json.RawMessage) string {
+	if len(args) == 0 {
+		return "(none)"
+	}
+	parts := make([]string, 0, len(args))
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		var s string
+		value := ""
+		if json.Unmarshal(args[k], &s) == nil {
+			value = ctlClip(s, approvalArgWidth)
+			if strings.ContainsAny(value, " \t") || value == "" {
+				value = strconv.Quote(value)
+			}
+		} else {
+			var compact bytes.Buffer
+			if json.Compact(&compact, args[k]) != nil {
+				compact.Write(args[k])
+			}
+			value = ctlClip(compact.String(), approvalArgWidth)
+		}
+		parts = append(parts, k+"="+value)
+	}
+	return strings.Join(parts, " ")
+}

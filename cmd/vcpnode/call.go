@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vcpnode/vcpnode/node"
+)
+
+// errToolFailed: the tool ran and answered with an error.
+var errToolFailed = errors.New("tool failed")
+
+func newCallCmd(a *app) *cobra.Command {
+	var f controlFlags
+	var jsonArgs string
+	cmd := &cobra.Command{
+		Use:   "call TOOL [key=value | key:=JSON]...",
+		Short: "Run a tool in the daemon as the server would, and print its result",
+		Long: "call runs TOOL in the running daemon through the same pipeline as a call from the\n" +
+			"server (limits, timeout, result shaping) and prints, as JSON, the result the server\n" +
+			"would receive. It is the owner's call: the exposure policy and approval do not\n" +
+			"apply, so a hidden tool or a plugin the server cannot see yet can be tried.\n\n" +
+			"Arguments: key=value sends value as a string (as the server does); key:=JSON sends\n" +
+			"a JSON value (number, object…); --json '{…}' gives them all at once, and key=value\n" +
+			"pairs override it. It exits 1 when the tool answers with an error.",
+		Example: "  vcpnode call Echo message='hello from the owner'\n" +
+			"  vcpnode call Echo --json '{\"message\": \"hi\", \"delay\": \"1s\"}'",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("%q needs the name of a tool (vcpnode tools --all lists them)", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			toolArgs, err := parseCallArgs(jsonArgs, args[1:])
+			if err != nil {
+				return err
+			}
+			// No timeout of our own: the tool's deadline bounds the call,
+			// and Ctrl-C cancels it in the daemon.
+			c, ctx, done, err := a.controlClient(cmd, &f, 0)
+			if err != nil {
+				return err
+			}
+			defer done()
+			return a.runCall(ctx, c, args[0], toolArgs)
+		},
+	}
+	f.add(cmd, false)
+	cmd.Flags().StringVar(&jsonArgs, "json", "", "the arguments as one JSON object (the output is JSON in any case)")
+	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *node.ControlClient) ([]string, error) {
+		tools, err := c.Tools(ctx)
+		names := make([]string, 0, len(tools))
+		for _, t := range tools {
+			names = append(names, t.Name+"\t"+ctlClip(t.Reason, 60))
+		}
+		return names, err
+	})
+	return cmd
+}
+
+func (a *app) runCall(ctx context.Context, c *node.ControlClient, tool string, args map[string]json.RawMessage) error {
+	res, err := c.Call(ctx, node.CallRequest{Tool: tool, Args: args})
+	if err != nil {
+		return err
+	}
+	took := time.Duration(res.DurationMs) * time.Millisecond
+	if !res.OK {
+		return fmt.Errorf("%w: %s (%s, request %s, after %s): %s", errToolFailed, res.Tool, res.Outcome, res.RequestID, ctlAge(took), res.Error)
+	}
+	fmt.Fprintf(a.stderr, "local call of %s (request %s): ok after %s; the server would receive this result:\n", res.Tool, res.RequestID, ctlAge(took))
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, res.Result, "", "  "); err != nil {
+		pretty.Reset()
+		pretty.Write(res.Result)
+	}
+	pretty.WriteByte('\n')
+	_, err = a.stdout.Write(pretty.Bytes())
+	return err
+}
+
+// parseCallArgs merges --json and key=value / key:=JSON pairs.
+func parseCallArgs(jsonArgs string, pairs []string) (map[string]json.RawMessage, error) {
+	var args map[string]json.RawMessage
+	if strings.TrimSpace(jsonArgs) != "" {
+		dec := json.NewDecoder(strings.NewReader(jsonArgs))
+		if err := dec.Decode(&args); err != nil {
+			return nil, usageErrorf("--json must be one JSON object of arguments, like '{\"message\": \"hi\"}': %v", err)
+		}
+		if dec.More() {
+			return nil, usageErrorf("--json must be one JSON object of arguments; there is more after it")
+		}
+	}
+	if args == nil { // no --json, or --json null
+		args = map[string]json.RawMessage{}
+	}
+	for _, p := range pairs {
+		key, value, ok := strings.Cut(p, "=")
+		raw := strings.HasSuffix(key, ":")
+		key = strings.TrimSuffix(key, ":")
+		if !ok || key == "" {
+			return nil, usageErrorf("argument %q is not key=value (a string) or key:=JSON", p)
+		}
+		if raw {
+			if !json.Valid([]byte(value)) {
+				return nil, usageErrorf("argument %s:=%s is not valid JSON; use %s=%s to send it as a string", key, value, key, value)
+			}
+			args[key] = json.RawMessage(value)
+			continue
+		}
+		b, err := json.Marshal(value)
+		if err != nil {
+			return nil, usageErrorf("argument %q: %v", p, err)
+		}
+		args[key] = b
+	}
+	return args, nil
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+	"unicode"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// The commands that talk to a running daemon over its control socket are
+// thin clients: flags → one call → render. They live in status.go,
+// tools.go, call.go, reload.go, reconnect.go and approvals.go.
+func init() {
+	extraCommands = append(extraCommands,
+		newStatusCmd, newToolsCmd, newCallCmd, newReloadCmd, newReconnectCmd,
+		newApprovalsCmd, newApproveCmd, newDenyCmd)
+}
+
+// controlTimeout bounds every request but a local call, which the tool's own
+// timeout bounds.
+const controlTimeout = 30 * time.Second
+
+// getuid picks the default socket; tests replace it.
+var getuid = os.Getuid
+
+// controlFlags are the flags every control command has.
+type controlFlags struct {
+	socket string
+	config string
+	json   bool
+}
+
+func (f *controlFlags) add(cmd *cobra.Command, withJSON bool) {
+	cmd.Flags().StringVar(&f.socket, "socket", "", "the daemon's control socket (default: [control] socket of the config, else where `vcpnode run` listens by default)")
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", "read [control] socket from this config file (default $"+envConfig+" when set)")
+	if withJSON {
+		cmd.Flags().BoolVar(&f.json, "json", false, "print the daemon's answer as JSON")
+	}
+}
+
+// controlSocket finds the daemon's socket: --socket, else [control] socket
+// of --config or $VCPNODE_CONFIG, else the default for this user. A user
+// whose own default does not exist is pointed at the system service's
+// socket when that one exists.
+func (a *app) controlSocket(f *controlFlags) (string, error) {
+	if f.socket != "" {
+		return f.socket, nil
+	}
+	path := f.config
+	if path == "" {
+		path = a.getenv(envConfig)
+	}
+	if path != "" {
+		sock, err := socketFromConfig(path)
+		if err != nil {
+			return "", err
+		}
+		if sock != "" {
+			return sock, nil
+		}
+	}
+	sock := node.DefaultControlSocket(a.getenv, getuid())
+	if _, err := os.Stat(sock); err != nil {
+		if _, err := os.Stat(node.SystemControlSocket); err == nil {
+			return node.SystemControlSocket, nil
+		}
+	}
+	return sock, nil
+}
+
+// socketFromConfig reads only [control] socket from the config file, without
+// checking the rest: a config with a mistake must not keep `vcpnode reload`
+// (systemd's ExecReload) from reaching the daemon, which then reports every
+// problem itself.
+func socketFromConfig(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("find the control socket: %w (or pass --socket PATH)", err)
+	}
+	var doc struct {
+		Control struct {
+			Socket string `toml:"socket"`
+		} `toml:"control"`
+	}
+	if err := toml.Unmarshal(data, &doc); err != nil {
+		return "", fmt.Errorf("find the control socket in %s: %w (or pass --socket PATH)", path, err)
+	}
+	return doc.Control.Socket, nil
+}
+
+// controlClient is a client for the daemon, and a context for one request.
+func (a *app) controlClient(cmd *cobra.Command, f *controlFlags, timeout time.Duration) (*node.ControlClient, context.Context, func(), error) {
+	sock, err := a.controlSocket(f)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cancel := func() {}
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	c := node.NewControlClient(sock)
+	return c, ctx, func() { cancel(); c.Close() }, nil
+}
+
+// writeJSON prints v indented, as every --json output is.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// ctlAge writes a duration as people read it: "250ms", "4.2s", "2m", "3h12m5s".
+func ctlAge(d time.Duration) string {
+	return toolhost.ShortDuration(max(d, 0))
+}
+
+// ctlClip flattens s to one line of at most width runes.
+func ctlClip(s string, width int) string {
+	s = strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
+	if r := []rune(s); len(r) > width {
+		return string(r[:width-1]) + "…"
+	}
+	return s
+}
+
+// ctlCompletion asks the daemon for completions; when it is not running
+// there are none, and the shell offers no file names instead.
+func (a *app) ctlCompletion(f *controlFlags, list func(context.Context, *node.ControlClient) ([]string, error)) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		c, ctx, done, err := a.controlClient(cmd, f, 5*time.Second)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer done()
+		names, err := list(ctx, c)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// hangupSignals delivers SIGHUP to `vcpnode run`, which reloads its config.
+var hangupSignals = func() (<-chan os.Signal, func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGHUP)
+	return ch, func() { signal.Stop(ch) }
+}
+
+// daemonControl is what `vcpnode run` starts beside the node: the control
+// socket and the metrics endpoint.
+type daemonControl struct {
+	reload func() // SIGHUP
+	stop   func()
+}
+
+// startControl listens on the control socket (before the node connects, so
+// that `vcpnode status` answers from the start) and, when configured,
+// serves metrics. A node other than *node.Node (tests' fakes) gets neither.
+func (a *app) startControl(ctx context.Context, n nodeRunner, cfg node.Config, configFile, socket string, log zerolog.Logger) (*daemonControl, error) {
+	real, ok := n.(*node.Node)
+	if !ok {
+		return &daemonControl{
+			reload: func() { log.Warn().Msg("SIGHUP ignored: this node cannot reload") },
+			stop:   func() {},
+		}, nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if socket == "" {
+		socket = cfg.Control.Socket
+	}
+	if socket == "" {
+		socket = node.DefaultControlSocket(a.getenv, getuid())
+	}
+	cs, err := node.ListenControl(ctx, real, node.ControlOptions{
+		Socket: socket, ConfigFile: configFile, Version: currentBuild().Version, Log: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ms, err := node.ListenMetrics(real, cfg.Metrics, log)
+	if err != nil {
+		cs.Close(ctx)
+		return nil, err
+	}
+	if ms != nil {
+		cs.SetMetricsAddr(ms.Addr())
+	}
+	return &daemonControl{
+		reload: func() {
+			rep, err := real.ReloadFile(configFile)
+			if err != nil {
+				return // ReloadFile logged it; the old config stays
+			}
+			log.Info().Str("signal", "hangup").Strs("changed", rep.Changed).Bool("reconnected", rep.Reconnected).
+				Strs("restart_needed", rep.RestartNeeded).Msg("config reloaded on SIGHUP")
+		},
+		stop: func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := cs.Close(ctx); err != nil {
+				log.Warn().Err(err).Msg("control socket: requests still open at exit were cut off")
+			}
+			if ms != nil {
+				ms.Close(ctx)
+			}
+		},
+	}, nil
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vcpnode/vcpnode/node"
+)
+
+type initFlags struct {
+	hub, name, keyFile, config string
+	keyStdin, force            bool
+}
+
+func newInitCmd(a *app, h *host) *cobra.Command {
+	var f initFlags
+	cmd := &cobra.Command{
+		Use:   "init --hub URL [--name NAME]",
+		Short: "Write a commented config and a 0600 key file, then check them",
+		Long: "init writes a config made from config.example.toml (every setting documented,\n" +
+			"the hub's filled in) and puts the key in a separate file readable only by you.\n" +
+			"The key is read without echo at a prompt, or from stdin when it is not a\n" +
+			"terminal or with --key-stdin; it is never printed. An existing config or key\n" +
+			"file is never replaced without --force (an existing key file is kept and used).\n" +
+			"The result is checked as `vcpnode config check` does.\n\n" +
+			"Default paths: /etc/vcpnode/config.toml as root (macOS: /usr/local/etc/vcpnode),\n" +
+			"else ~/.config/vcpnode/config.toml; the key file goes beside the config.",
+		Example: "  vcpnode init --hub wss://vcp.example.org --name laptop\n" +
+			"  pass show vcp/key | sudo vcpnode init --hub ws://10.0.0.5:6005 --name build-box --key-stdin",
+		Args: noArgs,
+		RunE: func(*cobra.Command, []string) error { return a.runInit(h, f) },
+	}
+	cmd.Flags().StringVar(&f.hub, "hub", "", "the VCP main server's base URL (http, https, ws or wss); required")
+	cmd.Flags().StringVar(&f.name, "name", "", "this node's name on the server (default: the hostname)")
+	cmd.Flags().StringVar(&f.keyFile, "key-file", "", "where to keep the key (default: key, beside the config)")
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", "config file to write (default $"+envConfig+", else the usual place)")
+	cmd.Flags().BoolVar(&f.keyStdin, "key-stdin", false, "read the key from stdin without prompting")
+	cmd.Flags().BoolVar(&f.force, "force", false, "replace an existing config and key file")
+	return cmd
+}
+
+func (a *app) runInit(h *host, f initFlags) error {
+	if f.hub == "" {
+		return usageErrorf("--hub is required: the main server's base URL, e.g. --hub ws://127.0.0.1:6005")
+	}
+	system := h.euid == 0
+	config, err := a.serviceConfigPath(h, f.config, system)
+	if err != nil {
+		return err
+	}
+	keyFile := filepath.Join(filepath.Dir(config), "key")
+	if f.keyFile != "" {
+		if keyFile, err = filepath.Abs(f.keyFile); err != nil {
+			return fmt.Errorf("--key-file %q: %w", f.keyFile, err)
+		}
+	}
+	text, err := exampleConfig(configValues{URL: f.hub, Name: f.name, KeyFile: keyFile},
+		"Written by `vcpnode init`. Every other setting is shown commented out with its\n"+
+			"default. The key is in hub.key_file, not here. Check changes with:\n"+
+			"  vcpnode config check --config "+config)
+	if err != nil {
+		return err
+	}
+	// Refuse a bad --hub or --name before anything is written.
+	if _, err := node.ParseConfig([]byte(text), config); err != nil {
+		return fmt.Errorf("nothing was written: %w", err)
+	}
+	if _, err := os.Lstat(config); err == nil && !f.force {
+		return fmt.Errorf("%s exists and was left alone: pass --force to replace it, or edit it and run vcpnode config check", config)
+	}
+
+	keepKey := false
+	if _, err := os.Lstat(keyFile); err == nil && !f.force {
+		keepKey = true
+	}
+	var key string
+	if !keepKey {
+		if key, err = readKey(h, f.keyStdin); err != nil {
+			return err
+		}
+	}
+
+	dirMode, configMode := fs.FileMode(0o700), fs.FileMode(0o600)
+	if system {
+		// The system service's user reads the config; the key stays root's
+		// and reaches the service as a systemd credential.
+		dirMode, configMode = 0o755, 0o644
+	}
+	if err := mkdirMode(filepath.Dir(config), dirMode); err != nil {
+		return err
+	}
+	if keepKey {
+		fmt.Fprintf(a.stdout, "kept the existing key file %s (--force replaces it)\n", keyFile)
+	} else {
+		if err := mkdirMode(filepath.Dir(keyFile), 0o700); err != nil {
+			return err
+		}
+		if err := writeFileAtomic(keyFile, []byte(key+"\n"), 0o600); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "wrote the key to %s (mode 0600)\n", keyFile)
+	}
+	if err := writeFileAtomic(config, []byte(text), configMode); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "wrote %s\n", config)
+
+	if err := a.checkConfig(config); err != nil {
+		return err
+	}
+	scope := ""
+	if system {
+		scope = " --system"
+	}
+	fmt.Fprintf(a.stdout, "next: vcpnode service install%s --config %s   (or: vcpnode run --config %s)\n", scope, config, config)
+	return nil
+}
+
+// mkdirMode makes dir (and parents) when missing; an existing one keeps its mode.
+func mkdirMode(dir string, mode fs.FileMode) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("create directory: %w", err)
+	}
+	if err := os.MkdirAll(dir, mode); err != nil {
+		return fmt.Errorf("create directory: %w", err)
+	}
+	if err := os.Chmod(dir, mode); err != nil { // MkdirAll's mode passes through the umask
+		return fmt.Errorf("create directory: %w", err)
+	}
+	return nil
+}

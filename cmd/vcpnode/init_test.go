@@ -1,0 +1,225 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	vcpnode "github.com/vcpnode/vcpnode"
+	"github.com/vcpnode/vcpnode/node"
+)
+
+const initKey = "s3cret-Key_1"
+
+// initTest runs `init` as a user whose home is a temporary directory; its
+// host has no fsRoot: init writes where it is told.
+func newInitTest(t *testing.T, euid int, stdin string) (*serviceTest, string) {
+	t.Helper()
+	st := newServiceTest(t, "linux", euid)
+	st.h.fsRoot = ""
+	st.h.stdin = strings.NewReader(stdin)
+	home := t.TempDir()
+	st.env["HOME"] = home
+	return st, home
+}
+
+func mode(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}
+
+func TestInitWritesAConfigThatPassesConfigCheck(t *testing.T) {
+	st, home := newInitTest(t, 1000, initKey+"\n")
+	out := st.mustRun(t, "init", "--hub", "ws://127.0.0.1:6005/", "--name", "build box", "--key-stdin")
+
+	config := filepath.Join(home, ".config", "vcpnode", "config.toml")
+	key := filepath.Join(home, ".config", "vcpnode", "key")
+	for _, want := range []string{"wrote the key to " + key + " (mode 0600)", "wrote " + config, "config OK", "next: vcpnode service install --config " + config} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out+st.stderr.String(), initKey) {
+		t.Fatalf("init printed the key:\n%s", out)
+	}
+	if data, _ := os.ReadFile(key); string(data) != initKey+"\n" {
+		t.Errorf("key file holds %q", data)
+	}
+	if m := mode(t, key); m != 0o600 {
+		t.Errorf("key file mode %04o", m)
+	}
+	if m := mode(t, config); m != 0o600 {
+		t.Errorf("config mode %04o", m)
+	}
+	if m := mode(t, filepath.Dir(config)); m != 0o700 {
+		t.Errorf("config directory mode %04o", m)
+	}
+
+	// The config keeps the example's comments and loads with the values given.
+	text, _ := os.ReadFile(config)
+	if strings.Contains(string(text), initKey) {
+		t.Error("the config holds the key")
+	}
+	if !strings.Contains(string(text), "## Base URL of the VCP main server") || !strings.HasPrefix(string(text), "## Written by `vcpnode init`") {
+		t.Errorf("the config lost the example's comments:\n%s", text)
+	}
+	cfg, err := node.LoadConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Hub.URL != "ws://127.0.0.1:6005/" || cfg.Hub.Name != "build box" || cfg.Hub.KeyFile != key {
+		t.Errorf("hub = %+v", cfg.Hub)
+	}
+	if got, err := cfg.Key(func(string) string { return "" }); err != nil || got != initKey {
+		t.Errorf("Key() = %v (matches: %v)", err, got == initKey)
+	}
+
+	// And `config check` agrees, with no warning.
+	check := st.mustRun(t, "config", "check", "--config", config)
+	if check != "config OK\n" {
+		t.Errorf("config check:\n%s", check)
+	}
+}
+
+func TestInitNeverOverwritesWithoutForce(t *testing.T) {
+	st, home := newInitTest(t, 1000, initKey+"\n")
+	config := filepath.Join(home, "c", "config.toml")
+	st.mustRun(t, "init", "--hub", "ws://127.0.0.1:1", "--config", config)
+	before, _ := os.ReadFile(config)
+
+	st.h.stdin = strings.NewReader("other-key\n")
+	if code := st.run("init", "--hub", "ws://127.0.0.1:2", "--config", config); code != exitError {
+		t.Fatalf("second init: exit %d", code)
+	}
+	if !strings.Contains(st.stderr.String(), config+" exists and was left alone: pass --force") {
+		t.Errorf("stderr = %q", st.stderr)
+	}
+	if after, _ := os.ReadFile(config); string(after) != string(before) {
+		t.Error("the config changed without --force")
+	}
+
+	// --force replaces both; the key file is rewritten with the new key.
+	st.mustRun(t, "init", "--hub", "ws://127.0.0.1:2", "--config", config, "--force")
+	cfg, err := node.LoadConfig(config)
+	if err != nil || cfg.Hub.URL != "ws://127.0.0.1:2" {
+		t.Fatalf("after --force: %v %q", err, cfg.Hub.URL)
+	}
+	if data, _ := os.ReadFile(filepath.Join(home, "c", "key")); string(data) != "other-key\n" {
+		t.Errorf("key after --force = %q", data)
+	}
+}
+
+func TestInitKeepsAnExistingKeyFile(t *testing.T) {
+	st, home := newInitTest(t, 1000, "")
+	key := filepath.Join(home, "vcp.key")
+	if err := os.WriteFile(key, []byte("kept-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(home, "config.toml")
+	out := st.mustRun(t, "init", "--hub", "ws://127.0.0.1:1", "--config", config, "--key-file", key)
+	if !strings.Contains(out, "kept the existing key file "+key) {
+		t.Errorf("output:\n%s", out)
+	}
+	if data, _ := os.ReadFile(key); string(data) != "kept-key\n" {
+		t.Errorf("key file = %q", data)
+	}
+}
+
+func TestInitPromptsWithoutEcho(t *testing.T) {
+	st, home := newInitTest(t, 1000, "")
+	var prompts []string
+	st.h.stdinIsTerminal = func() bool { return true }
+	st.h.readHidden = func(prompt string) (string, error) {
+		prompts = append(prompts, prompt)
+		return initKey + "\n", nil
+	}
+	config := filepath.Join(home, "config.toml")
+	out := st.mustRun(t, "init", "--hub", "ws://127.0.0.1:1", "--config", config)
+	if len(prompts) != 1 || !strings.Contains(prompts[0], "input is hidden") {
+		t.Errorf("prompts = %q", prompts)
+	}
+	if strings.Contains(out, initKey) {
+		t.Error("the key was echoed")
+	}
+	if data, _ := os.ReadFile(filepath.Join(home, "key")); string(data) != initKey+"\n" {
+		t.Errorf("key file = %q", data)
+	}
+}
+
+func TestInitAsRootWritesTheSystemLayout(t *testing.T) {
+	st, home := newInitTest(t, 0, initKey)
+	config := filepath.Join(home, "etc", "vcpnode", "config.toml")
+	out := st.mustRun(t, "init", "--hub", "wss://vcp.example.org", "--config", config)
+	if m := mode(t, config); m != 0o644 {
+		t.Errorf("config mode %04o: the service user must read it", m)
+	}
+	if m := mode(t, filepath.Join(filepath.Dir(config), "key")); m != 0o600 {
+		t.Errorf("key mode %04o", m)
+	}
+	if !strings.Contains(out, "next: vcpnode service install --system") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+func TestInitRefusesBadInput(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		stdin    string
+		wantCode int
+		want     string
+	}{
+		{"no hub", nil, initKey, exitUsage, "--hub is required"},
+		{"bad hub", []string{"--hub", "ftp://h"}, initKey, exitError, "nothing was written"},
+		{"bad key", []string{"--hub", "ws://127.0.0.1:1"}, "bad key/with spaces", exitError, "the key was not written"},
+		{"no key", []string{"--hub", "ws://127.0.0.1:1"}, "\n", exitError, "no key given"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, home := newInitTest(t, 1000, tt.stdin)
+			config := filepath.Join(home, "config.toml")
+			if code := st.run(append([]string{"init", "--config", config}, tt.args...)...); code != tt.wantCode {
+				t.Errorf("exit %d, want %d", code, tt.wantCode)
+			}
+			if got := st.stderr.String(); !strings.Contains(got, tt.want) || strings.Contains(got, "with spaces") {
+				t.Errorf("stderr = %q, want it to mention %q and not the key", got, tt.want)
+			}
+			if entries, _ := os.ReadDir(home); len(entries) != 0 {
+				t.Errorf("files were written: %v", entries)
+			}
+		})
+	}
+}
+
+// The config written by init and service install is made from the real
+// config.example.toml: this fails when the example changes shape.
+func TestExampleConfig(t *testing.T) {
+	name := `box "one" \ two`
+	text, err := exampleConfig(configValues{URL: "wss://vcp.example.org", Name: name, KeyFile: "/etc/vcpnode/key"}, "line one\nline two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(text, "## line one\n## line two\n\n") {
+		t.Errorf("header:\n%s", text[:80])
+	}
+	cfg, err := node.ParseConfig([]byte(text), "filled")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Hub.URL != "wss://vcp.example.org" || cfg.Hub.Name != name || cfg.Hub.KeyFile != "/etc/vcpnode/key" {
+		t.Errorf("hub = %+v", cfg.Hub)
+	}
+	// Nothing else of the example changed: three header lines were added.
+	if n := len(strings.Split(text, "\n")) - len(strings.Split(vcpnode.ConfigExample, "\n")); n != 3 {
+		t.Errorf("filled config has %d more lines than the example, want 3", n)
+	}
+	empty, err := exampleConfig(configValues{}, "")
+	if err != nil || empty != vcpnode.ConfigExample {
+		t.Errorf("with no values the example should come back unchanged (err %v)", err)
+	}
+}

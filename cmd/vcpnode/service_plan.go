@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// A plan is what a `service` command does, as data: the same plan is
+// printed by --dry-run and carried out otherwise, so what the dry run shows
+// is exactly what would happen.
+type plan []action
+
+type actionKind int
+
+const (
+	actMkdir       actionKind = iota // make a directory (and parents) with mode
+	actWrite                         // write content, replacing a different file
+	actCreate                        // write content only if nothing is there
+	actRun                           // run argv
+	actRemove                        // remove a file; a missing one is fine
+	actRemoveAll                     // remove a directory tree; a missing one is fine
+	actRemoveEmpty                   // remove a directory if it is empty
+	actNote                          // tell the operator something
+)
+
+type action struct {
+	kind    actionKind
+	path    string
+	mode    fs.FileMode
+	content []byte
+	// summary replaces the content in the dry-run listing (a whole
+	// config.example.toml would drown the rest).
+	summary string
+	argv    []string
+	// tolerated: a failing command is reported and the plan goes on (e.g.
+	// unloading a job that is not loaded).
+	tolerated bool
+	note      string
+}
+
+func mkdirAction(path string, mode fs.FileMode) action {
+	return action{kind: actMkdir, path: path, mode: mode}
+}
+
+func writeAction(path string, mode fs.FileMode, content []byte) action {
+	return action{kind: actWrite, path: path, mode: mode, content: content}
+}
+
+func runAction(argv ...string) action { return action{kind: actRun, argv: argv} }
+
+func tolerantRun(argv ...string) action { return action{kind: actRun, argv: argv, tolerated: true} }
+
+func noteAction(format string, args ...any) action {
+	return action{kind: actNote, note: fmt.Sprintf(format, args...)}
+}
+
+// commandRunner runs service-manager commands (systemctl, launchctl,
+// systemd-sysusers); tests replace it.
+type commandRunner interface {
+	// Run runs argv with its output on out and returns its error,
+	// *exec.ExitError when it ran and failed.
+	Run(ctx context.Context, out io.Writer, argv []string) error
+}
+
+// execRunner runs commands for real.
+type execRunner struct{}
+
+func (execRunner) Run(ctx context.Context, out io.Writer, argv []string) error {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fmt.Errorf("%s is not installed or not on PATH: %w", argv[0], err)
+	}
+	cmd := exec.CommandContext(ctx, path, argv[1:]...)
+	cmd.Stdout, cmd.Stderr = out, out
+	return cmd.Run()
+}
+
+// planRunner carries out or prints a plan. fsRoot prefixes every path it
+// touches (tests point it at a temporary directory); the paths it prints and
+// writes into files are the ones given.
+type planRunner struct {
+	out      io.Writer
+	commands commandRunner
+	fsRoot   string
+	dryRun   bool
+}
+
+func (r *planRunner) path(p string) string {
+	if r.fsRoot == "" {
+		return p
+	}
+	return filepath.Join(r.fsRoot, p)
+}
+
+func (r *planRunner) execute(ctx context.Context, p plan) error {
+	if r.dryRun {
+		fmt.Fprintln(r.out, "dry run: nothing is changed; this is what would be done")
+	}
+	for _, a := range p {
+		if err := r.step(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *planRunner) step(ctx context.Context, a action) error {
+	switch a.kind {
+	case actMkdir:
+		return r.mkdir(a)
+	case actWrite, actCreate:
+		return r.write(a)
+	case actRun:
+		return r.run(ctx, a)
+	case actRemove, actRemoveAll, actRemoveEmpty:
+		return r.remove(a)
+	case actNote:
+		fmt.Fprintln(r.out, "note: "+a.note)
+		return nil
+	}
+	return fmt.Errorf("unknown action kind %d", a.kind)
+}
+
+func (r *planRunner) mkdir(a action) error {
+	if fi, err := os.Stat(r.path(a.path)); err == nil && fi.IsDir() {
+		return nil
+	}
+	if r.dryRun {
+		fmt.Fprintf(r.out, "create directory %s (%04o)\n", a.path, a.mode)
+		return nil
+	}
+	if err := os.MkdirAll(r.path(a.path), a.mode); err != nil {
+		return fmt.Errorf("create directory: %w", err)
+	}
+	// MkdirAll's mode passes through the umask; say what we mean.
+	if err := os.Chmod(r.path(a.path), a.mode); err != nil {
+		return fmt.Errorf("create directory: %w", err)
+	}
+	fmt.Fprintf(r.out, "created directory %s\n", a.path)
+	return nil
+}
+
+func (r *planRunner) write(a action) error {
+	old, err := os.ReadFile(r.path(a.path))
+	exists := err == nil
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("read %s: %w", a.path, err)
+	case exists && a.kind == actCreate:
+		fmt.Fprintf(r.out, "keep existing %s\n", a.path)
+		return nil
+	case exists && bytes.Equal(old, a.content):
+		fmt.Fprintf(r.out, "unchanged %s\n", a.path)
+		return nil
+	}
+	verb := "write"
+	if exists {
+		verb = "replace"
+	}
+	if r.dryRun {
+		if a.summary != "" {
+			fmt.Fprintf(r.out, "%s %s (%04o): %s\n", verb, a.path, a.mode, a.summary)
+			return nil
+		}
+		fmt.Fprintf(r.out, "%s %s (%04o):\n", verb, a.path, a.mode)
+		for line := range strings.Lines(string(a.content)) {
+			fmt.Fprint(r.out, "    "+line)
+		}
+		return nil
+	}
+	if err := writeFileAtomic(r.path(a.path), a.content, a.mode); err != nil {
+		return err
+	}
+	done := "wrote"
+	if exists {
+		done = "replaced"
+	}
+	fmt.Fprintf(r.out, "%s %s\n", done, a.path)
+	return nil
+}
+
+func (r *planRunner) run(ctx context.Context, a action) error {
+	line := strings.Join(a.argv, " ")
+	if r.dryRun {
+		fmt.Fprintf(r.out, "run: %s\n", line)
+		return nil
+	}
+	fmt.Fprintf(r.out, "run: %s\n", line)
+	err := r.commands.Run(ctx, r.out, a.argv)
+	switch {
+	case err == nil:
+		return nil
+	case a.tolerated:
+		fmt.Fprintf(r.out, "(%s: %v; going on)\n", a.argv[0], err)
+		return nil
+	}
+	return fmt.Errorf("%s: %w", line, err)
+}
+
+func (r *planRunner) remove(a action) error {
+	fi, err := os.Lstat(r.path(a.path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove: %w", err)
+	}
+	if a.kind == actRemoveEmpty {
+		entries, err := os.ReadDir(r.path(a.path))
+		if err != nil || len(entries) > 0 || !fi.IsDir() {
+			return nil // not empty: it holds files that are not ours
+		}
+	}
+	if r.dryRun {
+		fmt.Fprintf(r.out, "remove %s\n", a.path)
+		return nil
+	}
+	if a.kind == actRemoveAll {
+		err = os.RemoveAll(r.path(a.path))
+	} else {
+		err = os.Remove(r.path(a.path))
+	}
+	if err != nil {
+		return fmt.Errorf("remove: %w", err)
+	}
+	fmt.Fprintf(r.out, "removed %s\n", a.path)
+	return nil
+}
+
+// writeFileAtomic replaces path with data: a reader sees the old file or the
+// new one, never half of either, and the file never has a wider mode than
+// asked for, even for a moment.
+func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // fails harmlessly once renamed
+	err = f.Chmod(mode)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/vcpnode/vcpnode/systemd"
+)
+
+// Where the system service's user is declared (sysusers.d(5)).
+const sysusersPath = "/etc/sysusers.d/vcpnode.conf"
+
+// systemdPlan is what a `service` command does under systemd.
+func (a *app) systemdPlan(h *host, l serviceLayout, op serviceOp, purge bool) (plan, error) {
+	systemctl := []string{"systemctl"}
+	if !l.system {
+		systemctl = append(systemctl, "--user")
+	}
+	sc := func(args ...string) []string { return append(append([]string{}, systemctl...), args...) }
+	unit := systemd.UnitName
+
+	switch op {
+	case opStart:
+		return plan{runAction(sc("start", unit)...)}, nil
+	case opStop:
+		return plan{runAction(sc("stop", unit)...)}, nil
+	case opStatus:
+		return plan{runAction(sc("status", "--no-pager", unit)...)}, nil
+	case opUninstall:
+		p := plan{
+			tolerantRun(sc("disable", "--now", unit)...),
+			{kind: actRemove, path: l.unitPath},
+			runAction(sc("daemon-reload")...),
+			tolerantRun(sc("reset-failed", unit)...),
+		}
+		return append(p, purgeActions(h, l, purge)...), nil
+	}
+
+	newConfig, err := serviceConfigContent(l)
+	if err != nil {
+		return nil, err
+	}
+	cfg, keyProblem, err := loadServiceConfig(h.fsRoot, l.config, newConfig)
+	if err != nil {
+		return nil, err
+	}
+	u := systemd.Unit{Binary: l.binary, Config: l.config}
+	render := systemd.User
+	if l.system {
+		render = systemd.System
+		u.KeyFile = cfg.Hub.KeyFile // handed over as the credential vcp_key
+	}
+	content, err := render(u)
+	if err != nil {
+		return nil, err
+	}
+
+	var p plan
+	if l.system {
+		p = append(p,
+			mkdirAction(filepath.Dir(sysusersPath), 0o755),
+			writeAction(sysusersPath, 0o644, systemd.Sysusers()),
+			runAction("systemd-sysusers", sysusersPath),
+		)
+		if under := homeDirOf(l.binary); under != "" {
+			p = append(p, noteAction("%s is under %s, which the system unit makes read-only and may hide from the vcpnode user (ProtectHome=): install the binary elsewhere, e.g. with scripts/install.sh", l.binary, under))
+		}
+	}
+	p = append(p, mkdirAction(filepath.Dir(l.config), l.configDirMode()))
+	// Never replaces a config: the step only says it kept one.
+	p = append(p, action{kind: actCreate, path: l.config, mode: l.configMode(), content: newConfig,
+		summary: "config.example.toml with hub.key_file = " + l.defaultKeyFile()})
+	p = append(p,
+		mkdirAction(filepath.Dir(l.unitPath), 0o755),
+		writeAction(l.unitPath, 0o644, content),
+		runAction(sc("daemon-reload")...),
+		runAction(sc("enable", unit)...),
+	)
+	if keyProblem != nil {
+		p = append(p, notStartedNote(l, keyProblem, strings.Join(sc("start", unit), " ")))
+		return p, nil
+	}
+	p = append(p, runAction(sc("restart", unit)...))
+	if !l.system {
+		p = append(p, noteAction("a user service runs while you are logged in; to keep it running without a session: loginctl enable-linger %s", userName(a.getenv)))
+	}
+	return p, nil
+}
+
+// notStartedNote explains why install enabled the service but did not start it.
+func notStartedNote(l serviceLayout, why error, start string) action {
+	return noteAction("not started: %v\n  set the hub and key with: vcpnode init --config %s --hub URL --name NAME --force\n  (or write the key to %s, chmod 600), then: %s",
+		why, l.config, l.defaultKeyFile(), start)
+}
+
+// purgeActions remove what install and init made, when asked to: the config,
+// a key file beside it, the config directory if that leaves it empty, and the
+// state directory. Anything else is kept and named.
+func purgeActions(h *host, l serviceLayout, purge bool) plan {
+	kept := []string{l.config}
+	if l.stateDir != "" {
+		kept = append(kept, l.stateDir)
+	}
+	if !purge {
+		return plan{noteAction("kept %s (uninstall --purge removes them)", strings.Join(kept, " and "))}
+	}
+	keyFiles := []string{l.defaultKeyFile()}
+	if cfg, _, err := loadServiceConfig(h.fsRoot, l.config, nil); err == nil && cfg.Hub.KeyFile != "" && cfg.Hub.KeyFile != keyFiles[0] {
+		if filepath.Dir(cfg.Hub.KeyFile) == filepath.Dir(l.config) {
+			keyFiles = append(keyFiles, cfg.Hub.KeyFile)
+		}
+	}
+	p := plan{{kind: actRemove, path: l.config}}
+	for _, k := range keyFiles {
+		p = append(p, action{kind: actRemove, path: k})
+	}
+	p = append(p, action{kind: actRemoveEmpty, path: filepath.Dir(l.config)})
+	for _, d := range []string{l.stateDir, l.logDir} {
+		if d != "" {
+			p = append(p, action{kind: actRemoveAll, path: d})
+		}
+	}
+	if l.system && l.manager == managerSystemd {
+		p = append(p, noteAction("the vcpnode system user is kept (userdel vcpnode removes it), and so is %s", sysusersPath))
+	}
+	return p
+}
+
+// serviceConfigContent is the config install writes when there is none:
+// the example, with hub.key_file pointing beside it.
+func serviceConfigContent(l serviceLayout) ([]byte, error) {
+	text, err := exampleConfig(configValues{KeyFile: l.defaultKeyFile()},
+		"Written by `vcpnode service install` from config.example.toml. Set hub.url and\n"+
+			"hub.name, put the key in hub.key_file (chmod 600), then check it with:\n"+
+			"  vcpnode config check --config "+l.config)
+	return []byte(text), err
+}
+
+// homeDirOf returns /home or /root when p is under one of them.
+func homeDirOf(p string) string {
+	for _, d := range []string{"/home", "/root"} {
+		if strings.HasPrefix(p, d+"/") {
+			return d
+		}
+	}
+	return ""
+}
+
+// userName names the user for hints; it falls back to $(id -un).
+func userName(getenv func(string) string) string {
+	if u := getenv("USER"); u != "" && !strings.ContainsAny(u, " \t\n'\"$`\\") {
+		return u
+	}
+	return fmt.Sprintf("%q", "$(id -un)")
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vcpnode/vcpnode/node"
+)
+
+func newStatusCmd(a *app) *cobra.Command {
+	var f controlFlags
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the running daemon's connection, tools, calls in flight and pending approvals",
+		Long: "status asks the running daemon (over its control socket) how it is doing: the\n" +
+			"connection to the main server and since when, the next retry and last error while\n" +
+			"disconnected, how many tools are exposed, the calls in flight, the calls awaiting\n" +
+			"approval, and its version and uptime.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout)
+			if err != nil {
+				return err
+			}
+			defer done()
+			st, err := c.Status(ctx)
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return writeJSON(a.stdout, st)
+			}
+			return printStatus(a.stdout, st)
+		},
+	}
+	f.add(cmd, true)
+	return cmd
+}
+
+// printStatus writes the human form of a status: label, value lines
+// aligned, then the calls in flight as a table.
+func printStatus(w io.Writer, st node.StatusResponse) error {
+	ago := func(t time.Time) string { return ctlAge(st.Now.Sub(t)) }
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t%s\n", label, fmt.Sprintf(format, args...))
+	}
+	version := st.Version
+	if version == "" {
+		version = "(unknown version)"
+	}
+	line("vcpnode", "%s, pid %d, up %s", version, st.PID, ago(st.StartedAt))
+
+	c := st.Connection
+	switch c.Phase {
+	case node.PhaseConnected:
+		line("connection", "connected for %s (since %s)", ago(c.Since), c.Since.Local().Format(time.DateTime))
+	case node.PhaseBackoff:
+		next := "now"
+		if c.RetryAt != nil {
+			next = "in " + ctlAge(c.RetryAt.Sub(st.Now))
+		}
+		line("connection", "disconnected for %s; next attempt %s (attempt %d)", ago(c.Since), next, c.Attempt+1)
+	default:
+		line("connection", "%s for %s", c.Phase, ago(c.Since))
+	}
+	if c.LastError != "" {
+		line("last error", "%s", ctlClip(c.LastError, 160))
+	}
+	line("hub", "%s", st.HubURL)
+	serverID := c.ServerID
+	if serverID == "" {
+		serverID = "-"
+	}
+	line("server id", "%s", serverID)
+	line("node name", "%s", st.Name)
+	line("sessions", "%d (%d reconnects)", c.Sessions, c.Reconnects)
+	line("tools", "%d exposed, %d not exposed (vcpnode tools --all)", st.Tools.Exposed, st.Tools.Hidden)
+	switch st.PendingApprovals {
+	case 0:
+		line("approvals", "none pending")
+	default:
+		line("approvals", "%d pending (vcpnode approvals)", st.PendingApprovals)
+	}
+	if st.ConfigFile != "" {
+		line("config", "%s", st.ConfigFile)
+	}
+	line("socket", "%s", st.Socket)
+	if st.Metrics != "" {
+		line("metrics", "http://%s/metrics", st.Metrics)
+	}
+	line("in flight", "%d", len(st.InFlight))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(st.InFlight) == 0 {
+		return nil
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TOOL\tREQUEST\tSTATE\tAGE\tDEADLINE IN")
+	for _, call := range st.InFlight {
+		state := call.State
+		if call.Local {
+			state += " (local)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", call.Tool, call.RequestID, state, ago(call.Started), ctlAge(call.Deadline.Sub(st.Now)))
+	}
+	return tw.Flush()
+}

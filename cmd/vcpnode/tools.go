@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vcpnode/vcpnode/node"
+)
+
+func newToolsCmd(a *app) *cobra.Command {
+	var f controlFlags
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List the running daemon's tools: exposed or not and why, timeout, limits, approval",
+		Long: "tools lists the tools the running daemon hosts. Without --all only the tools the\n" +
+			"server may call are listed; --all adds the others, and for every tool the reason\n" +
+			"it is exposed or not (policy, hidden_tools, built-in, manifest).",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout)
+			if err != nil {
+				return err
+			}
+			defer done()
+			tools, err := c.Tools(ctx)
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return writeJSON(a.stdout, node.ToolsResponse{Tools: tools})
+			}
+			return printTools(a.stdout, tools, all)
+		},
+	}
+	f.add(cmd, true)
+	cmd.Flags().BoolVarP(&all, "all", "a", false, "list the tools that are not exposed too, with the reason for each")
+	return cmd
+}
+
+func printTools(w io.Writer, tools []node.ToolStatus, all bool) error {
+	var rows []string
+	left := 0
+	for _, t := range tools {
+		if !t.Exposed && !all {
+			left++
+			continue
+		}
+		rows = append(rows, toolRow(t, all))
+	}
+	if len(rows) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		header := "NAME\tEXPOSED\tTIMEOUT\tMAX\tAPPROVAL\tSOURCE"
+		if all {
+			header += "\tWHY"
+		}
+		fmt.Fprintln(tw, header)
+		for _, r := range rows {
+			fmt.Fprintln(tw, r)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	var err error
+	switch {
+	case len(tools) == 0:
+		_, err = fmt.Fprintln(w, "no tools are registered")
+	case len(rows) == 0:
+		_, err = fmt.Fprintf(w, "none of the %d tools is exposed; vcpnode tools --all says why\n", left)
+	case left > 0:
+		_, err = fmt.Fprintf(w, "%d more not exposed; vcpnode tools --all lists them and why\n", left)
+	}
+	return err
+}
+
+// toolRow is one tab-separated line of the tools table.
+func toolRow(t node.ToolStatus, withReason bool) string {
+	exposed := "no"
+	switch {
+	case t.Exposed && t.Implicit:
+		exposed = "by name" // never registered; the server calls it by its fixed name
+	case t.Exposed:
+		exposed = "yes"
+	}
+	limit := "-"
+	if t.MaxConcurrent > 0 {
+		limit = strconv.Itoa(t.MaxConcurrent)
+	}
+	approval := t.Approval
+	if t.ApprovalTimeoutMs > 0 {
+		approval += " (" + ctlAge(time.Duration(t.ApprovalTimeoutMs)*time.Millisecond) + ")"
+	}
+	source := t.Source
+	if source == "" {
+		source = "-"
+	}
+	row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", t.Name, exposed, ctlAge(time.Duration(t.TimeoutMs)*time.Millisecond), limit, approval, source)
+	if withReason {
+		row += "\t" + t.Reason
+	}
+	return row
+}

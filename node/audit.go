@@ -1,0 +1,112 @@
+package node
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// auditLog appends one JSON line per finished call to [audit] file. The
+// dispatcher already logs every call at info level; the file is a record
+// apart from the log, for the owner to keep and grep. It never holds
+// argument values.
+//
+// The file is opened for each line: calls are rare next to the cost of a
+// tool, the path follows a reload at once, and a rotated file is simply
+// recreated.
+type auditLog struct {
+	n *Node
+
+	mu      sync.Mutex
+	failing bool // the last write failed; warn once per failure streak
+}
+
+// auditEntry is one line of the audit file.
+type auditEntry struct {
+	Time        time.Time `json:"time"`
+	Node        string    `json:"node"`
+	Tool        string    `json:"tool"`
+	RequestID   string    `json:"requestId"`
+	Local       bool      `json:"local,omitempty"`
+	Outcome     string    `json:"outcome"`
+	Approval    string    `json:"approval,omitempty"`
+	DurationMs  float64   `json:"durationMs"`
+	QueuedMs    float64   `json:"queuedMs,omitempty"`
+	ResultBytes int       `json:"resultBytes,omitempty"`
+	Error       string    `json:"error,omitempty"`
+}
+
+func newAuditLog(n *Node) *auditLog { return &auditLog{n: n} }
+
+// check makes sure path can be appended to, creating it (0600) if needed.
+func (a *auditLog) check(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := openAudit(path)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func openAudit(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit.file: %w", err)
+	}
+	return f, nil
+}
+
+// record is the dispatcher observer.
+func (a *auditLog) record(rec toolhost.CallRecord) {
+	path := a.n.Config().Audit.File
+	if path == "" {
+		return
+	}
+	line, err := json.Marshal(auditEntry{
+		Time: rec.Finished.UTC(), Node: a.n.Name(), Tool: rec.Tool, RequestID: rec.RequestID, Local: rec.Local,
+		Outcome: rec.Outcome, Approval: string(rec.Approval), DurationMs: millis(rec.Duration),
+		QueuedMs: millis(rec.Queued), ResultBytes: rec.ResultBytes, Error: rec.Error,
+	})
+	if err != nil {
+		return // cannot happen: every field marshals
+	}
+	line = append(line, '\n')
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	err = appendLine(path, line)
+	switch {
+	case err != nil && !a.failing:
+		a.failing = true
+		a.n.log.Error().Err(err).Msg("cannot write the audit file; calls are still logged (said once until it works again)")
+	case err == nil && a.failing:
+		a.failing = false
+		a.n.log.Info().Str("file", path).Msg("audit file writable again")
+	}
+}
+
+func appendLine(path string, line []byte) error {
+	f, err := openAudit(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(line)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("audit.file: %w", err)
+	}
+	return nil
+}
+
+// millis is d in milliseconds with microsecond precision.
+func millis(d time.Duration) float64 {
+	return float64(d.Microseconds()) / 1000
+}

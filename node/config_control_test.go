@@ -1,0 +1,107 @@
+package node
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+func TestControlConfigProblems(t *testing.T) {
+	long := "/" + strings.Repeat("s", maxSocketPathBytes)
+	tests := []struct {
+		name string
+		doc  string
+		want []string // problems, "" entries aside; none means valid
+	}{
+		{"defaults", "", nil},
+		{"everything set", `[control]
+socket = "/run/user/1000/vcpnode.sock"
+[audit]
+file = "/var/log/vcpnode/audit.jsonl"
+[metrics]
+listen = "127.0.0.1:9464"
+[tools.Shell]
+approval = "ask"
+approval_timeout = "5m"
+timeout = "10m"
+[tools.Rm]
+approval = "deny"
+[tools.Echo]
+approval = "auto"`, nil},
+		{"relative paths", `[control]
+socket = "vcpnode.sock"
+[audit]
+file = "audit.jsonl"`, []string{
+			`t.toml:2:1: control.socket: "vcpnode.sock" is not an absolute path`,
+			`t.toml:4:1: audit.file: "audit.jsonl" is not an absolute path`,
+		}},
+		{"socket path too long", "[control]\nsocket = \"" + long + "\"", []string{
+			"control.socket: is 108 bytes long; Unix socket paths are limited to 107",
+		}},
+		{"remote metrics", "[metrics]\nlisten = \"0.0.0.0:9464\"", []string{
+			`t.toml:2:1: metrics.listen: "0.0.0.0:9464" would serve metrics beyond this machine; use 127.0.0.1 or [::1], or set metrics.allow_remote = true`,
+		}},
+		{"remote metrics allowed", "[metrics]\nlisten = \"0.0.0.0:9464\"\nallow_remote = true", nil},
+		{"bad approval", "[tools.X]\napproval = \"maybe\"\napproval_timeout = \"10ms\"", []string{
+			`t.toml:2:1: tools.X.approval: "maybe" is not one of auto, ask, deny`,
+			`t.toml:3:1: tools.X.approval_timeout: must be at least 1s, like "2m" (got 10ms)`,
+		}},
+		{"approval outlives the call", "[tools.X]\napproval = \"ask\"\ntimeout = \"1m\"\napproval_timeout = \"1m\"", []string{
+			`t.toml:4:1: tools.X.approval_timeout: approval_timeout 1m must be below timeout 1m, or the call times out before it can be approved; lower approval_timeout or raise timeout`,
+		}},
+		{"default approval outlives the call", "[tools.X]\napproval = \"ask\"\ntimeout = \"90s\"", []string{
+			`t.toml:2:1: tools.X.approval: approval_timeout (default) 2m must be below timeout 1m30s`,
+		}},
+		{"tool timeout unknown here", "[tools.X]\napproval = \"ask\"", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tt.doc), "t.toml")
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("ParseConfig: %v", err)
+				}
+				return
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("ParseConfig = %v, want a *ConfigError", err)
+			}
+			if len(ce.Problems) != len(tt.want) {
+				t.Errorf("%d problems, want %d:\n%v", len(ce.Problems), len(tt.want), err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("problems lack %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestPolicyCarriesApproval(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Tools = map[string]ToolConfig{
+		"A": {Approval: "ask", ApprovalTimeout: Duration(30 * time.Second)},
+		"B": {Approval: "deny"},
+		"C": {},
+	}
+	pol := cfg.Policy()
+	tests := []struct {
+		tool string
+		mode toolhost.ApprovalMode
+		wait time.Duration
+	}{
+		{"A", toolhost.ApprovalAsk, 30 * time.Second},
+		{"B", toolhost.ApprovalDeny, toolhost.DefaultApprovalTimeout},
+		{"C", toolhost.ApprovalAuto, toolhost.DefaultApprovalTimeout},
+	}
+	for _, tt := range tests {
+		if mode, wait := pol.Approval(tt.tool); mode != tt.mode || wait != tt.wait {
+			t.Errorf("%s: %s %s, want %s %s", tt.tool, mode, wait, tt.mode, tt.wait)
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package node
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/placeholders"
+)
+
+func TestPlaceholderConfigProblems(t *testing.T) {
+	cmd := func(c CommandPlaceholderConfig) func(*Config) {
+		return func(cfg *Config) { cfg.Placeholders.Command = []CommandPlaceholderConfig{c} }
+	}
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		key    string
+		msg    string
+	}{
+		{"push interval", func(c *Config) { c.Placeholders.PushInterval = Duration(time.Millisecond) }, "placeholders.push_interval", "at least 100ms"},
+		{"min interval", func(c *Config) { c.Placeholders.MinInterval = -1 }, "placeholders.min_interval", "negative"},
+		{"value name", func(c *Config) { c.Placeholders.Values = map[string]string{"a b": "x"} }, `placeholders.values."a b"`, "invalid placeholder key"},
+		{"value empty", func(c *Config) { c.Placeholders.Values = map[string]string{"A": " "} }, "placeholders.values.A", "is empty"},
+		{"both forms of one value", func(c *Config) { c.Placeholders.Values = map[string]string{"A": "1", "{{A}}": "2"} },
+			`placeholders.values."{{A}}"`, "{{A}} is already defined by placeholders.values.A"},
+		{"command without name", cmd(CommandPlaceholderConfig{Command: "date"}), "placeholders.command[0].name", "is missing"},
+		{"command without command", cmd(CommandPlaceholderConfig{Name: "D"}), "placeholders.command[0].command", "is missing"},
+		{"every and cron", cmd(CommandPlaceholderConfig{Name: "D", Command: "date", Every: Duration(time.Minute), Cron: "* * * * *"}),
+			"placeholders.command[0].cron", "not both"},
+		{"bad cron", cmd(CommandPlaceholderConfig{Name: "D", Command: "date", Cron: "* * *"}), "placeholders.command[0].cron", "invalid schedule"},
+		{"negative every", cmd(CommandPlaceholderConfig{Name: "D", Command: "date", Every: -1}), "placeholders.command[0].every", "must be positive"},
+		{"negative timeout", cmd(CommandPlaceholderConfig{Name: "D", Command: "date", Timeout: -1}), "placeholders.command[0].timeout", "must be positive"},
+		{"command and value", func(c *Config) {
+			c.Placeholders.Values = map[string]string{"DevBoxOwner": "Alice"}
+			c.Placeholders.Command = []CommandPlaceholderConfig{{Name: "{{DevBoxOwner}}", Command: "whoami"}}
+		}, "placeholders.command[0].name", "{{DevBoxOwner}} is already defined by placeholders.values.DevBoxOwner"},
+		{"system and command", func(c *Config) {
+			c.Placeholders.Command = []CommandPlaceholderConfig{{Name: "DevBoxStatus", Command: "uptime"}}
+			c.Placeholders.System = SystemPlaceholderConfig{Enabled: true, Name: "DevBoxStatus"}
+		}, "placeholders.system.name", "already defined by placeholders.command[0].name"},
+		{"system disk", func(c *Config) { c.Placeholders.System = SystemPlaceholderConfig{Enabled: true, Disk: "data"} },
+			"placeholders.system.disk", "not an absolute path"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tt.mutate(&c)
+			var ce *ConfigError
+			if err := c.Validate(); !errors.As(err, &ce) {
+				t.Fatalf("Validate() = %v, want a *ConfigError", err)
+			}
+			if len(ce.Problems) != 1 {
+				t.Fatalf("got %d problems, want 1:\n%v", len(ce.Problems), ce)
+			}
+			if p := ce.Problems[0]; p.Key != tt.key || !strings.Contains(p.Message, tt.msg) {
+				t.Errorf("problem = %s, want key %s and message containing %q", p, tt.key, tt.msg)
+			}
+		})
+	}
+}
+
+func TestPlaceholderConfigFromTOML(t *testing.T) {
+	doc := `
+[hub]
+name = "gpu box"
+
+[placeholders]
+push_interval = "5s"
+
+[placeholders.values]
+DevBoxOwner = "Alice"
+"{{Team}}" = "infra"
+
+[[placeholders.command]]
+name = "DevBoxGitBranch"
+command = "git -C /srv/proj branch --show-current"
+every = "1m"
+timeout = "5s"
+
+[[placeholders.command]]
+name = "Uptime"
+command = "uptime"
+cron = "*/30 * * * * *"
+
+[[placeholders.command]]
+name = "Kernel"
+command = "uname -r"
+
+[placeholders.system]
+enabled = true
+`
+	cfg, err := ParseConfig([]byte(doc), "test.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Placeholders.PushInterval.D() != 5*time.Second || cfg.Placeholders.MinInterval.D() != placeholders.DefaultMinInterval {
+		t.Errorf("intervals = %+v", cfg.Placeholders)
+	}
+	jobs, err := cfg.placeholderJobs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct {
+		name      string
+		scheduled bool
+		timeout   time.Duration
+	}
+	wants := []want{
+		{"value DevBoxOwner", false, 0},
+		{"value {{Team}}", false, 0},
+		{"command DevBoxGitBranch", true, 5 * time.Second},
+		{"command Uptime", true, DefaultCommandTimeout},
+		{"command Kernel", false, DefaultCommandTimeout},
+		{"system status", true, DefaultCommandTimeout},
+	}
+	if len(jobs) != len(wants) {
+		t.Fatalf("%d jobs, want %d", len(jobs), len(wants))
+	}
+	for i, w := range wants {
+		j := jobs[i]
+		if j.Source.Name() != w.name || (j.Schedule != nil) != w.scheduled || j.Timeout != w.timeout || j.Fingerprint == "" {
+			t.Errorf("job %d = %s scheduled=%v timeout=%s, want %+v", i, j.Source.Name(), j.Schedule != nil, j.Timeout, w)
+		}
+	}
+	// The system status is named after the node, made a valid name.
+	if got := jobs[5].Source.Placeholders(); len(got) != 1 || got[0] != "gpu_boxStatus" {
+		t.Errorf("system placeholder = %v", got)
+	}
+	// A line and column point at problems in the file.
+	_, err = ParseConfig([]byte("[placeholders.values]\nA = \"1\"\n\"{{A}}\" = \"2\"\n"), "dup.toml")
+	if err == nil || !strings.Contains(err.Error(), "dup.toml:3:") || !strings.Contains(err.Error(), "placeholders.values.A") {
+		t.Errorf("duplicate key error = %v", err)
+	}
+}
+
+// The example documents every [placeholders] setting, and its sample
+// entries (## prose there) load when written out.
+func TestExampleConfigPlaceholders(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "config.example.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, want := range []string{"# [placeholders]", "# push_interval = ", "# min_interval = ", "[placeholders.values]",
+		"[[placeholders.command]]", "every = ", "cron = ", "timeout = ", "# [placeholders.system]", "# enabled = ", "# disk = "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("config.example.toml lacks %q", want)
+		}
+	}
+	var sample []string
+	for line := range strings.Lines(text) {
+		if s, ok := strings.CutPrefix(line, "##   "); ok {
+			sample = append(sample, s)
+		}
+	}
+	if _, err := ParseConfig([]byte(strings.Join(sample, "")), "example sample"); err != nil || len(sample) == 0 {
+		t.Errorf("the example's sample placeholders (%d lines) do not load: %v", len(sample), err)
+	}
+}
+
+func TestCommandEnvironHasNoKey(t *testing.T) {
+	got := commandEnviron([]string{"PATH=/bin", EnvKey + "=" + testKey, "HOME=/root", EnvKey + "_OTHER=x"})
+	if strings.Join(got, " ") != "PATH=/bin HOME=/root "+EnvKey+"_OTHER=x" {
+		t.Fatalf("environment = %q", got)
+	}
+}
+
+func TestCommandPlaceholderCannotReadTheKey(t *testing.T) {
+	t.Setenv(EnvKey, testKey)
+	cfg := DefaultConfig()
+	cfg.Placeholders.Command = []CommandPlaceholderConfig{{Name: "Env", Command: "printenv " + EnvKey + " || echo unset"}}
+	resp, _, err := EvaluatePlaceholders(t.Context(), cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Placeholders) != 1 || resp.Placeholders[0].Value != "unset" {
+		t.Fatalf("placeholders = %+v", resp.Placeholders)
+	}
+}

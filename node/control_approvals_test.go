@@ -1,0 +1,162 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// argSecret is an argument value that must never reach the log.
+const argSecret = "arg-value-not-for-the-log"
+
+func TestApprovalsThroughTheHub(t *testing.T) {
+	approve := func(t *testing.T, h *harness, c *ControlClient, id string) {
+		res, err := c.Decide(h.ctx, id, true, "ignored when approving")
+		if err != nil || res.Decision != DecisionApprove || res.Approval.ID != id || res.Approval.Tool != "Echo" {
+			t.Fatalf("approve = %+v, %v", res, err)
+		}
+	}
+	deny := func(t *testing.T, h *harness, c *ControlClient, id string) {
+		if res, err := c.Decide(h.ctx, id, false, "not today"); err != nil || res.Decision != DecisionDeny {
+			t.Fatalf("deny = %+v, %v", res, err)
+		}
+	}
+	tests := []struct {
+		name     string
+		tool     ToolConfig
+		decide   func(*testing.T, *harness, *ControlClient, string) // nil: nobody answers
+		status   string
+		want     string // the result text or the error the server gets
+		decision string // in the "call finished" log line
+	}{
+		{"approved", ToolConfig{Approval: "ask"}, approve, wsproto.StatusSuccess, argSecret, "approved"},
+		{"denied", ToolConfig{Approval: "ask"}, deny, wsproto.StatusError, `tool "Echo" denied by the node's owner: not today`, "denied"},
+		{"not approved in time", ToolConfig{Approval: "ask", ApprovalTimeout: Duration(time.Second)}, nil,
+			wsproto.StatusError, `tool "Echo" not approved within 1s by the node's owner`, "expired"},
+		{"always refused", ToolConfig{Approval: "deny"}, nil, wsproto.StatusError, `tool "Echo" refused by the node's owner`, "refused"},
+		{"auto", ToolConfig{}, nil, wsproto.StatusSuccess, argSecret, "auto"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := startHarness(t, harnessOpt{config: func(c *Config) { c.Tools = map[string]ToolConfig{"Echo": tt.tool} }})
+			conn := h.accept()
+			_, client := startControl(t, h, "")
+			result := asyncCall(h, conn, "r-1", "Echo", map[string]string{"message": argSecret})
+
+			if tt.tool.Approval == "ask" {
+				h.waitPending(1)
+				list, err := client.Approvals(h.ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(list.Pending) != 1 {
+					t.Fatalf("pending = %+v", list.Pending)
+				}
+				p := list.Pending[0]
+				if p.RequestID != "r-1" || p.Tool != "Echo" || string(p.Args["message"]) != `"`+argSecret+`"` ||
+					!p.Expires.After(p.Requested) || list.Now.Before(p.Requested) {
+					t.Errorf("pending approval = %+v", p)
+				}
+				st, err := client.Status(h.ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.PendingApprovals != 1 || len(st.InFlight) != 1 || st.InFlight[0].State != CallAwaitingApproval {
+					t.Errorf("status = %d pending, in flight %+v", st.PendingApprovals, st.InFlight)
+				}
+				if tt.decide != nil {
+					tt.decide(t, h, client, p.ID)
+				}
+				defer func() {
+					// Decided or expired, the id is gone.
+					_, err := client.Decide(h.ctx, p.ID, true, "")
+					var api *APIError
+					if !errors.As(err, &api) || api.Status != http.StatusNotFound {
+						t.Errorf("deciding again = %v, want HTTP 404", err)
+					}
+				}()
+			}
+			res := waitResult(h, result)
+			got := res.Error
+			if res.Status == wsproto.StatusSuccess {
+				got = firstText(t, res)
+			}
+			if res.Status != tt.status || !strings.Contains(got, tt.want) {
+				t.Fatalf("result = %+v, want %s %q", res, tt.status, tt.want)
+			}
+			h.waitLog(`"approval":"` + tt.decision + `"`)
+			if strings.Contains(h.logs.String(), argSecret) {
+				t.Errorf("an argument value reached the log:\n%s", h.logs)
+			}
+		})
+	}
+}
+
+func TestApprovalHeldCallStopsWithTheNode(t *testing.T) {
+	h := startHarness(t, harnessOpt{config: func(c *Config) {
+		c.Tools = map[string]ToolConfig{"Echo": {Approval: "ask"}}
+		c.Node.ShutdownGrace = Duration(time.Hour) // the held call must not wait for it
+	}})
+	conn := h.accept()
+	result := asyncCall(h, conn, "r-1", "Echo", nil)
+	h.waitPending(1)
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.shutdown() }()
+	if res := waitResult(h, result); res.Status != wsproto.StatusError || res.Error != "node is shutting down" {
+		t.Errorf("result = %+v", res)
+	}
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-h.ctx.Done():
+		t.Fatal("the node waited for a call held for approval")
+	}
+}
+
+func TestControlErrors(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	_, client := startControl(t, h, "")
+	tests := []struct {
+		method, path string
+		body         any
+		status       int
+		want         string
+	}{
+		{http.MethodGet, pathReload, nil, http.StatusMethodNotAllowed, "/v1/reload needs POST, not GET"},
+		{http.MethodPost, pathStatus, nil, http.StatusMethodNotAllowed, "needs GET"},
+		{http.MethodGet, "/v2/status", nil, http.StatusNotFound, "no such endpoint /v2/status"},
+		{http.MethodPost, pathApprovals + "/7/maybe", nil, http.StatusNotFound, "use …/approve or …/deny"},
+		{http.MethodPost, pathApprovals + "/7/approve", nil, http.StatusNotFound, `no pending approval with this id: "7"`},
+		{http.MethodPost, pathCall, map[string]any{"tool": "Echo", "argz": map[string]string{}}, http.StatusBadRequest, `unknown field "argz"`},
+		{http.MethodPost, pathReload, nil, http.StatusConflict, "not started from a config file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			var out map[string]any
+			err := client.do(h.ctx, tt.method, tt.path, tt.body, &out)
+			var api *APIError
+			if !errors.As(err, &api) || api.Status != tt.status || !strings.Contains(api.Message, tt.want) {
+				t.Fatalf("%s %s = %v, want HTTP %d %q", tt.method, tt.path, err, tt.status, tt.want)
+			}
+		})
+	}
+}
+
+func TestControlClientWhenNothingListens(t *testing.T) {
+	path := shortSocketPath(t)
+	// A socket file with no listener behind it, as a crashed daemon leaves.
+	stale := staleSocket(t, path+".stale")
+	for _, p := range []string{path, stale} {
+		_, err := NewControlClient(p).Status(context.Background())
+		if !errors.Is(err, ErrNotRunning) || err.Error() != "cannot reach vcpnode at "+p+": is it running?" {
+			t.Errorf("Status(%s) = %v", p, err)
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"syscall"
+)
+
+// ErrNotRunning: nothing answers on the control socket.
+var ErrNotRunning = errors.New("vcpnode is not running")
+
+// NotRunningError says no daemon answers at Socket.
+type NotRunningError struct {
+	Socket string
+	Err    error // the dial error
+}
+
+func (e *NotRunningError) Error() string {
+	return fmt.Sprintf("cannot reach vcpnode at %s: is it running?", e.Socket)
+}
+
+// Is makes errors.Is(err, ErrNotRunning) true.
+func (e *NotRunningError) Is(target error) bool { return target == ErrNotRunning }
+
+func (e *NotRunningError) Unwrap() error { return e.Err }
+
+// APIError is an error the daemon answered with.
+type APIError struct {
+	Status  int    // the HTTP status code
+	Message string // the daemon's {"error": …}
+}
+
+func (e *APIError) Error() string { return e.Message }
+
+// ControlClient talks to a running daemon over its control socket. The CLI
+// commands are thin wrappers around it.
+type ControlClient struct {
+	socket string
+	hc     *http.Client
+}
+
+// NewControlClient returns a client for the daemon listening on socket.
+func NewControlClient(socket string) *ControlClient {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		},
+		DisableCompression: true,
+	}
+	return &ControlClient{socket: socket, hc: &http.Client{Transport: tr}}
+}
+
+// Socket is the path the client dials.
+func (c *ControlClient) Socket() string { return c.socket }
+
+// Close releases idle connections.
+func (c *ControlClient) Close() { c.hc.CloseIdleConnections() }
+
+// Status is GET /v1/status.
+func (c *ControlClient) Status(ctx context.Context) (StatusResponse, error) {
+	var out StatusResponse
+	return out, c.do(ctx, http.MethodGet, pathStatus, nil, &out)
+}
+
+// Tools is GET /v1/tools.
+func (c *ControlClient) Tools(ctx context.Context) ([]ToolStatus, error) {
+	var out ToolsResponse
+	return out.Tools, c.do(ctx, http.MethodGet, pathTools, nil, &out)
+}
+
+// Call runs a tool in the daemon as the owner (POST /v1/call). A tool that
+// fails is not an error here: see CallResponse.OK.
+func (c *ControlClient) Call(ctx context.Context, req CallRequest) (CallResponse, error) {
+	var out CallResponse
+	return out, c.do(ctx, http.MethodPost, pathCall, req, &out)
+}
+
+// Reload makes the daemon re-read its config file (POST /v1/reload).
+func (c *ControlClient) Reload(ctx context.Context) (ReloadResponse, error) {
+	var out ReloadResponse
+	return out, c.do(ctx, http.MethodPost, pathReload, nil, &out)
+}
+
+// Reconnect cuts a backoff wait short (POST /v1/reconnect).
+func (c *ControlClient) Reconnect(ctx context.Context) (ReconnectResponse, error) {
+	var out ReconnectResponse
+	return out, c.do(ctx, http.MethodPost, pathReconnect, nil, &out)
+}
+
+// Approvals lists the calls awaiting the owner (GET /v1/approvals).
+func (c *ControlClient) Approvals(ctx context.Context) (ApprovalsResponse, error) {
+	var out ApprovalsResponse
+	return out, c.do(ctx, http.MethodGet, pathApprovals, nil, &out)
+}
+
+// Decide approves or denies a pending call; reason goes with a denial.
+func (c *ControlClient) Decide(ctx context.Context, id string, approve bool, reason string) (DecisionResponse, error) {
+	action := DecisionDeny
+	if approve {
+		action = DecisionApprove
+	}
+	var out DecisionResponse
+	path := pathApprovals + "/" + url.PathEscape(id) + "/" + action
+	return out, c.do(ctx, http.MethodPost, path, DecisionRequest{Reason: reason}, &out)
+}
+
+func (c *ControlClient) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	// The host is a placeholder: the transport always dials the socket.
+	req, err := http.NewRequestWithContext(ctx, method, "http://vcpnode"+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.dialError(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e ErrorResponse
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64*KiB))
+		if json.Unmarshal(data, &e) != nil || e.Error == "" {
+			e.Error = fmt.Sprintf("vcpnode answered %s without an explanation", resp.Status)
+		}
+		return &APIError{Status: resp.StatusCode, Message: e.Error}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("read the answer of vcpnode at %s: %w", c.socket, err)
+	}
+	return nil
+}
+
+// dialError turns "nothing there" into NotRunningError and explains a
+// permission problem; other errors pass through.
+func (c *ControlClient) dialError(err error) error {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "dial" {
+		return fmt.Errorf("talk to vcpnode at %s: %w", c.socket, err)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ECONNREFUSED):
+		return &NotRunningError{Socket: c.socket, Err: err}
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("cannot open the control socket %s: permission denied; run this as root or as the user the daemon runs as: %w", c.socket, err)
+	}
+	return fmt.Errorf("cannot reach vcpnode at %s: %w", c.socket, err)
+}

@@ -1,0 +1,33 @@
+//go:build linux
+
+package node
+
+import (
+	"fmt"
+	"net"
+	"syscall"
+)
+
+// peerUID is the uid of the process on the other end of a control
+// connection, from SO_PEERCRED (recorded by the kernel at connect).
+func peerUID(c net.Conn) (int, error) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return 0, fmt.Errorf("not a Unix socket connection (%T)", c)
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var cred *syscall.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	}); err != nil {
+		return 0, err
+	}
+	if credErr != nil {
+		return 0, fmt.Errorf("SO_PEERCRED: %w", credErr)
+	}
+	return int(cred.Uid), nil
+}

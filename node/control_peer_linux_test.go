@@ -1,0 +1,163 @@
+//go:build linux
+
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// peerClientEnv makes the test binary act as a control client (see init):
+// the permission tests run it as another user.
+const peerClientEnv = "VCPNODE_TEST_CONTROL_PEER"
+
+// nobody is the uid the permission tests run their client as.
+const nobody = 65534
+
+// peerReport is what the client process prints.
+type peerReport struct {
+	StatusErr     string `json:"statusErr"`
+	ReconnectErr  string `json:"reconnectErr"`
+	ReconnectHTTP int    `json:"reconnectHttp"`
+	ApprovalsHTTP int    `json:"approvalsHttp"`
+}
+
+func init() {
+	if sock := os.Getenv(peerClientEnv); sock != "" {
+		os.Exit(runPeerClient(sock))
+	}
+}
+
+func runPeerClient(sock string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := NewControlClient(sock)
+	var rep peerReport
+	if _, err := c.Status(ctx); err != nil {
+		rep.StatusErr = err.Error()
+	}
+	if _, err := c.Reconnect(ctx); err != nil {
+		rep.ReconnectErr = err.Error()
+		var api *APIError
+		if errors.As(err, &api) {
+			rep.ReconnectHTTP = api.Status
+		}
+	}
+	var api *APIError
+	if _, err := c.Approvals(ctx); errors.As(err, &api) {
+		rep.ApprovalsHTTP = api.Status
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(rep); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// runAsNobody runs a copy of this test binary as uid 65534 against sock.
+func runAsNobody(t *testing.T, sock string) peerReport {
+	t.Helper()
+	// The go test binary sits in a private build directory: copy it where
+	// nobody can execute it.
+	dir, err := os.MkdirTemp("", "vcbin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "client")
+	copyFile(t, self, bin, 0o755)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-test.run=^$")
+	cmd.Env = []string{peerClientEnv + "=" + sock, "PATH=/usr/bin:/bin"}
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("client as uid %d: %v (%s)", nobody, err, out)
+	}
+	var rep peerReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	return rep
+}
+
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	src, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestControlPermissions runs a real client as another user: the socket's
+// mode keeps it out, and where the socket is opened up, SO_PEERCRED still
+// keeps it from changing anything.
+func TestControlPermissions(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a client as another user; run the tests as root to cover SO_PEERCRED")
+	}
+	h := startHarness(t, harnessOpt{})
+	h.accept()
+	srv, _ := startControl(t, h, "")
+	sock := srv.Socket()
+
+	t.Run("socket mode 0600", func(t *testing.T) {
+		if err := os.Chmod(filepath.Dir(sock), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		rep := runAsNobody(t, sock)
+		for _, msg := range []string{rep.StatusErr, rep.ReconnectErr} {
+			if !strings.Contains(msg, "permission denied") || !strings.Contains(msg, "run this as root or as the user the daemon runs as") {
+				t.Errorf("client as nobody got %q, want a permission error", msg)
+			}
+		}
+	})
+	t.Run("socket opened up", func(t *testing.T) {
+		if err := os.Chmod(sock, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		rep := runAsNobody(t, sock)
+		want := fmt.Sprintf("permission denied: uid %d may not change this daemon; only root or uid 0", nobody)
+		if rep.StatusErr != "" {
+			t.Errorf("status as nobody: %s (reading is allowed to whoever can open the socket)", rep.StatusErr)
+		}
+		if rep.ReconnectHTTP != 403 || rep.ReconnectErr != want+" (the daemon's user) may" {
+			t.Errorf("reconnect as nobody = %d %q, want 403 %q", rep.ReconnectHTTP, rep.ReconnectErr, want)
+		}
+		if rep.ApprovalsHTTP != 403 {
+			t.Errorf("approvals as nobody = HTTP %d, want 403: held calls' arguments are the owner's", rep.ApprovalsHTTP)
+		}
+		h.waitLog("control request refused")
+	})
+}

@@ -1,0 +1,342 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// ControlOptions configure ListenControl.
+type ControlOptions struct {
+	// Socket is the path to listen on (see DefaultControlSocket).
+	Socket string
+	// ConfigFile is re-read by POST /v1/reload; empty refuses reloads.
+	ConfigFile string
+	// Version is shown by `vcpnode status`.
+	Version string
+	// MetricsAddr is where /metrics is served, for status; empty when off.
+	MetricsAddr string
+	Log         zerolog.Logger
+}
+
+// ControlServer serves the control API on a Unix socket.
+type ControlServer struct {
+	n    *Node
+	opts ControlOptions
+	uid  int // the daemon's own uid: its owner may write
+	ln   net.Listener
+	srv  *http.Server
+	done chan struct{} // closed when Serve has returned
+
+	metricsAddr atomic.Pointer[string] // see SetMetricsAddr
+}
+
+const (
+	maxControlBody     = 8 * MiB
+	controlReadTimeout = 10 * time.Second
+)
+
+// ListenControl listens on opts.Socket and serves the control API until
+// Close. It answers before the node has connected: call it before Run.
+func ListenControl(ctx context.Context, n *Node, opts ControlOptions) (*ControlServer, error) {
+	ln, err := listenControlSocket(ctx, opts.Socket)
+	if err != nil {
+		return nil, err
+	}
+	s := &ControlServer{n: n, opts: opts, uid: os.Getuid(), ln: ln, done: make(chan struct{})}
+	s.SetMetricsAddr(opts.MetricsAddr)
+	s.srv = &http.Server{
+		Handler:           s.routes(),
+		ReadHeaderTimeout: controlReadTimeout,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			uid, err := peerUID(c)
+			return context.WithValue(ctx, peerKey{}, peer{uid: uid, err: err})
+		},
+		// net/http's own complaints (bad requests, accept errors) go to our log.
+		ErrorLog: newStdLog(opts.Log, "control"),
+	}
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			opts.Log.Error().Err(err).Str("socket", opts.Socket).Msg("control socket stopped serving")
+		}
+	}()
+	opts.Log.Info().Str("socket", opts.Socket).Msg("control socket listening")
+	return s, nil
+}
+
+// SetMetricsAddr is where /metrics is served, for status: the metrics
+// endpoint starts after the control socket, and may listen on port 0.
+func (s *ControlServer) SetMetricsAddr(addr string) { s.metricsAddr.Store(&addr) }
+
+// Socket is the path the server listens on.
+func (s *ControlServer) Socket() string { return s.opts.Socket }
+
+// Close stops accepting, waits for requests in progress until ctx ends (then
+// cuts them off), and removes the socket file.
+func (s *ControlServer) Close(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		s.srv.Close()
+	}
+	<-s.done
+	return err
+}
+
+type peerKey struct{}
+
+type peer struct {
+	uid int
+	err error
+}
+
+// routes maps the API. Methods are checked by hand so that every error,
+// 404 and 405 included, is JSON.
+func (s *ControlServer) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc(pathStatus, s.only(http.MethodGet, false, s.handleStatus))
+	mux.HandleFunc(pathTools, s.only(http.MethodGet, false, s.handleTools))
+	mux.HandleFunc(pathPlaceholders, s.only(http.MethodGet, false, s.handlePlaceholders)) // placeholders_control.go
+	mux.HandleFunc(pathCall, s.only(http.MethodPost, true, s.handleCall))
+	mux.HandleFunc(pathReload, s.only(http.MethodPost, true, s.handleReload))
+	mux.HandleFunc(pathReconnect, s.only(http.MethodPost, true, s.handleReconnect))
+	// The arguments of held calls are the owner's business alone.
+	mux.HandleFunc(pathApprovals, s.only(http.MethodGet, true, s.handleApprovals))
+	mux.HandleFunc(pathApprovals+"/{id}/{action}", s.only(http.MethodPost, true, s.handleDecision))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s; this daemon speaks the /v1/ API", r.URL.Path))
+	})
+	return mux
+}
+
+// only allows one method and, for endpoints that change something or show
+// arguments (ownerOnly), only root or the daemon's own user.
+func (s *ControlServer) only(method string, ownerOnly bool, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method {
+			w.Header().Set("Allow", method)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("%s needs %s, not %s", r.URL.Path, method, r.Method))
+			return
+		}
+		if ownerOnly {
+			if err := s.checkPeer(r.Context()); err != nil {
+				s.opts.Log.Warn().Err(err).Str("path", r.URL.Path).Msg("control request refused")
+				writeError(w, http.StatusForbidden, err)
+				return
+			}
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxControlBody)
+		h(w, r)
+	}
+}
+
+// checkPeer lets root and the daemon's own user change things. Where the
+// platform cannot tell (errPeerUnknown), the socket's mode is the guard.
+func (s *ControlServer) checkPeer(ctx context.Context) error {
+	p, _ := ctx.Value(peerKey{}).(peer)
+	switch {
+	case errors.Is(p.err, errPeerUnknown):
+		return nil
+	case p.err != nil:
+		return fmt.Errorf("permission denied: cannot tell who is asking (%v)", p.err)
+	case !peerAllowed(p.uid, s.uid):
+		return fmt.Errorf("permission denied: uid %d may not change this daemon; only root or uid %d (the daemon's user) may", p.uid, s.uid)
+	}
+	return nil
+}
+
+func peerAllowed(peerUID, daemonUID int) bool { return peerUID == 0 || peerUID == daemonUID }
+
+func (s *ControlServer) handleStatus(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.status())
+}
+
+func (s *ControlServer) status() StatusResponse {
+	n := s.n
+	st, _ := n.State()
+	conn := ConnectionStatus{
+		Phase: st.Phase, Since: st.Since, ServerID: st.ServerID, Attempt: st.Attempt,
+		LastError: st.LastError, Sessions: st.Sessions, Reconnects: max(st.Sessions-1, 0),
+	}
+	if st.Phase == PhaseBackoff && !st.RetryAt.IsZero() {
+		at := st.RetryAt
+		conn.RetryAt = &at
+	}
+	var counts ToolCounts
+	for _, t := range n.Tools() {
+		counts.Registered++
+		if t.Exposure.Exposed {
+			counts.Exposed++
+		} else {
+			counts.Hidden++
+		}
+	}
+	inflight := []InFlightStatus{}
+	for _, c := range n.InFlight() {
+		state := CallRunning
+		switch {
+		case c.AwaitingApproval:
+			state = CallAwaitingApproval
+		case c.Queued:
+			state = CallQueued
+		}
+		inflight = append(inflight, InFlightStatus{
+			RequestID: c.RequestID, Tool: c.Tool, Started: c.Started, Deadline: c.Deadline, State: state, Local: c.Local,
+		})
+	}
+	return StatusResponse{
+		Version: s.opts.Version, PID: os.Getpid(), StartedAt: n.tel.started, Now: time.Now(),
+		Name: n.Name(), HubURL: n.HubURL(), ConfigFile: s.opts.ConfigFile, Socket: s.opts.Socket,
+		Metrics: *s.metricsAddr.Load(), Connection: conn, Tools: counts, InFlight: inflight,
+		PendingApprovals: n.Approvals().Len(),
+	}
+}
+
+func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
+	pol := s.n.Config().Policy()
+	out := ToolsResponse{Tools: []ToolStatus{}}
+	for _, t := range s.n.Tools() {
+		mode, wait := pol.Approval(t.Spec.Name)
+		ts := ToolStatus{
+			Name: t.Spec.Name, DisplayName: t.Spec.DisplayName, Version: t.Spec.Version, Source: t.Spec.Source,
+			Builtin: t.Spec.Builtin, Implicit: t.Spec.Implicit, Exposed: t.Exposure.Exposed, Reason: t.Exposure.Reason,
+			TimeoutMs: t.Timeout.Milliseconds(), MaxConcurrent: t.MaxConcurrent, Approval: string(mode),
+		}
+		if mode == toolhost.ApprovalAsk {
+			ts.ApprovalTimeoutMs = wait.Milliseconds()
+		}
+		out.Tools = append(out.Tools, ts)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *ControlServer) handleCall(w http.ResponseWriter, r *http.Request) {
+	var req CallRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if req.Tool == "" {
+		writeError(w, http.StatusBadRequest, errors.New("no tool named: send {\"tool\": NAME, \"args\": {…}}"))
+		return
+	}
+	if req.Args == nil {
+		req.Args = map[string]json.RawMessage{} // the server always sends an object
+	}
+	id := "local-" + rand.Text()[:8]
+	started := time.Now()
+	// The request's context ends when the client goes away (Ctrl-C), which
+	// cancels the call.
+	o := s.n.CallLocal(r.Context(), id, req.Tool, req.Args)
+	switch {
+	case errors.Is(o.Cause, toolhost.ErrUnknownTool):
+		writeError(w, http.StatusNotFound, o.Cause)
+		return
+	case errors.Is(o.Cause, toolhost.ErrShuttingDown):
+		writeError(w, http.StatusServiceUnavailable, o.Cause)
+		return
+	}
+	writeJSON(w, http.StatusOK, CallResponse{
+		RequestID: id, Tool: req.Tool, OK: o.OK(), Result: o.Result, Error: o.Err,
+		Outcome: toolhost.OutcomeKind(o), DurationMs: time.Since(started).Milliseconds(),
+	})
+}
+
+func (s *ControlServer) handleReload(w http.ResponseWriter, _ *http.Request) {
+	if s.opts.ConfigFile == "" {
+		writeError(w, http.StatusConflict, errors.New("this daemon was not started from a config file; there is nothing to reload"))
+		return
+	}
+	rep, err := s.n.ReloadFile(s.opts.ConfigFile)
+	if err != nil {
+		writeError(w, http.StatusUnprocessableEntity, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ReloadResponse{ConfigFile: s.opts.ConfigFile, ReloadReport: rep})
+}
+
+func (s *ControlServer) handleReconnect(w http.ResponseWriter, _ *http.Request) {
+	st, _ := s.n.State()
+	resp := ReconnectResponse{Phase: st.Phase}
+	switch st.Phase {
+	case PhaseBackoff:
+		s.n.Reconnect()
+		resp.Reconnecting = true
+		resp.Message = "reconnecting now instead of waiting"
+	case PhaseConnected:
+		resp.Message = "already connected; nothing to do"
+	case PhaseConnecting:
+		resp.Message = "already connecting; nothing to do"
+	default:
+		writeError(w, http.StatusServiceUnavailable, errors.New("the node is shutting down"))
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *ControlServer) handleApprovals(w http.ResponseWriter, _ *http.Request) {
+	out := ApprovalsResponse{Now: time.Now(), Pending: []ApprovalStatus{}}
+	for _, p := range s.n.Approvals().Pending() {
+		out.Pending = append(out.Pending, approvalStatus(p))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *ControlServer) handleDecision(w http.ResponseWriter, r *http.Request) {
+	id, action := r.PathValue("id"), r.PathValue("action")
+	if action != DecisionApprove && action != DecisionDeny {
+		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s: use …/approve or …/deny", r.URL.Path))
+		return
+	}
+	var req DecisionRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	p, err := s.n.Approvals().Decide(id, action == DecisionApprove, req.Reason)
+	if err != nil {
+		writeError(w, http.StatusNotFound, err)
+		return
+	}
+	s.opts.Log.Info().Str("tool", p.Tool).Str("request_id", p.RequestID).Str("decision", action).Msg("owner decided a pending call")
+	writeJSON(w, http.StatusOK, DecisionResponse{Decision: action, Approval: approvalStatus(p)})
+}
+
+func approvalStatus(p toolhost.PendingApproval) ApprovalStatus {
+	return ApprovalStatus{ID: p.ID, RequestID: p.RequestID, Tool: p.Tool, Args: p.Args, Requested: p.Requested, Expires: p.Expires}
+}
+
+// decodeBody reads an optional JSON body into v; unknown fields are errors,
+// so that a typo in a script is caught.
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("bad request body: %w", err)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client may be gone; nothing to do about it
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, ErrorResponse{Error: Redact(err.Error())})
+}

@@ -1,0 +1,176 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// staleSocket leaves a socket file at path with nothing listening on it.
+func staleSocket(t *testing.T, path string) string {
+	t.Helper()
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
+	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSocket {
+		t.Fatalf("stale socket not left behind: %v", err)
+	}
+	return path
+}
+
+func TestDefaultControlSocket(t *testing.T) {
+	xdg := t.TempDir()
+	tests := []struct {
+		name string
+		env  map[string]string
+		uid  int
+		want string
+	}{
+		{"systemd RuntimeDirectory", map[string]string{"RUNTIME_DIRECTORY": "/run/vcpnode:/run/other", "XDG_RUNTIME_DIR": xdg}, 1000, "/run/vcpnode/vcpnode.sock"},
+		{"root", map[string]string{"XDG_RUNTIME_DIR": xdg}, 0, SystemControlSocket},
+		{"user", map[string]string{"XDG_RUNTIME_DIR": xdg}, 1000, filepath.Join(xdg, "vcpnode.sock")},
+		{"user without a runtime dir", map[string]string{"XDG_RUNTIME_DIR": filepath.Join(xdg, "missing"), "TMPDIR": "/var/tmp"}, 1000, "/var/tmp/vcpnode-1000/vcpnode.sock"},
+		{"nothing set", map[string]string{}, 1000, "/tmp/vcpnode-1000/vcpnode.sock"},
+		{"relative values ignored", map[string]string{"RUNTIME_DIRECTORY": "run", "XDG_RUNTIME_DIR": "x", "TMPDIR": "t"}, 42, "/tmp/vcpnode-42/vcpnode.sock"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := DefaultControlSocket(func(k string) string { return tt.env[k] }, tt.uid); got != tt.want {
+				t.Errorf("DefaultControlSocket = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestControlSocketModes(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	base := filepath.Dir(shortSocketPath(t))
+	path := filepath.Join(base, "new", "s.sock") // the directory does not exist yet
+	srv, err := ListenControl(h.ctx, h.node, ControlOptions{Socket: path, Log: h.node.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	for p, want := range map[string]os.FileMode{filepath.Dir(path): 0o700, path: 0o600} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s has mode %v, want %v", p, got, want)
+		}
+	}
+	if _, err := NewControlClient(path).Status(h.ctx); err != nil {
+		t.Errorf("status over the new socket: %v", err)
+	}
+}
+
+func TestControlSocketClaims(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	listen := func(path string) (*ControlServer, error) {
+		return ListenControl(h.ctx, h.node, ControlOptions{Socket: path, Log: h.node.log})
+	}
+
+	t.Run("second daemon refused", func(t *testing.T) {
+		path := shortSocketPath(t)
+		first, err := listen(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer first.Close(context.Background())
+		if _, err := listen(path); !errors.Is(err, ErrControlSocketInUse) || !strings.Contains(err.Error(), path) {
+			t.Fatalf("second listen = %v, want ErrControlSocketInUse", err)
+		}
+		// The first one still answers: the second did not remove its socket.
+		if _, err := NewControlClient(path).Status(h.ctx); err != nil {
+			t.Errorf("first daemon after the refusal: %v", err)
+		}
+	})
+	t.Run("stale socket replaced", func(t *testing.T) {
+		path := staleSocket(t, shortSocketPath(t))
+		srv, err := listen(path)
+		if err != nil {
+			t.Fatalf("listen over a stale socket: %v", err)
+		}
+		defer srv.Close(context.Background())
+		if _, err := NewControlClient(path).Status(h.ctx); err != nil {
+			t.Errorf("status: %v", err)
+		}
+	})
+
+	tests := []struct {
+		name  string
+		setup func(t *testing.T) string
+		want  string
+	}{
+		{"not a socket", func(t *testing.T) string {
+			path := shortSocketPath(t)
+			if err := os.WriteFile(path, []byte("keep me"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return path
+		}, "exists and is not a socket"},
+		{"path too long", func(t *testing.T) string {
+			return filepath.Join(filepath.Dir(shortSocketPath(t)), strings.Repeat("x", 120)+".sock")
+		}, "Unix sockets allow 107"},
+		{"relative path", func(*testing.T) string { return "vcpnode.sock" }, "not an absolute path"},
+		{"directory writable by others", func(t *testing.T) string {
+			path := shortSocketPath(t)
+			if err := os.Chmod(filepath.Dir(path), 0o777); err != nil {
+				t.Fatal(err)
+			}
+			return path
+		}, "is writable by other users"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := tt.setup(t)
+			if srv, err := listen(path); err == nil || !strings.Contains(err.Error(), tt.want) {
+				if srv != nil {
+					srv.Close(context.Background())
+				}
+				t.Fatalf("listen(%s) = %v, want an error containing %q", path, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestControlSocketDirectoryOfAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to give a directory to another user; run the tests as root to cover it")
+	}
+	h := startHarness(t, harnessOpt{})
+	path := shortSocketPath(t)
+	if err := os.Chown(filepath.Dir(path), 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ListenControl(h.ctx, h.node, ControlOptions{Socket: path, Log: h.node.log})
+	if err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+		t.Fatalf("listen in a directory of uid 65534 = %v", err)
+	}
+}
+
+func TestPeerAllowed(t *testing.T) {
+	tests := []struct {
+		peer, daemon int
+		want         bool
+	}{
+		{0, 1000, true},
+		{1000, 1000, true},
+		{1001, 1000, false},
+		{0, 0, true},
+		{1000, 0, false},
+	}
+	for _, tt := range tests {
+		if got := peerAllowed(tt.peer, tt.daemon); got != tt.want {
+			t.Errorf("peerAllowed(%d, %d) = %v, want %v", tt.peer, tt.daemon, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package node
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The control API: JSON over HTTP/1.1 on a Unix socket, under /v1/. These
+// types are shared by the server (control_server.go) and the client
+// (control_client.go) so the two cannot drift apart. Errors are
+// ErrorResponse with a meaningful status code.
+const (
+	pathStatus    = "/v1/status"
+	pathTools     = "/v1/tools"
+	pathCall      = "/v1/call"
+	pathReload    = "/v1/reload"
+	pathReconnect = "/v1/reconnect"
+	pathApprovals = "/v1/approvals"
+)
+
+// StatusResponse is GET /v1/status.
+type StatusResponse struct {
+	Version   string    `json:"version"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"startedAt"`
+	// Now is the daemon's clock, so that ages are computed against it.
+	Now  time.Time `json:"now"`
+	Name string    `json:"name"`
+	// HubURL is the hub endpoint with the key redacted.
+	HubURL     string           `json:"hubUrl"`
+	ConfigFile string           `json:"configFile,omitempty"`
+	Socket     string           `json:"socket"`
+	Metrics    string           `json:"metrics,omitempty"` // address of /metrics when served
+	Connection ConnectionStatus `json:"connection"`
+	Tools      ToolCounts       `json:"tools"`
+	InFlight   []InFlightStatus `json:"inFlight"`
+	// PendingApprovals counts calls awaiting `vcpnode approve`.
+	PendingApprovals int `json:"pendingApprovals"`
+}
+
+// ConnectionStatus is the hub connection as the reconnect loop sees it.
+type ConnectionStatus struct {
+	Phase Phase     `json:"phase"`
+	Since time.Time `json:"since"`
+	// ServerID is from the last connection_ack (empty on old servers).
+	ServerID string `json:"serverId,omitempty"`
+	// Attempt counts failed attempts since the last good session.
+	Attempt int `json:"attempt,omitempty"`
+	// RetryAt is when the next attempt starts, while backing off.
+	RetryAt    *time.Time `json:"retryAt,omitempty"`
+	LastError  string     `json:"lastError,omitempty"`
+	Sessions   int        `json:"sessions"`
+	Reconnects int        `json:"reconnects"`
+}
+
+// ToolCounts sums up the registered tools under the current policy.
+type ToolCounts struct {
+	Registered int `json:"registered"`
+	Exposed    int `json:"exposed"`
+	Hidden     int `json:"hidden"`
+}
+
+// States of an in-flight call.
+const (
+	CallRunning          = "running"
+	CallQueued           = "queued"
+	CallAwaitingApproval = "awaiting_approval"
+)
+
+// InFlightStatus is one call accepted and not yet answered.
+type InFlightStatus struct {
+	RequestID string    `json:"requestId"`
+	Tool      string    `json:"tool"`
+	Started   time.Time `json:"started"`
+	Deadline  time.Time `json:"deadline"`
+	State     string    `json:"state"` // CallRunning, CallQueued or CallAwaitingApproval
+	Local     bool      `json:"local,omitempty"`
+}
+
+// ToolStatus is one registered tool for GET /v1/tools.
+type ToolStatus struct {
+	Name        string `json:"name"`
+	DisplayName string `json:"displayName,omitempty"`
+	Version     string `json:"version,omitempty"`
+	Source      string `json:"source,omitempty"`
+	Builtin     bool   `json:"builtin,omitempty"`
+	// Implicit tools are called by name and never registered (internal_request_file).
+	Implicit bool `json:"implicit,omitempty"`
+	Exposed  bool `json:"exposed"`
+	// Reason says why the tool is exposed or not.
+	Reason        string `json:"reason"`
+	TimeoutMs     int64  `json:"timeoutMs"`
+	MaxConcurrent int    `json:"maxConcurrent,omitempty"`
+	// Approval is "auto", "ask" or "deny"; ApprovalTimeoutMs is set for "ask".
+	Approval          string `json:"approval"`
+	ApprovalTimeoutMs int64  `json:"approvalTimeoutMs,omitempty"`
+}
+
+// ToolsResponse is GET /v1/tools.
+type ToolsResponse struct {
+	Tools []ToolStatus `json:"tools"`
+}
+
+// CallRequest is POST /v1/call: run a tool locally, exposure policy and
+// approval aside.
+type CallRequest struct {
+	Tool string                     `json:"tool"`
+	Args map[string]json.RawMessage `json:"args,omitempty"`
+}
+
+// CallResponse is the outcome of a local call: what the server would have
+// received in tool_result.
+type CallResponse struct {
+	RequestID string `json:"requestId"`
+	Tool      string `json:"tool"`
+	OK        bool   `json:"ok"`
+	// Result is the tool_result's result on success.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error is the tool_result's error text on failure.
+	Error string `json:"error,omitempty"`
+	// Outcome is one word: "ok", "error", "timeout"…
+	Outcome    string `json:"outcome"`
+	DurationMs int64  `json:"durationMs"`
+}
+
+// ReloadResponse is POST /v1/reload.
+type ReloadResponse struct {
+	ConfigFile string `json:"configFile"`
+	ReloadReport
+}
+
+// ReconnectResponse is POST /v1/reconnect.
+type ReconnectResponse struct {
+	// Phase is the connection phase when the request arrived.
+	Phase Phase `json:"phase"`
+	// Reconnecting is true when a backoff wait was cut short.
+	Reconnecting bool   `json:"reconnecting"`
+	Message      string `json:"message"`
+}
+
+// ApprovalStatus is a call awaiting the owner's approval.
+type ApprovalStatus struct {
+	ID        string                     `json:"id"`
+	RequestID string                     `json:"requestId"`
+	Tool      string                     `json:"tool"`
+	Args      map[string]json.RawMessage `json:"args,omitempty"`
+	Requested time.Time                  `json:"requested"`
+	Expires   time.Time                  `json:"expires"`
+}
+
+// ApprovalsResponse is GET /v1/approvals.
+type ApprovalsResponse struct {
+	Now     time.Time        `json:"now"`
+	Pending []ApprovalStatus `json:"pending"`
+}
+
+// DecisionRequest is the optional body of POST /v1/approvals/{id}/approve|deny.
+type DecisionRequest struct {
+	// Reason is added to the error the server sees when denying.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Decisions a DecisionResponse reports.
+const (
+	DecisionApprove = "approve"
+	DecisionDeny    = "deny"
+)
+
+// DecisionResponse is the answer to approve or deny.
+type DecisionResponse struct {
+	Decision string         `json:"decision"` // DecisionApprove or DecisionDeny
+	Approval ApprovalStatus `json:"approval"`
+}
+
+// ErrorResponse is every error the control API returns.
+type ErrorResponse struct {
+	Error string `json:"error"`
+}

@@ -1,0 +1,156 @@
+package node
+
+import (
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// telemetry is what the node records about itself for status, metrics and
+// the audit file. It is built by New and lives as long as the node.
+type telemetry struct {
+	started time.Time
+	metrics *nodeMetrics
+	audit   *auditLog
+
+	// Counters owned by other parts of the node, read when scraped; nil
+	// until their owner sets them.
+	pluginKills       atomic.Pointer[func() uint64]
+	placeholderPushes atomic.Pointer[func() uint64]
+}
+
+// startTelemetry builds the metrics and the audit trail and hooks them to
+// the dispatcher. An [audit] file that cannot be written is an error now
+// rather than a warning at the first call.
+func (n *Node) startTelemetry(cfg Config) error {
+	t := &telemetry{started: time.Now()}
+	t.audit = newAuditLog(n)
+	if err := t.audit.check(cfg.Audit.File); err != nil {
+		return err
+	}
+	n.tel = t
+	t.metrics = newNodeMetrics(n)
+	n.disp.Observe(t.metrics.observe)
+	n.disp.Observe(t.audit.record)
+	return nil
+}
+
+// Approvals is the broker of calls awaiting the owner (approval = "ask").
+func (n *Node) Approvals() *toolhost.Approvals { return n.disp.Approvals() }
+
+// SetPluginKillCounter makes vcpnode_plugin_kills_total read f: the plugin
+// host counts the processes it had to kill.
+func (n *Node) SetPluginKillCounter(f func() uint64) { n.tel.pluginKills.Store(&f) }
+
+// SetPlaceholderPushCounter makes vcpnode_placeholder_pushes_total read f.
+func (n *Node) SetPlaceholderPushCounter(f func() uint64) { n.tel.placeholderPushes.Store(&f) }
+
+// MetricsHandler serves the node's metrics in the Prometheus text format,
+// from its own registry (nothing registered globally).
+func (n *Node) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(n.tel.metrics.reg, promhttp.HandlerOpts{Registry: n.tel.metrics.reg})
+}
+
+// unknownToolLabel stands for every name the server called that is not
+// registered, so that the server cannot grow the label set without bound.
+const unknownToolLabel = "(unknown)"
+
+type nodeMetrics struct {
+	reg       *prometheus.Registry
+	calls     *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	approvals *prometheus.CounterVec
+}
+
+func newNodeMetrics(n *Node) *nodeMetrics {
+	m := &nodeMetrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vcpnode_calls_total",
+			Help: "Remote tool calls answered, by tool and outcome (ok, error, timeout, busy, denied…).",
+		}, []string{"tool", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "vcpnode_call_duration_seconds",
+			Help: "Time from accepting a remote call to answering it, queueing and approval included.",
+			// 5ms to about 22 minutes: from in-process tools to long plugins.
+			Buckets: prometheus.ExponentialBuckets(0.005, 4, 10),
+		}, []string{"tool"}),
+		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vcpnode_approvals_total",
+			Help: "Remote calls of tools with approval = ask or deny, by decision (approved, denied, expired, refused).",
+		}, []string{"decision"}),
+	}
+	state := func() ConnState { s, _ := n.State(); return s }
+	for _, phase := range []Phase{PhaseConnecting, PhaseConnected, PhaseBackoff, PhaseStopping, PhaseStopped} {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "vcpnode_connection_state",
+			Help:        "1 for the phase the hub connection is in, 0 for the others.",
+			ConstLabels: prometheus.Labels{"state": string(phase)},
+		}, func() float64 { return boolFloat(state().Phase == phase) }))
+	}
+	load := func() (int, int) { return n.disp.Load() }
+	m.reg.MustRegister(
+		m.calls, m.duration, m.approvals,
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vcpnode_sessions_total", Help: "Connections to the hub that were established.",
+		}, func() float64 { return float64(state().Sessions) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vcpnode_reconnects_total", Help: "Connections established after the first one.",
+		}, func() float64 { return float64(max(state().Sessions-1, 0)) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "vcpnode_calls_in_flight", Help: "Calls holding a concurrency slot now.",
+		}, func() float64 { running, _ := load(); return float64(running) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "vcpnode_queue_depth", Help: "Calls waiting for a concurrency slot now.",
+		}, func() float64 { _, queued := load(); return float64(queued) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "vcpnode_approvals_pending", Help: "Calls awaiting the owner's approval now.",
+		}, func() float64 { return float64(n.disp.Approvals().Len()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vcpnode_placeholder_pushes_total", Help: "Placeholder updates sent to the hub.",
+		}, func() float64 { return readHook(&n.tel.placeholderPushes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vcpnode_plugin_kills_total", Help: "Plugin processes killed (timeout, cancel, shutdown).",
+		}, func() float64 { return readHook(&n.tel.pluginKills) }),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// observe counts a finished call. The owner's local calls (vcpnode call)
+// are left out: the metrics describe the service the hub gets.
+func (m *nodeMetrics) observe(rec toolhost.CallRecord) {
+	if rec.Local {
+		return
+	}
+	tool := rec.Tool
+	if rec.Outcome == "unknown_tool" {
+		tool = unknownToolLabel
+	}
+	m.calls.WithLabelValues(tool, rec.Outcome).Inc()
+	m.duration.WithLabelValues(tool).Observe(rec.Duration.Seconds())
+	if rec.Approval != "" && rec.Approval != toolhost.DecisionAuto {
+		m.approvals.WithLabelValues(string(rec.Approval)).Inc()
+	}
+}
+
+func readHook(p *atomic.Pointer[func() uint64]) float64 {
+	if f := p.Load(); f != nil {
+		return float64((*f)())
+	}
+	return 0
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

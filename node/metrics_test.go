@@ -1,0 +1,239 @@
+package node
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// scrape fetches /metrics over HTTP and parses the text format.
+func scrape(t *testing.T, ctx context.Context, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s", resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse metrics: %v", err)
+	}
+	return families
+}
+
+// metricValue is the value of the sample of family name whose labels
+// include want; ok is false when there is none.
+func metricValue(families map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	f := families[name]
+	if f == nil {
+		return 0, false
+	}
+next:
+	for _, m := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if labels[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.GetCounter().GetValue(), true
+		case m.Gauge != nil:
+			return m.GetGauge().GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.GetHistogram().GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+func startMetrics(t *testing.T, h *harness) *MetricsServer {
+	t.Helper()
+	srv, err := ListenMetrics(h.node, MetricsConfig{Listen: "127.0.0.1:0"}, h.node.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(context.Background()); err != nil {
+			t.Errorf("close metrics: %v", err)
+		}
+	})
+	return srv
+}
+
+func TestMetricsScrape(t *testing.T) {
+	gate := newGateTool()
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, config: func(c *Config) {
+		c.Node.MaxConcurrent = 1
+		c.Tools = map[string]ToolConfig{"Gate": {Approval: "ask"}}
+	}})
+	conn := h.accept()
+	srv := startMetrics(t, h)
+
+	for _, args := range []map[string]any{{"message": "a"}, {"message": "b"}, {"fail": "boom"}} {
+		h.call(conn, "Echo", args)
+	}
+	h.call(conn, "NoSuchTool", nil)
+	// The owner's own calls are not the service's: not counted.
+	if o := h.node.CallLocal(h.ctx, "local-1", "Echo", nil); !o.OK() {
+		t.Fatalf("local call: %+v", o)
+	}
+	// One call holds the only slot (after approval), one waits in the queue.
+	held := asyncCall(h, conn, "g-1", "Gate", nil)
+	p := h.waitPending(1)
+	if _, err := h.node.Approvals().Decide(p[0].ID, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	h.waitStarted(gate, "g-1")
+	queued := asyncCall(h, conn, "e-q", "Echo", nil)
+	waitQueued(h, "e-q")
+	h.node.SetPluginKillCounter(func() uint64 { return 3 })
+
+	m := scrape(t, h.ctx, srv.Addr())
+	tests := []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"vcpnode_calls_total", map[string]string{"tool": "Echo", "outcome": "ok"}, 2},
+		{"vcpnode_calls_total", map[string]string{"tool": "Echo", "outcome": "error"}, 1},
+		{"vcpnode_calls_total", map[string]string{"tool": unknownToolLabel, "outcome": "unknown_tool"}, 1},
+		{"vcpnode_call_duration_seconds", map[string]string{"tool": "Echo"}, 3},
+		{"vcpnode_connection_state", map[string]string{"state": "connected"}, 1},
+		{"vcpnode_connection_state", map[string]string{"state": "backoff"}, 0},
+		{"vcpnode_sessions_total", nil, 1},
+		{"vcpnode_reconnects_total", nil, 0},
+		{"vcpnode_calls_in_flight", nil, 1},
+		{"vcpnode_queue_depth", nil, 1},
+		{"vcpnode_approvals_pending", nil, 0},
+		{"vcpnode_plugin_kills_total", nil, 3},
+		{"vcpnode_placeholder_pushes_total", nil, 0},
+	}
+	for _, tt := range tests {
+		if got, ok := metricValue(m, tt.name, tt.labels); !ok || got != tt.want {
+			t.Errorf("%s%v = %v (present %v), want %v", tt.name, tt.labels, got, ok, tt.want)
+		}
+	}
+	if _, ok := metricValue(m, "go_goroutines", nil); !ok {
+		t.Error("the Go runtime metrics are missing")
+	}
+
+	close(gate.release)
+	for _, ch := range []<-chan wsproto.ToolResult{held, queued} {
+		if res := waitResult(h, ch); res.Status != wsproto.StatusSuccess {
+			t.Fatalf("result %+v", res)
+		}
+	}
+	m = scrape(t, h.ctx, srv.Addr())
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"vcpnode_calls_total", map[string]string{"tool": "Echo", "outcome": "ok"}, 3},
+		{"vcpnode_calls_total", map[string]string{"tool": "Gate", "outcome": "ok"}, 1},
+		{"vcpnode_approvals_total", map[string]string{"decision": "approved"}, 1},
+		{"vcpnode_calls_in_flight", nil, 0},
+		{"vcpnode_queue_depth", nil, 0},
+	} {
+		if got, ok := metricValue(m, c.name, c.labels); !ok || got != c.want {
+			t.Errorf("after the calls: %s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}
+
+// waitQueued polls the in-flight list until the call is queued.
+func waitQueued(h *harness, id string) {
+	h.t.Helper()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for _, c := range h.node.InFlight() {
+			if c.RequestID == id && c.Queued {
+				return
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-h.ctx.Done():
+			h.t.Fatalf("%s never queued", id)
+		}
+	}
+}
+
+func TestListenMetricsAddresses(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	if srv, err := ListenMetrics(h.node, MetricsConfig{}, h.node.log); srv != nil || err != nil {
+		t.Fatalf("metrics off: %v, %v", srv, err)
+	}
+	// Refused before anything listens: no socket on another address is opened.
+	for _, listen := range []string{"0.0.0.0:9464", ":9464", "192.0.2.1:9464", "[::]:9464", "nohost"} {
+		if srv, err := ListenMetrics(h.node, MetricsConfig{Listen: listen}, h.node.log); err == nil {
+			srv.Close(context.Background())
+			t.Errorf("ListenMetrics(%q) succeeded", listen)
+		} else if !strings.Contains(err.Error(), "metrics.listen") {
+			t.Errorf("ListenMetrics(%q) = %v", listen, err)
+		}
+	}
+	srv, err := ListenMetrics(h.node, MetricsConfig{Listen: "[::1]:0"}, h.node.log)
+	if err != nil {
+		t.Skipf("no IPv6 loopback here (%v); 127.0.0.1 is covered by TestMetricsScrape", err)
+	}
+	defer srv.Close(context.Background())
+	resp, err := http.Get("http://" + srv.Addr() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET / = %s, want 404", resp.Status)
+	}
+}
+
+func TestMetricsListenProblem(t *testing.T) {
+	tests := []struct {
+		listen string
+		remote bool
+		want   string // "" means fine
+	}{
+		{"127.0.0.1:9464", false, ""},
+		{"[::1]:9464", false, ""},
+		{"localhost:9464", false, ""},
+		{"127.0.0.1:0", false, ""},
+		{"0.0.0.0:9464", false, "beyond this machine"},
+		{":9464", false, "beyond this machine"},
+		{"0.0.0.0:9464", true, ""},
+		{"192.0.2.1:9464", true, ""},
+		{"example.com:9464", true, "not an IP address or localhost"},
+		{"127.0.0.1", false, "is not host:port"},
+		{"127.0.0.1:http", false, "no valid port"},
+		{"127.0.0.1:70000", false, "no valid port"},
+	}
+	for _, tt := range tests {
+		got := metricsListenProblem(tt.listen, tt.remote)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("metricsListenProblem(%q, %v) = %q, want %q", tt.listen, tt.remote, got, tt.want)
+		}
+	}
+}

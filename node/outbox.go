@@ -1,0 +1,323 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/plugin"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// Bounds of the outbox: past them a plugin's callback is refused (the
+// plugin sees a 503 and may retry) rather than filling the disk.
+const (
+	outboxMaxMessages = 10_000
+	outboxMaxBytes    = 1 << 30
+	outboxSeqDigits   = 20
+	outboxTempPrefix  = ".tmp-"
+	// A session sends at most this much per turn of its loop, so that a long
+	// backlog does not hold up pings and results.
+	outboxBatchMessages = 32
+	outboxBatchBytes    = 8 * MiB
+)
+
+// ErrOutboxFull means the outbox holds as many callbacks as it may: the main
+// server has been unreachable for a long time.
+var ErrOutboxFull = errors.New("outbox full")
+
+// errCorruptMessage marks a stored message that can never be sent, as
+// opposed to one that could not be read this time.
+var errCorruptMessage = errors.New("corrupt outbox message")
+
+// outbox keeps asynchronous plugins' callbacks on disk until a session has
+// written them to the main server, so that a callback arriving while the node
+// is disconnected, or just before it restarts, still reaches the server.
+//
+// One file per message, <seq>-<plugin>-<task>.json with a zero-padded
+// sequence number, so that the directory listing is the sending order, also
+// across restarts. Delivery is at least once: a file is deleted after its
+// frame was written to the socket, so a crash between the two sends it
+// again. That is harmless: the server overwrites VCPAsyncResults/<plugin>-<task>.json
+// with the same content. The protocol has no acknowledgement, so a frame
+// written just before the connection dies may still be lost in transit.
+type outbox struct {
+	dir, badDir string
+	log         zerolog.Logger
+	maxMessages int
+	maxBytes    int64
+
+	mu    sync.Mutex // serialises writes, so sequence order is disk order
+	seq   uint64     // the last sequence number used
+	count int
+	size  int64
+
+	ready chan<- struct{} // gets a token when there may be something to send
+}
+
+// openOutbox creates <stateDir>/outbox (0700) if needed, removes what a crash
+// left half-written, and counts what is waiting. ready (buffered) gets a
+// token whenever there is something to send.
+func openOutbox(stateDir string, ready chan<- struct{}, log zerolog.Logger) (*outbox, error) {
+	o := &outbox{
+		dir:         filepath.Join(stateDir, "outbox"),
+		log:         log,
+		maxMessages: outboxMaxMessages,
+		maxBytes:    outboxMaxBytes,
+		ready:       ready,
+	}
+	o.badDir = filepath.Join(o.dir, "bad")
+	if err := os.MkdirAll(o.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("outbox: create %s: %w (set [plugins] state_dir to a writable directory)", o.dir, err)
+	}
+	entries, err := os.ReadDir(o.dir)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch seq, ok := outboxSeq(name); {
+		case strings.HasPrefix(name, outboxTempPrefix):
+			// Never renamed into place: the plugin was not told "received".
+			_ = os.Remove(filepath.Join(o.dir, name))
+		case ok && e.Type().IsRegular():
+			o.seq = max(o.seq, seq)
+			o.count++
+			if info, err := e.Info(); err == nil {
+				o.size += info.Size()
+			}
+		}
+	}
+	if o.count > 0 {
+		log.Info().Int("messages", o.count).Str("dir", o.dir).Msg("outbox holds callbacks from before; they are sent once connected")
+		o.signal()
+	}
+	return o, nil
+}
+
+// outboxSeq parses the sequence number of a message file name.
+func outboxSeq(name string) (uint64, bool) {
+	if len(name) < outboxSeqDigits+len("-.json") || name[outboxSeqDigits] != '-' || !strings.HasSuffix(name, ".json") {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(name[:outboxSeqDigits], 10, 64)
+	return seq, err == nil
+}
+
+func (o *outbox) signal() {
+	select {
+	case o.ready <- struct{}{}:
+	default:
+	}
+}
+
+// Deliver stores one callback durably (file and directory synced) and
+// returns only then. It implements plugin.CallbackSink.
+func (o *outbox) Deliver(_ context.Context, pluginName, taskID string, body json.RawMessage) error {
+	if !plugin.ValidCallbackName(pluginName) || !plugin.ValidTaskID(taskID) {
+		return fmt.Errorf("outbox: invalid plugin name %q or task id %q", pluginName, taskID)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.count >= o.maxMessages || o.size+int64(len(body)) > o.maxBytes {
+		return fmt.Errorf("%w: %d messages (%s) are waiting for the main server, the limit is %d messages or %s",
+			ErrOutboxFull, o.count, humanBytes(o.size), o.maxMessages, humanBytes(o.maxBytes))
+	}
+	o.seq++ // used even if the write fails, so a name is never reused
+	name := fmt.Sprintf("%0*d-%s-%s.json", outboxSeqDigits, o.seq, pluginName, taskID)
+	placed, err := writeDurably(o.dir, name, body)
+	if placed {
+		// Even if syncing the directory failed: the file is there and will be sent.
+		o.count++
+		o.size += int64(len(body))
+		o.signal()
+	}
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	return nil
+}
+
+// writeDurably writes data to dir/name through a temporary file, so that
+// the name only ever holds complete data, and syncs both. placed reports
+// whether the file got its name.
+func writeDurably(dir, name string, data []byte) (placed bool, err error) {
+	f, err := os.CreateTemp(dir, outboxTempPrefix+"*")
+	if err != nil {
+		return false, err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
+	return true, syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// drain sends the stored messages in order through send, deleting each once
+// send succeeded, up to one batch; if more wait, it signals ready again. A
+// message that cannot be read back is moved to outbox/bad and skipped. It
+// stops at the first send error, keeping that message and the rest for the
+// next connection.
+func (o *outbox) drain(send func(json.RawMessage) error) error {
+	if o == nil {
+		return nil
+	}
+	sentN, sentBytes := 0, int64(0)
+	entries, err := os.ReadDir(o.dir) // sorted by name: sequence order
+	if err != nil {
+		o.log.Error().Err(err).Msg("cannot list the outbox; its callbacks wait for the next connection")
+		return nil
+	}
+	for _, e := range entries {
+		if _, ok := outboxSeq(e.Name()); !ok || !e.Type().IsRegular() {
+			continue
+		}
+		if sentN >= outboxBatchMessages || sentBytes >= outboxBatchBytes {
+			o.signal() // the rest on the next turn
+			return nil
+		}
+		path := filepath.Join(o.dir, e.Name())
+		body, size, err := readOutboxMessage(path)
+		if errors.Is(err, errCorruptMessage) {
+			o.quarantine(e.Name(), size, err)
+			continue
+		}
+		if err != nil {
+			// Perhaps passing (out of file descriptors): keep the order and
+			// try again at the next callback or connection.
+			o.log.Error().Err(err).Str("file", path).Msg("cannot read a callback from the outbox; it waits")
+			return nil
+		}
+		if err := send(body); err != nil {
+			return err
+		}
+		sentN++
+		sentBytes += size
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			// It will be sent again; the server overwrites the same file.
+			o.log.Warn().Err(err).Str("file", path).Msg("sent a callback but cannot delete it from the outbox")
+			continue
+		}
+		o.forget(size)
+		o.log.Debug().Str("file", e.Name()).Msg("callback forwarded to the main server")
+	}
+	return nil
+}
+
+// readOutboxMessage reads a stored callback and checks it is what Deliver
+// wrote: a JSON object naming a valid plugin and task.
+func readOutboxMessage(path string) (json.RawMessage, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, plugin.MaxCallbackBytes+1))
+	size := int64(len(data))
+	if info, serr := f.Stat(); serr == nil {
+		size = info.Size()
+	}
+	switch {
+	case err != nil:
+		return nil, size, err
+	case size > plugin.MaxCallbackBytes:
+		return nil, size, fmt.Errorf("%w: %d bytes, more than a callback may hold", errCorruptMessage, size)
+	}
+	var names struct {
+		PluginName string `json:"pluginName"`
+		TaskID     string `json:"taskId"`
+	}
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, size, fmt.Errorf("%w: not a JSON object", errCorruptMessage)
+	}
+	if err := json.Unmarshal(trimmed, &names); err != nil {
+		return nil, size, fmt.Errorf("%w: not valid JSON: %v", errCorruptMessage, err)
+	}
+	if !plugin.ValidCallbackName(names.PluginName) || !plugin.ValidTaskID(names.TaskID) {
+		return nil, size, fmt.Errorf("%w: pluginName %q or taskId %q missing or invalid", errCorruptMessage, names.PluginName, names.TaskID)
+	}
+	return trimmed, size, nil
+}
+
+// quarantine moves an unreadable message aside so it never blocks the rest.
+func (o *outbox) quarantine(name string, size int64, why error) {
+	from := filepath.Join(o.dir, name)
+	to := filepath.Join(o.badDir, name)
+	if _, err := os.Lstat(to); err == nil {
+		// Sequence numbers restart once the outbox was empty at start.
+		to = fmt.Sprintf("%s.%d", to, time.Now().UnixNano())
+	}
+	err := os.MkdirAll(o.badDir, 0o700)
+	if err == nil {
+		err = os.Rename(from, to)
+	}
+	if err != nil {
+		o.log.Error().Err(err).Str("file", from).AnErr("problem", why).Msg("cannot move a corrupt outbox message aside; deleting it")
+		if rmErr := os.Remove(from); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
+			return // still counted: it is still there
+		}
+	} else {
+		o.log.Warn().Str("file", from).Str("moved_to", o.badDir).AnErr("problem", why).Msg("corrupt outbox message moved aside; the others are still sent")
+	}
+	o.forget(size)
+}
+
+func (o *outbox) forget(size int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.count = max(o.count-1, 0)
+	o.size = max(o.size-size, 0)
+}
+
+// waiting is the number of stored messages, for status and tests.
+func (o *outbox) waiting() int {
+	if o == nil {
+		return 0
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.count
+}
+
+// sendOutbox writes the stored callbacks on this connection, in order. It
+// runs in the session's writer (run), like every other data frame.
+func (s *session) sendOutbox() error {
+	return s.n.plugins.outbox().drain(func(body json.RawMessage) error {
+		return s.writeMessage(wsproto.PluginCallbackForward{ServerName: s.st.name, CallbackData: body})
+	})
+}

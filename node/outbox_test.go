@@ -1,0 +1,300 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+)
+
+func openTestOutbox(t *testing.T, stateDir string) (*outbox, chan struct{}, *logBuffer) {
+	t.Helper()
+	ready := make(chan struct{}, 1)
+	logs := &logBuffer{}
+	o, err := openOutbox(stateDir, ready, zerolog.New(logs))
+	if err != nil {
+		t.Fatalf("openOutbox: %v", err)
+	}
+	return o, ready, logs
+}
+
+func callbackBody(plugin, task string, extra string) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"pluginName":%q,"taskId":%q,"message":%q}`, plugin, task, extra))
+}
+
+func deliver(t *testing.T, o *outbox, plugin, task string) {
+	t.Helper()
+	if err := o.Deliver(context.Background(), plugin, task, callbackBody(plugin, task, "result of "+task)); err != nil {
+		t.Fatalf("Deliver(%s, %s): %v", plugin, task, err)
+	}
+}
+
+// drainAll drains until nothing is left and returns the task ids sent, in order.
+func drainAll(t *testing.T, o *outbox) []string {
+	t.Helper()
+	var tasks []string
+	for range 1000 {
+		before := len(tasks)
+		err := o.drain(func(body json.RawMessage) error {
+			var m struct{ TaskID string }
+			if err := json.Unmarshal(body, &m); err != nil {
+				t.Fatalf("drained %s: %v", body, err)
+			}
+			tasks = append(tasks, m.TaskID)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("drain: %v", err)
+		}
+		if len(tasks) == before {
+			return tasks
+		}
+	}
+	t.Fatal("drain never finished")
+	return nil
+}
+
+func hasToken(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestOutboxDeliversInOrderAndDeletes(t *testing.T) {
+	state := t.TempDir()
+	o, ready, _ := openTestOutbox(t, state)
+	if hasToken(ready) {
+		t.Error("an empty outbox signalled ready")
+	}
+	for _, task := range []string{"t1", "t2", "t3"} {
+		deliver(t, o, "VideoGen", task)
+	}
+	if !hasToken(ready) {
+		t.Error("Deliver did not signal ready")
+	}
+	info, err := os.Stat(filepath.Join(state, "outbox"))
+	if err != nil || info.Mode().Perm() != 0o700 {
+		t.Errorf("outbox dir: %v, mode %v, want 0700", err, info.Mode().Perm())
+	}
+	names := fileNames(t, filepath.Join(state, "outbox"))
+	want := []string{"00000000000000000001-VideoGen-t1.json", "00000000000000000002-VideoGen-t2.json", "00000000000000000003-VideoGen-t3.json"}
+	if !slices.Equal(names, want) {
+		t.Errorf("files %v, want %v", names, want)
+	}
+	if got := drainAll(t, o); !slices.Equal(got, []string{"t1", "t2", "t3"}) {
+		t.Errorf("drained %v, want t1 t2 t3", got)
+	}
+	if names := fileNames(t, filepath.Join(state, "outbox")); len(names) != 0 {
+		t.Errorf("files left after draining: %v", names)
+	}
+	if o.waiting() != 0 {
+		t.Errorf("waiting = %d after draining", o.waiting())
+	}
+}
+
+func fileNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+func TestOutboxSurvivesReopening(t *testing.T) {
+	state := t.TempDir()
+	o, _, _ := openTestOutbox(t, state)
+	deliver(t, o, "VideoGen", "before1")
+	deliver(t, o, "Wan2.1VideoGen", "before2")
+	// A crash between writing and renaming leaves a temporary file behind.
+	if err := os.WriteFile(filepath.Join(state, "outbox", outboxTempPrefix+"123"), []byte(`{"half`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	again, ready, logs := openTestOutbox(t, state)
+	if !hasToken(ready) {
+		t.Error("reopening an outbox with messages did not signal ready")
+	}
+	if again.waiting() != 2 {
+		t.Errorf("waiting = %d, want 2", again.waiting())
+	}
+	if !strings.Contains(logs.String(), "callbacks from before") {
+		t.Errorf("no log about the waiting callbacks: %s", logs)
+	}
+	deliver(t, again, "VideoGen", "after")
+	if got := drainAll(t, again); !slices.Equal(got, []string{"before1", "before2", "after"}) {
+		t.Errorf("drained %v, want the old ones first, then the new one", got)
+	}
+	if _, err := os.Stat(filepath.Join(state, "outbox", outboxTempPrefix+"123")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the temporary file was not removed: %v", err)
+	}
+}
+
+func TestOutboxMovesCorruptMessagesAside(t *testing.T) {
+	tests := []struct {
+		name, content, problem string
+	}{
+		{"not JSON", `{"pluginName":"VideoGen",`, "not valid JSON"},
+		{"an array", `[1,2]`, "not a JSON object"},
+		{"empty", ``, "not a JSON object"},
+		{"no task id", `{"pluginName":"VideoGen"}`, "missing or invalid"},
+		{"bad plugin name", `{"pluginName":"../x","taskId":"t"}`, "missing or invalid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			state := t.TempDir()
+			o, _, logs := openTestOutbox(t, state)
+			deliver(t, o, "VideoGen", "first")
+			deliver(t, o, "VideoGen", "broken")
+			deliver(t, o, "VideoGen", "last")
+			broken := filepath.Join(state, "outbox", "00000000000000000002-VideoGen-broken.json")
+			if err := os.WriteFile(broken, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if got := drainAll(t, o); !slices.Equal(got, []string{"first", "last"}) {
+				t.Errorf("drained %v, want first and last", got)
+			}
+			if _, err := os.Stat(filepath.Join(state, "outbox", "bad", filepath.Base(broken))); err != nil {
+				t.Errorf("the corrupt message is not in outbox/bad: %v", err)
+			}
+			if !strings.Contains(logs.String(), "corrupt outbox message moved aside") || !strings.Contains(logs.String(), tt.problem) {
+				t.Errorf("log lacks the warning and %q:\n%s", tt.problem, logs)
+			}
+			if o.waiting() != 0 {
+				t.Errorf("waiting = %d", o.waiting())
+			}
+		})
+	}
+}
+
+func TestOutboxKeepsWhatCouldNotBeSent(t *testing.T) {
+	o, _, _ := openTestOutbox(t, t.TempDir())
+	deliver(t, o, "VideoGen", "t1")
+	deliver(t, o, "VideoGen", "t2")
+	errWrite := errors.New("write: broken pipe")
+	var sent int
+	err := o.drain(func(json.RawMessage) error {
+		if sent++; sent == 2 {
+			return errWrite
+		}
+		return nil
+	})
+	if !errors.Is(err, errWrite) {
+		t.Fatalf("drain = %v, want the send error", err)
+	}
+	if got := drainAll(t, o); !slices.Equal(got, []string{"t2"}) {
+		t.Errorf("the next drain sent %v, want t2 again", got)
+	}
+}
+
+func TestOutboxIsBounded(t *testing.T) {
+	tests := []struct {
+		name        string
+		maxMessages int
+		maxBytes    int64
+	}{
+		{"by count", 2, outboxMaxBytes},
+		{"by size", outboxMaxMessages, int64(2 * len(callbackBody("VideoGen", "tX", "result of tX")))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, _, _ := openTestOutbox(t, t.TempDir())
+			o.maxMessages, o.maxBytes = tt.maxMessages, tt.maxBytes
+			deliver(t, o, "VideoGen", "t1")
+			deliver(t, o, "VideoGen", "t2")
+			err := o.Deliver(context.Background(), "VideoGen", "t3", callbackBody("VideoGen", "t3", "result of t3"))
+			if !errors.Is(err, ErrOutboxFull) || !strings.Contains(err.Error(), "2 messages") {
+				t.Fatalf("third Deliver = %v, want ErrOutboxFull saying how many wait", err)
+			}
+			if got := drainAll(t, o); !slices.Equal(got, []string{"t1", "t2"}) {
+				t.Errorf("drained %v", got)
+			}
+			deliver(t, o, "VideoGen", "t3") // room again
+		})
+	}
+}
+
+func TestOutboxSendsInBatches(t *testing.T) {
+	o, ready, _ := openTestOutbox(t, t.TempDir())
+	n := outboxBatchMessages + 3
+	for i := range n {
+		deliver(t, o, "VideoGen", fmt.Sprintf("t%03d", i))
+	}
+	hasToken(ready)
+	var sent []string
+	if err := o.drain(func(b json.RawMessage) error { sent = append(sent, string(b)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != outboxBatchMessages {
+		t.Errorf("one drain sent %d, want one batch of %d", len(sent), outboxBatchMessages)
+	}
+	if !hasToken(ready) {
+		t.Error("a partial drain did not signal ready for the rest")
+	}
+	if rest := drainAll(t, o); len(rest) != 3 || rest[0] != fmt.Sprintf("t%03d", outboxBatchMessages) {
+		t.Errorf("the rest = %v", rest)
+	}
+}
+
+func TestOutboxRefusesBadNames(t *testing.T) {
+	o, _, _ := openTestOutbox(t, t.TempDir())
+	for _, names := range [][2]string{{"../etc", "t1"}, {"VideoGen", "a/b"}, {"", "t"}, {"VideoGen", "t.1"}} {
+		if err := o.Deliver(context.Background(), names[0], names[1], json.RawMessage(`{}`)); err == nil {
+			t.Errorf("Deliver(%q, %q) was accepted", names[0], names[1])
+		}
+	}
+	if o.waiting() != 0 {
+		t.Errorf("waiting = %d", o.waiting())
+	}
+}
+
+func TestOutboxNeedsAWritableStateDir(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := openOutbox(file, make(chan struct{}, 1), zerolog.Nop())
+	if err == nil || !strings.Contains(err.Error(), "state_dir") {
+		t.Errorf("openOutbox under a file = %v, want an error naming state_dir", err)
+	}
+}
+
+func TestOutboxKeepsEarlierCorruptMessages(t *testing.T) {
+	state := t.TempDir()
+	o, _, _ := openTestOutbox(t, state)
+	deliver(t, o, "VideoGen", "t1")
+	name := "00000000000000000001-VideoGen-t1.json"
+	bad := filepath.Join(state, "outbox", "bad")
+	if err := os.MkdirAll(bad, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, name), []byte("from an earlier run"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "outbox", name), []byte("{broken"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := drainAll(t, o); len(got) != 0 {
+		t.Errorf("drained %v", got)
+	}
+	names := fileNames(t, bad)
+	if len(names) != 2 || names[0] != name || !strings.HasPrefix(names[1], name+".") {
+		t.Errorf("outbox/bad holds %v, want the earlier file and the new one beside it", names)
+	}
+}

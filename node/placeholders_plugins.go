@@ -1,0 +1,114 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/placeholders"
+	"github.com/vcpnode/vcpnode/toolhost/plugin"
+)
+
+// placeholderJobs is every placeholder job cfg implies, in the order that
+// settles a key claimed twice (the first keeps it): the config's own, the
+// static plugins of the scan prepare has just made, then other sources.
+func (n *Node) placeholderJobs(cfg Config) ([]placeholders.Job, []string, error) {
+	jobs, err := cfg.placeholderJobs()
+	if err != nil {
+		return nil, nil, err
+	}
+	static, warnings := staticPluginJobs(n.StaticPlugins(), cfg.Plugins)
+	jobs = append(jobs, static...)
+	more, warn, err := n.ph.fromSources(cfg, n.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(jobs, more...), append(warnings, warn...), nil
+}
+
+// staticSource runs a static plugin for the refresher. A run cut by the
+// plugin's own timeout is a success with what it printed, as in the
+// official hosts; a failed run keeps the previous values.
+type staticSource struct{ p *plugin.StaticPlugin }
+
+func (s staticSource) Name() string           { return "plugin " + s.p.Name }
+func (s staticSource) Placeholders() []string { return s.p.Placeholders }
+
+func (s staticSource) Run(ctx context.Context) (placeholders.Output, error) {
+	out, err := s.p.Run(ctx)
+	if err != nil {
+		return placeholders.Output{}, err
+	}
+	return placeholders.Output{Text: out.Stdout, TimedOut: out.TimedOut, Truncated: out.Truncated}, nil
+}
+
+// staticPluginJobs schedules static plugins on their refreshIntervalCron. A
+// bad cron is a warning and the plugin runs only at start, as in VCPToolBox.
+func staticPluginJobs(static []*plugin.StaticPlugin, pc PluginsConfig) ([]placeholders.Job, []string) {
+	var jobs []placeholders.Job
+	var warnings []string
+	for _, p := range static {
+		job := placeholders.Job{Source: staticSource{p}, Fingerprint: staticFingerprint(p, pc)}
+		if p.Cron != "" {
+			s, err := placeholders.ParseCron(p.Cron)
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("static plugin %q (%s): refreshIntervalCron: %v; it runs only at start", p.Name, p.Source, err))
+			} else {
+				job.Schedule = s
+			}
+		}
+		jobs = append(jobs, job)
+	}
+	return jobs, warnings
+}
+
+// staticFingerprint changes when a reload should re-run the plugin: its
+// manifest or config.env changed, or the host settings its environment
+// comes from. Otherwise the running job (and its schedule) is kept.
+func staticFingerprint(p *plugin.StaticPlugin, pc PluginsConfig) string {
+	return strings.Join([]string{
+		p.Name, p.Source, p.Cron, p.Timeout.String(), strings.Join(p.Placeholders, ","),
+		fileStamp(p.Source), fileStamp(filepath.Join(filepath.Dir(p.Source), "config.env")),
+		fmt.Sprint(pc.PassEnv), pc.EnvFile, fileStamp(pc.EnvFile), fmt.Sprint(pc.MaxOutputBytes),
+	}, "\x00")
+}
+
+// fileStamp identifies a version of a file by size and modification time.
+func fileStamp(path string) string {
+	if path == "" {
+		return ""
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "missing"
+	}
+	return fmt.Sprintf("%d@%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// scanStaticPlugins is the static plugins of cfg for a one-shot evaluation,
+// on a host of their own; close stops whatever is still running.
+func scanStaticPlugins(cfg Config, log zerolog.Logger) (jobs []placeholders.Job, warnings []string, closeHost func(), err error) {
+	p := cfg.Plugins
+	if len(p.Dirs) == 0 {
+		return nil, nil, func() {}, nil
+	}
+	host := plugin.NewHost(plugin.Options{PassEnv: p.PassEnv, EnvFile: p.EnvFile, MaxOutputBytes: p.MaxOutputBytes, Log: log})
+	closeHost = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), pluginHostCloseWait)
+		defer cancel()
+		if err := host.Close(ctx); err != nil {
+			log.Warn().Err(err).Msg("some plugin processes did not stop")
+		}
+	}
+	set, err := host.Scan(p.Dirs)
+	if err != nil {
+		closeHost()
+		return nil, nil, nil, fmt.Errorf("plugins: %w", err)
+	}
+	jobs, warnings = staticPluginJobs(set.Static, p)
+	return jobs, append(set.Warnings(), warnings...), closeHost, nil
+}

@@ -1,0 +1,118 @@
+package node
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// staticPluginDir writes VCP static plugin folders as the official node
+// would run them and returns the Plugin directory.
+func staticPluginDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "Plugin")
+	fold := `{"vcp_dynamic_fold":true,"plugin_description":"tools","fold_blocks":[{"threshold":0.0,"content":"x"}]}`
+	plugins := map[string]struct{ manifest, script string }{
+		"Weather": {`{"name":"Weather","pluginType":"static","entryPoint":{"command":"sh run.sh"},
+			"communication":{"protocol":"stdio","timeout":5000},"refreshIntervalCron":"*/10 * * * * *",
+			"capabilities":{"systemPromptPlaceholders":[{"placeholder":"{{Weather}}"},{"placeholder":"{{Wind}}"}]}}`,
+			`echo '{"Weather":"sunny","{{Wind}}":"5 km/h"}'`},
+		"Fold": {`{"name":"Fold","pluginType":"static","entryPoint":{"command":"sh run.sh"},
+			"capabilities":{"systemPromptPlaceholders":[{"placeholder":"{{ToolBox}}"}]}}`,
+			"echo '" + fold + "'"},
+		"SideEffect": {`{"name":"SideEffect","pluginType":"static","entryPoint":{"command":"sh run.sh"}}`,
+			`[ -t 0 ] || cat > stdin.txt; touch ran`},
+		"BadCron": {`{"name":"BadCron","pluginType":"static","entryPoint":{"command":"sh run.sh"},"refreshIntervalCron":"every day",
+			"capabilities":{"systemPromptPlaceholders":[{"placeholder":"Bad"}]}}`,
+			`echo still-runs-once`},
+	}
+	for name, p := range plugins {
+		folder := filepath.Join(dir, name)
+		if err := os.MkdirAll(folder, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for file, data := range map[string]string{"plugin-manifest.json": p.manifest, "run.sh": p.script + "\n"} {
+			if err := os.WriteFile(filepath.Join(folder, file), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+func TestEvaluateStaticPlugins(t *testing.T) {
+	dir := staticPluginDir(t)
+	cfg := DefaultConfig()
+	cfg.Plugins.Dirs = []string{dir}
+	resp, warnings, err := EvaluatePlaceholders(context.Background(), cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `"BadCron"`) || !strings.Contains(warnings[0], "runs only at start") {
+		t.Errorf("warnings = %q", warnings)
+	}
+	got := map[string]string{}
+	for _, p := range resp.Placeholders {
+		got[p.Key] = p.Value + " | " + p.Source
+	}
+	want := map[string]string{
+		"{{Weather}}": "sunny | plugin Weather",
+		"{{Wind}}":    "5 km/h | plugin Weather",
+		"{{ToolBox}}": `{"vcp_dynamic_fold":true,"plugin_description":"tools","fold_blocks":[{"threshold":0.0,"content":"x"}]} | plugin Fold`,
+		"{{Bad}}":     "still-runs-once | plugin BadCron",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("placeholders = %v", got)
+	}
+	// The side-effect plugin ran, with stdin on /dev/null (empty, not a pipe left open).
+	stdin, err := os.ReadFile(filepath.Join(dir, "SideEffect", "stdin.txt"))
+	if _, errRan := os.Stat(filepath.Join(dir, "SideEffect", "ran")); errRan != nil || err != nil || len(stdin) != 0 {
+		t.Errorf("side-effect plugin: ran %v, stdin %q (%v)", errRan, stdin, err)
+	}
+}
+
+func TestStaticPluginsThroughTheHub(t *testing.T) {
+	dir := staticPluginDir(t)
+	h := startHarness(t, harnessOpt{config: func(c *Config) {
+		c.Plugins.Dirs = []string{dir}
+		c.Plugins.StateDir = t.TempDir()
+		c.Plugins.Watch = false
+		c.Placeholders.PushInterval = Duration(100 * time.Millisecond)
+	}})
+	c := h.accept()
+	seen := map[string]string{}
+	for seen["{{Weather}}"] == "" || seen["{{Wind}}"] == "" {
+		m, err := c.WaitType(h.ctx, wsproto.TypeUpdateStaticPlaceholders)
+		if err != nil {
+			t.Fatalf("waiting for the plugin's values: %v (seen %v)", err, seen)
+		}
+		for k, v := range m.(wsproto.UpdateStaticPlaceholders).Placeholders {
+			seen[k] = v
+		}
+	}
+	if seen["{{Weather}}"] != "sunny" || seen["{{Wind}}"] != "5 km/h" {
+		t.Fatalf("pushed %v", seen)
+	}
+	// Static plugins are never registered as tools.
+	m, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range m.(wsproto.RegisterTools).Tools {
+		if strings.Contains(string(raw), `"Weather"`) {
+			t.Fatalf("a static plugin was registered: %s", raw)
+		}
+	}
+}

@@ -1,0 +1,300 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/plugin"
+)
+
+// How long Run waits at the end for plugin processes to be stopped and for
+// the callback listener to finish a request it is receiving.
+const (
+	pluginHostCloseWait = 10 * time.Second
+	callbackCloseWait   = 2 * time.Second
+)
+
+// pluginRuntime is what hosting plugin folders needs beyond one config: the
+// plugin host (which owns every plugin process), the callback listener and
+// the outbox for asynchronous results, and the list of folders to watch.
+// It is made the first time [plugins] dirs is set (at New or on a reload)
+// and closed when Run returns.
+type pluginRuntime struct {
+	log    zerolog.Logger
+	getenv func(string) string
+	// outboxReady wakes the connected session when a callback was stored.
+	// It exists before the outbox, so a session never misses one.
+	outboxReady chan struct{}
+	// rescanned wakes the folder watcher after every scan: the folders to
+	// watch may have changed.
+	rescanned chan struct{}
+
+	mu        sync.Mutex
+	closed    bool
+	box       *outbox
+	stateDir  string
+	callbacks *plugin.CallbackServer
+	host      *plugin.Host
+	hostOpts  hostSettings
+	retired   []*plugin.Host    // replaced by a reload; their async runs may still go on
+	async     map[string]bool   // every asynchronous plugin seen: callbacks are taken for these
+	hosted    map[string]string // manifest path → name of every plugin of the last scan
+	static    []*plugin.StaticPlugin
+	dirs      []string // the dirs of the last scan, for the watcher
+	watch     bool
+}
+
+// hostSettings are the [plugins] settings a Host is built with; a reload
+// that changes them makes a new Host.
+type hostSettings struct {
+	passEnv         string
+	envFile         string
+	maxOutputBytes  int
+	asyncMaxRuntime time.Duration
+}
+
+func newPluginRuntime(log zerolog.Logger, getenv func(string) string) *pluginRuntime {
+	return &pluginRuntime{
+		log:         log,
+		getenv:      getenv,
+		outboxReady: make(chan struct{}, 1),
+		rescanned:   make(chan struct{}, 1),
+	}
+}
+
+// source is the ToolSource of plugin folders: it scans the dirs on every New
+// and Reload. Bad, duplicate and unsupported plugins are warnings; only a
+// problem with the setup itself (state dir, env file…) is an error.
+func (rt *pluginRuntime) source(cfg Config, _ zerolog.Logger) ([]toolhost.Tool, []string, error) {
+	p := cfg.Plugins
+	if len(p.Dirs) == 0 {
+		rt.scanned(p, nil)
+		return nil, nil, nil
+	}
+	host, warnings, err := rt.hostFor(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	set, err := host.Scan(p.Dirs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("plugins: %w", err)
+	}
+	if err := rt.checkNoneBroke(set); err != nil {
+		return nil, nil, err
+	}
+	rt.scanned(p, set)
+	return set.Tools, append(warnings, set.Warnings()...), nil
+}
+
+// hostFor returns the Host for p, making the runtime's shared parts the
+// first time and a new Host when the settings it was made with changed.
+func (rt *pluginRuntime) hostFor(p PluginsConfig) (*plugin.Host, []string, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		return nil, nil, fmt.Errorf("plugins: %w", plugin.ErrClosed)
+	}
+	var warnings []string
+	stateDir, err := p.stateDirectory(rt.getenv, os.Geteuid())
+	if err != nil {
+		return nil, nil, fmt.Errorf("plugins: %w", err)
+	}
+	if rt.box == nil {
+		box, err := openOutbox(stateDir, rt.outboxReady, rt.log)
+		if err != nil {
+			return nil, nil, fmt.Errorf("plugins: %w", err)
+		}
+		cb, err := plugin.NewCallbackServer(box, rt.isKnown, rt.log)
+		if err != nil {
+			return nil, nil, fmt.Errorf("plugins: %w", err)
+		}
+		rt.box, rt.stateDir, rt.callbacks = box, stateDir, cb
+		rt.log.Debug().Str("state_dir", stateDir).Msg("asynchronous plugin results are kept under the state directory until sent")
+	} else if stateDir != rt.stateDir {
+		warnings = append(warnings, fmt.Sprintf("plugins.state_dir: still using %s; a new state directory takes effect after a restart", rt.stateDir))
+	}
+	want := hostSettings{
+		passEnv:         fmt.Sprint(p.PassEnv),
+		envFile:         p.EnvFile,
+		maxOutputBytes:  p.MaxOutputBytes,
+		asyncMaxRuntime: p.AsyncMaxRuntime.D(),
+	}
+	if rt.host == nil || want != rt.hostOpts {
+		if rt.host != nil {
+			rt.retired = append(rt.retired, rt.host)
+		}
+		rt.host = plugin.NewHost(plugin.Options{
+			PassEnv:         slices.Clone(p.PassEnv),
+			EnvFile:         p.EnvFile,
+			MaxOutputBytes:  p.MaxOutputBytes,
+			AsyncMaxRuntime: p.AsyncMaxRuntime.D(),
+			CallbackBaseURL: rt.callbacks.BaseURL(),
+			Log:             rt.log,
+		})
+		rt.hostOpts = want
+	}
+	return rt.host, warnings, nil
+}
+
+// checkNoneBroke fails when a plugin in use now has a manifest (or
+// config.env) that no longer reads: a half-saved edit must not drop a
+// working plugin and make the node reconnect without it. A plugin that was
+// never loaded, or whose folder was removed, does not count.
+func (rt *pluginRuntime) checkNoneBroke(set *plugin.Set) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	var broken []string
+	for _, e := range set.Invalid {
+		if name, ok := rt.hosted[e.Path]; ok {
+			broken = append(broken, fmt.Sprintf("plugin %q, which is in use: %s", name, e.Reason))
+		}
+	}
+	if len(broken) > 0 {
+		return fmt.Errorf("plugins: %s; fix it, or rename the manifest to plugin-manifest.json.block to disable the plugin",
+			strings.Join(broken, "; "))
+	}
+	return nil
+}
+
+// scanned records the outcome of a scan and wakes the watcher.
+func (rt *pluginRuntime) scanned(p PluginsConfig, set *plugin.Set) {
+	rt.mu.Lock()
+	if rt.async == nil {
+		rt.async = map[string]bool{}
+	}
+	hosted := map[string]string{}
+	var static []*plugin.StaticPlugin
+	if set != nil {
+		for _, t := range set.Tools {
+			spec := t.Spec()
+			hosted[spec.Source] = spec.Name
+			// Kept after a reload drops the plugin: a run started before may
+			// still call back, and its result is still wanted.
+			if set.IsAsync(spec.Name) {
+				rt.async[spec.Name] = true
+			}
+		}
+		for _, sp := range set.Static {
+			hosted[sp.Source] = sp.Name
+		}
+		static = set.Static
+	}
+	rt.hosted, rt.static = hosted, static
+	rt.dirs, rt.watch = slices.Clone(p.Dirs), p.Watch
+	rt.mu.Unlock()
+	select {
+	case rt.rescanned <- struct{}{}:
+	default:
+	}
+}
+
+// isKnown says whether a callback names an asynchronous plugin this node hosts or hosted.
+func (rt *pluginRuntime) isKnown(name string) bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.async[name]
+}
+
+// outbox is nil until plugins were configured.
+func (rt *pluginRuntime) outbox() *outbox {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.box
+}
+
+// watchTargets is the plugin dirs to watch, or nil when watching is off.
+func (rt *pluginRuntime) watchTargets() []string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if !rt.watch {
+		return nil
+	}
+	return slices.Clone(rt.dirs)
+}
+
+// close stops every plugin process (the asynchronous ones still working
+// too), then the callback listener. Later scans fail.
+func (rt *pluginRuntime) close() {
+	rt.mu.Lock()
+	rt.closed = true
+	hosts := append(slices.Clone(rt.retired), rt.host)
+	callbacks := rt.callbacks
+	rt.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), pluginHostCloseWait)
+	defer cancel()
+	for _, h := range hosts {
+		if h == nil {
+			continue
+		}
+		if err := h.Close(ctx); err != nil {
+			rt.log.Warn().Err(err).Msg("some plugin processes did not stop")
+		}
+	}
+	if callbacks != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), callbackCloseWait)
+		defer cancel()
+		if err := callbacks.Close(ctx); err != nil {
+			rt.log.Warn().Err(err).Msg("callback listener did not close cleanly")
+		}
+	}
+}
+
+// CallbackBaseURL is the URL asynchronous plugins post their results to
+// (it holds a per-process secret), or "" while no plugins are configured.
+func (n *Node) CallbackBaseURL() string {
+	n.plugins.mu.Lock()
+	defer n.plugins.mu.Unlock()
+	if n.plugins.callbacks == nil {
+		return ""
+	}
+	return n.plugins.callbacks.BaseURL()
+}
+
+// StaticPlugins are the static plugins of the last scan, for the
+// placeholder refresher.
+func (n *Node) StaticPlugins() []*plugin.StaticPlugin {
+	n.plugins.mu.Lock()
+	defer n.plugins.mu.Unlock()
+	return slices.Clone(n.plugins.static)
+}
+
+// PluginProcesses is how many plugin processes are running, asynchronous
+// ones still working after their answer included.
+func (n *Node) PluginProcesses() int {
+	n.plugins.mu.Lock()
+	hosts := append(slices.Clone(n.plugins.retired), n.plugins.host)
+	n.plugins.mu.Unlock()
+	total := 0
+	for _, h := range hosts {
+		if h != nil {
+			total += h.Running()
+		}
+	}
+	return total
+}
+
+// OutboxWaiting is how many asynchronous results wait to be sent.
+func (n *Node) OutboxWaiting() int { return n.plugins.outbox().waiting() }
+
+// startPlugins starts the folder watcher; the returned function, called when
+// Run ends (after in-flight calls were drained), stops it and then every
+// plugin process and the callback listener.
+func (n *Node) startPlugins(ctx context.Context) (stop func()) {
+	watchCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { n.watchPlugins(watchCtx) })
+	return func() {
+		cancel()
+		wg.Wait()
+		n.plugins.close()
+	}
+}

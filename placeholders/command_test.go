@@ -1,0 +1,131 @@
+//go:build unix
+
+package placeholders
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestCommandRun(t *testing.T) {
+	cases := []struct {
+		name      string
+		cmd       Command
+		want      string
+		truncated bool
+		errHas    string
+	}{
+		{"stdout is the value", Command{Line: "echo main; echo two >&2"}, "main\n", false, ""},
+		{"stdin is /dev/null", Command{Line: "cat; echo done"}, "done\n", false, ""},
+		{"dir and env", Command{Line: `pwd; echo "$PH_TEST"`, Dir: "/", Env: []string{"PH_TEST=v"}}, "/\nv\n", false, ""},
+		{"output capped", Command{Line: "printf 0123456789", OutputLimit: 4}, "0123", true, ""},
+		{"exit status with stderr", Command{Line: "echo partial; echo 'no such  branch' >&2; exit 3"}, "partial\n", false, `exited with status 3: no such branch`},
+		{"exit status without stderr", Command{Line: "exit 1"}, "", false, "no error output"},
+		{"background child holding stdout", Command{Line: "echo v; sleep 30 &"}, "v\n", false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := c.cmd.Run(context.Background())
+			if c.errHas == "" && err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if c.errHas != "" && (err == nil || !strings.Contains(err.Error(), c.errHas)) {
+				t.Fatalf("err = %v, want it to contain %q", err, c.errHas)
+			}
+			if out.Text != c.want || out.Truncated != c.truncated {
+				t.Fatalf("out = %+v, want %q (truncated %v)", out, c.want, c.truncated)
+			}
+		})
+	}
+}
+
+func TestCommandTimeoutKillsProcessGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	// The grandchild would outlive a kill of the shell alone.
+	c := Command{Placeholder: "Slow", Line: "sleep 60 & echo $! > " + pidFile + "; echo started; wait"}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	out, err := c.Run(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "did not finish") {
+		t.Fatalf("err = %v, want a deadline error", err)
+	}
+	if elapsed := time.Since(began); elapsed > 10*time.Second {
+		t.Fatalf("Run took %s after its deadline", elapsed)
+	}
+	if out.Text != "started\n" {
+		t.Fatalf("output so far = %q", out.Text)
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return processGone(pid) })
+}
+
+// processGone reports whether pid no longer runs (a zombie waiting for its
+// new parent to reap it counts as gone).
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return os.IsNotExist(err)
+	}
+	// The state follows the parenthesised command name.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && fields[0] == "Z"
+}
+
+func TestCommandAsJob(t *testing.T) {
+	store := NewStore()
+	r := NewRefresher(store, discardLogger(), Options{})
+	t.Cleanup(r.Stop)
+	c := &Command{Placeholder: "DevBoxGitBranch", Line: "printf '  main\\n'"}
+	if c.Name() != "command DevBoxGitBranch" {
+		t.Fatalf("Name = %q", c.Name())
+	}
+	changed := store.Changed()
+	if _, err := r.Update([]Job{{Source: c, Timeout: 5 * time.Second}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(testWait):
+		t.Fatal("the command never set its placeholder")
+	}
+	if snap, _ := store.Snapshot(); snap["{{DevBoxGitBranch}}"] != "main" {
+		t.Fatalf("snapshot = %v", snap)
+	}
+}
+
+func TestCommandKillsLeftovers(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	// The shell exits at once; its background child keeps stdout open.
+	c := Command{Line: "sleep 60 & echo $! > " + pidFile + "; echo v"}
+	out, err := c.Run(context.Background())
+	if err != nil || out.Text != "v\n" {
+		t.Fatalf("Run = %+v, %v", out, err)
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return processGone(pid) })
+}

@@ -1,0 +1,97 @@
+// Package launchd renders vcpnode's launchd property lists (macOS) from the
+// templates kept beside this file, for `vcpnode service install`.
+package launchd
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"strings"
+	"text/template"
+	"unicode"
+)
+
+var (
+	//go:embed vcpnode-agent.plist.tmpl
+	agentTemplate string
+	//go:embed vcpnode-daemon.plist.tmpl
+	daemonTemplate string
+)
+
+// Label names the job in launchctl and the plist file (Label + ".plist").
+const Label = "com.github.vcpnode"
+
+// Job holds what a rendered plist refers to. launchd expands neither ~ nor
+// variables, so every path must be absolute.
+type Job struct {
+	Label  string // empty means Label
+	Binary string // the vcpnode executable
+	Config string // the config file
+	LogDir string // holds vcpnode.log (stdout and stderr); must exist before the job starts
+	// WorkingDir is the LaunchDaemon's working directory; the agent runs in
+	// the user's home and ignores it.
+	WorkingDir string
+}
+
+// ErrBadPath means a path cannot be written into a plist.
+var ErrBadPath = errors.New("path cannot be used in a launchd plist")
+
+// Agent renders the per-user LaunchAgent (~/Library/LaunchAgents).
+func Agent(j Job) ([]byte, error) {
+	j.WorkingDir = ""
+	return render("agent", agentTemplate, j)
+}
+
+// Daemon renders the system LaunchDaemon (/Library/LaunchDaemons).
+func Daemon(j Job) ([]byte, error) { return render("daemon", daemonTemplate, j) }
+
+func render(name, text string, j Job) ([]byte, error) {
+	if j.Label == "" {
+		j.Label = Label
+	}
+	paths := []struct{ what, path string }{{"binary", j.Binary}, {"config", j.Config}, {"log directory", j.LogDir}}
+	if name == "daemon" {
+		paths = append(paths, struct{ what, path string }{"working directory", j.WorkingDir})
+	}
+	for _, p := range paths {
+		if err := checkPath(p.path); err != nil {
+			return nil, fmt.Errorf("%s plist: %s %q: %w", name, p.what, p.path, err)
+		}
+	}
+	if strings.ContainsFunc(j.Label, func(r rune) bool { return !isLabelRune(r) }) {
+		return nil, fmt.Errorf("%s plist: label %q: use letters, digits, '.', '-' and '_' only", name, j.Label)
+	}
+	tmpl, err := template.New(name).Funcs(template.FuncMap{"xml": escapeXML}).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s plist template: %w", name, err)
+	}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, j); err != nil {
+		return nil, fmt.Errorf("%s plist template: %w", name, err)
+	}
+	return b.Bytes(), nil
+}
+
+func checkPath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("%w: it is empty", ErrBadPath)
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("%w: it must be absolute (launchd does not expand ~)", ErrBadPath)
+	case strings.ContainsFunc(p, unicode.IsControl):
+		return fmt.Errorf("%w: it contains a control character", ErrBadPath)
+	}
+	return nil
+}
+
+func isLabelRune(r rune) bool {
+	return r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(".-_", r))
+}
+
+func escapeXML(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder never fails
+	return b.String()
+}

@@ -1,0 +1,170 @@
+package plugin
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// A plugin gets a small, explicit environment, never the whole daemon's
+// (which may hold the VCP key and other secrets). Layers, low to high:
+//  1. base: a few daemon variables every program expects (baseEnvKeys, LC_*)
+//     and the ones named in Options.PassEnv;
+//  2. Options.EnvFile (VCP's global config.env), every key;
+//  3. the plugin's own config.env, every key;
+//  4. computed: configSchema keys resolved and coerced as VCPToolBox does,
+//     DebugMode, PROJECT_BASE_PATH, PYTHONIOENCODING, and for asynchronous
+//     plugins CALLBACK_BASE_URL and PLUGIN_NAME_FOR_CALLBACK.
+//
+// Values are never logged; notices name keys only.
+
+var baseEnvKeys = []string{"PATH", "HOME", "LANG", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL"}
+
+const (
+	envDebugMode      = "DebugMode"
+	envProjectBase    = "PROJECT_BASE_PATH"
+	envPythonEncoding = "PYTHONIOENCODING"
+	envCallbackURL    = "CALLBACK_BASE_URL"
+	envCallbackName   = "PLUGIN_NAME_FOR_CALLBACK"
+)
+
+// envSources are the layers shared by every plugin of one scan.
+type envSources struct {
+	base   map[string]string
+	global map[string]string
+}
+
+// baseEnv picks the base set and passEnv out of environ ("K=V" entries).
+func baseEnv(environ []string, passEnv []string) map[string]string {
+	want := make(map[string]bool, len(baseEnvKeys)+len(passEnv)+1)
+	for _, k := range baseEnvKeys {
+		want[k] = true
+	}
+	if runtime.GOOS == "windows" {
+		want["SYSTEMROOT"] = true
+	}
+	for _, k := range passEnv {
+		want[k] = true
+	}
+	base := make(map[string]string)
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if want[k] || strings.HasPrefix(k, "LC_") {
+			base[k] = v
+		}
+	}
+	return base
+}
+
+// pluginEnv builds one plugin's environment as sorted "K=V" entries. conf is
+// the plugin's config.env; notices report keys that had to be left out.
+func pluginEnv(src envSources, m *manifest, conf map[string]string, projectBase, callbackURL string) (env []string, notices []string) {
+	vars := make(map[string]string, len(src.base)+len(src.global)+len(conf)+8)
+	for _, layer := range []map[string]string{src.base, src.global, conf} {
+		for k, v := range layer {
+			vars[k] = v
+		}
+	}
+	// lookup follows VCPToolBox's _getPluginConfig: the plugin's config.env
+	// (even an empty value) before the global one, then the daemon's.
+	lookup := func(key string) (string, bool) {
+		for _, layer := range []map[string]string{conf, src.global, src.base} {
+			if v, ok := layer[key]; ok {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	for _, sk := range m.schema {
+		v, ok := lookup(sk.key)
+		if !ok {
+			if !sk.hasDefault {
+				continue
+			}
+			v = sk.def
+		}
+		switch strings.ToLower(strings.TrimSpace(sk.typ)) {
+		case "integer":
+			n, isNum := jsParseInt(v)
+			if !isNum {
+				delete(vars, sk.key)
+				notices = append(notices, fmt.Sprintf("config key %s is declared integer but its value is not a number; left out of the environment", sk.key))
+				continue
+			}
+			v = n
+		case "boolean":
+			v = jsBool(v)
+		}
+		vars[sk.key] = v
+	}
+	debug, _ := lookup(envDebugMode)
+	vars[envDebugMode] = jsBool(debug)
+	vars[envProjectBase] = projectBase
+	vars[envPythonEncoding] = "utf-8"
+	if m.pluginType == typeAsynchronous {
+		if callbackURL != "" {
+			vars[envCallbackURL] = callbackURL
+		}
+		vars[envCallbackName] = m.name
+	}
+
+	env = make([]string, 0, len(vars))
+	for k, v := range vars {
+		if strings.ContainsRune(v, 0) || strings.ContainsRune(k, 0) {
+			notices = append(notices, fmt.Sprintf("environment key %s has a NUL byte in its value; left out", k))
+			continue
+		}
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	return env, notices
+}
+
+// envValue returns key's value in env ("K=V" entries), or "".
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// jsParseInt renders String(parseInt(s, 10)): leading blanks, an optional
+// sign, then the leading digits ("30s" → "30"); no digits → not a number.
+func jsParseInt(s string) (string, bool) {
+	s = strings.TrimLeftFunc(s, unicode.IsSpace)
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	n := 0
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	if n == 0 {
+		return "", false
+	}
+	digits := strings.TrimLeft(s[:n], "0")
+	if digits == "" {
+		return "0", true // also String(-0) === "0"
+	}
+	if neg {
+		digits = "-" + digits
+	}
+	return digits, true
+}
+
+// jsBool renders String(v).toLowerCase() === 'true'.
+func jsBool(v string) string {
+	if strings.ToLower(v) == "true" {
+		return "true"
+	}
+	return "false"
+}

@@ -1,0 +1,185 @@
+// Package plugin hosts VCP plugin folders unchanged: it discovers and
+// validates plugin-manifest.json files, builds each plugin's environment, and
+// runs synchronous, asynchronous and static stdio plugins as child processes
+// in their own process groups (spec/plugins.md).
+//
+// It imports toolhost and nothing of the node: the node registers Set.Tools
+// with its toolhost.Registry, hands Set.Static to the placeholder refresher,
+// and calls Host.Close at shutdown.
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Defaults for zero Options fields.
+const (
+	DefaultMaxOutputBytes  = 16 << 20
+	DefaultKillGrace       = 2 * time.Second
+	DefaultAsyncMaxRuntime = 30 * time.Minute
+	// maxStderrBytes is how much of a run's stderr is kept for error messages.
+	maxStderrBytes = 64 << 10
+	// exitDrain is how long output is still read after a plugin's main
+	// process exits, for descendants that inherited its stdout: the official
+	// hosts answer at exit, so such a descendant must not hold the call.
+	exitDrain = 200 * time.Millisecond
+)
+
+// Options configure a Host. Zero fields take the defaults.
+type Options struct {
+	// PassEnv names daemon environment variables every plugin also gets,
+	// on top of the base set (PATH, HOME, LANG, LC_*, TZ, TMPDIR, USER…).
+	PassEnv []string
+	// EnvFile is an optional dotenv file every plugin gets (VCP's global
+	// config.env); a missing or unreadable file fails Scan.
+	EnvFile string
+	// MaxOutputBytes caps a run's captured stdout; the rest is read and discarded.
+	MaxOutputBytes int
+	// KillGrace is the time between SIGTERM and SIGKILL to a plugin's process group.
+	KillGrace time.Duration
+	// AsyncMaxRuntime bounds an asynchronous plugin's process after it has answered.
+	AsyncMaxRuntime time.Duration
+	// CallbackBaseURL is given to asynchronous plugins as CALLBACK_BASE_URL
+	// (the callback listener's BaseURL); empty leaves whatever the env files say.
+	CallbackBaseURL string
+	// Environ returns the daemon environment the base set and PassEnv are
+	// taken from; nil means os.Environ.
+	Environ func() []string
+	// Log receives run and kill events; environment values are never logged.
+	Log zerolog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxOutputBytes <= 0 {
+		o.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if o.KillGrace <= 0 {
+		o.KillGrace = DefaultKillGrace
+	}
+	if o.AsyncMaxRuntime <= 0 {
+		o.AsyncMaxRuntime = DefaultAsyncMaxRuntime
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ
+	}
+	return o
+}
+
+// Errors callers may branch on.
+var (
+	// ErrClosed: the Host was closed; nothing new is started and running plugins are stopped.
+	ErrClosed = errors.New("plugin host is closed")
+	// ErrFailed: the plugin exited unsuccessfully without a JSON answer.
+	ErrFailed = errors.New("failed")
+	// ErrMaxRuntime: an asynchronous plugin outlived Options.AsyncMaxRuntime.
+	ErrMaxRuntime = errors.New("ran longer than the asynchronous plugin limit")
+	// ErrUnsupportedPlatform: stdio plugins need process groups (a Unix system).
+	ErrUnsupportedPlatform = errors.New("running stdio plugins needs a Unix system")
+)
+
+// Host runs plugin processes and owns every one it started: Close stops
+// them all, including asynchronous plugins still working after they answered.
+type Host struct {
+	opts Options
+	log  zerolog.Logger
+
+	// ctx is cancelled by Close; every run watches it.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	closed  bool
+	active  int           // processes started and not yet fully reaped
+	drained chan struct{} // closed once closed && active == 0
+
+	kills   atomic.Uint64
+	started atomic.Uint64
+}
+
+// NewHost returns a Host with opts (zero fields take the defaults).
+func NewHost(opts Options) *Host {
+	opts = opts.withDefaults()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &Host{
+		opts:    opts,
+		log:     opts.Log,
+		ctx:     ctx,
+		cancel:  cancel,
+		drained: make(chan struct{}),
+	}
+}
+
+// Kills is how many plugin process groups the host has stopped itself
+// (timeouts, cancels, the asynchronous cap, shutdown), for metrics.
+func (h *Host) Kills() uint64 { return h.kills.Load() }
+
+// Started is how many plugin processes the host has started, for metrics.
+func (h *Host) Started() uint64 { return h.started.Load() }
+
+// Running is how many plugin processes are running or not yet reaped.
+func (h *Host) Running() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.active
+}
+
+// Close stops every plugin process (SIGTERM to its group, SIGKILL after
+// KillGrace) and waits until all are reaped or ctx ends. Later runs fail
+// with ErrClosed. It is safe to call more than once.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if !h.closed {
+		h.closed = true
+		if h.active == 0 {
+			close(h.drained)
+		}
+	}
+	h.mu.Unlock()
+	h.cancel(ErrClosed)
+	select {
+	case <-h.drained:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("plugin processes still running at shutdown (%d): %w", h.Running(), context.Cause(ctx))
+	}
+}
+
+// track counts a process about to start; it fails once the host is closed.
+func (h *Host) track() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return ErrClosed
+	}
+	h.active++
+	return nil
+}
+
+// untrack is called once per tracked process, after it was reaped and its
+// pipes were closed.
+func (h *Host) untrack() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.active--
+	if h.closed && h.active == 0 {
+		close(h.drained)
+	}
+}
+
+// runContext is ctx that also ends when the host is closed. stop releases it.
+func (h *Host) runContext(ctx context.Context) (context.Context, func()) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(h.ctx, func() { cancel(ErrClosed) })
+	return rctx, func() {
+		unhook()
+		cancel(context.Canceled)
+	}
+}

@@ -1,0 +1,291 @@
+package plugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// Reading a plugin's answer (spec/plugins.md §2.3, §7.6, §7.11). The
+// official hosts need stdout to be exactly one JSON document (or match a
+// lazy regex); here stray log lines and pretty-printing are fine.
+
+// ReportedError is a plugin's own {"status":"error"} answer. Error returns
+// the plugin's text unchanged: a JSON object text reaches the server as it
+// is, which turns it into the error object the model sees.
+type ReportedError struct {
+	Plugin string
+	Text   string
+}
+
+func (e *ReportedError) Error() string { return e.Text }
+
+// stderrQuote is how much of stderr an error message quotes.
+const stderrQuote = 300
+
+// maxIncompleteRestarts bounds the scan for a last JSON object in output
+// full of unterminated objects, which would otherwise cost quadratic time.
+const maxIncompleteRestarts = 64
+
+// isAnswer reports whether raw is an object with status "success" or
+// "error", the shape both official hosts wait for.
+func isAnswer(raw []byte) bool {
+	var s struct {
+		Status string `json:"status"`
+	}
+	return json.Unmarshal(raw, &s) == nil && (s.Status == "success" || s.Status == "error")
+}
+
+// findAnswer picks the answer out of a finished run's stdout: the whole
+// output when it is one JSON object (with or without a status), else the
+// last complete answer object in it, else nil.
+func findAnswer(out []byte) json.RawMessage {
+	if t := bytes.TrimSpace(out); len(t) > 0 && t[0] == '{' && json.Valid(t) {
+		return t
+	}
+	var last json.RawMessage
+	restarts := 0
+	for pos := 0; pos < len(out); {
+		i := bytes.IndexByte(out[pos:], '{')
+		if i < 0 {
+			break
+		}
+		start := pos + i
+		dec := json.NewDecoder(bytes.NewReader(out[start:]))
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		switch {
+		case err == nil:
+			if isAnswer(raw) {
+				last = raw
+			}
+			pos = start + int(dec.InputOffset())
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			if restarts++; restarts > maxIncompleteRestarts {
+				return last
+			}
+			pos = start + 1
+		default:
+			pos = start + 1
+		}
+	}
+	return last
+}
+
+// recorder reads from r into c, so bytes a decoder consumed can be scanned
+// again after a false start.
+type recorder struct {
+	r   io.Reader
+	c   *capture
+	err error // the first error from r
+}
+
+// errCaptureFull: the scan gave up at the output cap.
+var errCaptureFull = errors.New("output cap reached before an answer")
+
+func (rr *recorder) Read(p []byte) (int, error) {
+	if rr.err != nil {
+		return 0, rr.err
+	}
+	room := rr.c.max - len(rr.c.buf)
+	if room <= 0 {
+		return 0, errCaptureFull
+	}
+	p = p[:min(len(p), room)]
+	n, err := rr.r.Read(p)
+	rr.c.buf = append(rr.c.buf, p[:n]...)
+	rr.c.total += int64(n)
+	if err != nil {
+		rr.err = err
+	}
+	return n, err
+}
+
+// scanAnswer reads r until the first answer object (see isAnswer),
+// skipping log text and other objects, with a streaming decoder so
+// pretty-printed JSON works. Everything read is kept in c (up to c.max).
+// It returns the error that ended the stream (io.EOF…) when there was no answer.
+func scanAnswer(r io.Reader, c *capture) (json.RawMessage, error) {
+	rr := &recorder{r: r, c: c}
+	chunk := make([]byte, 4096)
+	pos := 0
+	for {
+		i := bytes.IndexByte(c.buf[pos:], '{')
+		if i < 0 {
+			pos = len(c.buf)
+			if _, err := rr.Read(chunk); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		start := pos + i
+		dec := json.NewDecoder(io.MultiReader(bytes.NewReader(c.buf[start:]), rr))
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		switch {
+		case err == nil:
+			if isAnswer(raw) {
+				return raw, nil
+			}
+			pos = start + int(dec.InputOffset())
+		case rr.err != nil:
+			return nil, rr.err
+		case errors.Is(err, errCaptureFull):
+			return nil, err
+		default: // not JSON from here
+			pos = start + 1
+		}
+	}
+}
+
+// answerResult turns an answer object into Invoke's return values. The
+// status is trusted whatever the exit code (as VCPToolBox does).
+func answerResult(plugin string, raw json.RawMessage) (any, error) {
+	f, err := objectOf(raw)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q answered with JSON that is not an object: %w", plugin, err)
+	}
+	status, _, _ := f.str("status")
+	switch status {
+	case "error":
+		return nil, &ReportedError{Plugin: plugin, Text: reportedErrorText(plugin, f)}
+	case "success":
+		return successResult(f)
+	default: // no status: the object is the result
+		return raw, nil
+	}
+}
+
+func reportedErrorText(plugin string, f fields) string {
+	for _, key := range []string{"error", "message"} {
+		v, ok := f[key]
+		if !ok || isNull(v) {
+			continue
+		}
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			if strings.TrimSpace(s) != "" {
+				return s
+			}
+			continue
+		}
+		return compactJSON(v) // an object stays JSON, which the server parses
+	}
+	return fmt.Sprintf("plugin %q reported an error without a message", plugin)
+}
+
+// passThrough are top-level answer fields kept inside the result: DS's
+// _specialAction with its payload, and messageForAI.
+var passThrough = []string{"_specialAction", "payload", "messageForAI"}
+
+// successResult returns result: an object as it is, a string as a text
+// part; the pass-through fields are added when the result lacks them, and
+// messageForAI also becomes a text part after a string result, so the
+// model reads it.
+func successResult(f fields) (any, error) {
+	res, has := f["result"]
+	if !has || isNull(res) {
+		res = nil
+	}
+	extras := make(fields)
+	for _, k := range passThrough {
+		if v, ok := f[k]; ok && !isNull(v) {
+			extras[k] = v
+		}
+	}
+	if obj, err := objectOf(res); res != nil && err == nil {
+		if len(extras) == 0 {
+			return json.RawMessage(bytes.TrimSpace(res)), nil
+		}
+		for k, v := range extras {
+			if _, taken := obj[k]; !taken {
+				obj[k] = v
+			}
+		}
+		return obj, nil
+	}
+	var parts []toolhost.ContentPart
+	var s string
+	switch {
+	case res == nil:
+	case json.Unmarshal(res, &s) == nil:
+		parts = append(parts, toolhost.ContentPart{Type: "text", Text: s})
+	default: // a number, a boolean or an array: shown as its JSON text
+		parts = append(parts, toolhost.ContentPart{Type: "text", Text: compactJSON(res)})
+	}
+	var forAI string
+	if v, ok := extras["messageForAI"]; ok && json.Unmarshal(v, &forAI) == nil && forAI != "" {
+		parts = append(parts, toolhost.ContentPart{Type: "text", Text: forAI})
+	}
+	switch {
+	case len(extras) == 0 && len(parts) == 0:
+		return nil, nil // the dispatcher says the tool finished with no output
+	case len(extras) == 0:
+		return toolhost.ContentResult{Content: parts}, nil
+	}
+	out := make(map[string]any, len(extras)+1)
+	for k, v := range extras {
+		out[k] = v
+	}
+	if len(parts) > 0 {
+		out["content"] = parts
+	}
+	return out, nil
+}
+
+// rawTextResult is the result of output with no JSON answer and a zero exit.
+func rawTextResult(c *capture) any {
+	text := strings.TrimSpace(strings.ToValidUTF8(string(c.buf), "\uFFFD"))
+	if text == "" && !c.truncated() {
+		return nil
+	}
+	if c.truncated() {
+		text += fmt.Sprintf("\n…(output truncated: %d of %d bytes kept)", len(c.buf), c.total)
+	}
+	return toolhost.TextResult(text)
+}
+
+// failureError is the error for a non-zero exit without a JSON answer: it
+// quotes the start of stderr (or of stdout when stderr is empty).
+func failureError(p *process, stdout []byte) error {
+	quote, from := p.errOut.buf, "stderr"
+	if len(bytes.TrimSpace(quote)) == 0 {
+		quote, from = stdout, "stdout"
+	}
+	q := headText(quote, stderrQuote)
+	if q == "" {
+		return fmt.Errorf("plugin %q %w (%s) with no output", p.spec.name, ErrFailed, p.exitText())
+	}
+	return fmt.Errorf("plugin %q %w (%s) without a JSON answer; %s: %s", p.spec.name, ErrFailed, p.exitText(), from, q)
+}
+
+// headText is the first n bytes of b as trimmed, valid UTF-8, marked when cut.
+func headText(b []byte, n int) string {
+	b = bytes.TrimSpace(b)
+	cut := len(b) > n
+	if cut {
+		for n > 0 && !utf8.RuneStart(b[n]) {
+			n--
+		}
+		b = b[:n]
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if cut {
+		s += "…"
+	}
+	return s
+}
+
+func compactJSON(v []byte) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, v) != nil {
+		return string(bytes.TrimSpace(v))
+	}
+	return buf.String()
+}

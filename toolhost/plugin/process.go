@@ -1,0 +1,315 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// runSpec is everything needed to start one plugin's command; it is built
+// by Scan and never changes.
+type runSpec struct {
+	name   string
+	dir    string
+	launch launch
+	env    []string
+}
+
+// process is one running plugin command: the leader of its own process
+// group, with its stdout and stderr on pipes the host reads.
+//
+// Ownership: whoever calls Host.start must eventually call Host.finish
+// (after which the process is reaped and its pipes closed). Stopping goes
+// through Host.stop, at most once.
+type process struct {
+	spec *runSpec
+	proc *os.Process
+	pid  int // also the process group id
+
+	stdin          *os.File // our write end, nil when stdin is /dev/null
+	stdout, stderr *os.File // our read ends
+
+	stdinDone  chan struct{} // closed when the arguments were written (or could not be)
+	stdoutDone chan struct{} // closed by the stdout reader when it returns
+	stderrDone chan struct{} // closed by the stderr reader when it returns
+	errOut     capture       // stderr, capped
+
+	exited chan struct{} // closed after the leader was reaped
+	state  *os.ProcessState
+	// drainOnExit ends the reads exitDrain after the leader exits, so a
+	// descendant holding stdout cannot hold the call (not for asynchronous
+	// plugins, whose workers may keep printing after the leader is gone).
+	drainOnExit bool
+
+	stopOnce sync.Once
+	stopped  chan struct{} // closed when Host.stop has finished
+	started  time.Time
+}
+
+// start runs spec with stdin as its standard input (nil: /dev/null).
+func (h *Host) start(spec *runSpec, stdin []byte, drainOnExit bool) (*process, error) {
+	if err := h.track(); err != nil {
+		return nil, err
+	}
+	p, err := spawn(spec, stdin != nil)
+	if err != nil {
+		h.untrack()
+		return nil, fmt.Errorf("start plugin %q: %w", spec.name, err)
+	}
+	h.started.Add(1)
+	p.drainOnExit = drainOnExit
+	p.errOut.max = maxStderrBytes
+	go p.wait()
+	go func() {
+		defer close(p.stderrDone)
+		_ = p.errOut.readFrom(p.stderr) // ends at EOF, a drain deadline or Close
+	}()
+	if stdin == nil {
+		close(p.stdinDone)
+	} else {
+		go p.writeStdin(stdin)
+	}
+	return p, nil
+}
+
+// spawn starts the command with fresh pipes, in its own process group.
+func spawn(spec *runSpec, withStdin bool) (_ *process, err error) {
+	if !processGroups {
+		return nil, ErrUnsupportedPlatform
+	}
+	var childFiles, ourFiles []*os.File
+	defer func() {
+		for _, f := range childFiles {
+			f.Close() // the child has its copies; ours would keep the pipes open
+		}
+		if err != nil {
+			for _, f := range ourFiles {
+				f.Close()
+			}
+		}
+	}()
+	var stdinR, stdinW *os.File
+	if withStdin {
+		if stdinR, stdinW, err = os.Pipe(); err != nil {
+			return nil, err
+		}
+		ourFiles = append(ourFiles, stdinW)
+	} else if stdinR, err = os.Open(os.DevNull); err != nil {
+		return nil, err
+	}
+	childFiles = append(childFiles, stdinR)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	childFiles, ourFiles = append(childFiles, outW), append(ourFiles, outR)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	childFiles, ourFiles = append(childFiles, errW), append(ourFiles, errR)
+
+	proc, err := os.StartProcess(spec.launch.path, spec.launch.argv, &os.ProcAttr{
+		Dir:   spec.dir,
+		Env:   spec.env,
+		Files: []*os.File{stdinR, outW, errW},
+		Sys:   groupAttr(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &process{
+		spec:       spec,
+		proc:       proc,
+		pid:        proc.Pid,
+		stdin:      stdinW,
+		stdout:     outR,
+		stderr:     errR,
+		stdinDone:  make(chan struct{}),
+		stdoutDone: make(chan struct{}),
+		stderrDone: make(chan struct{}),
+		exited:     make(chan struct{}),
+		stopped:    make(chan struct{}),
+		started:    time.Now(),
+	}, nil
+}
+
+// wait reaps the leader.
+func (p *process) wait() {
+	state, err := p.proc.Wait()
+	if err == nil {
+		p.state = state
+	}
+	if p.drainOnExit {
+		p.setReadDeadlines(time.Now().Add(exitDrain))
+	}
+	close(p.exited)
+}
+
+// writeStdin writes the arguments and closes stdin. A plugin that never
+// reads them is fine: the write fails with EPIPE once it exits, or is cut
+// short when finish closes the pipe.
+func (p *process) writeStdin(data []byte) {
+	defer close(p.stdinDone)
+	_, _ = p.stdin.Write(data)
+	_ = p.stdin.Close()
+}
+
+func (p *process) setReadDeadlines(t time.Time) {
+	_ = p.stdout.SetReadDeadline(t)
+	_ = p.stderr.SetReadDeadline(t)
+}
+
+// exitText describes how the leader ended.
+func (p *process) exitText() string {
+	if p.state == nil {
+		return "no exit status"
+	}
+	return p.state.String()
+}
+
+// succeeded reports a zero exit status.
+func (p *process) succeeded() bool { return p.state != nil && p.state.Success() }
+
+// stop ends p's whole process group: SIGTERM, then SIGKILL to whatever is
+// left after KillGrace (a member that ignores SIGTERM, a grandchild…). It
+// returns once the leader is reaped, or a grace period after SIGKILL if the
+// kernel has not let it go.
+func (h *Host) stop(p *process, cause error) {
+	p.stopOnce.Do(func() {
+		defer close(p.stopped)
+		if isClosed(p.exited) && !groupAlive(p.pid) {
+			return
+		}
+		h.kills.Add(1)
+		ev := h.log.Warn()
+		if errors.Is(cause, ErrClosed) || errors.Is(cause, context.Canceled) {
+			ev = h.log.Info() // shutdown or a cancelled call: expected
+		}
+		ev.Str("plugin", p.spec.name).Int("pid", p.pid).Dur("after", time.Since(p.started)).
+			Str("reason", fmt.Sprint(cause)).Msg("stopping plugin process group")
+		_ = signalGroup(p.pid, syscall.SIGTERM)
+
+		grace := time.NewTimer(h.opts.KillGrace)
+		defer grace.Stop()
+		over := false
+		for _, ch := range []chan struct{}{p.exited, p.stdoutDone, p.stderrDone} {
+			if !over {
+				select {
+				case <-ch:
+				case <-grace.C:
+					over = true
+				}
+			}
+		}
+		// The leader is gone and the pipes are closed; other members
+		// (output redirected elsewhere) still get the rest of the grace.
+		if !over && groupAlive(p.pid) {
+			tick := time.NewTicker(10 * time.Millisecond)
+			for !over && groupAlive(p.pid) {
+				select {
+				case <-tick.C:
+				case <-grace.C:
+					over = true
+				}
+			}
+			tick.Stop()
+		}
+		// Signalling the group id is safe here: either the leader is not
+		// reaped yet, or the group was just seen non-empty, and an id is
+		// not reused while a group holds it.
+		if groupAlive(p.pid) {
+			_ = signalGroup(p.pid, syscall.SIGKILL)
+		}
+		// A descendant that left the group (setsid) may still hold our pipes.
+		p.setReadDeadlines(time.Now().Add(exitDrain))
+		select {
+		case <-p.exited:
+		case <-time.After(h.opts.KillGrace):
+			h.log.Error().Str("plugin", p.spec.name).Int("pid", p.pid).
+				Msg("plugin process did not exit after SIGKILL (stuck in the kernel?); it will be reaped when it does")
+		}
+	})
+	<-p.stopped
+}
+
+// finish waits for p to end and releases it: the leader is reaped, the
+// readers have returned and every pipe is closed. Call it once, as the owner.
+func (h *Host) finish(p *process) {
+	<-p.exited
+	if p.stdin != nil {
+		_ = p.stdin.Close() // unblocks a write to a stdin nobody reads
+	}
+	<-p.stdinDone
+	p.setReadDeadlines(time.Now().Add(exitDrain))
+	<-p.stdoutDone
+	<-p.stderrDone
+	_ = p.stdout.Close()
+	_ = p.stderr.Close()
+	h.untrack()
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// capture keeps the first max bytes read and counts the rest.
+type capture struct {
+	max   int
+	buf   []byte
+	total int64
+}
+
+func (c *capture) truncated() bool { return c.total > int64(len(c.buf)) }
+
+// discardBuffers are for reading past the cap.
+var discardBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// readFrom reads r to its end: EOF gives nil, anything else (a drain
+// deadline, a closed pipe) is returned. Past max, data is read and dropped
+// so the writer never blocks.
+func (c *capture) readFrom(r io.Reader) error {
+	var scratch *[]byte
+	defer func() {
+		if scratch != nil {
+			discardBuffers.Put(scratch)
+		}
+	}()
+	for {
+		var dst []byte
+		if len(c.buf) < c.max {
+			if len(c.buf) == cap(c.buf) {
+				grown := make([]byte, len(c.buf), min(max(2*cap(c.buf), 512), c.max))
+				copy(grown, c.buf)
+				c.buf = grown
+			}
+			dst = c.buf[len(c.buf):cap(c.buf)]
+		} else {
+			if scratch == nil {
+				scratch = discardBuffers.Get().(*[]byte)
+			}
+			dst = *scratch
+		}
+		n, err := r.Read(dst)
+		if len(c.buf) < c.max {
+			c.buf = c.buf[:len(c.buf)+n]
+		}
+		c.total += int64(n)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

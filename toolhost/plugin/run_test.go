@@ -1,0 +1,240 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestSyncPluginAnswers(t *testing.T) {
+	root := pluginRoot(t, "Echo", "LogsFirst", "Pretty", "NoStdin")
+	set := scan(t, newHost(t, Options{}), root)
+	big := strings.Repeat("x", 1<<20) // more than a pipe buffer, for a plugin that never reads it
+	cases := []struct {
+		name   string
+		plugin string
+		args   map[string]string
+		want   string // the result as the dispatcher would marshal it
+	}{
+		{"empty args are {}", "Echo", nil, `{"args":{}}`},
+		{"args verbatim, no HTML escaping", "Echo", map[string]string{"text": "<b>&「始」", "n": "2"},
+			`{"args":{"n":"2","text":"<b>&「始」"}}`},
+		{"logs and status-less JSON before the answer", "LogsFirst", map[string]string{"text": "hi"},
+			`{"content":[{"type":"text","text":"done: hi"}]}`},
+		{"pretty-printed, pass-through fields merged", "Pretty", nil,
+			`{"_specialAction":"create_canvas","canvas":{"height":1,"width":2},"messageForAI":"the canvas is ready","note":"nested {braces} inside a string","payload":{"id":"c1"}}`},
+		{"stdin never read", "NoStdin", map[string]string{"big": big},
+			`{"content":[{"type":"text","text":"ignored stdin"}]}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := call(context.Background(), findTool(t, set, c.plugin), c.args)
+			if err != nil {
+				t.Fatalf("Invoke: %v", err)
+			}
+			if got := normalizeJSON(t, asJSON(t, res)); got != normalizeJSON(t, c.want) {
+				t.Errorf("result\n got %s\nwant %s", got, c.want)
+			}
+		})
+	}
+}
+
+// normalizeJSON re-marshals s so key order does not matter.
+func normalizeJSON(t *testing.T, s string) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("not JSON: %s", s)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestSyncPluginErrors(t *testing.T) {
+	root := pluginRoot(t, "FailJSON", "FailNoJSON")
+	writeFile(t, filepath.Join(root, "Missing"), manifestFile, `{"name":"Missing","pluginType":"synchronous","entryPoint":{"command":"no-such-program-vcpnode --x"}}`)
+	writeFile(t, filepath.Join(root, "NoStatus"), manifestFile, `{"name":"NoStatus","pluginType":"synchronous","entryPoint":{"command":"echo '{\"a\":1}'; echo oops >&2; exit 2"}}`)
+	set := scan(t, newHost(t, Options{}), root)
+	cases := []struct {
+		plugin   string
+		reported string   // want a *ReportedError with exactly this text
+		contains []string // else: want ErrFailed with these in the message
+	}{
+		{plugin: "FailJSON", reported: "quota exceeded for today"},
+		{plugin: "FailNoJSON", contains: []string{`plugin "FailNoJSON" failed`, "exit status 3", "stderr: Traceback (most recent call last): ValueError: boom"}},
+		{plugin: "Missing", contains: []string{"exit status 127", "no-such-program-vcpnode", "not found"}},
+		{plugin: "NoStatus", contains: []string{"exit status 2", "stderr: oops"}}, // a status-less object does not hide a failure
+	}
+	for _, c := range cases {
+		t.Run(c.plugin, func(t *testing.T) {
+			res, err := call(context.Background(), findTool(t, set, c.plugin), nil)
+			if err == nil {
+				t.Fatalf("want an error, got result %s", asJSON(t, res))
+			}
+			var rep *ReportedError
+			if c.reported != "" {
+				if !errors.As(err, &rep) || err.Error() != c.reported || rep.Plugin != c.plugin {
+					t.Fatalf("error %#v (%q), want the plugin's own text %q", err, err, c.reported)
+				}
+				return
+			}
+			if !errors.Is(err, ErrFailed) || errors.As(err, &rep) {
+				t.Fatalf("error %q should wrap ErrFailed", err)
+			}
+			for _, s := range c.contains {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not contain %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+func TestSyncPluginOutputIsCappedWithBoundedMemory(t *testing.T) {
+	const limit = 1 << 20
+	root := pluginRoot(t, "Flood")
+	set := scan(t, newHost(t, Options{MaxOutputBytes: limit}), root)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res, err := call(context.Background(), findTool(t, set, "Flood"), nil)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := textOf(t, res)
+	if !strings.HasPrefix(text, "flood line\nflood line") || !strings.Contains(text, "output truncated: 1048576 of 104857600 bytes kept") {
+		t.Fatalf("result starts %q and ends %q", text[:30], text[max(0, len(text)-80):])
+	}
+	// 100 MiB went through the pipe; the daemon kept about the cap.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Fatalf("allocated %d MiB to read 100 MiB with a 1 MiB cap", alloc>>20)
+	}
+}
+
+func TestSyncPluginAnswersAtExitDespiteABackgroundChild(t *testing.T) {
+	root := pluginRoot(t, "Background")
+	set := scan(t, newHost(t, Options{}), root)
+	// The background child sleeps for minutes; the call must not wait for it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := call(ctx, findTool(t, set, "Background"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, res); got != "answered" {
+		t.Fatalf("result %q", got)
+	}
+	// A process a synchronous plugin leaves behind after a normal exit is
+	// not killed (the official hosts do not either); clean it up here.
+	pid := waitPidFile(t, filepath.Join(root, "Background", "bg.pid"))
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	waitFor(t, "the background child to end", func() bool { return processGone(pid) })
+}
+
+// TestSyncPluginStopKillsTheWholeGroup: a plugin that ignores SIGTERM and
+// whose grandchild (also ignoring it) holds stdout is stopped by a timeout,
+// by a cancel and by Close, leaving no process behind.
+func TestSyncPluginStopKillsTheWholeGroup(t *testing.T) {
+	cancelled := errors.New("cancel_tool from the server")
+	cases := []struct {
+		name    string
+		stop    func(h *Host, cancel context.CancelCauseFunc)
+		ctx     func() (context.Context, context.CancelCauseFunc)
+		wantErr error
+	}{
+		{
+			name: "timeout",
+			ctx: func() (context.Context, context.CancelCauseFunc) {
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				return ctx, func(error) { cancel() }
+			},
+			stop:    func(*Host, context.CancelCauseFunc) {},
+			wantErr: context.DeadlineExceeded,
+		},
+		{
+			name: "cancel",
+			ctx: func() (context.Context, context.CancelCauseFunc) {
+				return context.WithCancelCause(context.Background())
+			},
+			stop:    func(_ *Host, cancel context.CancelCauseFunc) { cancel(cancelled) },
+			wantErr: cancelled,
+		},
+		{
+			name: "host closed",
+			ctx: func() (context.Context, context.CancelCauseFunc) {
+				return context.WithCancelCause(context.Background())
+			},
+			stop: func(h *Host, _ context.CancelCauseFunc) {
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+				defer cancel()
+				go func() { _ = h.Close(ctx) }() // returns once the plugin is reaped; checked below
+			},
+			wantErr: ErrClosed,
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := pluginRoot(t, "Hang")
+			h := newHost(t, Options{KillGrace: 300 * time.Millisecond})
+			tool := findTool(t, scan(t, h, root), "Hang")
+			if tool.(*pluginTool).run.launch.shell {
+				t.Fatal("`sh hang.sh` should be spawned directly, so the leader is the script's shell")
+			}
+			ctx, cancel := c.ctx()
+			defer cancel(nil)
+			done := make(chan error, 1)
+			go func() {
+				_, err := call(ctx, tool, nil)
+				done <- err
+			}()
+			leader := waitPidFile(t, filepath.Join(root, "Hang", "leader.pid"))
+			grandchild := waitPidFile(t, filepath.Join(root, "Hang", "grandchild.pid"))
+			c.stop(h, cancel)
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(waitLimit):
+				t.Fatal("Invoke did not return after its context ended")
+			}
+			if !errors.Is(err, c.wantErr) {
+				t.Fatalf("error %v, want %v", err, c.wantErr)
+			}
+			// Invoke returns only after the group is stopped and the leader reaped.
+			if !processGone(leader) {
+				t.Errorf("leader %d still exists after Invoke returned", leader)
+			}
+			assertGroupGone(t, leader, leader, grandchild)
+			if h.Kills() != 1 {
+				t.Errorf("Kills() = %d, want 1", h.Kills())
+			}
+		})
+	}
+}
+
+func TestInvokeAfterCloseFails(t *testing.T) {
+	h := newHost(t, Options{})
+	set := scan(t, h, pluginRoot(t, "Echo"))
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call(context.Background(), findTool(t, set, "Echo"), nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("error %v, want ErrClosed", err)
+	}
+	if h.Started() != 0 {
+		t.Fatalf("Started() = %d", h.Started())
+	}
+}
+
+func TestOptionsDefaults(t *testing.T) {
+	o := Options{}.withDefaults()
+	if o.MaxOutputBytes != 16<<20 || o.KillGrace != 2*time.Second || o.AsyncMaxRuntime != 30*time.Minute || o.Environ == nil {
+		t.Fatalf("defaults %+v", o)
+	}
+}

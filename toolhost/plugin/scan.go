@@ -1,0 +1,181 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// Set is the result of one scan of the plugin folders.
+type Set struct {
+	// Tools are the synchronous and asynchronous plugins, ready to register.
+	Tools []toolhost.Tool
+	// Static are the static plugins, for the placeholder refresher.
+	Static []*StaticPlugin
+	// Disabled are plugins whose manifest is renamed plugin-manifest.json.block.
+	Disabled []Entry
+	// Unsupported are valid plugins of a type vcpnode cannot run (direct protocol).
+	Unsupported []Entry
+	// Invalid are manifests that could not be used; Reason names the file and field.
+	Invalid []Entry
+	// Duplicates are plugins skipped because an earlier one has the same name.
+	Duplicates []Entry
+	// Notices are problems in hosted plugins that were worked around
+	// (dropped invocationCommands entries, ignored fields, env lines…).
+	Notices []Entry
+
+	async map[string]bool
+}
+
+// Entry is one plugin (or file) in a Set's lists.
+type Entry struct {
+	Name   string // the manifest's name, when it could be read
+	Type   string // the manifest's pluginType, when it could be read
+	Path   string // the manifest file
+	Reason string
+}
+
+// IsAsync reports whether name is an asynchronous plugin of this set (the
+// callback listener accepts callbacks only for those).
+func (s *Set) IsAsync(name string) bool { return s.async[name] }
+
+// Warnings returns one line per problem, for logs and reload reports.
+// Disabled plugins are not problems and are not listed.
+func (s *Set) Warnings() []string {
+	var out []string
+	for _, e := range s.Invalid {
+		out = append(out, fmt.Sprintf("plugin skipped: %s", e.Reason))
+	}
+	for _, e := range s.Duplicates {
+		out = append(out, fmt.Sprintf("plugin %q skipped: %s", e.Name, e.Reason))
+	}
+	for _, e := range s.Unsupported {
+		out = append(out, fmt.Sprintf("plugin %q (%s) not hosted: %s", e.Name, e.Path, e.Reason))
+	}
+	for _, e := range s.Notices {
+		if e.Name == "" {
+			out = append(out, e.Reason)
+			continue
+		}
+		out = append(out, fmt.Sprintf("plugin %q: %s", e.Name, e.Reason))
+	}
+	return out
+}
+
+// Scan reads every plugin folder under dirs: each dir holds folders with a
+// plugin-manifest.json, visited in dir order, then folder-name order (the
+// first of two plugins with the same name wins). A bad plugin is listed in
+// the Set and never stops the others; Scan itself fails only when a dir or
+// Options.EnvFile cannot be read.
+func (h *Host) Scan(dirs []string) (*Set, error) {
+	set := &Set{async: make(map[string]bool)}
+	src := envSources{base: baseEnv(h.opts.Environ(), h.opts.PassEnv)}
+	if h.opts.EnvFile != "" {
+		global, err := readDotenv(h.opts.EnvFile, false)
+		if err != nil {
+			return nil, fmt.Errorf("plugins env_file %s: %w", h.opts.EnvFile, err)
+		}
+		src.global = global.values
+		if s := global.skippedText(h.opts.EnvFile); s != "" {
+			set.Notices = append(set.Notices, Entry{Path: h.opts.EnvFile, Reason: s})
+		}
+	}
+	var errs []error
+	winners := make(map[string]string) // name → manifest path
+	for _, dir := range dirs {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("plugin dir %s: %w", dir, err))
+			continue
+		}
+		folders, err := os.ReadDir(abs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("plugin dir: %w", err))
+			continue
+		}
+		for _, f := range folders { // os.ReadDir sorts by name
+			if strings.HasPrefix(f.Name(), ".") {
+				continue
+			}
+			h.scanFolder(set, src, abs, filepath.Join(abs, f.Name()), winners)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return set, nil
+}
+
+// scanFolder adds the plugin in folder (if any) to set.
+func (h *Host) scanFolder(set *Set, src envSources, root, folder string, winners map[string]string) {
+	if fi, err := os.Stat(folder); err != nil || !fi.IsDir() {
+		return
+	}
+	path := filepath.Join(folder, manifestFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if blocked, err := os.ReadFile(path + blockedSuffix); err == nil {
+			e := Entry{Path: path + blockedSuffix, Name: filepath.Base(folder)}
+			if m, err := parseManifest(e.Path, blocked); m != nil {
+				e.Name, e.Type = m.name, m.pluginType
+			} else if err != nil {
+				e.Reason = err.Error()
+			}
+			set.Disabled = append(set.Disabled, e)
+		}
+		return
+	}
+	if err != nil {
+		set.Invalid = append(set.Invalid, Entry{Path: path, Reason: fmt.Sprintf("%s: %v", path, err)})
+		return
+	}
+	m, err := parseManifest(path, data)
+	if errors.Is(err, errUnsupported) {
+		set.Unsupported = append(set.Unsupported, Entry{Name: m.name, Type: m.pluginType, Path: path, Reason: err.Error()})
+		return
+	}
+	if err != nil {
+		set.Invalid = append(set.Invalid, Entry{Path: path, Reason: err.Error()})
+		return
+	}
+	if first, dup := winners[m.name]; dup {
+		set.Duplicates = append(set.Duplicates, Entry{Name: m.name, Type: m.pluginType, Path: path,
+			Reason: fmt.Sprintf("%s has the same name as %s, which is used", path, first)})
+		return
+	}
+	conf, err := readDotenv(filepath.Join(folder, configEnvFile), true)
+	if err != nil {
+		set.Invalid = append(set.Invalid, Entry{Name: m.name, Type: m.pluginType, Path: path,
+			Reason: fmt.Sprintf("%s: %v", filepath.Join(folder, configEnvFile), err)})
+		return
+	}
+	winners[m.name] = path
+	if s := conf.skippedText(filepath.Join(folder, configEnvFile)); s != "" {
+		m.notices = append(m.notices, s)
+	}
+	// PROJECT_BASE_PATH is the parent of the Plugin dir: plugins reach
+	// their siblings and the project's files through it.
+	env, notes := pluginEnv(src, m, conf.values, filepath.Dir(root), h.opts.CallbackBaseURL)
+	m.notices = append(m.notices, notes...)
+	l, note := planLaunch(m.command, folder, envValue(env, "PATH"))
+	if note != "" {
+		m.notices = append(m.notices, note)
+	}
+	for _, n := range m.notices {
+		set.Notices = append(set.Notices, Entry{Name: m.name, Type: m.pluginType, Path: path, Reason: n})
+	}
+	spec := &runSpec{name: m.name, dir: folder, launch: l, env: env}
+	switch m.pluginType {
+	case typeStatic:
+		set.Static = append(set.Static, newStaticPlugin(h, m, spec))
+	case typeAsynchronous:
+		set.async[m.name] = true
+		set.Tools = append(set.Tools, newTool(h, m, spec))
+	default:
+		set.Tools = append(set.Tools, newTool(h, m, spec))
+	}
+}

@@ -1,0 +1,3 @@
+# Answers with the JSON object it was given on stdin.
+args=$(cat)
+printf '{"status":"success","result":{"args":%s}}\n' "$args"

@@ -1,0 +1,2 @@
+# Never reads its arguments.
+echo '{"status":"success","result":"ignored stdin"}'
