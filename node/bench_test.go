@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,21 +49,23 @@ func BenchmarkRoundTrip(b *testing.B) {
 			if bc.infoLog {
 				log = zerolog.New(benchRedactingDiscard{}).Level(zerolog.InfoLevel).With().Timestamp().Logger()
 			}
-			conn := startBenchNode(b, log)
+			conn := startBenchNode(b, log, benchToolName, func(cfg *Config) {
+				cfg.Node.ExposedTools = []string{benchToolName}
+			}, WithTools(benchEchoTool{}))
 			if bc.inflight == 1 {
-				benchSequential(b, conn)
+				benchSequential(b, conn, benchToolName)
 			} else {
-				benchInflight(b, conn, bc.inflight)
+				benchInflight(b, conn, benchToolName, bc.inflight)
 			}
 		})
 	}
 }
 
-func benchSequential(b *testing.B, conn *fakehub.Conn) {
+func benchSequential(b *testing.B, conn *fakehub.Conn, tool string) {
 	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := benchCall(ctx, conn); err != nil {
+		if err := benchCall(ctx, conn, tool); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -69,7 +74,7 @@ func benchSequential(b *testing.B, conn *fakehub.Conn) {
 
 // benchInflight spreads b.N calls over `callers` goroutines that each keep
 // one call outstanding, so the node always has `callers` calls in flight.
-func benchInflight(b *testing.B, conn *fakehub.Conn, callers int) {
+func benchInflight(b *testing.B, conn *fakehub.Conn, tool string, callers int) {
 	ctx := b.Context()
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -78,7 +83,7 @@ func benchInflight(b *testing.B, conn *fakehub.Conn, callers int) {
 	for range callers {
 		wg.Go(func() {
 			for next.Add(1) <= int64(b.N) {
-				if err := benchCall(ctx, conn); err != nil {
+				if err := benchCall(ctx, conn, tool); err != nil {
 					b.Error(err)
 					return
 				}
@@ -93,8 +98,8 @@ func benchInflight(b *testing.B, conn *fakehub.Conn, callers int) {
 // benchArgs is what a model typically sends: one short string argument.
 var benchArgs = map[string]json.RawMessage{"message": json.RawMessage(`"hello"`)}
 
-func benchCall(ctx context.Context, conn *fakehub.Conn) error {
-	res, err := conn.CallExecute(ctx, wsproto.ExecuteTool{ToolName: benchToolName, ToolArgs: benchArgs})
+func benchCall(ctx context.Context, conn *fakehub.Conn, tool string) error {
+	res, err := conn.CallExecute(ctx, wsproto.ExecuteTool{ToolName: tool, ToolArgs: benchArgs})
 	if err != nil {
 		return err
 	}
@@ -128,10 +133,10 @@ func (benchRedactingDiscard) Write(p []byte) (int, error) {
 	return len(p), err
 }
 
-// startBenchNode starts a fake hub and a node exposing benchEchoTool, waits
-// until the node has registered its tools, and returns the hub's side of the
-// connection. Cleanup stops the node (waiting for Run) and then the hub.
-func startBenchNode(b *testing.B, log zerolog.Logger) *fakehub.Conn {
+// startBenchNode starts a fake hub and a node that exposes exactly the tool
+// named, waits until the node has registered it, and returns the hub's side
+// of the connection. Cleanup stops the node (waiting for Run) and then the hub.
+func startBenchNode(b *testing.B, log zerolog.Logger, tool string, configure func(*Config), opts ...Option) *fakehub.Conn {
 	b.Helper()
 	const key = "bench-key_0123456789"
 	b.Setenv(EnvKey, "") // the config's key must win over the environment's
@@ -146,11 +151,11 @@ func startBenchNode(b *testing.B, log zerolog.Logger) *fakehub.Conn {
 	cfg.Hub.URL = hub.BaseURL()
 	cfg.Hub.Key = key
 	cfg.Hub.Name = "bench-node"
-	cfg.Node.ExposedTools = []string{benchToolName}
 	cfg.Node.MaxConcurrent = 64
 	cfg.Node.Queue = 64
-	n, err := New(cfg, log, WithTools(benchEchoTool{}),
-		WithLocalIPs(func() ([]string, error) { return []string{"127.0.0.1"}, nil }))
+	configure(&cfg)
+	opts = append(opts, WithLocalIPs(func() ([]string, error) { return []string{"127.0.0.1"}, nil }))
+	n, err := New(cfg, log, opts...)
 	if err != nil {
 		b.Fatalf("New: %v", err)
 	}
@@ -180,7 +185,83 @@ func startBenchNode(b *testing.B, log zerolog.Logger) *fakehub.Conn {
 		b.Fatalf("node never registered its tools: %v", err)
 	}
 	if rt, ok := msg.(wsproto.RegisterTools); !ok || len(rt.Tools) != 1 {
-		b.Fatalf("register_tools = %#v, want exactly %s", msg, benchToolName)
+		b.Fatalf("register_tools = %#v, want exactly %s", msg, tool)
 	}
 	return conn
+}
+
+// benchPluginCommand is a synchronous plugin's whole work: print its answer.
+// The quotes make it shell syntax, so it runs under /bin/sh -c.
+const benchPluginCommand = `echo '{"status":"success","result":"hello"}'`
+
+// BenchmarkPluginRoundTrip is a synchronous shell plugin called through the
+// fake hub, next to the floor: a bare fork/exec of the same /bin/sh -c
+// command, sequentially and 16 at a time.
+func BenchmarkPluginRoundTrip(b *testing.B) {
+	b.Run("floor_sequential", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			benchSpawn(b)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+	})
+	b.Run("floor_inflight16", func(b *testing.B) {
+		b.ReportAllocs()
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				for next.Add(1) <= int64(b.N) {
+					benchSpawn(b)
+				}
+			})
+		}
+		wg.Wait()
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+	})
+	for _, bc := range []struct {
+		name     string
+		inflight int
+	}{{"plugin_sequential", 1}, {"plugin_inflight16", 16}} {
+		b.Run(bc.name, func(b *testing.B) {
+			dir := filepath.Join(b.TempDir(), "Plugin")
+			writeBenchPlugin(b, dir)
+			conn := startBenchNode(b, zerolog.Nop(), "BenchShell", func(cfg *Config) {
+				cfg.Plugins.Dirs = []string{dir}
+				cfg.Plugins.StateDir = b.TempDir()
+				cfg.Plugins.Watch = false
+			})
+			if bc.inflight == 1 {
+				benchSequential(b, conn, "BenchShell")
+			} else {
+				benchInflight(b, conn, "BenchShell", bc.inflight)
+			}
+		})
+	}
+}
+
+func benchSpawn(b *testing.B) {
+	out, err := exec.Command("/bin/sh", "-c", benchPluginCommand).Output()
+	if err != nil || len(out) == 0 {
+		b.Errorf("spawn: %v (%q)", err, out)
+	}
+}
+
+func writeBenchPlugin(b *testing.B, dir string) {
+	b.Helper()
+	folder := filepath.Join(dir, "BenchShell")
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	manifest, err := json.Marshal(map[string]any{
+		"name": "BenchShell", "displayName": "Bench shell", "pluginType": "synchronous",
+		"entryPoint":    map[string]any{"command": benchPluginCommand},
+		"communication": map[string]any{"protocol": "stdio", "timeout": 10000},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(folder, "plugin-manifest.json"), manifest, 0o644); err != nil {
+		b.Fatal(err)
+	}
 }

@@ -242,6 +242,8 @@ func (c Config) Redacted() Config {
 	r.Node.HiddenTools = slices.Clone(c.Node.HiddenTools)
 	r.Files.Roots = slices.Clone(c.Files.Roots)
 	r.Tools = maps.Clone(c.Tools)
+	r.Plugins.Dirs = slices.Clone(c.Plugins.Dirs)
+	r.Plugins.PassEnv = slices.Clone(c.Plugins.PassEnv)
 	return r
 }
 

@@ -57,7 +57,7 @@ func (n *Node) watchPlugins(ctx context.Context) {
 }
 
 func (n *Node) rescanPlugins() {
-	rep, err := n.Reload(n.Config())
+	rep, err := n.Rescan()
 	if err != nil {
 		n.log.Warn().Err(err).Msg("plugin folders changed, but the new plugin set could not be used; the previous one stays in force")
 		return

@@ -31,7 +31,19 @@ type ReloadReport struct {
 func (n *Node) Reload(cfg Config) (ReloadReport, error) {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
+	return n.reload(cfg)
+}
 
+// Rescan re-applies the config in force, picking up changed plugin folders.
+// Reading the config under the reload lock keeps a concurrent Reload's newer
+// config from being overwritten with the one it replaced.
+func (n *Node) Rescan() (ReloadReport, error) {
+	n.reloadMu.Lock()
+	defer n.reloadMu.Unlock()
+	return n.reload(n.settings().cfg)
+}
+
+func (n *Node) reload(cfg Config) (ReloadReport, error) {
 	st, tools, warnings, err := n.prepare(cfg)
 	if err != nil {
 		return ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
@@ -107,7 +119,7 @@ func changedSections(a, b Config) []string {
 	}{
 		{"hub", a.Hub, b.Hub}, {"node", a.Node, b.Node}, {"files", a.Files, b.Files},
 		{"log", a.Log, b.Log}, {"tools", a.Tools, b.Tools},
-		{"placeholders", a.Placeholders, b.Placeholders},
+		{"placeholders", a.Placeholders, b.Placeholders}, {"plugins", a.Plugins, b.Plugins},
 	} {
 		if !reflect.DeepEqual(c.x, c.y) {
 			out = append(out, c.name)

@@ -249,16 +249,8 @@ func (s *session) handle(data []byte) {
 	}
 }
 
-// send queues a message for the writer. It fails instead of blocking once the
-// session has ended.
-func (s *session) send(m wsproto.Message) error {
-	frame, err := wsproto.Encode(m)
-	if err != nil {
-		return err
-	}
-	return s.enqueue(frame)
-}
-
+// enqueue queues a frame for the writer. It fails instead of blocking once
+// the session has ended.
 func (s *session) enqueue(frame []byte) error {
 	select {
 	case s.out <- frame:

