@@ -205,12 +205,16 @@ func TestRefresherOutcomes(t *testing.T) {
 // waitFor polls cond until it holds or the test deadline passes.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testWait)
+	deadline := time.NewTimer(testWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
 			t.Fatal("condition never held")
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

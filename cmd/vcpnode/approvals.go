@@ -33,19 +33,7 @@ func newApprovalsCmd(a *app) *cobra.Command {
 			"will be refused unanswered. Answer with `vcpnode approve ID` or `vcpnode deny ID`.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout)
-			if err != nil {
-				return err
-			}
-			defer done()
-			list, err := c.Approvals(ctx)
-			if err != nil {
-				return err
-			}
-			if f.json {
-				return writeJSON(a.stdout, list)
-			}
-			return printApprovals(a.stdout, list)
+			return askDaemon(a, cmd, &f, (*node.ControlClient).Approvals, printApprovals)
 		},
 	}
 	f.add(cmd, true)
@@ -69,24 +57,17 @@ func newDecisionCmd(a *app, approve bool) *cobra.Command {
 		Long:  "approve lets the pending call ID (from `vcpnode approvals`) run now.",
 		Args:  oneApprovalID,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout)
-			if err != nil {
+			decide := func(c *node.ControlClient, ctx context.Context) (node.DecisionResponse, error) {
+				return c.Decide(ctx, args[0], approve, reason)
+			}
+			return askDaemon(a, cmd, &f, decide, func(w io.Writer, res node.DecisionResponse) error {
+				verb := "approved"
+				if !approve {
+					verb = "denied"
+				}
+				_, err := fmt.Fprintf(w, "%s %s: %s (request %s)\n", verb, res.Approval.ID, res.Approval.Tool, res.Approval.RequestID)
 				return err
-			}
-			defer done()
-			res, err := c.Decide(ctx, args[0], approve, reason)
-			if err != nil {
-				return err
-			}
-			if f.json {
-				return writeJSON(a.stdout, res)
-			}
-			verb := "approved"
-			if !approve {
-				verb = "denied"
-			}
-			_, err = fmt.Fprintf(a.stdout, "%s %s: %s (request %s)\n", verb, res.Approval.ID, res.Approval.Tool, res.Approval.RequestID)
-			return err
+			})
 		},
 	}
 	if !approve {

@@ -119,6 +119,25 @@ func (a *app) controlClient(cmd *cobra.Command, f *controlFlags, timeout time.Du
 	return c, ctx, func() { cancel(); c.Close() }, nil
 }
 
+// askDaemon is the shape of every control command: reach the daemon, make
+// one request, and print the answer as JSON (--json) or for people.
+func askDaemon[T any](a *app, cmd *cobra.Command, f *controlFlags,
+	request func(*node.ControlClient, context.Context) (T, error), human func(io.Writer, T) error) error {
+	c, ctx, done, err := a.controlClient(cmd, f, controlTimeout)
+	if err != nil {
+		return err
+	}
+	defer done()
+	res, err := request(c, ctx)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return writeJSON(a.stdout, res)
+	}
+	return human(a.stdout, res)
+}
+
 // writeJSON prints v indented, as every --json output is.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

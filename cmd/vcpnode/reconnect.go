@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vcpnode/vcpnode/node"
 )
 
 func newReconnectCmd(a *app) *cobra.Command {
@@ -16,20 +19,10 @@ func newReconnectCmd(a *app) *cobra.Command {
 			"or already connecting.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout)
-			if err != nil {
+			return askDaemon(a, cmd, &f, (*node.ControlClient).Reconnect, func(w io.Writer, rep node.ReconnectResponse) error {
+				_, err := fmt.Fprintf(w, "%s (the daemon was %s)\n", rep.Message, rep.Phase)
 				return err
-			}
-			defer done()
-			rep, err := c.Reconnect(ctx)
-			if err != nil {
-				return err
-			}
-			if f.json {
-				return writeJSON(a.stdout, rep)
-			}
-			_, err = fmt.Fprintf(a.stdout, "%s (the daemon was %s)\n", rep.Message, rep.Phase)
-			return err
+			})
 		},
 	}
 	f.add(cmd, true)

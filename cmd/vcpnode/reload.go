@@ -23,19 +23,7 @@ func newReloadCmd(a *app) *cobra.Command {
 			"reconnected (the server cannot update a registered tool set any other way).",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout)
-			if err != nil {
-				return err
-			}
-			defer done()
-			rep, err := c.Reload(ctx)
-			if err != nil {
-				return err
-			}
-			if f.json {
-				return writeJSON(a.stdout, rep)
-			}
-			return printReload(a.stdout, rep)
+			return askDaemon(a, cmd, &f, (*node.ControlClient).Reload, printReload)
 		},
 	}
 	f.add(cmd, true)

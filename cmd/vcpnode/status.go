@@ -22,19 +22,7 @@ func newStatusCmd(a *app) *cobra.Command {
 			"approval, and its version and uptime.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout)
-			if err != nil {
-				return err
-			}
-			defer done()
-			st, err := c.Status(ctx)
-			if err != nil {
-				return err
-			}
-			if f.json {
-				return writeJSON(a.stdout, st)
-			}
-			return printStatus(a.stdout, st)
+			return askDaemon(a, cmd, &f, (*node.ControlClient).Status, printStatus)
 		},
 	}
 	f.add(cmd, true)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -23,19 +24,13 @@ func newToolsCmd(a *app) *cobra.Command {
 			"it is exposed or not (policy, hidden_tools, built-in, manifest).",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout)
-			if err != nil {
-				return err
+			list := func(c *node.ControlClient, ctx context.Context) (node.ToolsResponse, error) {
+				tools, err := c.Tools(ctx)
+				return node.ToolsResponse{Tools: tools}, err
 			}
-			defer done()
-			tools, err := c.Tools(ctx)
-			if err != nil {
-				return err
-			}
-			if f.json {
-				return writeJSON(a.stdout, node.ToolsResponse{Tools: tools})
-			}
-			return printTools(a.stdout, tools, all)
+			return askDaemon(a, cmd, &f, list, func(w io.Writer, r node.ToolsResponse) error {
+				return printTools(w, r.Tools, all)
+			})
 		},
 	}
 	f.add(cmd, true)
