@@ -80,21 +80,10 @@ func (p *StaticPlugin) Run(ctx context.Context) (StaticOutput, error) {
 	defer cancel()
 	rctx, release := h.runContext(tctx)
 	defer release()
-	proc, err := h.start(p.run, nil, true)
+	proc, out, stopped, err := h.runToEnd(rctx, p.run, nil)
 	if err != nil {
 		return StaticOutput{}, err
 	}
-	kill := context.AfterFunc(rctx, func() { h.stop(proc, context.Cause(rctx)) })
-	out := capture{max: h.opts.MaxOutputBytes}
-	_ = out.readFrom(proc.stdout)
-	close(proc.stdoutDone)
-	<-proc.exited
-	stopped := !kill()
-	if stopped {
-		<-proc.stopped
-	}
-	h.finish(proc)
-	h.logRun(proc, &out)
 
 	res := StaticOutput{
 		Stdout:    string(out.buf),

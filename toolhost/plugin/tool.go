@@ -81,25 +81,35 @@ func encodeArgs(args map[string]json.RawMessage) ([]byte, error) {
 func (h *Host) runSync(ctx context.Context, spec *runSpec, stdin []byte) (any, error) {
 	rctx, release := h.runContext(ctx)
 	defer release()
-	p, err := h.start(spec, stdin, true)
+	p, out, stopped, err := h.runToEnd(rctx, spec, stdin)
 	if err != nil {
 		return nil, err
 	}
+	if stopped {
+		return nil, fmt.Errorf("plugin %q stopped: %w", spec.name, context.Cause(rctx))
+	}
+	return syncResult(p, out)
+}
+
+// runToEnd starts a run and reads its stdout until the process ends or rctx
+// stops it (stopped); either way the process is reaped and finished.
+func (h *Host) runToEnd(rctx context.Context, spec *runSpec, stdin []byte) (p *process, out *capture, stopped bool, err error) {
+	p, err = h.start(spec, stdin, true)
+	if err != nil {
+		return nil, nil, false, err
+	}
 	kill := context.AfterFunc(rctx, func() { h.stop(p, context.Cause(rctx)) })
-	out := capture{max: h.opts.MaxOutputBytes}
+	out = &capture{max: h.opts.MaxOutputBytes}
 	_ = out.readFrom(p.stdout) // EOF, or the drain deadline after exit or kill
 	close(p.stdoutDone)
 	<-p.exited
-	stopped := !kill()
+	stopped = !kill()
 	if stopped {
 		<-p.stopped
 	}
 	h.finish(p)
-	h.logRun(p, &out)
-	if stopped {
-		return nil, fmt.Errorf("plugin %q stopped: %w", spec.name, context.Cause(rctx))
-	}
-	return syncResult(p, &out)
+	h.logRun(p, out)
+	return p, out, stopped, nil
 }
 
 // syncResult reads a finished run: an answer with a status is trusted
