@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -183,6 +184,14 @@ func (s *ControlServer) status() StatusResponse {
 			counts.Hidden++
 		}
 	}
+	for _, sp := range n.SkippedPlugins() {
+		switch sp.Kind {
+		case "unsupported":
+			counts.Unsupported++
+		case "invalid":
+			counts.Invalid++
+		}
+	}
 	inflight := []InFlightStatus{}
 	for _, c := range n.InFlight() {
 		state := CallRunning
@@ -200,7 +209,7 @@ func (s *ControlServer) status() StatusResponse {
 		Version: s.opts.Version, PID: os.Getpid(), StartedAt: n.tel.started, Now: time.Now(),
 		Name: n.Name(), HubURL: n.HubURL(), ConfigFile: s.opts.ConfigFile, Socket: s.opts.Socket,
 		Metrics: *s.metricsAddr.Load(), Connection: conn, Tools: counts, InFlight: inflight,
-		PendingApprovals: n.Approvals().Len(),
+		PendingApprovals: n.Approvals().Len(), Placeholders: len(n.Placeholders().Placeholders),
 	}
 }
 
@@ -218,6 +227,16 @@ func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 			ts.ApprovalTimeoutMs = wait.Milliseconds()
 		}
 		out.Tools = append(out.Tools, ts)
+	}
+	for _, sp := range s.n.SkippedPlugins() {
+		name := sp.Name
+		if name == "" {
+			// A manifest too broken to name itself goes by its folder.
+			name = "(" + filepath.Base(filepath.Dir(sp.Path)) + ")"
+		}
+		out.Tools = append(out.Tools, ToolStatus{
+			Name: name, Source: sp.Path, Reason: sp.Kind + ": " + sp.Reason, Skipped: sp.Kind,
+		})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -36,6 +36,8 @@ type StatusResponse struct {
 	InFlight   []InFlightStatus `json:"inFlight"`
 	// PendingApprovals counts calls awaiting `vcpnode approve`.
 	PendingApprovals int `json:"pendingApprovals"`
+	// Placeholders counts the {{placeholders}} this node feeds the server.
+	Placeholders int `json:"placeholders"`
 }
 
 // ConnectionStatus is the hub connection as the reconnect loop sees it.
@@ -58,6 +60,10 @@ type ToolCounts struct {
 	Registered int `json:"registered"`
 	Exposed    int `json:"exposed"`
 	Hidden     int `json:"hidden"`
+	// Unsupported counts plugin folders that cannot run here (direct-protocol
+	// types), Invalid those whose manifest was refused.
+	Unsupported int `json:"unsupported"`
+	Invalid     int `json:"invalid"`
 }
 
 // States of an in-flight call.
@@ -94,6 +100,9 @@ type ToolStatus struct {
 	// Approval is "auto", "ask" or "deny"; ApprovalTimeoutMs is set for "ask".
 	Approval          string `json:"approval"`
 	ApprovalTimeoutMs int64  `json:"approvalTimeoutMs,omitempty"`
+	// Skipped is set for a plugin folder that is not run as a tool: "static",
+	// "unsupported", "invalid", "duplicate" or "disabled" (Reason says why).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // ToolsResponse is GET /v1/tools.

@@ -48,7 +48,8 @@ type pluginRuntime struct {
 	async     map[string]bool   // every asynchronous plugin seen: callbacks are taken for these
 	hosted    map[string]string // manifest path → name of every plugin of the last scan
 	static    []*plugin.StaticPlugin
-	dirs      []string // the dirs of the last scan, for the watcher
+	skipped   []SkippedPlugin // what the last scan found but does not run as a tool
+	dirs      []string        // the dirs of the last scan, for the watcher
 	watch     bool
 }
 
@@ -187,7 +188,7 @@ func (rt *pluginRuntime) scanned(p PluginsConfig, set *plugin.Set) {
 		}
 		static = set.Static
 	}
-	rt.hosted, rt.static = hosted, static
+	rt.hosted, rt.static, rt.skipped = hosted, static, skippedPlugins(set)
 	rt.dirs, rt.watch = slices.Clone(p.Dirs), p.Watch
 	rt.mu.Unlock()
 	select {
@@ -257,6 +258,42 @@ func (n *Node) CallbackBaseURL() string {
 		return ""
 	}
 	return n.plugins.callbacks.BaseURL()
+}
+
+// SkippedPlugin is a plugin folder the last scan found but does not offer as
+// a tool, and why: `vcpnode tools --all` lists them beside the tools.
+type SkippedPlugin struct {
+	Name, Type, Path string
+	// Kind is "static", "unsupported", "invalid", "duplicate" or "disabled".
+	Kind   string
+	Reason string
+}
+
+func skippedPlugins(set *plugin.Set) []SkippedPlugin {
+	if set == nil {
+		return nil
+	}
+	var out []SkippedPlugin
+	for _, sp := range set.Static {
+		out = append(out, SkippedPlugin{Name: sp.Name, Type: "static", Path: sp.Source, Kind: "static",
+			Reason: "static plugins feed {{placeholders}} and are never registered as tools"})
+	}
+	for _, group := range []struct {
+		kind    string
+		entries []plugin.Entry
+	}{{"unsupported", set.Unsupported}, {"invalid", set.Invalid}, {"duplicate", set.Duplicates}, {"disabled", set.Disabled}} {
+		for _, e := range group.entries {
+			out = append(out, SkippedPlugin{Name: e.Name, Type: e.Type, Path: e.Path, Kind: group.kind, Reason: e.Reason})
+		}
+	}
+	return out
+}
+
+// SkippedPlugins lists what the last plugin scan found and does not run as a tool.
+func (n *Node) SkippedPlugins() []SkippedPlugin {
+	n.plugins.mu.Lock()
+	defer n.plugins.mu.Unlock()
+	return slices.Clone(n.plugins.skipped)
 }
 
 // StaticPlugins are the static plugins of the last scan, for the

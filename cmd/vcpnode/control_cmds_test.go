@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +25,8 @@ func TestStatusCommand(t *testing.T) {
 		"server id "+conn.ServerID(),
 		"node name laptop",
 		"sessions 1 (0 reconnects)",
-		"tools 2 exposed, 1 not exposed (vcpnode tools --all)",
+		"tools 2 exposed, 1 not exposed, 0 unsupported, 0 invalid (vcpnode tools --all)",
+		"placeholders 0 (vcpnode placeholders)",
 		"approvals none pending",
 		"config "+d.configFile(),
 		"socket "+d.socket,
@@ -117,6 +119,46 @@ func TestToolsCommand(t *testing.T) {
 	d.ctlJSON(&resp, "tools")
 	if len(resp.Tools) != 3 || resp.Tools[0].Name != "Echo" || resp.Tools[0].ApprovalTimeoutMs != 120000 {
 		t.Errorf("tools --json = %+v", resp.Tools)
+	}
+}
+
+// TestToolsListsSkippedPlugins: plugin folders that run as no tool are
+// listed with --all, each with why, and counted by status.
+func TestToolsListsSkippedPlugins(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "Plugin")
+	manifests := map[string]string{
+		"Good":      `{"name":"Good","pluginType":"synchronous","entryPoint":{"command":"echo {}"},"communication":{"protocol":"stdio","timeout":5000}}`,
+		"Direct":    `{"name":"Direct","pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}}`,
+		"NoType":    `{"name":"NoType","entryPoint":{"command":"echo {}"}}`,
+		"Announcer": `{"name":"Announcer","pluginType":"static","entryPoint":{"command":"echo hi"},"capabilities":{"systemPromptPlaceholders":[{"placeholder":"{{Hi}}"}]}}`,
+	}
+	for folder, m := range manifests {
+		if err := os.MkdirAll(filepath.Join(dir, folder), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, folder, "plugin-manifest.json"), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := startDaemon(t, fmt.Sprintf("[plugins]\ndirs = [%q]\nstate_dir = %q\nwatch = false\n", dir, t.TempDir()))
+	code, out, errOut := d.ctl("tools", "--all")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	squeezed := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"Good no 5s", "Direct unsupported", "(NoType) invalid", "Announcer static"} {
+		if !strings.Contains(squeezed, want) {
+			t.Errorf("tools --all lacks %q:\n%s", want, out)
+		}
+	}
+	var st node.StatusResponse
+	d.ctlJSON(&st, "status")
+	if st.Tools.Unsupported != 1 || st.Tools.Invalid != 1 {
+		t.Errorf("status counts = %+v, want 1 unsupported and 1 invalid", st.Tools)
+	}
+	_, out, _ = d.ctl("tools")
+	if strings.Contains(out, "Direct") || strings.Contains(out, "NoType") {
+		t.Errorf("plain tools lists skipped plugins:\n%s", out)
 	}
 }
 

@@ -67,7 +67,9 @@ func printStatus(w io.Writer, st node.StatusResponse) error {
 	line("server id", "%s", serverID)
 	line("node name", "%s", st.Name)
 	line("sessions", "%d (%d reconnects)", c.Sessions, c.Reconnects)
-	line("tools", "%d exposed, %d not exposed (vcpnode tools --all)", st.Tools.Exposed, st.Tools.Hidden)
+	line("tools", "%d exposed, %d not exposed, %d unsupported, %d invalid (vcpnode tools --all)",
+		st.Tools.Exposed, st.Tools.Hidden, st.Tools.Unsupported, st.Tools.Invalid)
+	line("placeholders", "%d (vcpnode placeholders)", st.Placeholders)
 	switch st.PendingApprovals {
 	case 0:
 		line("approvals", "none pending")

@@ -76,6 +76,14 @@ func printTools(w io.Writer, tools []node.ToolStatus, all bool) error {
 
 // toolRow is one tab-separated line of the tools table.
 func toolRow(t node.ToolStatus, withReason bool) string {
+	if t.Skipped != "" {
+		// A plugin folder that runs as no tool: only its kind and why matter.
+		row := fmt.Sprintf("%s\t%s\t-\t-\t-\t%s", t.Name, t.Skipped, t.Source)
+		if withReason {
+			row += "\t" + t.Reason
+		}
+		return row
+	}
 	exposed := "no"
 	switch {
 	case t.Exposed && t.Implicit:
