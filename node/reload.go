@@ -72,8 +72,7 @@ func (n *Node) reload(cfg Config) (ReloadReport, error) {
 	if old.cfg.Log != cfg.Log {
 		rep.RestartNeeded = append(rep.RestartNeeded, "log")
 	}
-	hubChanged := old.hubURL.String() != st.hubURL.String() || old.name != st.name || old.cfg.Hub != cfg.Hub
-	if hubChanged || !sameManifests(before, after) || placeholdersRemoved {
+	if !sameHub(old, st) || !sameManifests(before, after) || placeholdersRemoved {
 		rep.Reconnected = true
 		n.restartSession()
 	}
@@ -105,6 +104,11 @@ func (n *Node) CallLocal(ctx context.Context, requestID, tool string, args map[s
 		return toolhost.Outcome{RequestID: requestID, Err: fmt.Sprintf("request id %q is already in flight", requestID)}
 	}
 	return <-done
+}
+
+// sameHub says whether two settings connect the same way, as the same node.
+func sameHub(a, b *settings) bool {
+	return a.hubURL.String() == b.hubURL.String() && a.name == b.name && a.cfg.Hub == b.cfg.Hub
 }
 
 func sameManifests(a, b []json.RawMessage) bool {

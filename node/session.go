@@ -58,6 +58,17 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	s.conn.SetPongHandler(func(string) error { s.extendReadDeadline(); return nil })
 	s.conn.SetPingHandler(s.answerPing)
 
+	// A restart asked of the previous session as it ended is served by this
+	// one: it registers the tools as they are now. Only hub settings changed
+	// by a reload that slipped in while dialing make it give way at once.
+	select {
+	case <-s.n.restart:
+	default:
+	}
+	if !sameHub(s.st, s.n.settings()) {
+		s.n.restartSession()
+	}
+
 	readerDone := make(chan error, 1)
 	go func() { readerDone <- s.readLoop() }()
 	// Whatever ends the session, the reader must have returned before run does.
