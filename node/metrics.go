@@ -2,7 +2,6 @@ package node
 
 import (
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,11 +17,6 @@ type telemetry struct {
 	started time.Time
 	metrics *nodeMetrics
 	audit   *auditLog
-
-	// Counters owned by other parts of the node, read when scraped; nil
-	// until their owner sets them.
-	pluginKills       atomic.Pointer[func() uint64]
-	placeholderPushes atomic.Pointer[func() uint64]
 }
 
 // startTelemetry builds the metrics and the audit trail and hooks them to
@@ -43,13 +37,6 @@ func (n *Node) startTelemetry(cfg Config) error {
 
 // Approvals is the broker of calls awaiting the owner (approval = "ask").
 func (n *Node) Approvals() *toolhost.Approvals { return n.disp.Approvals() }
-
-// SetPluginKillCounter makes vcpnode_plugin_kills_total read f: the plugin
-// host counts the processes it had to kill.
-func (n *Node) SetPluginKillCounter(f func() uint64) { n.tel.pluginKills.Store(&f) }
-
-// SetPlaceholderPushCounter makes vcpnode_placeholder_pushes_total read f.
-func (n *Node) SetPlaceholderPushCounter(f func() uint64) { n.tel.placeholderPushes.Store(&f) }
 
 // MetricsHandler serves the node's metrics in the Prometheus text format,
 // from its own registry (nothing registered globally).
@@ -114,10 +101,10 @@ func newNodeMetrics(n *Node) *nodeMetrics {
 		}, func() float64 { return float64(n.disp.Approvals().Len()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "vcpnode_placeholder_pushes_total", Help: "Placeholder updates sent to the hub.",
-		}, func() float64 { return readHook(&n.tel.placeholderPushes) }),
+		}, func() float64 { return float64(n.ph.pushes.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "vcpnode_plugin_kills_total", Help: "Plugin processes killed (timeout, cancel, shutdown).",
-		}, func() float64 { return readHook(&n.tel.pluginKills) }),
+		}, func() float64 { return float64(n.PluginKills()) }),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -139,13 +126,6 @@ func (m *nodeMetrics) observe(rec toolhost.CallRecord) {
 	if rec.Approval != "" && rec.Approval != toolhost.DecisionAuto {
 		m.approvals.WithLabelValues(string(rec.Approval)).Inc()
 	}
-}
-
-func readHook(p *atomic.Pointer[func() uint64]) float64 {
-	if f := p.Load(); f != nil {
-		return float64((*f)())
-	}
-	return 0
 }
 
 func boolFloat(b bool) float64 {

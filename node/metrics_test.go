@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -108,7 +110,6 @@ func TestMetricsScrape(t *testing.T) {
 	h.waitStarted(gate, "g-1")
 	queued := asyncCall(h, conn, "e-q", "Echo", nil)
 	waitQueued(h, "e-q")
-	h.node.SetPluginKillCounter(func() uint64 { return 3 })
 
 	m := scrape(t, h.ctx, srv.Addr())
 	tests := []struct {
@@ -127,7 +128,7 @@ func TestMetricsScrape(t *testing.T) {
 		{"vcpnode_calls_in_flight", nil, 1},
 		{"vcpnode_queue_depth", nil, 1},
 		{"vcpnode_approvals_pending", nil, 0},
-		{"vcpnode_plugin_kills_total", nil, 3},
+		{"vcpnode_plugin_kills_total", nil, 0},
 		{"vcpnode_placeholder_pushes_total", nil, 0},
 	}
 	for _, tt := range tests {
@@ -234,6 +235,52 @@ func TestMetricsListenProblem(t *testing.T) {
 		got := metricsListenProblem(tt.listen, tt.remote)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("metricsListenProblem(%q, %v) = %q, want %q", tt.listen, tt.remote, got, tt.want)
+		}
+	}
+}
+
+// TestMetricsCountPluginKillsAndPlaceholderPushes feeds both counters for
+// real: a plugin killed at its deadline, and the placeholder snapshot.
+func TestMetricsCountPluginKillsAndPlaceholderPushes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "Plugin")
+	if err := os.MkdirAll(filepath.Join(dir, "Sleeper"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := `{"name":"Sleeper","pluginType":"synchronous","entryPoint":{"command":"sleep 30"},` +
+		`"communication":{"protocol":"stdio","timeout":1000}}`
+	if err := os.WriteFile(filepath.Join(dir, "Sleeper", "plugin-manifest.json"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := startHarness(t, harnessOpt{config: func(c *Config) {
+		c.Node.ExposedTools = nil
+		c.Plugins.Dirs = []string{dir}
+		c.Plugins.StateDir = t.TempDir()
+		c.Plugins.Watch = false
+		c.Placeholders.Values = map[string]string{"MetricsOwner": "Alice"}
+	}})
+	conn := h.accept()
+	srv := startMetrics(t, h)
+	if _, err := conn.WaitType(h.ctx, wsproto.TypeUpdateStaticPlaceholders); err != nil {
+		t.Fatal(err)
+	}
+	if res := h.call(conn, "Sleeper", nil); res.Status != wsproto.StatusError || !strings.Contains(res.Error, "timed out") {
+		t.Fatalf("sleeping plugin = %+v, want a timeout", res)
+	}
+	// The answer may beat the reaping of the killed process by a moment:
+	// scrape until the counters settle, within the test's deadline.
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		m := scrape(t, h.ctx, srv.Addr())
+		kills, _ := metricValue(m, "vcpnode_plugin_kills_total", nil)
+		pushes, _ := metricValue(m, "vcpnode_placeholder_pushes_total", nil)
+		if kills == 1 && pushes == 1 {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-h.ctx.Done():
+			t.Fatalf("plugin kills %v, placeholder pushes %v; want 1 and 1", kills, pushes)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -27,6 +28,7 @@ func WithPlaceholderSource(src PlaceholderSource) Option {
 // Run runs.
 type placeholderFeed struct {
 	store   *placeholders.Store
+	pushes  atomic.Uint64 // update_static_placeholders frames sent, for metrics
 	log     zerolog.Logger
 	sources []PlaceholderSource
 

@@ -15,6 +15,7 @@ import (
 // It belongs to the session's run loop, which is the only writer: changed
 // wakes the loop at a change, due when the coalesced push is to go out.
 type placeholderPush struct {
+	feed     *placeholderFeed
 	store    *placeholders.Store
 	interval time.Duration
 	version  uint64 // the store version the server has seen
@@ -25,7 +26,7 @@ type placeholderPush struct {
 }
 
 func (s *session) newPlaceholderPush() *placeholderPush {
-	return &placeholderPush{store: s.n.ph.store, interval: s.st.cfg.Placeholders.PushInterval.D()}
+	return &placeholderPush{feed: s.n.ph, store: s.n.ph.store, interval: s.st.cfg.Placeholders.PushInterval.D()}
 }
 
 // sendSnapshot pushes every value, if there is any.
@@ -59,6 +60,7 @@ func (p *placeholderPush) send(s *session, values map[string]string, what string
 	}
 	err := s.writeMessage(wsproto.UpdateStaticPlaceholders{ServerName: s.st.name, Placeholders: values})
 	if err == nil {
+		p.feed.pushes.Add(1)
 		s.log.Debug().Int("placeholders", len(values)).Str("push", what).Msg("sent update_static_placeholders")
 	}
 	return err

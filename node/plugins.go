@@ -319,6 +319,21 @@ func (n *Node) PluginProcesses() int {
 	return total
 }
 
+// PluginKills is how many plugin processes were killed (timeout, cancel,
+// shutdown, async runtime cap), over every plugin host this node had.
+func (n *Node) PluginKills() uint64 {
+	n.plugins.mu.Lock()
+	hosts := append(slices.Clone(n.plugins.retired), n.plugins.host)
+	n.plugins.mu.Unlock()
+	var total uint64
+	for _, h := range hosts {
+		if h != nil {
+			total += h.Kills()
+		}
+	}
+	return total
+}
+
 // OutboxWaiting is how many asynchronous results wait to be sent.
 func (n *Node) OutboxWaiting() int { return n.plugins.outbox().waiting() }
 
