@@ -309,7 +309,7 @@ cfg=/etc/vcpnode/config.toml
 ct cp -p "$cfg" "$cfg.live-check"
 ct sh -c 'printf "\nlive_check_unknown_key = 1\n" >>"$1"' sh "$cfg"
 reload_out=$(ct systemctl reload vcpnode 2>&1) && rc=0 || rc=$?
-if [ "$rc" -ne 0 ]; then pass "systemctl reload refuses a config with an unknown key (exit $rc)"; else fail "systemctl reload refuses a bad config" "exit 0"; fi
+if [ "$rc" -ne 0 ]; then pass "systemctl reload refuses a config with an unknown key (exit $rc)"; else fail "systemctl reload refuses a bad config" "exit 0: $reload_out"; fi
 if [ "$(ct systemctl is-active vcpnode || true)" = active ]; then
 	pass "service still active after the refused reload"
 else
