@@ -64,6 +64,7 @@ type outbox struct {
 	size  int64
 
 	ready chan<- struct{} // gets a token when there may be something to send
+	lock  *os.File        // held while the outbox is open: one daemon per state dir
 }
 
 // openOutbox creates <stateDir>/outbox (0700) if needed, removes what a crash
@@ -81,6 +82,11 @@ func openOutbox(stateDir string, ready chan<- struct{}, log zerolog.Logger) (*ou
 	if err := os.MkdirAll(o.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("outbox: create %s: %w (set [plugins] state_dir to a writable directory)", o.dir, err)
 	}
+	lock, err := lockStateDir(stateDir)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	o.lock = lock
 	entries, err := os.ReadDir(o.dir)
 	if err != nil {
 		return nil, fmt.Errorf("outbox: %w", err)
@@ -104,6 +110,14 @@ func openOutbox(stateDir string, ready chan<- struct{}, log zerolog.Logger) (*ou
 		o.signal()
 	}
 	return o, nil
+}
+
+// close releases the state directory for another daemon. Messages stay on
+// disk for the next one.
+func (o *outbox) close() {
+	if o.lock != nil {
+		o.lock.Close()
+	}
 }
 
 // outboxSeq parses the sequence number of a message file name.

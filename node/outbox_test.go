@@ -22,6 +22,7 @@ func openTestOutbox(t *testing.T, stateDir string) (*outbox, chan struct{}, *log
 	if err != nil {
 		t.Fatalf("openOutbox: %v", err)
 	}
+	t.Cleanup(o.close)
 	return o, ready, logs
 }
 
@@ -127,6 +128,7 @@ func TestOutboxSurvivesReopening(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	o.close() // the daemon stops; the next one takes over its state dir
 	again, ready, logs := openTestOutbox(t, state)
 	if !hasToken(ready) {
 		t.Error("reopening an outbox with messages did not signal ready")
@@ -297,4 +299,21 @@ func TestOutboxKeepsEarlierCorruptMessages(t *testing.T) {
 	if len(names) != 2 || names[0] != name || !strings.HasPrefix(names[1], name+".") {
 		t.Errorf("outbox/bad holds %v, want the earlier file and the new one beside it", names)
 	}
+}
+
+// TestOutboxRefusesASecondDaemon: two daemons on one state dir would race
+// to send and delete the same messages; the second is refused, clearly.
+func TestOutboxRefusesASecondDaemon(t *testing.T) {
+	state := t.TempDir()
+	first, _, _ := openTestOutbox(t, state)
+	_, err := openOutbox(state, make(chan struct{}, 1), zerolog.Nop())
+	if err == nil || !strings.Contains(err.Error(), "in use by another vcpnode") || !strings.Contains(err.Error(), "state_dir") {
+		t.Fatalf("second open = %v, want a refusal naming state_dir", err)
+	}
+	first.close()
+	second, err := openOutbox(state, make(chan struct{}, 1), zerolog.Nop())
+	if err != nil {
+		t.Fatalf("open after the first closed: %v", err)
+	}
+	second.close()
 }

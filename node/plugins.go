@@ -115,6 +115,7 @@ func (rt *pluginRuntime) hostFor(p PluginsConfig) (*plugin.Host, []string, error
 		}
 		cb, err := plugin.NewCallbackServer(box, rt.isKnown, rt.log)
 		if err != nil {
+			box.close()
 			return nil, nil, fmt.Errorf("plugins: %w", err)
 		}
 		rt.box, rt.stateDir, rt.callbacks = box, stateDir, cb
@@ -227,7 +228,7 @@ func (rt *pluginRuntime) close() {
 	rt.mu.Lock()
 	rt.closed = true
 	hosts := append(slices.Clone(rt.retired), rt.host)
-	callbacks := rt.callbacks
+	callbacks, box := rt.callbacks, rt.box
 	rt.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(context.Background(), pluginHostCloseWait)
@@ -246,6 +247,10 @@ func (rt *pluginRuntime) close() {
 		if err := callbacks.Close(ctx); err != nil {
 			rt.log.Warn().Err(err).Msg("callback listener did not close cleanly")
 		}
+	}
+	// Last: the listener is closed, so nothing more can be stored.
+	if box != nil {
+		box.close()
 	}
 }
 

@@ -165,6 +165,12 @@ func (h *Host) scanFolder(set *Set, src envSources, root, folder string, winners
 	if note != "" {
 		m.notices = append(m.notices, note)
 	}
+	if m.pluginType == typeAsynchronous && !ValidCallbackName(m.name) {
+		// The server's {{VCP_ASYNC_RESULT::…}} placeholder cannot name it
+		// either, so its results could never reach the model.
+		m.notices = append(m.notices, fmt.Sprintf("name %q has characters outside A-Z a-z 0-9 _ . -: "+
+			"its callbacks will be refused; the call itself still works", m.name))
+	}
 	for _, n := range m.notices {
 		set.Notices = append(set.Notices, Entry{Name: m.name, Type: m.pluginType, Path: path, Reason: n})
 	}

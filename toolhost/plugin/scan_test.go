@@ -291,3 +291,31 @@ func FuzzParseManifest(f *testing.F) {
 		}
 	})
 }
+
+// TestScanWarnsAboutAnAsyncNameNoCallbackCanCarry: such a plugin still
+// loads (its call works), but the owner is told its results cannot arrive.
+func TestScanWarnsAboutAnAsyncNameNoCallbackCanCarry(t *testing.T) {
+	root := pluginRoot(t)
+	dir := filepath.Join(root, "Spaced")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	manifest := `{"name":"Video Gen","pluginType":"asynchronous","entryPoint":{"command":"python3 a.py"}}`
+	if err := os.WriteFile(filepath.Join(dir, manifestFile), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := NewHost(Options{}).Scan([]string{root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Tools) != 1 {
+		t.Fatalf("tools = %d, want the plugin loaded", len(set.Tools))
+	}
+	found := false
+	for _, n := range set.Notices {
+		found = found || (n.Name == "Video Gen" && strings.Contains(n.Reason, "callbacks will be refused"))
+	}
+	if !found {
+		t.Errorf("no notice about the name; notices = %+v", set.Notices)
+	}
+}

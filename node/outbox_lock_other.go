@@ -1,0 +1,9 @@
+//go:build !unix
+
+package node
+
+import "os"
+
+// lockStateDir does nothing where flock is not available: plugins, and so
+// the outbox, run only on Unix.
+func lockStateDir(string) (*os.File, error) { return nil, nil }
