@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -51,10 +47,7 @@ func newPlaceholdersCmd(a *app) *cobra.Command {
 				fmt.Fprintln(a.stderr, "warning: "+node.Redact(w))
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				return enc.Encode(resp)
+				return writeJSON(a.stdout, resp)
 			}
 			return printPlaceholders(a.stdout, resp)
 		},
@@ -78,10 +71,12 @@ func (a *app) evaluatePlaceholders(ctx context.Context, path string) (node.Place
 	return node.EvaluatePlaceholders(ctx, cfg, log)
 }
 
-// daemonPlaceholders asks the running daemon.
-func (a *app) daemonPlaceholders(ctx context.Context, socket string) (node.PlaceholdersResponse, error) {
-	if socket == "" {
-		socket = node.DefaultControlSocket(a.getenv, os.Getuid())
+// daemonPlaceholders asks the running daemon, found the way every control
+// command finds it (--config here means a one-shot evaluation instead).
+func (a *app) daemonPlaceholders(ctx context.Context, socketFlag string) (node.PlaceholdersResponse, error) {
+	socket, err := a.controlSocket(&controlFlags{socket: socketFlag})
+	if err != nil {
+		return node.PlaceholdersResponse{}, err
 	}
 	c := node.NewControlClient(socket)
 	defer c.Close()
@@ -102,13 +97,13 @@ func printPlaceholders(w io.Writer, resp node.PlaceholdersResponse) error {
 	for _, p := range resp.Placeholders {
 		value := "(none yet)"
 		if p.HasValue {
-			value = oneLine(p.Value, placeholderValueWidth)
+			value = ctlClip(p.Value, placeholderValueWidth)
 		}
 		age := "-"
 		if p.UpdatedAt != nil {
 			age = resp.Now.Sub(*p.UpdatedAt).Round(time.Second).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Key, value, p.Source, age, oneLine(p.LastError, placeholderErrorWidth))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Key, value, p.Source, age, ctlClip(p.LastError, placeholderErrorWidth))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -130,13 +125,4 @@ func printPlaceholders(w io.Writer, resp node.PlaceholdersResponse) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", s.Name, s.Runs, s.SkippedBusy, s.SkippedTooSoon, next)
 	}
 	return tw.Flush()
-}
-
-// oneLine flattens s to one line of at most width runes.
-func oneLine(s string, width int) string {
-	s = strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
-	if r := []rune(s); len(r) > width {
-		return string(r[:width-1]) + "…"
-	}
-	return s
 }
