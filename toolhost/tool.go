@@ -66,6 +66,11 @@ type Command struct {
 	Command     string `json:"command,omitempty"`
 	Description string `json:"description,omitempty"`
 	Example     string `json:"example,omitempty"`
+	// Schema makes the command typed: its arguments are checked and coerced
+	// before Invoke. A tool with several typed commands selects one by the
+	// "command" argument; a tool with one typed command uses it for every call.
+	// Never sent as it is: the description and example are generated from it.
+	Schema *Schema `json:"-"`
 }
 
 // WebSocketPush is the manifest block that tells the server how to broadcast
