@@ -283,6 +283,10 @@ func skippedPlugins(set *plugin.Set) []SkippedPlugin {
 		out = append(out, SkippedPlugin{Name: sp.Name, Type: "static", Path: sp.Source, Kind: "static",
 			Reason: "static plugins feed {{placeholders}} and are never registered as tools"})
 	}
+	for _, d := range set.Direct {
+		out = append(out, SkippedPlugin{Name: d.Name, Type: d.Type, Path: d.Path, Kind: "unsupported",
+			Reason: fmt.Sprintf("pluginType %q is a Node.js module (direct protocol); the Node.js host for it is not wired in yet", d.Type)})
+	}
 	for _, group := range []struct {
 		kind    string
 		entries []plugin.Entry

@@ -70,40 +70,15 @@ func pluginEnv(src envSources, m *manifest, conf map[string]string, projectBase,
 			vars[k] = v
 		}
 	}
-	// lookup follows VCPToolBox's _getPluginConfig: the plugin's config.env
-	// (even an empty value) before the global one, then the daemon's.
-	lookup := func(key string) (string, bool) {
-		for _, layer := range []map[string]string{conf, src.global, src.base} {
-			if v, ok := layer[key]; ok {
-				return v, true
-			}
-		}
-		return "", false
+	keys, dropped := resolveSchema(src, m, conf)
+	for _, k := range dropped {
+		delete(vars, k)
+		notices = append(notices, fmt.Sprintf("config key %s is declared integer but its value is not a number; left out of the environment", k))
 	}
-	for _, sk := range m.schema {
-		v, ok := lookup(sk.key)
-		if !ok {
-			if !sk.hasDefault {
-				continue
-			}
-			v = sk.def
-		}
-		switch strings.ToLower(strings.TrimSpace(sk.typ)) {
-		case "integer":
-			n, isNum := jsParseInt(v)
-			if !isNum {
-				delete(vars, sk.key)
-				notices = append(notices, fmt.Sprintf("config key %s is declared integer but its value is not a number; left out of the environment", sk.key))
-				continue
-			}
-			v = n
-		case "boolean":
-			v = jsBool(v)
-		}
-		vars[sk.key] = v
+	for _, k := range keys {
+		vars[k.key] = k.value
 	}
-	debug, _ := lookup(envDebugMode)
-	vars[envDebugMode] = jsBool(debug)
+	vars[envDebugMode] = debugMode(src, conf)
 	vars[envProjectBase] = projectBase
 	vars[envPythonEncoding] = "utf-8"
 	if m.pluginType == typeAsynchronous {
@@ -123,6 +98,59 @@ func pluginEnv(src envSources, m *manifest, conf map[string]string, projectBase,
 	}
 	slices.Sort(env)
 	return env, notices
+}
+
+// resolvedKey is one configSchema key's value after VCPToolBox's rules
+// (_getPluginConfig): its text and whether it is an integer or a boolean.
+type resolvedKey struct {
+	key, value string
+	typ        string // "integer", "boolean" or "" (kept as text)
+}
+
+// lookupConfig follows VCPToolBox's _getPluginConfig: the plugin's
+// config.env (even an empty value) before the global one, then the daemon's.
+func lookupConfig(src envSources, conf map[string]string, key string) (string, bool) {
+	for _, layer := range []map[string]string{conf, src.global, src.base} {
+		if v, ok := layer[key]; ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// resolveSchema resolves and coerces m's configSchema keys; dropped are
+// integer keys whose value is not a number (VCPToolBox leaves them out).
+// A key with no value anywhere takes its schema default, if it has one.
+func resolveSchema(src envSources, m *manifest, conf map[string]string) (keys []resolvedKey, dropped []string) {
+	for _, sk := range m.schema {
+		v, ok := lookupConfig(src, conf, sk.key)
+		if !ok {
+			if !sk.hasDefault {
+				continue
+			}
+			v = sk.def
+		}
+		k := resolvedKey{key: sk.key, value: v}
+		switch strings.ToLower(strings.TrimSpace(sk.typ)) {
+		case "integer":
+			n, isNum := jsParseInt(v)
+			if !isNum {
+				dropped = append(dropped, sk.key)
+				continue
+			}
+			k.value, k.typ = n, "integer"
+		case "boolean":
+			k.value, k.typ = jsBool(v), "boolean"
+		}
+		keys = append(keys, k)
+	}
+	return keys, dropped
+}
+
+// debugMode is DebugMode as VCPToolBox normalises it: "true" or "false".
+func debugMode(src envSources, conf map[string]string) string {
+	debug, _ := lookupConfig(src, conf, envDebugMode)
+	return jsBool(debug)
 }
 
 // envValue returns key's value in env ("K=V" entries), or "".

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -28,6 +30,8 @@ const (
 	blockedSuffix = ".block"
 	configEnvFile = "config.env"
 	protocolStdio = "stdio"
+	// protocolDirect marks modules the server loads into its own process.
+	protocolDirect = "direct"
 )
 
 // manifest is what the host uses of a plugin-manifest.json, checked.
@@ -44,6 +48,11 @@ type manifest struct {
 	cron                                    string
 	schema                                  []schemaKey
 	push                                    *toolhost.WebSocketPush
+	// direct plugins (service, hybridservice) are a module to load, script
+	// (a clean path inside the plugin folder), instead of a command.
+	direct    bool
+	script    string
+	apiRoutes bool // "hasApiRoutes": true
 
 	// notices are problems that were worked around (dropped entries…).
 	notices []string
@@ -110,30 +119,12 @@ func parseManifest(path string, data []byte) (*manifest, error) {
 	m.pluginType = typ
 	switch typ {
 	case typeSynchronous, typeAsynchronous, typeStatic:
-	case typeService, typePreprocessor, typeHybrid:
-		return m, fmt.Errorf("%w: pluginType %q runs inside the Node.js server process (direct protocol); vcpnode runs only stdio plugins (synchronous, asynchronous, static)", errUnsupported, typ)
+	case typeService, typeHybrid:
+		m.direct = true
+	case typePreprocessor:
+		return m, fmt.Errorf("%w: pluginType %q rewrites chat messages inside the VCP server; a node has no messages to give it", errUnsupported, typ)
 	default:
-		return nil, bad("pluginType", "unknown type %q; want synchronous, asynchronous or static", typ)
-	}
-
-	entry, ok, err := top.object("entryPoint")
-	if err != nil {
-		return nil, bad("entryPoint", "%v", err)
-	}
-	if !ok {
-		return nil, bad("entryPoint", "missing; a stdio plugin needs entryPoint.command")
-	}
-	cmd, _, err := entry.str("command")
-	if err != nil {
-		return nil, bad("entryPoint.command", "%v", err)
-	}
-	if strings.TrimSpace(cmd) == "" {
-		return nil, bad("entryPoint.command", "missing or empty; it is the command run in the plugin folder")
-	}
-	m.command = strings.TrimSpace(cmd)
-	entryTimeout, err := entry.millis("timeout")
-	if err != nil {
-		return nil, bad("entryPoint.timeout", "%v", err)
+		return nil, bad("pluginType", "unknown type %q; want synchronous, asynchronous, static, service or hybridservice", typ)
 	}
 
 	comm, _, err := top.object("communication")
@@ -144,8 +135,45 @@ func parseManifest(path string, data []byte) (*manifest, error) {
 	if err != nil {
 		return nil, bad("communication.protocol", "%v", err)
 	}
-	if hasProto && proto != protocolStdio && typ != typeStatic {
+	if m.direct && proto != protocolDirect {
+		// VCPToolBox loads a service module only when it says "direct".
+		has := "none"
+		if hasProto {
+			has = strconv.Quote(proto)
+		}
+		return m, fmt.Errorf("%w: a %s plugin is loaded only with communication.protocol \"direct\" (it has %s)", errUnsupported, typ, has)
+	}
+	if !m.direct && hasProto && proto != protocolStdio && typ != typeStatic {
 		return nil, bad("communication.protocol", "%q: a %s plugin must use \"stdio\"", proto, typ)
+	}
+
+	entry, ok, err := top.object("entryPoint")
+	if err != nil {
+		return nil, bad("entryPoint", "%v", err)
+	}
+	if !ok {
+		if m.direct {
+			return nil, bad("entryPoint", "missing; a direct plugin needs entryPoint.script")
+		}
+		return nil, bad("entryPoint", "missing; a stdio plugin needs entryPoint.command")
+	}
+	if m.direct {
+		if m.script, err = directScript(entry); err != nil {
+			return nil, bad("entryPoint.script", "%v", err)
+		}
+	} else {
+		cmd, _, err := entry.str("command")
+		if err != nil {
+			return nil, bad("entryPoint.command", "%v", err)
+		}
+		if strings.TrimSpace(cmd) == "" {
+			return nil, bad("entryPoint.command", "missing or empty; it is the command run in the plugin folder")
+		}
+		m.command = strings.TrimSpace(cmd)
+	}
+	entryTimeout, err := entry.millis("timeout")
+	if err != nil {
+		return nil, bad("entryPoint.timeout", "%v", err)
 	}
 	commTimeout, err := comm.millis("timeout")
 	if err != nil {
@@ -186,10 +214,30 @@ func parseManifest(path string, data []byte) (*manifest, error) {
 	if typ == typeAsynchronous {
 		m.push = m.webSocketPush(top)
 	}
+	if v, ok := top["hasApiRoutes"]; ok && string(bytes.TrimSpace(v)) == "true" {
+		m.apiRoutes = true
+	}
 	if v, ok := top["requiresAdmin"]; ok && string(bytes.TrimSpace(v)) == "true" {
 		m.note("requiresAdmin", "ignored: vcpnode, like the official node, has no admin auth code to give (DECRYPTED_AUTH_CODE is not set)")
 	}
 	return m, nil
+}
+
+// directScript reads entryPoint.script: a relative path that stays inside
+// the plugin folder.
+func directScript(entry fields) (string, error) {
+	s, _, err := entry.str("script")
+	if err != nil {
+		return "", err
+	}
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return "", errors.New("missing or empty; it is the module loaded from the plugin folder")
+	case filepath.IsAbs(s) || !filepath.IsLocal(filepath.FromSlash(s)):
+		return "", fmt.Errorf("%q must be a path inside the plugin folder", s)
+	}
+	return filepath.Clean(filepath.FromSlash(s)), nil
 }
 
 // firstNonZero returns the first non-zero duration.

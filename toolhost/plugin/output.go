@@ -289,3 +289,25 @@ func compactJSON(v []byte) string {
 	}
 	return buf.String()
 }
+
+// DirectResult maps what a direct plugin's processToolCall returned (its
+// JSON; empty for undefined) the way stdio answers are mapped: an object
+// with a status is an answer, another object is the result as it is, a
+// string is text for the model, other values are shown as their JSON text.
+func DirectResult(plugin string, raw json.RawMessage) (any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || isNull(raw) {
+		return nil, nil
+	}
+	switch raw[0] {
+	case '{':
+		return answerResult(plugin, raw)
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("plugin %q returned a string that does not parse: %w", plugin, err)
+		}
+		return toolhost.TextResult(s), nil
+	}
+	return toolhost.TextResult(compactJSON(raw)), nil
+}

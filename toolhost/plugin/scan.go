@@ -18,7 +18,11 @@ type Set struct {
 	Static []*StaticPlugin
 	// Disabled are plugins whose manifest is renamed plugin-manifest.json.block.
 	Disabled []Entry
-	// Unsupported are valid plugins of a type vcpnode cannot run (direct protocol).
+	// Direct are the service and hybridservice plugins (direct protocol):
+	// modules for a Node.js host, which the caller may or may not have.
+	Direct []*DirectPlugin
+	// Unsupported are valid plugins of a type vcpnode cannot run
+	// (messagePreprocessor, a service without the direct protocol).
 	Unsupported []Entry
 	// Invalid are manifests that could not be used; Reason names the file and field.
 	Invalid []Entry
@@ -161,9 +165,13 @@ func (h *Host) scanFolder(set *Set, src envSources, root, folder string, winners
 	// their siblings and the project's files through it.
 	env, notes := pluginEnv(src, m, conf.values, filepath.Dir(root), h.opts.CallbackBaseURL)
 	m.notices = append(m.notices, notes...)
-	l, note := planLaunch(m.command, folder, envValue(env, "PATH"))
-	if note != "" {
-		m.notices = append(m.notices, note)
+	var l launch
+	if !m.direct {
+		var note string
+		l, note = planLaunch(m.command, folder, envValue(env, "PATH"))
+		if note != "" {
+			m.notices = append(m.notices, note)
+		}
 	}
 	if m.pluginType == typeAsynchronous && !ValidCallbackName(m.name) {
 		// The server's {{VCP_ASYNC_RESULT::…}} placeholder cannot name it
@@ -173,6 +181,10 @@ func (h *Host) scanFolder(set *Set, src envSources, root, folder string, winners
 	}
 	for _, n := range m.notices {
 		set.Notices = append(set.Notices, Entry{Name: m.name, Type: m.pluginType, Path: path, Reason: n})
+	}
+	if m.direct {
+		set.Direct = append(set.Direct, newDirectPlugin(m, folder, env, src, conf.values, filepath.Dir(root)))
+		return
 	}
 	spec := &runSpec{name: m.name, dir: folder, launch: l, env: env}
 	switch m.pluginType {

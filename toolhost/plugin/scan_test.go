@@ -30,8 +30,12 @@ func TestScanSortsPluginsIntoTheRightLists(t *testing.T) {
 		{folder: "StaticNoComm", manifest: `{"name":"St2","pluginType":"static","entryPoint":{"command":"sh s.sh"}}`, want: "static", name: "St2"},
 		{folder: "Blocked", file: manifestFile + blockedSuffix, manifest: `{"name":"Blocked",` + syncEntry + `}`, want: "disabled", name: "Blocked"},
 		{folder: "BlockedBroken", file: manifestFile + blockedSuffix, manifest: `{`, want: "disabled", name: "BlockedBroken"},
-		{folder: "Service", manifest: `{"name":"Svc","pluginType":"service","entryPoint":{"script":"x.js"},"communication":{"protocol":"direct"}}`, want: "unsupported", name: "Svc", reason: []string{"service", "direct protocol"}},
-		{folder: "Hybrid", manifest: `{"name":"Hyb","pluginType":"hybridservice","entryPoint":{"script":"x.js"}}`, want: "unsupported", name: "Hyb", reason: []string{"hybridservice"}},
+		{folder: "Service", manifest: `{"name":"Svc","pluginType":"service","entryPoint":{"script":"x.js"},"communication":{"protocol":"direct"}}`, want: "direct", name: "Svc"},
+		{folder: "Hybrid", manifest: `{"name":"Hyb","pluginType":"hybridservice","entryPoint":{"script":"lib/x.js"},"communication":{"protocol":"direct"}}`, want: "direct", name: "Hyb"},
+		{folder: "HybridNoProto", manifest: `{"name":"HybNP","pluginType":"hybridservice","entryPoint":{"script":"x.js"}}`, want: "unsupported", name: "HybNP", reason: []string{"hybridservice", `protocol "direct"`, "has none"}},
+		{folder: "HybridStdio", manifest: `{"name":"HybS","pluginType":"hybridservice","entryPoint":{"script":"x.js"},"communication":{"protocol":"stdio"}}`, want: "unsupported", name: "HybS", reason: []string{`has "stdio"`}},
+		{folder: "HybridNoScript", manifest: `{"name":"HybNS","pluginType":"hybridservice","entryPoint":{"command":"node x.js"},"communication":{"protocol":"direct"}}`, want: "invalid", reason: []string{"entryPoint.script: missing"}},
+		{folder: "HybridEscape", manifest: `{"name":"HybE","pluginType":"hybridservice","entryPoint":{"script":"../../Plugin.js"},"communication":{"protocol":"direct"}}`, want: "invalid", reason: []string{"entryPoint.script", "inside the plugin folder"}},
 		{folder: "Prep", manifest: `{"name":"Prep","pluginType":"messagePreprocessor","entryPoint":{"script":"x.js"}}`, want: "unsupported", name: "Prep", reason: []string{"messagePreprocessor"}},
 		{folder: "BadJSON", manifest: "{\n  \"name\": \"X\",,\n}", want: "invalid", reason: []string{"BadJSON/plugin-manifest.json", "not a JSON object", "line 2"}},
 		{folder: "Array", manifest: `[1]`, want: "invalid", reason: []string{"want an object"}},
@@ -76,6 +80,9 @@ func TestScanSortsPluginsIntoTheRightLists(t *testing.T) {
 	}
 	for _, tool := range set.Tools {
 		lists["tool"] = append(lists["tool"], Entry{Name: tool.Spec().Name, Path: tool.Spec().Source})
+	}
+	for _, d := range set.Direct {
+		lists["direct"] = append(lists["direct"], Entry{Name: d.Name, Path: d.Path})
 	}
 	for _, s := range set.Static {
 		lists["static"] = append(lists["static"], Entry{Name: s.Name, Path: s.Source})
