@@ -94,6 +94,7 @@ type call struct {
 	name     string
 	seq      uint64
 	tool     Tool
+	spec     Spec // the tool's, for checking a typed call's arguments
 	reply    func(Outcome)
 	limit    time.Duration // the node's own deadline, measured from accepted
 	margin   time.Duration // between limit and the timeout the server was told
@@ -220,7 +221,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 	base, cancel := context.WithCancelCause(ctx)
 	cctx, stop := context.WithDeadlineCause(base, now.Add(limit), ErrTimeout)
 	c := &call{
-		Call: in, name: toolName, tool: e.tool, reply: reply,
+		Call: in, name: toolName, tool: e.tool, spec: e.spec, reply: reply,
 		limit: limit, margin: margin, toolMax: toolMax, maxBytes: d.lim.MaxResultBytes,
 		accepted: now, deadline: now.Add(limit),
 		ctx: cctx, cancel: cancel, stopDeadline: stop,

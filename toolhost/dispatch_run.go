@@ -44,6 +44,22 @@ func (d *Dispatcher) run(c *call) {
 	defer c.cancel(nil)
 	defer c.stopDeadline()
 
+	// A typed tool's arguments are checked and coerced first: a wrong call
+	// is answered at once, without a slot or the owner's approval. Only this
+	// goroutine touches c.Args from here on.
+	args, err := CheckArgs(c.spec, c.Args)
+	if err != nil {
+		d.mu.Lock()
+		c.awaiting = false
+		d.releaseLocked(c)
+		d.mu.Unlock()
+		o := d.failed(c, err)
+		d.logDone(c.name, c.Call, o, time.Since(c.accepted), 0, "")
+		c.reply(o)
+		return
+	}
+	c.Args = args
+
 	if c.ask && !d.awaitApproval(c) {
 		return
 	}
@@ -252,6 +268,7 @@ var outcomeKinds = []struct {
 	{ErrRefused, "refused"},
 	{ErrDenied, "denied"},
 	{ErrNotApproved, "not_approved"},
+	{ErrBadArgs, "bad_args"},
 }
 
 // OutcomeKind names an outcome in one word ("ok", "timeout", "busy"…), as

@@ -66,14 +66,18 @@ type ManifestCaps struct {
 // Policy.Timeout(s)) clamped to what the server accepts. The displayName is
 // sent without the "[云端]" prefix, which the server adds itself (a copy of
 // it in the spec is removed); it defaults to the name. Commands keep their string fields as they are, including ones
-// without a description (the server leaves those out of the prompt).
+// without a description (the server leaves those out of the prompt), except
+// that a typed command without a description gets one, and an example,
+// generated from its Schema (invocation.go).
 func NewManifest(s Spec, timeout time.Duration) Manifest {
 	display := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s.DisplayName), cloudPrefix))
 	if display == "" {
 		display = s.Name
 	}
 	cmds := make([]Command, len(s.Commands))
-	copy(cmds, s.Commands)
+	for i, c := range s.Commands {
+		cmds[i] = withInvocationText(s, c)
+	}
 	var push *WebSocketPush
 	if s.WebSocketPush != nil {
 		p := *s.WebSocketPush

@@ -1,0 +1,279 @@
+package toolhost
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// resizeSpec is a one-command typed tool with every parameter type.
+func resizeSpec() Spec {
+	return Spec{
+		Name:        "Resize",
+		Description: "Resizes an image on this machine.",
+		Commands: []Command{{Schema: &Schema{Params: []Param{
+			{Name: "path", Type: TypeString, Required: true, Description: "the image, relative to a file root"},
+			{Name: "width", Type: TypeInteger, Required: true, Description: "new width in pixels"},
+			{Name: "scale", Type: TypeNumber},
+			{Name: "keep_ratio", Type: TypeBoolean, Default: json.RawMessage(`true`)},
+			{Name: "mode", Type: TypeString, Enum: []json.RawMessage{[]byte(`"fit"`), []byte(`"fill"`)}, Default: json.RawMessage(`"fit"`)},
+			{Name: "tags", Type: TypeArray},
+			{Name: "meta", Type: TypeObject},
+			{Name: "out-file", Alias: "out_file", Type: TypeString},
+		}}}},
+	}
+}
+
+// mediaSpec is a multi-command typed tool.
+func mediaSpec() Spec {
+	return Spec{
+		Name: "Media",
+		Commands: []Command{
+			{Command: "Play", Schema: &Schema{Params: []Param{{Name: "track", Type: TypeInteger, Required: true}}}},
+			{Command: "Stop", Schema: &Schema{}},
+		},
+	}
+}
+
+func kv(kv ...string) map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = json.RawMessage(kv[i+1])
+	}
+	return m
+}
+
+func TestCheckArgsCoerces(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec Spec
+		in   map[string]json.RawMessage
+		want map[string]string
+	}{
+		{"strings as VCP sends them", resizeSpec(),
+			kv("path", `" a.png "`, "width", `"640"`, "scale", `"0.5"`, "keep_ratio", `"False"`, "mode", `"fill"`,
+				"tags", `"[\"x\", 1]"`, "meta", `" {\"k\": true} "`, "out_file", `"b.png"`),
+			map[string]string{"path": `" a.png "`, "width": `640`, "scale": `0.5`, "keep_ratio": `false`, "mode": `"fill"`,
+				"tags": `["x", 1]`, "meta": `{"k": true}`, "out-file": `"b.png"`}},
+		{"JSON values pass, defaults fill", resizeSpec(),
+			kv("path", `"a.png"`, "width", `640`, "tags", `[]`),
+			map[string]string{"path": `"a.png"`, "width": `640`, "keep_ratio": `true`, "mode": `"fit"`, "tags": `[]`}},
+		{"integral forms are integers", resizeSpec(),
+			kv("path", `"a"`, "width", `"1e3"`),
+			map[string]string{"path": `"a"`, "width": `1000`, "keep_ratio": `true`, "mode": `"fit"`}},
+		{"a number for a string becomes its text; the real name works as well as the alias", resizeSpec(),
+			kv("path", `42`, "width", `"7"`, "out-file", `true`),
+			map[string]string{"path": `"42"`, "width": `7`, "keep_ratio": `true`, "mode": `"fit"`, "out-file": `"true"`}},
+		{"empty and null optional values take the default or vanish", resizeSpec(),
+			kv("path", `"a"`, "width", `"7"`, "keep_ratio", `""`, "mode", `null`, "tags", `"  "`),
+			map[string]string{"path": `"a"`, "width": `7`, "keep_ratio": `true`, "mode": `"fit"`}},
+		{"server-injected keys pass untouched", resizeSpec(),
+			kv("path", `"a"`, "width", `"1"`, "maid", `"Nova"`, "river_context", `[{"role":"user"}]`,
+				"vref_files", `["file:///x"]`, "__vcp_timed_call", `{"taskId":"t"}`, "valet", `"V"`),
+			map[string]string{"path": `"a"`, "width": `1`, "keep_ratio": `true`, "mode": `"fit"`, "maid": `"Nova"`,
+				"river_context": `[{"role":"user"}]`, "vref_files": `["file:///x"]`, "__vcp_timed_call": `{"taskId":"t"}`, "valet": `"V"`}},
+		{"a command that names the one-command tool passes", resizeSpec(),
+			kv("path", `"a"`, "width", `"1"`, "command", `"resize"`),
+			map[string]string{"path": `"a"`, "width": `1`, "keep_ratio": `true`, "mode": `"fit"`, "command": `"resize"`}},
+		{"multi-command: selected by command, case-insensitively", mediaSpec(),
+			kv("command", `"play"`, "track", `"3"`),
+			map[string]string{"command": `"play"`, "track": `3`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := CheckArgs(tc.spec, tc.in)
+			if err != nil {
+				t.Fatalf("CheckArgs: %v", err)
+			}
+			if !slices.Equal(slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(tc.want))) {
+				t.Fatalf("keys %v, want %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(tc.want)))
+			}
+			for k, w := range tc.want {
+				if string(got[k]) != w {
+					t.Errorf("%s = %s, want %s", k, got[k], w)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckArgsUntypedPassesThrough(t *testing.T) {
+	in := kv("anything", `"x"`, "n", `"10"`)
+	got, err := CheckArgs(NewEchoTool().Spec(), in)
+	if err != nil || !maps.EqualFunc(got, in, func(a, b json.RawMessage) bool { return string(a) == string(b) }) {
+		t.Fatalf("CheckArgs of an untyped tool = %v, %v; want the args unchanged", got, err)
+	}
+}
+
+func TestCheckArgsErrorTexts(t *testing.T) {
+	resizeUsage := "Call it like this:\n" +
+		"Resizes an image on this machine.\n" +
+		"Parameters:\n" +
+		"- path (string, required): the image, relative to a file root\n" +
+		"- width (integer, required): new width in pixels\n" +
+		"- scale (number, optional)\n" +
+		"- keep_ratio (boolean, optional, default true)\n" +
+		"- mode (string, optional, default \"fit\", one of \"fit\", \"fill\")\n" +
+		"- tags (array, optional)\n" +
+		"- meta (object, optional)\n" +
+		"- out_file (string, optional) (the parameter \"out-file\")\n" +
+		"<<<[TOOL_REQUEST]>>>\n" +
+		"tool_name:「始」Resize「末」,\n" +
+		"path:「始」<path>「末」,\n" +
+		"width:「始」1「末」\n" +
+		"<<<[END_TOOL_REQUEST]>>>"
+	for _, tc := range []struct {
+		name string
+		spec Spec
+		in   map[string]json.RawMessage
+		want string
+	}{
+		{"missing, wrong types, enum, unknown", resizeSpec(),
+			kv("width", `"ten"`, "scale", `"1,5"`, "keep_ratio", `"yes"`, "mode", `"stretch"`, "tags", `"a, b"`,
+				"meta", `"[1]"`, "widht", `"3"`, "maid", `"Nova"`),
+			"invalid arguments for Resize:\n" +
+				"- missing required argument \"path\" (string)\n" +
+				"- argument \"width\": \"ten\" is not an integer\n" +
+				"- argument \"scale\": \"1,5\" is not a number\n" +
+				"- argument \"keep_ratio\": \"yes\" is not a boolean (true or false)\n" +
+				"- argument \"mode\": \"stretch\" is not one of \"fit\", \"fill\"\n" +
+				"- argument \"tags\": \"a, b\" is not an array (write it as JSON, e.g. [\"a\", \"b\"])\n" +
+				"- argument \"meta\": must be an object, not an array\n" +
+				"- unknown argument \"widht\": the parameters are path, width, scale, keep_ratio, mode, tags, meta, out_file\n" +
+				resizeUsage},
+		{"a fraction for an integer; an object for a string; alias and name both", resizeSpec(),
+			kv("path", `{"a":1}`, "width", `"2.5"`, "out_file", `"x"`, "out-file", `"y"`),
+			"invalid arguments for Resize:\n" +
+				"- argument \"path\": must be a string, not an object\n" +
+				"- argument \"width\": \"2.5\" is not an integer\n" +
+				"- argument \"out-file\" is given twice, as \"out-file\" and as \"out_file\"\n" +
+				resizeUsage},
+		{"unknown command", mediaSpec(), kv("command", `"Pause"`),
+			"invalid arguments for Media:\n" +
+				"- unknown command \"Pause\": the commands are \"Play\", \"Stop\"\n" +
+				"Call it like this:\n" +
+				"Command Play: pass command:「始」Play「末」.\n" +
+				"Parameters:\n" +
+				"- track (integer, required)\n" +
+				"<<<[TOOL_REQUEST]>>>\ntool_name:「始」Media「末」,\ncommand:「始」Play「末」,\ntrack:「始」1「末」\n<<<[END_TOOL_REQUEST]>>>\n\n" +
+				"Command Stop: pass command:「始」Stop「末」.\n" +
+				"Takes no parameters.\n" +
+				"<<<[TOOL_REQUEST]>>>\ntool_name:「始」Media「末」,\ncommand:「始」Stop「末」\n<<<[END_TOOL_REQUEST]>>>"},
+		{"missing command", mediaSpec(), kv("track", `"1"`),
+			"invalid arguments for Media:\n- missing required argument \"command\": one of \"Play\", \"Stop\"\nCall it like this:\n"},
+		{"a problem in the selected command shows only its usage", mediaSpec(), kv("command", `"Play"`),
+			"invalid arguments for Media (command Play):\n" +
+				"- missing required argument \"track\" (integer)\n" +
+				"Call it like this:\n" +
+				"Command Play: pass command:「始」Play「末」.\n" +
+				"Parameters:\n" +
+				"- track (integer, required)\n" +
+				"<<<[TOOL_REQUEST]>>>\ntool_name:「始」Media「末」,\ncommand:「始」Play「末」,\ntrack:「始」1「末」\n<<<[END_TOOL_REQUEST]>>>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := CheckArgs(tc.spec, tc.in)
+			var ae *ArgsError
+			if !errors.As(err, &ae) || !errors.Is(err, ErrBadArgs) {
+				t.Fatalf("CheckArgs error = %v, want an *ArgsError", err)
+			}
+			got := err.Error()
+			if strings.HasSuffix(tc.want, "Call it like this:\n") {
+				if !strings.HasPrefix(got, tc.want) {
+					t.Fatalf("error text:\n%s\nwant it to start with:\n%s", got, tc.want)
+				}
+				return
+			}
+			if got != tc.want {
+				t.Fatalf("error text:\n%s\n\nwant:\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSchemaFromJSON(t *testing.T) {
+	raw := json.RawMessage(`{"type":"object","properties":{
+		"query":{"type":"string","description":"what to look for"},
+		"limit":{"type":["integer","null"],"default":10},
+		"kind":{"enum":["a","b"]},
+		"file-path":{"type":"string","title":"File path"},
+		"command":{"type":"string"}},
+		"required":["query","command"]}`)
+	s, err := SchemaFromJSON(raw)
+	if err != nil {
+		t.Fatalf("SchemaFromJSON: %v", err)
+	}
+	if string(s.Raw) != string(raw) {
+		t.Errorf("Raw not kept")
+	}
+	type row struct {
+		name, alias, typ string
+		req              bool
+		def              string
+		enum             int
+		desc             string
+	}
+	var got []row
+	for _, p := range s.Params {
+		got = append(got, row{p.Name, p.Alias, string(p.Type), p.Required, string(p.Default), len(p.Enum), p.Description})
+	}
+	want := []row{
+		{"command", "command_", "string", true, "", 0, ""},
+		{"query", "", "string", true, "", 0, "what to look for"},
+		{"file-path", "file_path", "string", false, "", 0, "File path"},
+		{"kind", "", "", false, "", 2, ""},
+		{"limit", "", "integer", false, "10", 0, ""},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("params:\n%v\nwant:\n%v", got, want)
+	}
+	// The alias is what the model writes and the name is what Invoke gets.
+	out, err := CheckArgs(Spec{Name: "Q", Commands: []Command{{Schema: s}}},
+		kv("command_", `"ls"`, "query", `"x"`, "file_path", `"/a"`, "limit", `"5"`))
+	if err != nil {
+		t.Fatalf("CheckArgs: %v", err)
+	}
+	if string(out["command"]) != `"ls"` || string(out["file-path"]) != `"/a"` || string(out["limit"]) != `5` {
+		t.Fatalf("coerced args %v", out)
+	}
+}
+
+func TestSchemaFromJSONRefusesInvalidSchemas(t *testing.T) {
+	for _, tc := range []struct{ raw, want string }{
+		{`[]`, "not a JSON object"},
+		{`{"type":"array"}`, "must be an object"},
+		{`{"properties":[1]}`, "cannot unmarshal"},
+		{`{"properties":{"a":1}}`, `property "a" is not a schema object`},
+		{`{"properties":{"a":{"type":"date"}}}`, `type "date" is not one of`},
+		{`{"properties":{"a":{"type":7}}}`, "neither a type name nor a list"},
+		{`{"properties":{},"required":["x"]}`, `required property "x" is not declared`},
+		{`{"type":"object"`, "unexpected end"},
+	} {
+		_, err := SchemaFromJSON(json.RawMessage(tc.raw))
+		if !errors.Is(err, ErrBadSchema) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("SchemaFromJSON(%s) = %v, want ErrBadSchema mentioning %q", tc.raw, err, tc.want)
+		}
+	}
+}
+
+func TestManifestGeneratesInvocationText(t *testing.T) {
+	m := NewManifest(resizeSpec(), 0)
+	c := m.Capabilities.InvocationCommands[0]
+	if !strings.HasPrefix(c.Description, "Resizes an image on this machine.\nParameters:\n- path (string, required)") {
+		t.Errorf("description:\n%s", c.Description)
+	}
+	if c.Example != "<<<[TOOL_REQUEST]>>>\ntool_name:「始」Resize「末」,\npath:「始」<path>「末」,\nwidth:「始」1「末」\n<<<[END_TOOL_REQUEST]>>>" {
+		t.Errorf("example:\n%s", c.Example)
+	}
+	// A source's own text is kept; untyped commands are untouched.
+	own := resizeSpec()
+	own.Commands[0].Description = "mine"
+	if c := NewManifest(own, 0).Capabilities.InvocationCommands[0]; c.Description != "mine" || !strings.HasPrefix(c.Example, RequestStart) {
+		t.Errorf("own description replaced or example missing: %+v", c)
+	}
+	echo := NewEchoTool().Spec()
+	if got := NewManifest(echo, 0).Capabilities.InvocationCommands[0]; got.Description != echo.Commands[0].Description {
+		t.Errorf("untyped command changed")
+	}
+}
