@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -35,9 +36,9 @@ func readAudit(t *testing.T, path string) []auditEntry {
 
 func TestAuditFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{newGateTool()}, config: func(c *Config) {
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{newGateTool()}, config: func(c *config.Config) {
 		c.Audit.File = path
-		c.Tools = map[string]ToolConfig{"Gate": {Approval: "deny"}}
+		c.Tools = map[string]config.ToolConfig{"Gate": {Approval: "deny"}}
 	}})
 	conn := h.accept()
 	h.call(conn, "Echo", map[string]any{"message": argSecret})
@@ -88,7 +89,7 @@ func TestAuditFile(t *testing.T) {
 func TestAuditFileFollowsReloadAndRecovers(t *testing.T) {
 	dir := t.TempDir()
 	first, second := filepath.Join(dir, "first.jsonl"), filepath.Join(dir, "second.jsonl")
-	h := startHarness(t, harnessOpt{config: func(c *Config) { c.Audit.File = first }})
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Audit.File = first }})
 	conn := h.accept()
 	h.call(conn, "Echo", nil)
 
@@ -128,7 +129,7 @@ func TestAuditFileFollowsReloadAndRecovers(t *testing.T) {
 }
 
 func TestAuditFileThatCannotBeOpenedStopsNew(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Hub.Key = testKey
 	cfg.Audit.File = filepath.Join(t.TempDir(), "missing-dir", "audit.jsonl")
 	_, err := New(cfg, zerolog.Nop())

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -49,7 +50,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			if bc.infoLog {
 				log = zerolog.New(benchRedactingDiscard{}).Level(zerolog.InfoLevel).With().Timestamp().Logger()
 			}
-			conn := startBenchNode(b, log, benchToolName, func(cfg *Config) {
+			conn := startBenchNode(b, log, benchToolName, func(cfg *config.Config) {
 				cfg.Node.ExposedTools = []string{benchToolName}
 			}, WithTools(benchEchoTool{}))
 			if bc.inflight == 1 {
@@ -129,17 +130,17 @@ func (benchEchoTool) Invoke(context.Context, toolhost.Call) (any, error) { retur
 type benchRedactingDiscard struct{}
 
 func (benchRedactingDiscard) Write(p []byte) (int, error) {
-	_, err := io.WriteString(io.Discard, Redact(string(p)))
+	_, err := io.WriteString(io.Discard, config.Redact(string(p)))
 	return len(p), err
 }
 
 // startBenchNode starts a fake hub and a node that exposes exactly the tool
 // named, waits until the node has registered it, and returns the hub's side
 // of the connection. Cleanup stops the node (waiting for Run) and then the hub.
-func startBenchNode(b *testing.B, log zerolog.Logger, tool string, configure func(*Config), opts ...Option) *fakehub.Conn {
+func startBenchNode(b *testing.B, log zerolog.Logger, tool string, configure func(*config.Config), opts ...Option) *fakehub.Conn {
 	b.Helper()
 	const key = "bench-key_0123456789"
-	b.Setenv(EnvKey, "") // the config's key must win over the environment's
+	b.Setenv(config.EnvKey, "") // the config's key must win over the environment's
 
 	hub, err := fakehub.Start(fakehub.Options{Key: key, NoHistory: true})
 	if err != nil {
@@ -147,7 +148,7 @@ func startBenchNode(b *testing.B, log zerolog.Logger, tool string, configure fun
 	}
 	b.Cleanup(hub.Close) // cleanups run last-in first-out: after the node stopped
 
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Hub.URL = hub.BaseURL()
 	cfg.Hub.Key = key
 	cfg.Hub.Name = "bench-node"
@@ -226,7 +227,7 @@ func BenchmarkPluginRoundTrip(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			dir := filepath.Join(b.TempDir(), "Plugin")
 			writeBenchPlugin(b, dir)
-			conn := startBenchNode(b, zerolog.Nop(), "BenchShell", func(cfg *Config) {
+			conn := startBenchNode(b, zerolog.Nop(), "BenchShell", func(cfg *config.Config) {
 				cfg.Plugins.Dirs = []string{dir}
 				cfg.Plugins.StateDir = b.TempDir()
 				cfg.Plugins.Watch = false

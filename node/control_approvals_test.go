@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -28,22 +29,22 @@ func TestApprovalsThroughTheHub(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		tool     ToolConfig
+		tool     config.ToolConfig
 		decide   func(*testing.T, *harness, *ControlClient, string) // nil: nobody answers
 		status   string
 		want     string // the result text or the error the server gets
 		decision string // in the "call finished" log line
 	}{
-		{"approved", ToolConfig{Approval: "ask"}, approve, wsproto.StatusSuccess, argSecret, "approved"},
-		{"denied", ToolConfig{Approval: "ask"}, deny, wsproto.StatusError, `tool "Echo" denied by the node's owner: not today`, "denied"},
-		{"not approved in time", ToolConfig{Approval: "ask", ApprovalTimeout: Duration(time.Second)}, nil,
+		{"approved", config.ToolConfig{Approval: "ask"}, approve, wsproto.StatusSuccess, argSecret, "approved"},
+		{"denied", config.ToolConfig{Approval: "ask"}, deny, wsproto.StatusError, `tool "Echo" denied by the node's owner: not today`, "denied"},
+		{"not approved in time", config.ToolConfig{Approval: "ask", ApprovalTimeout: config.Duration(time.Second)}, nil,
 			wsproto.StatusError, `tool "Echo" not approved within 1s by the node's owner`, "expired"},
-		{"always refused", ToolConfig{Approval: "deny"}, nil, wsproto.StatusError, `tool "Echo" refused by the node's owner`, "refused"},
-		{"auto", ToolConfig{}, nil, wsproto.StatusSuccess, argSecret, "auto"},
+		{"always refused", config.ToolConfig{Approval: "deny"}, nil, wsproto.StatusError, `tool "Echo" refused by the node's owner`, "refused"},
+		{"auto", config.ToolConfig{}, nil, wsproto.StatusSuccess, argSecret, "auto"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := startHarness(t, harnessOpt{config: func(c *Config) { c.Tools = map[string]ToolConfig{"Echo": tt.tool} }})
+			h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Tools = map[string]config.ToolConfig{"Echo": tt.tool} }})
 			conn := h.accept()
 			_, client := startControl(t, h, "")
 			result := asyncCall(h, conn, "r-1", "Echo", map[string]string{"message": argSecret})
@@ -98,9 +99,9 @@ func TestApprovalsThroughTheHub(t *testing.T) {
 }
 
 func TestApprovalHeldCallStopsWithTheNode(t *testing.T) {
-	h := startHarness(t, harnessOpt{config: func(c *Config) {
-		c.Tools = map[string]ToolConfig{"Echo": {Approval: "ask"}}
-		c.Node.ShutdownGrace = Duration(time.Hour) // the held call must not wait for it
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
+		c.Tools = map[string]config.ToolConfig{"Echo": {Approval: "ask"}}
+		c.Node.ShutdownGrace = config.Duration(time.Hour) // the held call must not wait for it
 	}})
 	conn := h.accept()
 	result := asyncCall(h, conn, "r-1", "Echo", nil)

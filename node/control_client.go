@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"syscall"
+
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // ErrNotRunning: nothing answers on the control socket.
@@ -137,7 +139,7 @@ func (c *ControlClient) do(ctx context.Context, method, path string, body, out a
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		var e ErrorResponse
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64*KiB))
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64*config.KiB))
 		if json.Unmarshal(data, &e) != nil || e.Error == "" {
 			e.Error = fmt.Sprintf("vcpnode answered %s without an explanation", resp.Status)
 		}

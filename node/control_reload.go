@@ -3,6 +3,8 @@ package node
 import (
 	"fmt"
 	"slices"
+
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // ReloadFile re-reads the config file at path and applies it with Reload:
@@ -14,7 +16,7 @@ func (n *Node) ReloadFile(path string) (ReloadReport, error) {
 	// systemd (Type=notify) sees the reload; READY=1 ends it whatever the outcome.
 	_ = n.notifier.Reloading()
 	defer func() { _ = n.notifier.Ready("") }()
-	cfg, err := LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err == nil {
 		err = n.tel.audit.check(cfg.Audit.File)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -45,7 +46,7 @@ type ControlServer struct {
 }
 
 const (
-	maxControlBody     = 8 * MiB
+	maxControlBody     = 8 * config.MiB
 	controlReadTimeout = 10 * time.Second
 )
 
@@ -357,5 +358,5 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeError(w http.ResponseWriter, code int, err error) {
-	writeJSON(w, code, ErrorResponse{Error: Redact(err.Error())})
+	writeJSON(w, code, ErrorResponse{Error: config.Redact(err.Error())})
 }

@@ -8,17 +8,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vcpnode/vcpnode/config"
 )
-
-const controlSocketName = "vcpnode.sock"
-
-// SystemControlSocket is where the system service listens (as root, or with
-// systemd's RuntimeDirectory=vcpnode).
-const SystemControlSocket = "/run/vcpnode/" + controlSocketName
 
 // ErrControlSocketInUse: another daemon answers on the control socket.
 var ErrControlSocketInUse = errors.New("another vcpnode is already running")
@@ -29,33 +23,6 @@ var errPeerUnknown = errors.New("peer credentials are not available on this plat
 // probeTimeout bounds the check of an existing socket file.
 const probeTimeout = 2 * time.Second
 
-// DefaultControlSocket is the control socket's path when neither --socket nor
-// [control] socket says: $RUNTIME_DIRECTORY/vcpnode.sock under systemd's
-// RuntimeDirectory, /run/vcpnode/vcpnode.sock for root,
-// $XDG_RUNTIME_DIR/vcpnode.sock for a user, and otherwise
-// $TMPDIR/vcpnode-UID/vcpnode.sock (the directory is made 0700).
-func DefaultControlSocket(getenv func(string) string, uid int) string {
-	if dirs := getenv("RUNTIME_DIRECTORY"); dirs != "" {
-		// systemd lists one directory per RuntimeDirectory= entry.
-		if dir, _, _ := strings.Cut(dirs, ":"); filepath.IsAbs(dir) {
-			return filepath.Join(dir, controlSocketName)
-		}
-	}
-	if uid == 0 {
-		return SystemControlSocket
-	}
-	if dir := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(dir) {
-		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			return filepath.Join(dir, controlSocketName)
-		}
-	}
-	tmp := getenv("TMPDIR")
-	if !filepath.IsAbs(tmp) {
-		tmp = "/tmp"
-	}
-	return filepath.Join(tmp, "vcpnode-"+strconv.Itoa(uid), controlSocketName)
-}
-
 // listenControlSocket makes the socket's directory (0700) if needed,
 // replaces a stale socket, refuses to take over a live one or a file that is
 // not a socket, and listens with mode 0600.
@@ -63,9 +30,9 @@ func listenControlSocket(ctx context.Context, path string) (*net.UnixListener, e
 	switch {
 	case !filepath.IsAbs(path):
 		return nil, fmt.Errorf("control socket %q: not an absolute path", path)
-	case len(path) > maxSocketPathBytes:
+	case len(path) > config.MaxSocketPathBytes:
 		return nil, fmt.Errorf("control socket %s: the path is %d bytes long and Unix sockets allow %d; set [control] socket or --socket to a shorter path",
-			path, len(path), maxSocketPathBytes)
+			path, len(path), config.MaxSocketPathBytes)
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -25,30 +25,6 @@ func staleSocket(t *testing.T, path string) string {
 	return path
 }
 
-func TestDefaultControlSocket(t *testing.T) {
-	xdg := t.TempDir()
-	tests := []struct {
-		name string
-		env  map[string]string
-		uid  int
-		want string
-	}{
-		{"systemd RuntimeDirectory", map[string]string{"RUNTIME_DIRECTORY": "/run/vcpnode:/run/other", "XDG_RUNTIME_DIR": xdg}, 1000, "/run/vcpnode/vcpnode.sock"},
-		{"root", map[string]string{"XDG_RUNTIME_DIR": xdg}, 0, SystemControlSocket},
-		{"user", map[string]string{"XDG_RUNTIME_DIR": xdg}, 1000, filepath.Join(xdg, "vcpnode.sock")},
-		{"user without a runtime dir", map[string]string{"XDG_RUNTIME_DIR": filepath.Join(xdg, "missing"), "TMPDIR": "/var/tmp"}, 1000, "/var/tmp/vcpnode-1000/vcpnode.sock"},
-		{"nothing set", map[string]string{}, 1000, "/tmp/vcpnode-1000/vcpnode.sock"},
-		{"relative values ignored", map[string]string{"RUNTIME_DIRECTORY": "run", "XDG_RUNTIME_DIR": "x", "TMPDIR": "t"}, 42, "/tmp/vcpnode-42/vcpnode.sock"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := DefaultControlSocket(func(k string) string { return tt.env[k] }, tt.uid); got != tt.want {
-				t.Errorf("DefaultControlSocket = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
 func TestControlSocketModes(t *testing.T) {
 	h := startHarness(t, harnessOpt{})
 	base := filepath.Dir(shortSocketPath(t))

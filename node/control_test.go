@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -177,8 +178,8 @@ func TestControlStatusWhileBackingOff(t *testing.T) {
 }
 
 func TestControlTools(t *testing.T) {
-	h := startHarness(t, harnessOpt{config: func(c *Config) {
-		c.Tools = map[string]ToolConfig{"Echo": {Approval: "ask", Timeout: Duration(5 * time.Minute), MaxConcurrent: 2}}
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
+		c.Tools = map[string]config.ToolConfig{"Echo": {Approval: "ask", Timeout: config.Duration(5 * time.Minute), MaxConcurrent: 2}}
 	}})
 	_, client := startControl(t, h, "")
 	tools, err := client.Tools(h.ctx)
@@ -203,8 +204,8 @@ func TestControlTools(t *testing.T) {
 }
 
 func TestControlCall(t *testing.T) {
-	h := startHarness(t, harnessOpt{config: func(c *Config) {
-		c.Tools = map[string]ToolConfig{"Echo": {Approval: "deny"}}
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
+		c.Tools = map[string]config.ToolConfig{"Echo": {Approval: "deny"}}
 	}})
 	_, client := startControl(t, h, "")
 	tests := []struct {

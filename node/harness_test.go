@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -44,7 +45,7 @@ type harness struct {
 	node *Node
 	logs *logBuffer
 	ctx  context.Context // bounds every wait in the test
-	cfg  Config          // the config the node started with
+	cfg  config.Config   // the config the node started with
 
 	stop    context.CancelFunc
 	stopped chan error
@@ -62,7 +63,7 @@ func testTimings() timings {
 
 type harnessOpt struct {
 	hubOpts fakehub.Options
-	config  func(*Config)
+	config  func(*config.Config)
 	timings func(*timings)
 	tools   []toolhost.Tool
 }
@@ -80,7 +81,7 @@ func startHarness(t *testing.T, o harnessOpt) *harness {
 	}
 	t.Cleanup(hub.Close)
 
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Hub.URL = hub.BaseURL()
 	cfg.Hub.Key = testKey
 	cfg.Hub.Name = "test-node"

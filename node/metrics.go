@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -22,7 +23,7 @@ type telemetry struct {
 // startTelemetry builds the metrics and the audit trail and hooks them to
 // the dispatcher. An [audit] file that cannot be written is an error now
 // rather than a warning at the first call.
-func (n *Node) startTelemetry(cfg Config) error {
+func (n *Node) startTelemetry(cfg config.Config) error {
 	t := &telemetry{started: time.Now()}
 	t.audit = newAuditLog(n)
 	if err := t.audit.check(cfg.Audit.File); err != nil {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // MetricsServer serves GET /metrics over TCP.
@@ -22,11 +24,11 @@ type MetricsServer struct {
 // ListenMetrics serves the node's metrics on cfg.Listen until Close. It
 // returns nil, nil when metrics are off (empty Listen). A non-loopback
 // address is refused unless cfg.AllowRemote.
-func ListenMetrics(n *Node, cfg MetricsConfig, log zerolog.Logger) (*MetricsServer, error) {
+func ListenMetrics(n *Node, cfg config.MetricsConfig, log zerolog.Logger) (*MetricsServer, error) {
 	if cfg.Listen == "" {
 		return nil, nil
 	}
-	if msg := metricsListenProblem(cfg.Listen, cfg.AllowRemote); msg != "" {
+	if msg := config.MetricsListenProblem(cfg.Listen, cfg.AllowRemote); msg != "" {
 		return nil, fmt.Errorf("metrics.listen: %s", msg)
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)

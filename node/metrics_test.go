@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -72,7 +73,7 @@ next:
 
 func startMetrics(t *testing.T, h *harness) *MetricsServer {
 	t.Helper()
-	srv, err := ListenMetrics(h.node, MetricsConfig{Listen: "127.0.0.1:0"}, h.node.log)
+	srv, err := ListenMetrics(h.node, config.MetricsConfig{Listen: "127.0.0.1:0"}, h.node.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,9 +87,9 @@ func startMetrics(t *testing.T, h *harness) *MetricsServer {
 
 func TestMetricsScrape(t *testing.T) {
 	gate := newGateTool()
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, config: func(c *Config) {
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, config: func(c *config.Config) {
 		c.Node.MaxConcurrent = 1
-		c.Tools = map[string]ToolConfig{"Gate": {Approval: "ask"}}
+		c.Tools = map[string]config.ToolConfig{"Gate": {Approval: "ask"}}
 	}})
 	conn := h.accept()
 	srv := startMetrics(t, h)
@@ -185,19 +186,19 @@ func waitQueued(h *harness, id string) {
 
 func TestListenMetricsAddresses(t *testing.T) {
 	h := startHarness(t, harnessOpt{})
-	if srv, err := ListenMetrics(h.node, MetricsConfig{}, h.node.log); srv != nil || err != nil {
+	if srv, err := ListenMetrics(h.node, config.MetricsConfig{}, h.node.log); srv != nil || err != nil {
 		t.Fatalf("metrics off: %v, %v", srv, err)
 	}
 	// Refused before anything listens: no socket on another address is opened.
 	for _, listen := range []string{"0.0.0.0:9464", ":9464", "192.0.2.1:9464", "[::]:9464", "nohost"} {
-		if srv, err := ListenMetrics(h.node, MetricsConfig{Listen: listen}, h.node.log); err == nil {
+		if srv, err := ListenMetrics(h.node, config.MetricsConfig{Listen: listen}, h.node.log); err == nil {
 			srv.Close(context.Background())
 			t.Errorf("ListenMetrics(%q) succeeded", listen)
 		} else if !strings.Contains(err.Error(), "metrics.listen") {
 			t.Errorf("ListenMetrics(%q) = %v", listen, err)
 		}
 	}
-	srv, err := ListenMetrics(h.node, MetricsConfig{Listen: "[::1]:0"}, h.node.log)
+	srv, err := ListenMetrics(h.node, config.MetricsConfig{Listen: "[::1]:0"}, h.node.log)
 	if err != nil {
 		t.Skipf("no IPv6 loopback here (%v); 127.0.0.1 is covered by TestMetricsScrape", err)
 	}
@@ -232,9 +233,9 @@ func TestMetricsListenProblem(t *testing.T) {
 		{"127.0.0.1:70000", false, "no valid port"},
 	}
 	for _, tt := range tests {
-		got := metricsListenProblem(tt.listen, tt.remote)
+		got := config.MetricsListenProblem(tt.listen, tt.remote)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
-			t.Errorf("metricsListenProblem(%q, %v) = %q, want %q", tt.listen, tt.remote, got, tt.want)
+			t.Errorf("MetricsListenProblem(%q, %v) = %q, want %q", tt.listen, tt.remote, got, tt.want)
 		}
 	}
 }
@@ -251,7 +252,7 @@ func TestMetricsCountPluginKillsAndPlaceholderPushes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "Sleeper", "plugin-manifest.json"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := startHarness(t, harnessOpt{config: func(c *Config) {
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
 		c.Node.ExposedTools = nil
 		c.Plugins.Dirs = []string{dir}
 		c.Plugins.StateDir = t.TempDir()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -37,7 +38,7 @@ func defaultTimings() timings {
 		reregister:                []time.Duration{10 * time.Second, 60 * time.Second},
 		closeWait:                 2 * time.Second,
 		emptyHandshakesBeforeHint: 3,
-		readLimit:                 ServerFrameLimit,
+		readLimit:                 config.ServerFrameLimit,
 	}
 }
 
@@ -79,7 +80,7 @@ type Node struct {
 // settings is what one config resolves to. Sessions take a snapshot at
 // connect, so a reload never changes a running session underneath it.
 type settings struct {
-	cfg    Config
+	cfg    config.Config
 	hubURL *url.URL // carries the key: never log it, use RedactedURL
 	name   string
 
@@ -89,7 +90,7 @@ type settings struct {
 // ToolSource adds tools built from the config (the plugin host registers
 // itself here); it runs at New and on every Reload. Problems that do not stop
 // the other tools are returned as warnings.
-type ToolSource func(cfg Config, log zerolog.Logger) (tools []toolhost.Tool, warnings []string, err error)
+type ToolSource func(cfg config.Config, log zerolog.Logger) (tools []toolhost.Tool, warnings []string, err error)
 
 // Option changes how New builds a Node.
 type Option func(*Node)
@@ -130,7 +131,7 @@ func withTimings(t timings) Option {
 
 // New checks the config, resolves the key and builds the tool registry. It
 // does no network I/O.
-func New(cfg Config, log zerolog.Logger, opts ...Option) (*Node, error) {
+func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	n := &Node{
 		log:       log,
 		registry:  toolhost.NewRegistry(),
@@ -180,7 +181,7 @@ func New(cfg Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 
 // prepare validates cfg and builds everything it implies, touching nothing
 // of the running node, so that a bad config leaves the old one in force.
-func (n *Node) prepare(cfg Config) (*settings, []toolhost.Tool, []string, error) {
+func (n *Node) prepare(cfg config.Config) (*settings, []toolhost.Tool, []string, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -188,7 +189,7 @@ func (n *Node) prepare(cfg Config) (*settings, []toolhost.Tool, []string, error)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	hubURL, err := HubURL(cfg.Hub.URL, key)
+	hubURL, err := config.HubURL(cfg.Hub.URL, key)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -253,13 +254,13 @@ func (n *Node) Tools() []toolhost.ToolInfo { return n.disp.Tools() }
 func (n *Node) InFlight() []toolhost.InFlightCall { return n.disp.InFlight() }
 
 // HubURL is the hub address with the key redacted, for display.
-func (n *Node) HubURL() string { return RedactedURL(n.settings().hubURL) }
+func (n *Node) HubURL() string { return config.RedactedURL(n.settings().hubURL) }
 
 // Name is the serverName the node registers with.
 func (n *Node) Name() string { return n.settings().name }
 
 // Config is the config in force.
-func (n *Node) Config() Config { return n.settings().cfg }
+func (n *Node) Config() config.Config { return n.settings().cfg }
 
 // Run keeps the node connected until ctx is cancelled, then shuts down
 // gracefully: new calls are refused, in-flight calls get the configured

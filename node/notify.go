@@ -12,6 +12,8 @@ import (
 
 	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // Environment a service manager sets for the sd_notify protocol.
@@ -166,5 +168,5 @@ func statusLine(status string) string {
 	if status == "" {
 		return ""
 	}
-	return "\nSTATUS=" + Redact(strings.Join(strings.Fields(status), " "))
+	return "\nSTATUS=" + config.Redact(strings.Join(strings.Fields(status), " "))
 }

@@ -231,3 +231,7 @@ func TestRunWatchdogLogsAFailingPingOnce(t *testing.T) {
 		t.Errorf("four failures were logged %d times, want once:\n%s", c, log)
 	}
 }
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -30,7 +31,7 @@ const (
 	// A session sends at most this much per turn of its loop, so that a long
 	// backlog does not hold up pings and results.
 	outboxBatchMessages = 32
-	outboxBatchBytes    = 8 * MiB
+	outboxBatchBytes    = 8 * config.MiB
 )
 
 // ErrOutboxFull means the outbox holds as many callbacks as it may: the main
@@ -146,7 +147,7 @@ func (o *outbox) Deliver(_ context.Context, pluginName, taskID string, body json
 	defer o.mu.Unlock()
 	if o.count >= o.maxMessages || o.size+int64(len(body)) > o.maxBytes {
 		return fmt.Errorf("%w: %d messages (%s) are waiting for the main server, the limit is %d messages or %s",
-			ErrOutboxFull, o.count, humanBytes(o.size), o.maxMessages, humanBytes(o.maxBytes))
+			ErrOutboxFull, o.count, config.HumanBytes(o.size), o.maxMessages, config.HumanBytes(o.maxBytes))
 	}
 	o.seq++ // used even if the write fails, so a name is never reused
 	name := fmt.Sprintf("%0*d-%s-%s.json", outboxSeqDigits, o.seq, pluginName, taskID)

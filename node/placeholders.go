@@ -10,13 +10,14 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/placeholders"
 )
 
 // PlaceholderSource adds placeholder jobs built from the config (static
 // plugins, say); it runs at New and on every Reload, after the tool sources.
 // Problems that do not stop the other jobs are returned as warnings.
-type PlaceholderSource func(cfg Config, log zerolog.Logger) (jobs []placeholders.Job, warnings []string, err error)
+type PlaceholderSource func(cfg config.Config, log zerolog.Logger) (jobs []placeholders.Job, warnings []string, err error)
 
 // WithPlaceholderSource adds a source of placeholder jobs re-run on every reload.
 func WithPlaceholderSource(src PlaceholderSource) Option {
@@ -43,7 +44,7 @@ func newPlaceholderFeed(log zerolog.Logger) *placeholderFeed {
 }
 
 // fromSources lists the jobs of the WithPlaceholderSource sources.
-func (f *placeholderFeed) fromSources(cfg Config, log zerolog.Logger) ([]placeholders.Job, []string, error) {
+func (f *placeholderFeed) fromSources(cfg config.Config, log zerolog.Logger) ([]placeholders.Job, []string, error) {
 	var jobs []placeholders.Job
 	var warnings []string
 	for _, src := range f.sources {
@@ -61,7 +62,7 @@ func (f *placeholderFeed) fromSources(cfg Config, log zerolog.Logger) ([]placeho
 // otherwise. It returns the keys that lost their source, which the server
 // keeps until this node reconnects, and the jobs left out, as warnings for
 // the caller to log.
-func (f *placeholderFeed) apply(jobs []placeholders.Job, cfg PlaceholdersConfig) (removed []string, warnings []string) {
+func (f *placeholderFeed) apply(jobs []placeholders.Job, cfg config.PlaceholdersConfig) (removed []string, warnings []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.jobs = jobs
@@ -210,11 +211,11 @@ func placeholdersResponse(store *placeholders.Store) PlaceholdersResponse {
 // own, the static plugins of its plugin dirs, and sources as
 // WithPlaceholderSource adds them), as a running node would at start, and
 // returns the outcome with warnings: a one-shot check that needs no daemon.
-func EvaluatePlaceholders(ctx context.Context, cfg Config, log zerolog.Logger, sources ...PlaceholderSource) (PlaceholdersResponse, []string, error) {
+func EvaluatePlaceholders(ctx context.Context, cfg config.Config, log zerolog.Logger, sources ...PlaceholderSource) (PlaceholdersResponse, []string, error) {
 	if err := cfg.Validate(); err != nil {
 		return PlaceholdersResponse{}, nil, err
 	}
-	jobs, err := cfg.placeholderJobs()
+	jobs, err := configPlaceholderJobs(cfg)
 	if err != nil {
 		return PlaceholdersResponse{}, nil, fmt.Errorf("placeholders: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
@@ -16,8 +17,8 @@ import (
 // placeholderJobs is every placeholder job cfg implies, in the order that
 // settles a key claimed twice (the first keeps it): the config's own, the
 // static plugins of the scan prepare has just made, then other sources.
-func (n *Node) placeholderJobs(cfg Config) ([]placeholders.Job, []string, error) {
-	jobs, err := cfg.placeholderJobs()
+func (n *Node) placeholderJobs(cfg config.Config) ([]placeholders.Job, []string, error) {
+	jobs, err := configPlaceholderJobs(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -48,7 +49,7 @@ func (s staticSource) Run(ctx context.Context) (placeholders.Output, error) {
 
 // staticPluginJobs schedules static plugins on their refreshIntervalCron. A
 // bad cron is a warning and the plugin runs only at start, as in VCPToolBox.
-func staticPluginJobs(static []*plugin.StaticPlugin, pc PluginsConfig) ([]placeholders.Job, []string) {
+func staticPluginJobs(static []*plugin.StaticPlugin, pc config.PluginsConfig) ([]placeholders.Job, []string) {
 	var jobs []placeholders.Job
 	var warnings []string
 	for _, p := range static {
@@ -69,7 +70,7 @@ func staticPluginJobs(static []*plugin.StaticPlugin, pc PluginsConfig) ([]placeh
 // staticFingerprint changes when a reload should re-run the plugin: its
 // manifest or config.env changed, or the host settings its environment
 // comes from. Otherwise the running job (and its schedule) is kept.
-func staticFingerprint(p *plugin.StaticPlugin, pc PluginsConfig) string {
+func staticFingerprint(p *plugin.StaticPlugin, pc config.PluginsConfig) string {
 	return strings.Join([]string{
 		p.Name, p.Source, p.Cron, p.Timeout.String(), strings.Join(p.Placeholders, ","),
 		fileStamp(p.Source), fileStamp(filepath.Join(filepath.Dir(p.Source), "config.env")),
@@ -91,7 +92,7 @@ func fileStamp(path string) string {
 
 // scanStaticPlugins is the static plugins of cfg for a one-shot evaluation,
 // on a host of their own; close stops whatever is still running.
-func scanStaticPlugins(cfg Config, log zerolog.Logger) (jobs []placeholders.Job, warnings []string, closeHost func(), err error) {
+func scanStaticPlugins(cfg config.Config, log zerolog.Logger) (jobs []placeholders.Job, warnings []string, closeHost func(), err error) {
 	p := cfg.Plugins
 	if len(p.Dirs) == 0 {
 		return nil, nil, func() {}, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -49,7 +50,7 @@ func staticPluginDir(t *testing.T) string {
 
 func TestEvaluateStaticPlugins(t *testing.T) {
 	dir := staticPluginDir(t)
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Plugins.Dirs = []string{dir}
 	resp, warnings, err := EvaluatePlaceholders(context.Background(), cfg, zerolog.Nop())
 	if err != nil {
@@ -85,11 +86,11 @@ func TestEvaluateStaticPlugins(t *testing.T) {
 
 func TestStaticPluginsThroughTheHub(t *testing.T) {
 	dir := staticPluginDir(t)
-	h := startHarness(t, harnessOpt{config: func(c *Config) {
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
 		c.Plugins.Dirs = []string{dir}
 		c.Plugins.StateDir = t.TempDir()
 		c.Plugins.Watch = false
-		c.Placeholders.PushInterval = Duration(100 * time.Millisecond)
+		c.Placeholders.PushInterval = config.Duration(100 * time.Millisecond)
 	}})
 	c := h.accept()
 	seen := map[string]string{}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -37,7 +38,7 @@ type placeholderRig struct {
 	hub  *fakehub.Hub
 	node *Node
 	logs *logBuffer
-	cfg  Config
+	cfg  config.Config
 	src  *chanSource
 }
 
@@ -55,9 +56,9 @@ func startPlaceholderRig(t *testing.T) *placeholderRig {
 	t.Cleanup(hub.Close)
 	hub.Stop(ctx)
 
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Hub.URL, cfg.Hub.Key, cfg.Hub.Name = hub.BaseURL(), testKey, "test-node"
-	cfg.Placeholders.PushInterval = Duration(100 * time.Millisecond)
+	cfg.Placeholders.PushInterval = config.Duration(100 * time.Millisecond)
 	cfg.Placeholders.MinInterval = 0
 	cfg.Placeholders.Values = map[string]string{"Owner": "Alice"}
 	src := &chanSource{keys: []string{"Dyn", "{{Dyn2}}"}, outputs: make(chan string)}
@@ -65,7 +66,7 @@ func startPlaceholderRig(t *testing.T) *placeholderRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs := func(Config, zerolog.Logger) ([]placeholders.Job, []string, error) {
+	jobs := func(config.Config, zerolog.Logger) ([]placeholders.Job, []string, error) {
 		return []placeholders.Job{{Source: src, Schedule: every, Fingerprint: "test"}}, nil, nil
 	}
 	logs := &logBuffer{}
@@ -216,11 +217,11 @@ func TestPlaceholdersThroughTheHub(t *testing.T) {
 func TestPlaceholderConfigConflictWithSource(t *testing.T) {
 	// A plugin claiming a key the config already feeds is left out with a
 	// warning naming both; the node still runs.
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Hub.Key = testKey
 	cfg.Placeholders.Values = map[string]string{"Dyn": "fixed"}
 	src := &chanSource{keys: []string{"Dyn"}, outputs: make(chan string)}
-	jobs := func(Config, zerolog.Logger) ([]placeholders.Job, []string, error) {
+	jobs := func(config.Config, zerolog.Logger) ([]placeholders.Job, []string, error) {
 		return []placeholders.Job{{Source: src}}, nil, nil
 	}
 	resp, warnings, err := EvaluatePlaceholders(context.Background(), cfg, zerolog.Nop(), jobs)
@@ -236,9 +237,9 @@ func TestPlaceholderConfigConflictWithSource(t *testing.T) {
 }
 
 func TestPlaceholdersControlEndpoint(t *testing.T) {
-	h := startHarness(t, harnessOpt{config: func(c *Config) {
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
 		c.Placeholders.Values = map[string]string{"DevBoxOwner": "Alice"}
-		c.Placeholders.Command = []CommandPlaceholderConfig{{Name: "Broken", Command: "echo 'no repo' >&2; exit 2"}}
+		c.Placeholders.Command = []config.CommandPlaceholderConfig{{Name: "Broken", Command: "echo 'no repo' >&2; exit 2"}}
 	}})
 	_, client := startControl(t, h, "")
 	for {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
@@ -74,7 +75,7 @@ func newPluginRuntime(log zerolog.Logger, getenv func(string) string) *pluginRun
 // source is the ToolSource of plugin folders: it scans the dirs on every New
 // and Reload. Bad, duplicate and unsupported plugins are warnings; only a
 // problem with the setup itself (state dir, env file…) is an error.
-func (rt *pluginRuntime) source(cfg Config, _ zerolog.Logger) ([]toolhost.Tool, []string, error) {
+func (rt *pluginRuntime) source(cfg config.Config, _ zerolog.Logger) ([]toolhost.Tool, []string, error) {
 	p := cfg.Plugins
 	if len(p.Dirs) == 0 {
 		rt.scanned(p, nil)
@@ -97,14 +98,14 @@ func (rt *pluginRuntime) source(cfg Config, _ zerolog.Logger) ([]toolhost.Tool, 
 
 // hostFor returns the Host for p, making the runtime's shared parts the
 // first time and a new Host when the settings it was made with changed.
-func (rt *pluginRuntime) hostFor(p PluginsConfig) (*plugin.Host, []string, error) {
+func (rt *pluginRuntime) hostFor(p config.PluginsConfig) (*plugin.Host, []string, error) {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
 		return nil, nil, fmt.Errorf("plugins: %w", plugin.ErrClosed)
 	}
 	var warnings []string
-	stateDir, err := p.stateDirectory(rt.getenv, os.Geteuid())
+	stateDir, err := p.StateDirectory(rt.getenv, os.Geteuid())
 	if err != nil {
 		return nil, nil, fmt.Errorf("plugins: %w", err)
 	}
@@ -167,7 +168,7 @@ func (rt *pluginRuntime) checkNoneBroke(set *plugin.Set) error {
 }
 
 // scanned records the outcome of a scan and wakes the watcher.
-func (rt *pluginRuntime) scanned(p PluginsConfig, set *plugin.Set) {
+func (rt *pluginRuntime) scanned(p config.PluginsConfig, set *plugin.Set) {
 	rt.mu.Lock()
 	if rt.async == nil {
 		rt.async = map[string]bool{}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -44,7 +45,7 @@ func needCommands(t *testing.T, names ...string) {
 // pluginHarness hosts the plugins in dirs, keeps state in stateDir, and
 // exposes every eligible tool.
 func pluginHarness(stateDir string, watch bool, dirs ...string) harnessOpt {
-	return harnessOpt{config: func(c *Config) {
+	return harnessOpt{config: func(c *config.Config) {
 		c.Node.ExposedTools = nil
 		c.Plugins.Dirs = dirs
 		c.Plugins.StateDir = stateDir
@@ -360,16 +361,16 @@ func TestPluginSetupErrors(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		change func(*Config)
+		change func(*config.Config)
 		want   string
 	}{
-		{"missing plugin dir", func(c *Config) { c.Plugins.Dirs = []string{filepath.Join(t.TempDir(), "nope")} }, "plugin dir"},
-		{"state dir under a file", func(c *Config) { c.Plugins.StateDir = filepath.Join(file, "state") }, "state_dir"},
-		{"missing env file", func(c *Config) { c.Plugins.EnvFile = filepath.Join(t.TempDir(), "config.env") }, "env_file"},
+		{"missing plugin dir", func(c *config.Config) { c.Plugins.Dirs = []string{filepath.Join(t.TempDir(), "nope")} }, "plugin dir"},
+		{"state dir under a file", func(c *config.Config) { c.Plugins.StateDir = filepath.Join(file, "state") }, "state_dir"},
+		{"missing env file", func(c *config.Config) { c.Plugins.EnvFile = filepath.Join(t.TempDir(), "config.env") }, "env_file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := config.Default()
 			cfg.Hub.Key = testKey
 			cfg.Plugins.Dirs = []string{t.TempDir()}
 			cfg.Plugins.StateDir = t.TempDir()

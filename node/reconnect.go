@@ -11,6 +11,8 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/gorilla/websocket"
+
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // errEmptyHandshake means the server closed the socket before any HTTP
@@ -44,7 +46,7 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 				s.Attempt = 0
 				s.Sessions++
 			})
-			n.log.Info().Str("hub", RedactedURL(st.hubURL)).Msg("connected")
+			n.log.Info().Str("hub", config.RedactedURL(st.hubURL)).Msg("connected")
 			err = newSession(n, conn, st).run(ctx, drained)
 			if ctx.Err() != nil {
 				return
@@ -121,7 +123,7 @@ func (n *Node) dial(ctx context.Context, st *settings) (*websocket.Conn, error) 
 	case isEmptyHandshake(err):
 		return nil, errEmptyHandshake
 	default:
-		return nil, redactErr(fmt.Errorf("dial hub: %w", err))
+		return nil, config.RedactErr(fmt.Errorf("dial hub: %w", err))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -47,9 +48,9 @@ func TestReconnectsAfterServerRestart(t *testing.T) {
 }
 
 func TestDeadConnectionIsDetected(t *testing.T) {
-	h := startHarness(t, harnessOpt{config: func(c *Config) {
-		c.Hub.PingInterval = Duration(30 * time.Millisecond)
-		c.Hub.PongTimeout = Duration(60 * time.Millisecond)
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
+		c.Hub.PingInterval = config.Duration(30 * time.Millisecond)
+		c.Hub.PongTimeout = config.Duration(60 * time.Millisecond)
 	}})
 	first := h.accept()
 	if err := first.WaitPings(h.ctx, 1); err != nil {
@@ -75,9 +76,9 @@ func TestAnswersServerPings(t *testing.T) {
 }
 
 func TestOversizedFrameEndsOnlyTheSession(t *testing.T) {
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.readLimit = 4 * KiB }})
+	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.readLimit = 4 * config.KiB }})
 	first := h.accept()
-	big := `{"type":"some_broadcast","data":{"blob":"` + strings.Repeat("z", 8*KiB) + `"}}`
+	big := `{"type":"some_broadcast","data":{"blob":"` + strings.Repeat("z", 8*config.KiB) + `"}}`
 	if err := first.SendRaw(h.ctx, []byte(big)); err != nil {
 		t.Fatal(err)
 	}
@@ -188,8 +189,8 @@ func TestGracefulShutdownFinishesInFlightCalls(t *testing.T) {
 
 func TestHurryCancelsInFlightCalls(t *testing.T) {
 	gate := newGateTool()
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, config: func(c *Config) {
-		c.Node.ShutdownGrace = Duration(time.Hour)
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, config: func(c *config.Config) {
+		c.Node.ShutdownGrace = config.Duration(time.Hour)
 	}})
 	c := h.accept()
 	if err := c.Execute(h.ctx, wsproto.ExecuteTool{RequestID: "stuck", ToolName: "Gate"}); err != nil {

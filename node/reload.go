@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -28,7 +29,7 @@ type ReloadReport struct {
 // roots change at once; hub settings and a changed set of registered tools
 // make the node reconnect, because the server can neither update nor remove
 // a registration; limits and logging need a restart.
-func (n *Node) Reload(cfg Config) (ReloadReport, error) {
+func (n *Node) Reload(cfg config.Config) (ReloadReport, error) {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
 	return n.reload(cfg)
@@ -43,7 +44,7 @@ func (n *Node) Rescan() (ReloadReport, error) {
 	return n.reload(n.settings().cfg)
 }
 
-func (n *Node) reload(cfg Config) (ReloadReport, error) {
+func (n *Node) reload(cfg config.Config) (ReloadReport, error) {
 	st, tools, warnings, err := n.prepare(cfg)
 	if err != nil {
 		return ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
@@ -115,7 +116,7 @@ func sameManifests(a, b []json.RawMessage) bool {
 	return slices.EqualFunc(a, b, func(x, y json.RawMessage) bool { return string(x) == string(y) })
 }
 
-func changedSections(a, b Config) []string {
+func changedSections(a, b config.Config) []string {
 	var out []string
 	for _, c := range []struct {
 		name string

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -91,13 +92,13 @@ func TestReloadOfFileRootsNeedsNoReconnect(t *testing.T) {
 }
 
 func TestCallLocalSkipsOnlyTheExposurePolicy(t *testing.T) {
-	h := startHarness(t, harnessOpt{config: func(c *Config) { c.Node.MaxResultBytes = 2 * KiB }})
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Node.MaxResultBytes = 2 * config.KiB }})
 	h.accept()
 	o := h.node.CallLocal(h.ctx, "local-1", "NodeInfo", nil) // not exposed to the server
 	if !o.OK() || !json.Valid(o.Result) {
 		t.Fatalf("local call of a hidden tool = %+v", o)
 	}
-	big, _ := json.Marshal(strings.Repeat("x", 4*KiB))
+	big, _ := json.Marshal(strings.Repeat("x", 4*config.KiB))
 	o = h.node.CallLocal(h.ctx, "local-2", "Echo", map[string]json.RawMessage{"text": big})
 	if o.OK() || !strings.Contains(o.Err, "max_result_bytes") {
 		t.Errorf("local call past the result cap = %+v", o)

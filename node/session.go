@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -225,7 +226,7 @@ func (s *session) readError(err error) error {
 	case errors.As(err, &ce):
 		return fmt.Errorf("server closed the connection (code %d %q)", ce.Code, ce.Text)
 	default:
-		return redactErr(fmt.Errorf("read: %w", err))
+		return config.RedactErr(fmt.Errorf("read: %w", err))
 	}
 }
 
@@ -280,8 +281,8 @@ func (s *session) sendResult(o toolhost.Outcome) {
 		res = wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusError, Error: o.Err}
 	}
 	frame, err := wsproto.Encode(res)
-	if err == nil && len(frame) > ServerFrameLimit {
-		err = fmt.Errorf("result frame of %d bytes exceeds the server's %d-byte limit", len(frame), ServerFrameLimit)
+	if err == nil && len(frame) > config.ServerFrameLimit {
+		err = fmt.Errorf("result frame of %d bytes exceeds the server's %d-byte limit", len(frame), config.ServerFrameLimit)
 	}
 	if err != nil {
 		frame, err = wsproto.Encode(wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusError, Error: "the node could not send this result: " + err.Error()})
@@ -300,7 +301,7 @@ func (s *session) write(frame []byte) error {
 	wait := 10*time.Second + time.Duration(len(frame)>>20)*time.Second
 	s.conn.SetWriteDeadline(time.Now().Add(wait))
 	if err := s.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
-		return redactErr(fmt.Errorf("write: %w", err))
+		return config.RedactErr(fmt.Errorf("write: %w", err))
 	}
 	return nil
 }

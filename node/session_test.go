@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -226,7 +227,7 @@ func TestDuplicateRequestIDIsIgnored(t *testing.T) {
 
 func TestBusyNodeAnswersAtOnce(t *testing.T) {
 	gate := newGateTool()
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, config: func(c *Config) {
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, config: func(c *config.Config) {
 		c.Node.MaxConcurrent = 1
 		c.Node.Queue = 0
 	}})
@@ -252,13 +253,13 @@ func TestResultCapAndFileServing(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "config.env"), []byte("SECRET=1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	h := startHarness(t, harnessOpt{config: func(c *Config) {
-		c.Node.MaxResultBytes = 4 * KiB
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
+		c.Node.MaxResultBytes = 4 * config.KiB
 		c.Files.Roots = []string{root}
 	}})
 	c := h.accept()
 
-	big := h.call(c, "Echo", map[string]any{"text": strings.Repeat("y", 8*KiB)})
+	big := h.call(c, "Echo", map[string]any{"text": strings.Repeat("y", 8*config.KiB)})
 	if big.Status != wsproto.StatusError || !strings.Contains(big.Error, "max_result_bytes") {
 		t.Errorf("oversized result = %.200s", big.Error)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/config"
 )
 
 func newConfigCmd(a *app) *cobra.Command {
@@ -41,7 +41,7 @@ func newConfigCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, err := node.LoadConfig(path)
+			cfg, err := config.Load(path)
 			if err != nil {
 				return err
 			}
@@ -59,11 +59,11 @@ func newConfigCmd(a *app) *cobra.Command {
 // checkConfig prints every problem and warning about the config at path,
 // then "config OK" or an error counting the problems.
 func (a *app) checkConfig(path string) error {
-	cfg, err := node.LoadConfig(path)
-	var ce *node.ConfigError
+	cfg, err := config.Load(path)
+	var ce *config.Error
 	switch {
 	case errors.As(err, &ce):
-		fmt.Fprintln(a.stdout, node.Redact(ce.Error()))
+		fmt.Fprintln(a.stdout, config.Redact(ce.Error()))
 		return fmt.Errorf("%s: %s", path, count(len(ce.Problems), "problem"))
 	case err != nil:
 		return err
@@ -71,19 +71,19 @@ func (a *app) checkConfig(path string) error {
 
 	var problems, warnings []string
 	switch _, err := cfg.Key(a.getenv); {
-	case errors.Is(err, node.ErrNoKey):
-		warnings = append(warnings, "no key is set (hub.key_file, hub.key, or "+node.EnvKey+" in the environment); the node cannot start without one")
+	case errors.Is(err, config.ErrNoKey):
+		warnings = append(warnings, "no key is set (hub.key_file, hub.key, or "+config.EnvKey+" in the environment); the node cannot start without one")
 	case err != nil:
 		problems = append(problems, path+": "+err.Error())
 	}
-	warnings = append(warnings, node.PermissionWarnings(path, cfg)...)
+	warnings = append(warnings, config.PermissionWarnings(path, cfg)...)
 	warnings = append(warnings, cfg.Warnings()...)
 
 	for _, w := range warnings {
-		fmt.Fprintln(a.stdout, "warning: "+node.Redact(w))
+		fmt.Fprintln(a.stdout, "warning: "+config.Redact(w))
 	}
 	for _, p := range problems {
-		fmt.Fprintln(a.stdout, node.Redact(p))
+		fmt.Fprintln(a.stdout, config.Redact(p))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%s: %s", path, count(len(problems), "problem"))

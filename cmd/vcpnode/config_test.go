@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/config"
 )
 
 func TestConfigCheckOK(t *testing.T) {
@@ -66,7 +66,7 @@ func TestConfigCheckNeverShowsTheKey(t *testing.T) {
 	}{
 		{"inline", "[hub]\nkey = \"" + secret + "\"\n", nil, "hub.key: the key contains whitespace"},
 		{"key file", "[hub]\nkey_file = \"" + badKeyFile + "\"\n", nil, "invalid hub key: the key contains whitespace"},
-		{"environment", "", map[string]string{node.EnvKey: secret}, node.EnvKey + ": invalid hub key"},
+		{"environment", "", map[string]string{config.EnvKey: secret}, config.EnvKey + ": invalid hub key"},
 		{"pasted in the url", "[hub]\nurl = \"ws://h/vcp-distributed-server/VCP_Key=s3cr3t\"\n", nil, "give only the server's base URL"},
 	}
 	for _, tt := range tests {
@@ -153,17 +153,17 @@ timeout = "90s"
 	if strings.Contains(out, "s3cr3t-key") {
 		t.Fatalf("config show printed the key:\n%s", out)
 	}
-	back, err := node.ParseConfig([]byte(out), "shown")
+	back, err := config.Parse([]byte(out), "shown")
 	if err != nil {
 		t.Fatalf("config show output does not load back: %v\n%s", err, out)
 	}
-	orig, err := node.LoadConfig(path)
+	orig, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := orig.Redacted()
 	// An absent list and an empty one mean the same; show writes [].
-	for _, c := range []*node.Config{&back, &want} {
+	for _, c := range []*config.Config{&back, &want} {
 		c.Node.HiddenTools = append([]string{}, c.Node.HiddenTools...)
 		c.Files.Roots = append([]string{}, c.Files.Roots...)
 	}

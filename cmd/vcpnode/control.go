@@ -12,10 +12,10 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/pelletier/go-toml/v2"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -64,41 +64,21 @@ func (a *app) controlSocket(f *controlFlags) (string, error) {
 		path = a.getenv(envConfig)
 	}
 	if path != "" {
-		sock, err := socketFromConfig(path)
+		sock, err := config.ReadControlSocket(path)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("%w (or pass --socket PATH)", err)
 		}
 		if sock != "" {
 			return sock, nil
 		}
 	}
-	sock := node.DefaultControlSocket(a.getenv, getuid())
+	sock := config.DefaultControlSocket(a.getenv, getuid())
 	if _, err := os.Stat(sock); err != nil {
-		if _, err := os.Stat(node.SystemControlSocket); err == nil {
-			return node.SystemControlSocket, nil
+		if _, err := os.Stat(config.SystemControlSocket); err == nil {
+			return config.SystemControlSocket, nil
 		}
 	}
 	return sock, nil
-}
-
-// socketFromConfig reads only [control] socket from the config file, without
-// checking the rest: a config with a mistake must not keep `vcpnode reload`
-// (systemd's ExecReload) from reaching the daemon, which then reports every
-// problem itself.
-func socketFromConfig(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("find the control socket: %w (or pass --socket PATH)", err)
-	}
-	var doc struct {
-		Control struct {
-			Socket string `toml:"socket"`
-		} `toml:"control"`
-	}
-	if err := toml.Unmarshal(data, &doc); err != nil {
-		return "", fmt.Errorf("find the control socket in %s: %w (or pass --socket PATH)", path, err)
-	}
-	return doc.Control.Socket, nil
 }
 
 // controlClient is a client for the daemon, and a context for one request.
@@ -197,7 +177,7 @@ type daemonControl struct {
 // startControl listens on the control socket (before the node connects, so
 // that `vcpnode status` answers from the start) and, when configured,
 // serves metrics. A node other than *node.Node (tests' fakes) gets neither.
-func (a *app) startControl(ctx context.Context, n nodeRunner, cfg node.Config, configFile, socket string, log zerolog.Logger) (*daemonControl, error) {
+func (a *app) startControl(ctx context.Context, n nodeRunner, cfg config.Config, configFile, socket string, log zerolog.Logger) (*daemonControl, error) {
 	real, ok := n.(*node.Node)
 	if !ok {
 		return &daemonControl{
@@ -212,7 +192,7 @@ func (a *app) startControl(ctx context.Context, n nodeRunner, cfg node.Config, c
 		socket = cfg.Control.Socket
 	}
 	if socket == "" {
-		socket = node.DefaultControlSocket(a.getenv, getuid())
+		socket = config.DefaultControlSocket(a.getenv, getuid())
 	}
 	cs, err := node.ListenControl(ctx, real, node.ControlOptions{
 		Socket: socket, ConfigFile: configFile, Version: currentBuild().Version, Log: log,

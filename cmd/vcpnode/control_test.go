@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -60,7 +61,7 @@ func startDaemon(t *testing.T, extra string) *testDaemon {
 	}
 	t.Cleanup(hub.Close)
 	path := writeFile(t, "config.toml", testHubConfig(hub, extra), 0o600)
-	cfg, err := node.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

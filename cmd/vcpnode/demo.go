@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -69,7 +70,7 @@ func newDemoCmd(a *app) *cobra.Command {
 			if verbose {
 				level = "info"
 			}
-			log, err := a.logger(node.LogConfig{Level: level, Format: "auto"})
+			log, err := a.logger(config.LogConfig{Level: level, Format: "auto"})
 			if err != nil {
 				return err
 			}
@@ -119,7 +120,7 @@ func runDemo(parent context.Context, stdout io.Writer, log zerolog.Logger, sigs 
 	out := &demoPrinter{w: stdout}
 	key := demoKey()
 	keyNote := "random, not shown"
-	cfg := node.DefaultConfig()
+	cfg := config.Default()
 	cfg.Hub.Key, cfg.Hub.Name = key, demoNodeName
 	cfg.Node.ExposedTools = []string{"Echo", "NodeInfo"}
 

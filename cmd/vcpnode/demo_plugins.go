@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
-	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -49,7 +49,7 @@ type demoPlugins struct {
 
 // setupDemoPlugins adds the example plugins to cfg when they are found and
 // python3 can run them. The returned cleanup removes the state directory.
-func setupDemoPlugins(cfg *node.Config) (*demoPlugins, func(), error) {
+func setupDemoPlugins(cfg *config.Config) (*demoPlugins, func(), error) {
 	dp := &demoPlugins{dir: demoPluginsDir()}
 	if dp.dir == "" {
 		return dp, func() {}, nil

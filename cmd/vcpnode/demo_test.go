@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
-	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -21,7 +21,7 @@ import (
 // would prefer to it. Tests that call it cannot run in parallel.
 func useDemoKey(t *testing.T, key string) {
 	t.Helper()
-	t.Setenv(node.EnvKey, "")
+	t.Setenv(config.EnvKey, "")
 	old := demoKey
 	demoKey = func() string { return key }
 	t.Cleanup(func() { demoKey = old })
@@ -134,7 +134,7 @@ func TestDemoShowsEveryCallAndHidesTheKey(t *testing.T) {
 func TestDemoIgnoresTheKeyInTheEnvironment(t *testing.T) {
 	useDemoKey(t, "RandomDemoKey-7c1")
 	const envKey = "EnvironmentKey-3f9a.x"
-	t.Setenv(node.EnvKey, envKey)
+	t.Setenv(config.EnvKey, envKey)
 	ta := newTestApp(t)
 	if err := executeDemo(t, ta, "demo", "--verbose"); err != nil {
 		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, ta.stdout, ta.stderr)
@@ -267,7 +267,7 @@ func TestDemoKeyIsRandomAndURLSafe(t *testing.T) {
 	if a == b || len(a) < 20 {
 		t.Errorf("keys %d and %d characters long, equal=%t", len(a), len(b), a == b)
 	}
-	cfg := node.DefaultConfig()
+	cfg := config.Default()
 	cfg.Hub.Key = a
 	if _, err := cfg.Key(func(string) string { return "" }); err != nil {
 		t.Errorf("the node refuses the demo's key: %v", err)

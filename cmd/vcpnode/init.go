@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/config"
 )
 
 type initFlags struct {
@@ -49,11 +49,11 @@ func (a *app) runInit(h *host, f initFlags) error {
 		return usageErrorf("--hub is required: the main server's base URL, e.g. --hub ws://127.0.0.1:6005")
 	}
 	system := h.euid == 0
-	config, err := a.serviceConfigPath(h, f.config, system)
+	cfgPath, err := a.serviceConfigPath(h, f.config, system)
 	if err != nil {
 		return err
 	}
-	keyFile := filepath.Join(filepath.Dir(config), "key")
+	keyFile := filepath.Join(filepath.Dir(cfgPath), "key")
 	if f.keyFile != "" {
 		if keyFile, err = filepath.Abs(f.keyFile); err != nil {
 			return fmt.Errorf("--key-file %q: %w", f.keyFile, err)
@@ -62,16 +62,16 @@ func (a *app) runInit(h *host, f initFlags) error {
 	text, err := exampleConfig(configValues{URL: f.hub, Name: f.name, KeyFile: keyFile},
 		"Written by `vcpnode init`. Every other setting is shown commented out with its\n"+
 			"default. The key is in hub.key_file, not here. Check changes with:\n"+
-			"  vcpnode config check --config "+config)
+			"  vcpnode config check --config "+cfgPath)
 	if err != nil {
 		return err
 	}
 	// Refuse a bad --hub or --name before anything is written.
-	if _, err := node.ParseConfig([]byte(text), config); err != nil {
+	if _, err := config.Parse([]byte(text), cfgPath); err != nil {
 		return fmt.Errorf("nothing was written: %w", err)
 	}
-	if _, err := os.Lstat(config); err == nil && !f.force {
-		return fmt.Errorf("%s exists and was left alone: pass --force to replace it, or edit it and run vcpnode config check", config)
+	if _, err := os.Lstat(cfgPath); err == nil && !f.force {
+		return fmt.Errorf("%s exists and was left alone: pass --force to replace it, or edit it and run vcpnode config check", cfgPath)
 	}
 
 	keepKey := false
@@ -91,7 +91,7 @@ func (a *app) runInit(h *host, f initFlags) error {
 		// and reaches the service as a systemd credential.
 		dirMode, configMode = 0o755, 0o644
 	}
-	if err := mkdirMode(filepath.Dir(config), dirMode); err != nil {
+	if err := mkdirMode(filepath.Dir(cfgPath), dirMode); err != nil {
 		return err
 	}
 	if keepKey {
@@ -105,19 +105,19 @@ func (a *app) runInit(h *host, f initFlags) error {
 		}
 		fmt.Fprintf(a.stdout, "wrote the key to %s (mode 0600)\n", keyFile)
 	}
-	if err := writeFileAtomic(config, []byte(text), configMode); err != nil {
+	if err := writeFileAtomic(cfgPath, []byte(text), configMode); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "wrote %s\n", config)
+	fmt.Fprintf(a.stdout, "wrote %s\n", cfgPath)
 
-	if err := a.checkConfig(config); err != nil {
+	if err := a.checkConfig(cfgPath); err != nil {
 		return err
 	}
 	scope := ""
 	if system {
 		scope = " --system"
 	}
-	fmt.Fprintf(a.stdout, "next: vcpnode service install%s --config %s   (or: vcpnode run --config %s)\n", scope, config, config)
+	fmt.Fprintf(a.stdout, "next: vcpnode service install%s --config %s   (or: vcpnode run --config %s)\n", scope, cfgPath, cfgPath)
 	return nil
 }
 

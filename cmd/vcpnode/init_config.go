@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	vcpnode "github.com/vcpnode/vcpnode"
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // configValues are the [hub] settings filled into config.example.toml;
@@ -113,7 +113,7 @@ func readKey(h *host, fromStdin bool) (string, error) {
 	if key == "" {
 		return "", errors.New("no key given: type it at the prompt, or pipe it in: vcpnode init ... --key-stdin < file")
 	}
-	probe := node.DefaultConfig()
+	probe := config.Default()
 	probe.Hub.Key = key
 	if _, err := probe.Key(func(string) string { return "" }); err != nil {
 		return "", fmt.Errorf("the key was not written: %w", err)

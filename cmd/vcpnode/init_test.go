@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	vcpnode "github.com/vcpnode/vcpnode"
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/config"
 )
 
 const initKey = "s3cret-Key_1"
@@ -37,9 +37,9 @@ func TestInitWritesAConfigThatPassesConfigCheck(t *testing.T) {
 	st, home := newInitTest(t, 1000, initKey+"\n")
 	out := st.mustRun(t, "init", "--hub", "ws://127.0.0.1:6005/", "--name", "build box", "--key-stdin")
 
-	config := filepath.Join(home, ".config", "vcpnode", "config.toml")
+	cfgPath := filepath.Join(home, ".config", "vcpnode", "config.toml")
 	key := filepath.Join(home, ".config", "vcpnode", "key")
-	for _, want := range []string{"wrote the key to " + key + " (mode 0600)", "wrote " + config, "config OK", "next: vcpnode service install --config " + config} {
+	for _, want := range []string{"wrote the key to " + key + " (mode 0600)", "wrote " + cfgPath, "config OK", "next: vcpnode service install --config " + cfgPath} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -53,22 +53,22 @@ func TestInitWritesAConfigThatPassesConfigCheck(t *testing.T) {
 	if m := mode(t, key); m != 0o600 {
 		t.Errorf("key file mode %04o", m)
 	}
-	if m := mode(t, config); m != 0o600 {
+	if m := mode(t, cfgPath); m != 0o600 {
 		t.Errorf("config mode %04o", m)
 	}
-	if m := mode(t, filepath.Dir(config)); m != 0o700 {
+	if m := mode(t, filepath.Dir(cfgPath)); m != 0o700 {
 		t.Errorf("config directory mode %04o", m)
 	}
 
 	// The config keeps the example's comments and loads with the values given.
-	text, _ := os.ReadFile(config)
+	text, _ := os.ReadFile(cfgPath)
 	if strings.Contains(string(text), initKey) {
 		t.Error("the config holds the key")
 	}
 	if !strings.Contains(string(text), "## Base URL of the VCP main server") || !strings.HasPrefix(string(text), "## Written by `vcpnode init`") {
 		t.Errorf("the config lost the example's comments:\n%s", text)
 	}
-	cfg, err := node.LoadConfig(config)
+	cfg, err := config.Load(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestInitWritesAConfigThatPassesConfigCheck(t *testing.T) {
 	}
 
 	// And `config check` agrees, with no warning.
-	check := st.mustRun(t, "config", "check", "--config", config)
+	check := st.mustRun(t, "config", "check", "--config", cfgPath)
 	if check != "config OK\n" {
 		t.Errorf("config check:\n%s", check)
 	}
@@ -88,24 +88,24 @@ func TestInitWritesAConfigThatPassesConfigCheck(t *testing.T) {
 
 func TestInitNeverOverwritesWithoutForce(t *testing.T) {
 	st, home := newInitTest(t, 1000, initKey+"\n")
-	config := filepath.Join(home, "c", "config.toml")
-	st.mustRun(t, "init", "--hub", "ws://127.0.0.1:1", "--config", config)
-	before, _ := os.ReadFile(config)
+	cfgPath := filepath.Join(home, "c", "config.toml")
+	st.mustRun(t, "init", "--hub", "ws://127.0.0.1:1", "--config", cfgPath)
+	before, _ := os.ReadFile(cfgPath)
 
 	st.h.stdin = strings.NewReader("other-key\n")
-	if code := st.run("init", "--hub", "ws://127.0.0.1:2", "--config", config); code != exitError {
+	if code := st.run("init", "--hub", "ws://127.0.0.1:2", "--config", cfgPath); code != exitError {
 		t.Fatalf("second init: exit %d", code)
 	}
-	if !strings.Contains(st.stderr.String(), config+" exists and was left alone: pass --force") {
+	if !strings.Contains(st.stderr.String(), cfgPath+" exists and was left alone: pass --force") {
 		t.Errorf("stderr = %q", st.stderr)
 	}
-	if after, _ := os.ReadFile(config); string(after) != string(before) {
+	if after, _ := os.ReadFile(cfgPath); string(after) != string(before) {
 		t.Error("the config changed without --force")
 	}
 
 	// --force replaces both; the key file is rewritten with the new key.
-	st.mustRun(t, "init", "--hub", "ws://127.0.0.1:2", "--config", config, "--force")
-	cfg, err := node.LoadConfig(config)
+	st.mustRun(t, "init", "--hub", "ws://127.0.0.1:2", "--config", cfgPath, "--force")
+	cfg, err := config.Load(cfgPath)
 	if err != nil || cfg.Hub.URL != "ws://127.0.0.1:2" {
 		t.Fatalf("after --force: %v %q", err, cfg.Hub.URL)
 	}
@@ -120,8 +120,8 @@ func TestInitKeepsAnExistingKeyFile(t *testing.T) {
 	if err := os.WriteFile(key, []byte("kept-key\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	config := filepath.Join(home, "config.toml")
-	out := st.mustRun(t, "init", "--hub", "ws://127.0.0.1:1", "--config", config, "--key-file", key)
+	cfgPath := filepath.Join(home, "config.toml")
+	out := st.mustRun(t, "init", "--hub", "ws://127.0.0.1:1", "--config", cfgPath, "--key-file", key)
 	if !strings.Contains(out, "kept the existing key file "+key) {
 		t.Errorf("output:\n%s", out)
 	}
@@ -138,8 +138,8 @@ func TestInitPromptsWithoutEcho(t *testing.T) {
 		prompts = append(prompts, prompt)
 		return initKey + "\n", nil
 	}
-	config := filepath.Join(home, "config.toml")
-	out := st.mustRun(t, "init", "--hub", "ws://127.0.0.1:1", "--config", config)
+	cfgPath := filepath.Join(home, "config.toml")
+	out := st.mustRun(t, "init", "--hub", "ws://127.0.0.1:1", "--config", cfgPath)
 	if len(prompts) != 1 || !strings.Contains(prompts[0], "input is hidden") {
 		t.Errorf("prompts = %q", prompts)
 	}
@@ -153,12 +153,12 @@ func TestInitPromptsWithoutEcho(t *testing.T) {
 
 func TestInitAsRootWritesTheSystemLayout(t *testing.T) {
 	st, home := newInitTest(t, 0, initKey)
-	config := filepath.Join(home, "etc", "vcpnode", "config.toml")
-	out := st.mustRun(t, "init", "--hub", "wss://vcp.example.org", "--config", config)
-	if m := mode(t, config); m != 0o644 {
+	cfgPath := filepath.Join(home, "etc", "vcpnode", "config.toml")
+	out := st.mustRun(t, "init", "--hub", "wss://vcp.example.org", "--config", cfgPath)
+	if m := mode(t, cfgPath); m != 0o644 {
 		t.Errorf("config mode %04o: the service user must read it", m)
 	}
-	if m := mode(t, filepath.Join(filepath.Dir(config), "key")); m != 0o600 {
+	if m := mode(t, filepath.Join(filepath.Dir(cfgPath), "key")); m != 0o600 {
 		t.Errorf("key mode %04o", m)
 	}
 	if !strings.Contains(out, "next: vcpnode service install --system") {
@@ -182,8 +182,8 @@ func TestInitRefusesBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st, home := newInitTest(t, 1000, tt.stdin)
-			config := filepath.Join(home, "config.toml")
-			if code := st.run(append([]string{"init", "--config", config}, tt.args...)...); code != tt.wantCode {
+			cfgPath := filepath.Join(home, "config.toml")
+			if code := st.run(append([]string{"init", "--config", cfgPath}, tt.args...)...); code != tt.wantCode {
 				t.Errorf("exit %d, want %d", code, tt.wantCode)
 			}
 			if got := st.stderr.String(); !strings.Contains(got, tt.want) || strings.Contains(got, "with spaces") {
@@ -207,7 +207,7 @@ func TestExampleConfig(t *testing.T) {
 	if !strings.HasPrefix(text, "## line one\n## line two\n\n") {
 		t.Errorf("header:\n%s", text[:80])
 	}
-	cfg, err := node.ParseConfig([]byte(text), "filled")
+	cfg, err := config.Parse([]byte(text), "filled")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // output describes where the logs go.
@@ -41,8 +41,8 @@ func detectOutput(stderr *os.File, getenv func(string) string) output {
 
 // newLogger builds the logger: console lines (coloured on a terminal that
 // is not the journal) or JSON; "auto" picks console on a terminal. Under
-// journald timestamps are left out. Every line passes through node.Redact.
-func newLogger(w io.Writer, cfg node.LogConfig, out output) (zerolog.Logger, error) {
+// journald timestamps are left out. Every line passes through config.Redact.
+func newLogger(w io.Writer, cfg config.LogConfig, out output) (zerolog.Logger, error) {
 	level, err := parseLevel(cfg.Level)
 	if err != nil {
 		return zerolog.Nop(), err
@@ -92,7 +92,7 @@ func parseLevel(s string) (zerolog.Level, error) {
 type redactingWriter struct{ w io.Writer }
 
 func (r redactingWriter) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(r.w, node.Redact(string(p))); err != nil {
+	if _, err := io.WriteString(r.w, config.Redact(string(p))); err != nil {
 		return 0, err
 	}
 	return len(p), nil

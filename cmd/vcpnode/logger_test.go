@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/config"
 )
 
 func TestNewLoggerPicksTheFormat(t *testing.T) {
@@ -28,7 +28,7 @@ func TestNewLoggerPicksTheFormat(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			log, err := newLogger(&buf, node.LogConfig{Level: "info", Format: tt.format}, tt.out)
+			log, err := newLogger(&buf, config.LogConfig{Level: "info", Format: tt.format}, tt.out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,7 +60,7 @@ func TestNewLoggerPicksTheFormat(t *testing.T) {
 
 func TestNewLoggerLevel(t *testing.T) {
 	var buf bytes.Buffer
-	log, err := newLogger(&buf, node.LogConfig{Level: "warn", Format: "json"}, output{})
+	log, err := newLogger(&buf, config.LogConfig{Level: "warn", Format: "json"}, output{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestNewLoggerLevel(t *testing.T) {
 	if out := buf.String(); strings.Contains(out, "quiet") || !strings.Contains(out, "loud") {
 		t.Errorf("warn level wrote %q", out)
 	}
-	if _, err := newLogger(&buf, node.LogConfig{Level: "trace"}, output{}); err == nil {
+	if _, err := newLogger(&buf, config.LogConfig{Level: "trace"}, output{}); err == nil {
 		t.Error("level trace accepted")
 	}
 }
@@ -77,7 +77,7 @@ func TestNewLoggerLevel(t *testing.T) {
 func TestLoggerRedactsTheKey(t *testing.T) {
 	for _, format := range []string{"json", "console"} {
 		var buf bytes.Buffer
-		log, err := newLogger(&buf, node.LogConfig{Level: "debug", Format: format}, output{})
+		log, err := newLogger(&buf, config.LogConfig{Level: "debug", Format: format}, output{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // Exit codes.
@@ -37,7 +37,7 @@ func report(stderr io.Writer, err error) int {
 	}
 	// The key never reaches an error on purpose; redacting here catches
 	// a library error that echoes a URL.
-	for line := range strings.SplitSeq(node.Redact(err.Error()), "\n") {
+	for line := range strings.SplitSeq(config.Redact(err.Error()), "\n") {
 		fmt.Fprintf(stderr, "vcpnode: %s\n", line)
 	}
 	if errors.As(err, new(*usageError)) {

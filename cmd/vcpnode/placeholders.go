@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
 )
 
@@ -44,7 +45,7 @@ func newPlaceholdersCmd(a *app) *cobra.Command {
 				return err
 			}
 			for _, w := range warnings {
-				fmt.Fprintln(a.stderr, "warning: "+node.Redact(w))
+				fmt.Fprintln(a.stderr, "warning: "+config.Redact(w))
 			}
 			if asJSON {
 				return writeJSON(a.stdout, resp)
@@ -60,7 +61,7 @@ func newPlaceholdersCmd(a *app) *cobra.Command {
 
 // evaluatePlaceholders runs the sources of the config at path once.
 func (a *app) evaluatePlaceholders(ctx context.Context, path string) (node.PlaceholdersResponse, []string, error) {
-	cfg, err := node.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil {
 		return node.PlaceholdersResponse{}, nil, err
 	}

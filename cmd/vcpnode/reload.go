@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
 )
 
@@ -49,7 +50,7 @@ func printReload(w io.Writer, rep node.ReloadResponse) error {
 		fmt.Fprintf(tw, "needs restart\t%s (these keep their old values until vcpnode restarts)\n", strings.Join(rep.RestartNeeded, "; "))
 	}
 	for _, warning := range rep.Warnings {
-		fmt.Fprintf(tw, "warning\t%s\n", node.Redact(warning))
+		fmt.Fprintf(tw, "warning\t%s\n", config.Redact(warning))
 	}
 	return tw.Flush()
 }

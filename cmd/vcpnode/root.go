@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
 )
 
@@ -34,7 +35,7 @@ type app struct {
 	// and whether journald is listening.
 	stderrFile *os.File
 	getenv     func(string) string
-	newNode    func(node.Config, zerolog.Logger, ...node.Option) (nodeRunner, error)
+	newNode    func(config.Config, zerolog.Logger, ...node.Option) (nodeRunner, error)
 	// signals starts delivery of SIGINT and SIGTERM and returns a stop function.
 	signals func() (<-chan os.Signal, func())
 
@@ -47,7 +48,7 @@ func newApp() *app {
 		stderr:     os.Stderr,
 		stderrFile: os.Stderr,
 		getenv:     os.Getenv,
-		newNode: func(cfg node.Config, log zerolog.Logger, opts ...node.Option) (nodeRunner, error) {
+		newNode: func(cfg config.Config, log zerolog.Logger, opts ...node.Option) (nodeRunner, error) {
 			return node.New(cfg, log, opts...)
 		},
 		signals: func() (<-chan os.Signal, func()) {
@@ -76,8 +77,8 @@ func newRootCmd(a *app) *cobra.Command {
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level, overriding the config: "+strings.Join(node.LogLevels, ", "))
-	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "log format, overriding the config: "+strings.Join(node.LogFormats, ", "))
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level, overriding the config: "+strings.Join(config.LogLevels, ", "))
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "log format, overriding the config: "+strings.Join(config.LogFormats, ", "))
 	root.AddCommand(newRunCmd(a), newConfigCmd(a), newVersionCmd(a))
 	for _, add := range extraCommands {
 		root.AddCommand(add(a))
@@ -127,16 +128,16 @@ func (a *app) configPath(flag string) (string, error) {
 }
 
 // logSettings applies the --log-* flags over the config's [log] table.
-func (a *app) logSettings(cfg node.LogConfig) (node.LogConfig, error) {
+func (a *app) logSettings(cfg config.LogConfig) (config.LogConfig, error) {
 	if a.logLevel != "" {
-		if !slices.Contains(node.LogLevels, a.logLevel) {
-			return cfg, usageErrorf("--log-level %q is not one of %s", a.logLevel, strings.Join(node.LogLevels, ", "))
+		if !slices.Contains(config.LogLevels, a.logLevel) {
+			return cfg, usageErrorf("--log-level %q is not one of %s", a.logLevel, strings.Join(config.LogLevels, ", "))
 		}
 		cfg.Level = a.logLevel
 	}
 	if a.logFormat != "" {
-		if !slices.Contains(node.LogFormats, a.logFormat) {
-			return cfg, usageErrorf("--log-format %q is not one of %s", a.logFormat, strings.Join(node.LogFormats, ", "))
+		if !slices.Contains(config.LogFormats, a.logFormat) {
+			return cfg, usageErrorf("--log-format %q is not one of %s", a.logFormat, strings.Join(config.LogFormats, ", "))
 		}
 		cfg.Format = a.logFormat
 	}
@@ -144,7 +145,7 @@ func (a *app) logSettings(cfg node.LogConfig) (node.LogConfig, error) {
 }
 
 // logger builds the process's logger from the config and flags.
-func (a *app) logger(cfg node.LogConfig) (zerolog.Logger, error) {
+func (a *app) logger(cfg config.LogConfig) (zerolog.Logger, error) {
 	cfg, err := a.logSettings(cfg)
 	if err != nil {
 		return zerolog.Nop(), err

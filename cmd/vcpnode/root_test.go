@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
 )
 
@@ -51,7 +52,7 @@ func newTestApp(t *testing.T) *testApp {
 		stdout: ta.stdout,
 		stderr: ta.stderr,
 		getenv: func(k string) string { return ta.env[k] },
-		newNode: func(cfg node.Config, log zerolog.Logger, _ ...node.Option) (nodeRunner, error) {
+		newNode: func(cfg config.Config, log zerolog.Logger, _ ...node.Option) (nodeRunner, error) {
 			ta.node.log = log
 			return ta.node, nil
 		},

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
 )
 
@@ -35,7 +36,7 @@ func newRunCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, err := node.LoadConfig(path)
+			cfg, err := config.Load(path)
 			if err != nil {
 				return err
 			}
@@ -43,7 +44,7 @@ func newRunCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, w := range append(cfg.Warnings(), node.PermissionWarnings(path, cfg)...) {
+			for _, w := range append(cfg.Warnings(), config.PermissionWarnings(path, cfg)...) {
 				log.Warn().Msg(w)
 			}
 			// The config may sit inside a file root; it must never be served.
@@ -56,7 +57,7 @@ func newRunCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			n, err := a.newNode(cfg, log, node.WithProtectedFiles(protected, node.CredentialPath(a.getenv)), node.WithNotifier(notifier))
+			n, err := a.newNode(cfg, log, node.WithProtectedFiles(protected, config.CredentialPath(a.getenv)), node.WithNotifier(notifier))
 			if err != nil {
 				return err
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
 )
 
@@ -24,7 +25,7 @@ const fakeNodeEnv = "VCPNODE_TEST_FAKE_NODE"
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeNodeEnv); mode != "" {
 		a := newApp()
-		a.newNode = func(_ node.Config, log zerolog.Logger, _ ...node.Option) (nodeRunner, error) {
+		a.newNode = func(_ config.Config, log zerolog.Logger, _ ...node.Option) (nodeRunner, error) {
 			f := newFakeNode()
 			f.log, f.holdUntilHurried = log, mode == "hold"
 			return f, nil
@@ -139,7 +140,7 @@ func (stoppingNode) Hurry()                    {}
 // TestRunWithTheRealNodeNeverShowsABadKey goes through node.New.
 func TestRunWithTheRealNodeNeverShowsABadKey(t *testing.T) {
 	const secret = "s3cr3t key/with?bad#chars"
-	t.Setenv(node.EnvKey, secret) // node.New reads the process environment
+	t.Setenv(config.EnvKey, secret) // node.New reads the process environment
 	ta := newTestApp(t)
 	ta.newNode = newApp().newNode
 	path := writeFile(t, "c.toml", "", 0o600)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // host is what `service` and `init` touch outside the process: the OS, the
@@ -315,7 +315,7 @@ func serviceBinary(h *host, flag string) (string, error) {
 // the service could start with it: a key it can read. It does not consult
 // the environment, which the service will not have. content, when the
 // config does not exist yet, is what the plan will write.
-func loadServiceConfig(fsRoot, path string, content []byte) (cfg node.Config, keyProblem error, err error) {
+func loadServiceConfig(fsRoot, path string, content []byte) (cfg config.Config, keyProblem error, err error) {
 	data, err := os.ReadFile(filepath.Join(fsRoot, path))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -323,7 +323,7 @@ func loadServiceConfig(fsRoot, path string, content []byte) (cfg node.Config, ke
 	case err != nil:
 		return cfg, nil, fmt.Errorf("read config: %w", err)
 	}
-	cfg, err = node.ParseConfig(data, path)
+	cfg, err = config.Parse(data, path)
 	if err != nil {
 		return cfg, nil, fmt.Errorf("%w\nfix the config first (vcpnode config check --config %s)", err, path)
 	}

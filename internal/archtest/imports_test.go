@@ -38,9 +38,11 @@ func TestImportDirections(t *testing.T) {
 		deps      bool // check the whole closure, not only direct imports
 		forbidden []string
 	}{
-		{module + "/wsproto", true, []string{gorilla, backoff, module + "/node", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
-		{module + "/toolhost", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
-		{module + "/placeholders", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
+		{module + "/wsproto", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
+		{module + "/toolhost", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
+		{module + "/placeholders", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
+		// The config is data and checks: the CLI reads it without the daemon.
+		{module + "/config", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
 		{module + "/node", true, []string{module + "/cmd/vcpnode"}},
 		// The CLI reaches the network only through node (and the demo's fake hub).
 		{module + "/cmd/vcpnode", false, []string{gorilla, backoff}},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -25,7 +26,7 @@ func runChild(n int) error {
 	if hubURL == "" {
 		return errors.New("-child is started by rsscheck itself; run rsscheck without it")
 	}
-	cfg := node.DefaultConfig()
+	cfg := config.Default()
 	cfg.Hub.URL = hubURL
 	cfg.Hub.Name = "rsscheck-node"
 	// The daemon's own log setup: info level, JSON, timestamps.

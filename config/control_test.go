@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 )
 
 func TestControlConfigProblems(t *testing.T) {
-	long := "/" + strings.Repeat("s", maxSocketPathBytes)
+	long := "/" + strings.Repeat("s", MaxSocketPathBytes)
 	tests := []struct {
 		name string
 		doc  string
@@ -59,16 +59,16 @@ file = "audit.jsonl"`, []string{
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseConfig([]byte(tt.doc), "t.toml")
+			_, err := Parse([]byte(tt.doc), "t.toml")
 			if len(tt.want) == 0 {
 				if err != nil {
-					t.Fatalf("ParseConfig: %v", err)
+					t.Fatalf("Parse: %v", err)
 				}
 				return
 			}
-			var ce *ConfigError
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("ParseConfig = %v, want a *ConfigError", err)
+				t.Fatalf("Parse = %v, want a *Error", err)
 			}
 			if len(ce.Problems) != len(tt.want) {
 				t.Errorf("%d problems, want %d:\n%v", len(ce.Problems), len(tt.want), err)
@@ -83,7 +83,7 @@ file = "audit.jsonl"`, []string{
 }
 
 func TestPolicyCarriesApproval(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := Default()
 	cfg.Tools = map[string]ToolConfig{
 		"A": {Approval: "ask", ApprovalTimeout: Duration(30 * time.Second)},
 		"B": {Approval: "deny"},

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"errors"
@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 )
+
+// testKey looks like a real key so that a leak into messages would be found.
+const testKey = "k3y-S3cr3t_vcp.Node~42"
 
 func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
@@ -52,7 +55,7 @@ func TestConfigKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := Default()
 			c.Hub.Key, c.Hub.KeyFile = tt.key, tt.keyFile
 			got, err := c.Key(envOf(tt.env))
 			if tt.wantErr == nil && tt.errText == "" {
@@ -80,7 +83,7 @@ func TestConfigKey(t *testing.T) {
 }
 
 func TestRedactedConfigHidesTheKey(t *testing.T) {
-	c := DefaultConfig()
+	c := Default()
 	c.Hub.Key = "s3cr3t-key"
 	c.Hub.URL = "ws://h:1/vcp-distributed-server/VCP_Key=url-s3cr3t"
 	c.Node.ExposedTools = []string{"A"}
@@ -98,14 +101,14 @@ func TestRedactedConfigHidesTheKey(t *testing.T) {
 	if c.Node.ExposedTools[0] != "A" {
 		t.Error("Redacted() shares its slices with the original")
 	}
-	if DefaultConfig().Redacted().Hub.Key != "" {
+	if Default().Redacted().Hub.Key != "" {
 		t.Error("an empty key should stay empty, so that \"not set\" stays visible")
 	}
 }
 
 func TestPolicyMirrorsConfig(t *testing.T) {
 	no := false
-	c := DefaultConfig()
+	c := Default()
 	c.Node.ExposedTools = []string{"A", "B"}
 	c.Node.HiddenTools = []string{"C"}
 	c.Tools = map[string]ToolConfig{"A": {Expose: &no, Timeout: Duration(3 * time.Second), MaxConcurrent: 2}}
@@ -138,7 +141,7 @@ func TestWarnings(t *testing.T) {
 		{"wss://h", []string{"/srv", "/"}, []string{"files.roots includes /"}},
 	}
 	for _, tt := range tests {
-		c := DefaultConfig()
+		c := Default()
 		c.Hub.URL, c.Files.Roots = tt.url, tt.roots
 		got := c.Warnings()
 		if len(got) != len(tt.want) {

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"errors"
@@ -18,16 +18,16 @@ max_output_bytes = 1048576
 state_dir = "/var/lib/vcpnode-test"
 watch = false
 `
-	cfg, err := ParseConfig([]byte(doc), "p.toml")
+	cfg, err := Parse([]byte(doc), "p.toml")
 	if err != nil {
-		t.Fatalf("ParseConfig: %v", err)
+		t.Fatalf("Parse: %v", err)
 	}
 	p := cfg.Plugins
 	if len(p.Dirs) != 2 || p.PassEnv[1] != "NO_PROXY" || p.EnvFile != "/srv/vcp/config.env" ||
 		p.AsyncMaxRuntime.D() != time.Hour || p.MaxOutputBytes != MiB || p.StateDir != "/var/lib/vcpnode-test" || p.Watch {
 		t.Errorf("decoded %+v", p)
 	}
-	def := DefaultConfig().Plugins
+	def := Default().Plugins
 	if def.AsyncMaxRuntime.D() != 30*time.Minute || def.MaxOutputBytes != 16*MiB || !def.Watch || len(def.Dirs) != 0 {
 		t.Errorf("defaults %+v", def)
 	}
@@ -55,11 +55,11 @@ func TestPluginsConfigProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := Default()
 			tt.change(&cfg.Plugins)
-			var ce *ConfigError
+			var ce *Error
 			if err := cfg.Validate(); !errors.As(err, &ce) {
-				t.Fatalf("Validate = %v, want a *ConfigError", err)
+				t.Fatalf("Validate = %v, want a *Error", err)
 			}
 			if len(ce.Problems) != 1 || ce.Problems[0].Key != tt.key || !strings.Contains(ce.Problems[0].Message, tt.msg) {
 				t.Errorf("problems %v, want one at %s containing %q", ce.Problems, tt.key, tt.msg)
@@ -87,14 +87,14 @@ func TestStateDirectory(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := PluginsConfig{StateDir: tt.stateDir}
-			got, err := p.stateDirectory(func(k string) string { return tt.env[k] }, tt.euid)
+			got, err := p.StateDirectory(func(k string) string { return tt.env[k] }, tt.euid)
 			if err != nil || got != tt.want {
-				t.Errorf("stateDirectory = %q, %v; want %q", got, err, tt.want)
+				t.Errorf("StateDirectory = %q, %v; want %q", got, err, tt.want)
 			}
 		})
 	}
-	_, err := PluginsConfig{}.stateDirectory(func(string) string { return "" }, 1000)
-	if !errors.Is(err, errNoStateDir) || !strings.Contains(err.Error(), "state_dir") {
-		t.Errorf("no environment: %v, want errNoStateDir naming state_dir", err)
+	_, err := PluginsConfig{}.StateDirectory(func(string) string { return "" }, 1000)
+	if !errors.Is(err, ErrNoStateDir) || !strings.Contains(err.Error(), "state_dir") {
+		t.Errorf("no environment: %v, want ErrNoStateDir naming state_dir", err)
 	}
 }

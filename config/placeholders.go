@@ -1,7 +1,6 @@
-package node
+package config
 
 import (
-	"fmt"
 	"maps"
 	"os"
 	"slices"
@@ -119,15 +118,15 @@ func (c Config) checkPlaceholders(ps *problemList) {
 		}
 		name := s.Name
 		if name == "" {
-			name = c.systemPlaceholderName()
+			name = c.SystemPlaceholderName()
 		}
 		claim("placeholders.system.name", name)
 	}
 }
 
-// systemPlaceholderName is placeholders.system.name, or "<node name>Status"
+// SystemPlaceholderName is placeholders.system.name, or "<node name>Status"
 // with the characters a placeholder cannot hold replaced by "_".
-func (c Config) systemPlaceholderName() string {
+func (c Config) SystemPlaceholderName() string {
 	if c.Placeholders.System.Name != "" {
 		return c.Placeholders.System.Name
 	}
@@ -143,58 +142,4 @@ func (c Config) systemPlaceholderName() string {
 		return '_'
 	}, node)
 	return safe + "Status"
-}
-
-// placeholderJobs turns the [placeholders] table into refresher jobs.
-// The config has been validated, so schedules parse.
-func (c Config) placeholderJobs() ([]placeholders.Job, error) {
-	p := c.Placeholders
-	var jobs []placeholders.Job
-	for _, name := range slices.Sorted(maps.Keys(p.Values)) {
-		v := p.Values[name]
-		jobs = append(jobs, placeholders.Job{
-			Source:      &placeholders.Fixed{Placeholder: name, Value: v},
-			Fingerprint: "value\x00" + v,
-		})
-	}
-	env := commandEnviron(os.Environ())
-	for _, cmd := range p.Command {
-		job := placeholders.Job{
-			Source:  &placeholders.Command{Placeholder: cmd.Name, Line: cmd.Command, Env: env},
-			Timeout: cmd.Timeout.D(),
-		}
-		if job.Timeout == 0 {
-			job.Timeout = DefaultCommandTimeout
-		}
-		var err error
-		switch {
-		case cmd.Cron != "":
-			job.Schedule, err = placeholders.ParseCron(cmd.Cron)
-		case cmd.Every > 0:
-			job.Schedule, err = placeholders.Every(cmd.Every.D())
-		}
-		if err != nil {
-			return nil, fmt.Errorf("placeholders.command %q: %w", cmd.Name, err)
-		}
-		job.Fingerprint = fmt.Sprintf("command\x00%s\x00%s\x00%s\x00%s", cmd.Command, cmd.Every, cmd.Cron, job.Timeout)
-		jobs = append(jobs, job)
-	}
-	if s := p.System; s.Enabled {
-		every, _ := placeholders.Every(placeholders.SystemStatusInterval)
-		jobs = append(jobs, placeholders.Job{
-			Source:      &placeholders.SystemStatus{Placeholder: c.systemPlaceholderName(), DiskPath: s.Disk},
-			Schedule:    every,
-			Timeout:     DefaultCommandTimeout,
-			Fingerprint: "system\x00" + s.Disk,
-		})
-	}
-	return jobs, nil
-}
-
-// commandEnviron is the daemon's environment without the hub key: a
-// command's output goes to the server, so `env` must not be able to leak it.
-func commandEnviron(environ []string) []string {
-	return slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
-		return strings.HasPrefix(kv, EnvKey+"=")
-	})
 }

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"errors"
@@ -7,10 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
-
-	"github.com/vcpnode/vcpnode/placeholders"
 )
 
 func TestPlaceholderConfigProblems(t *testing.T) {
@@ -49,11 +45,11 @@ func TestPlaceholderConfigProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := Default()
 			tt.mutate(&c)
-			var ce *ConfigError
+			var ce *Error
 			if err := c.Validate(); !errors.As(err, &ce) {
-				t.Fatalf("Validate() = %v, want a *ConfigError", err)
+				t.Fatalf("Validate() = %v, want a *Error", err)
 			}
 			if len(ce.Problems) != 1 {
 				t.Fatalf("got %d problems, want 1:\n%v", len(ce.Problems), ce)
@@ -62,80 +58,6 @@ func TestPlaceholderConfigProblems(t *testing.T) {
 				t.Errorf("problem = %s, want key %s and message containing %q", p, tt.key, tt.msg)
 			}
 		})
-	}
-}
-
-func TestPlaceholderConfigFromTOML(t *testing.T) {
-	doc := `
-[hub]
-name = "gpu box"
-
-[placeholders]
-push_interval = "5s"
-
-[placeholders.values]
-DevBoxOwner = "Alice"
-"{{Team}}" = "infra"
-
-[[placeholders.command]]
-name = "DevBoxGitBranch"
-command = "git -C /srv/proj branch --show-current"
-every = "1m"
-timeout = "5s"
-
-[[placeholders.command]]
-name = "Uptime"
-command = "uptime"
-cron = "*/30 * * * * *"
-
-[[placeholders.command]]
-name = "Kernel"
-command = "uname -r"
-
-[placeholders.system]
-enabled = true
-`
-	cfg, err := ParseConfig([]byte(doc), "test.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Placeholders.PushInterval.D() != 5*time.Second || cfg.Placeholders.MinInterval.D() != placeholders.DefaultMinInterval {
-		t.Errorf("intervals = %+v", cfg.Placeholders)
-	}
-	jobs, err := cfg.placeholderJobs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	type want struct {
-		name      string
-		scheduled bool
-		timeout   time.Duration
-	}
-	wants := []want{
-		{"value DevBoxOwner", false, 0},
-		{"value {{Team}}", false, 0},
-		{"command DevBoxGitBranch", true, 5 * time.Second},
-		{"command Uptime", true, DefaultCommandTimeout},
-		{"command Kernel", false, DefaultCommandTimeout},
-		{"system status", true, DefaultCommandTimeout},
-	}
-	if len(jobs) != len(wants) {
-		t.Fatalf("%d jobs, want %d", len(jobs), len(wants))
-	}
-	for i, w := range wants {
-		j := jobs[i]
-		if j.Source.Name() != w.name || (j.Schedule != nil) != w.scheduled || j.Timeout != w.timeout || j.Fingerprint == "" {
-			t.Errorf("job %d = %s scheduled=%v timeout=%s, want %+v", i, j.Source.Name(), j.Schedule != nil, j.Timeout, w)
-		}
-	}
-	// The system status is named after the node, made a valid name.
-	if got := jobs[5].Source.Placeholders(); len(got) != 1 || got[0] != "gpu_boxStatus" {
-		t.Errorf("system placeholder = %v", got)
-	}
-	// A line and column point at problems in the file.
-	_, err = ParseConfig([]byte("[placeholders.values]\nA = \"1\"\n\"{{A}}\" = \"2\"\n"), "dup.toml")
-	if err == nil || !strings.Contains(err.Error(), "dup.toml:3:") || !strings.Contains(err.Error(), "placeholders.values.A") {
-		t.Errorf("duplicate key error = %v", err)
 	}
 }
 
@@ -159,27 +81,7 @@ func TestExampleConfigPlaceholders(t *testing.T) {
 			sample = append(sample, s)
 		}
 	}
-	if _, err := ParseConfig([]byte(strings.Join(sample, "")), "example sample"); err != nil || len(sample) == 0 {
+	if _, err := Parse([]byte(strings.Join(sample, "")), "example sample"); err != nil || len(sample) == 0 {
 		t.Errorf("the example's sample placeholders (%d lines) do not load: %v", len(sample), err)
-	}
-}
-
-func TestCommandEnvironHasNoKey(t *testing.T) {
-	got := commandEnviron([]string{"PATH=/bin", EnvKey + "=" + testKey, "HOME=/root", EnvKey + "_OTHER=x"})
-	if strings.Join(got, " ") != "PATH=/bin HOME=/root "+EnvKey+"_OTHER=x" {
-		t.Fatalf("environment = %q", got)
-	}
-}
-
-func TestCommandPlaceholderCannotReadTheKey(t *testing.T) {
-	t.Setenv(EnvKey, testKey)
-	cfg := DefaultConfig()
-	cfg.Placeholders.Command = []CommandPlaceholderConfig{{Name: "Env", Command: "printenv " + EnvKey + " || echo unset"}}
-	resp, _, err := EvaluatePlaceholders(t.Context(), cfg, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(resp.Placeholders) != 1 || resp.Placeholders[0].Value != "unset" {
-		t.Fatalf("placeholders = %+v", resp.Placeholders)
 	}
 }

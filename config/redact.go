@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"net/url"
@@ -29,10 +29,10 @@ func RedactedURL(u *url.URL) string {
 	return Redact(u.Redacted())
 }
 
-// redactErr hides the key in err's message. errors.Is and errors.As still
+// RedactErr hides the key in err's message. errors.Is and errors.As still
 // see the original error through Unwrap; note that the original's own
 // Error() is not redacted, so never print what errors.As extracts.
-func redactErr(err error) error {
+func RedactErr(err error) error {
 	if err == nil {
 		return nil
 	}

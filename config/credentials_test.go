@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"errors"
@@ -51,7 +51,7 @@ func TestConfigKeyPrecedenceWithCredentials(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := Default()
 			c.Hub.Key, c.Hub.KeyFile = tt.inline, tt.keyFile
 			got, err := c.Key(envOf(tt.env))
 			if tt.errText == "" {
@@ -119,7 +119,7 @@ func TestPermissionWarnings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := Default()
 			config := file("config-"+modeName(tt.configMode), tt.configMode)
 			if tt.inlineKey {
 				cfg.Hub.Key = "k"
@@ -138,7 +138,7 @@ func TestPermissionWarnings(t *testing.T) {
 			}
 		})
 	}
-	if got := PermissionWarnings(filepath.Join(dir, "missing"), DefaultConfig()); len(got) != 0 {
+	if got := PermissionWarnings(filepath.Join(dir, "missing"), Default()); len(got) != 0 {
 		t.Errorf("a missing config gave warnings: %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"fmt"
@@ -155,11 +155,12 @@ func (c Config) checkFiles(ps *problemList) {
 	if need := int64(toolhost.FileResultBytes(f.MaxBytes)); need > ServerFrameLimit {
 		largest := toolhost.MaxFileBytesFor(ServerFrameLimit)
 		ps.add("files.max_bytes", "%d bytes would not fit in one frame once base64-encoded (%d bytes with the envelope, over the server's %d-byte frame limit); the largest allowed value is %d (%s)",
-			f.MaxBytes, need, ServerFrameLimit, largest, humanBytes(largest))
+			f.MaxBytes, need, ServerFrameLimit, largest, HumanBytes(largest))
 	}
 }
 
-func humanBytes(n int64) string {
+// HumanBytes writes n in bytes, KiB or MiB, for messages.
+func HumanBytes(n int64) string {
 	switch {
 	case n >= MiB:
 		return fmt.Sprintf("%.2f MiB", float64(n)/MiB)

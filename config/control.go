@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"fmt"
@@ -33,9 +33,9 @@ type MetricsConfig struct {
 	AllowRemote bool `toml:"allow_remote"`
 }
 
-// maxSocketPathBytes is the longest Unix socket path Linux accepts
+// MaxSocketPathBytes is the longest Unix socket path Linux accepts
 // (sun_path is 108 bytes including the terminating NUL; macOS allows 103).
-const maxSocketPathBytes = 107
+const MaxSocketPathBytes = 107
 
 func defaultControlConfig() ControlConfig { return ControlConfig{} }
 func defaultMetricsConfig() MetricsConfig { return MetricsConfig{} }
@@ -44,8 +44,8 @@ func (c Config) checkControl(ps *problemList) {
 	if s := c.Control.Socket; s != "" {
 		if msg := absPathProblem(s); msg != "" {
 			ps.add("control.socket", "%s", msg)
-		} else if len(s) > maxSocketPathBytes {
-			ps.add("control.socket", "is %d bytes long; Unix socket paths are limited to %d: choose a shorter path", len(s), maxSocketPathBytes)
+		} else if len(s) > MaxSocketPathBytes {
+			ps.add("control.socket", "is %d bytes long; Unix socket paths are limited to %d: choose a shorter path", len(s), MaxSocketPathBytes)
 		}
 	}
 	if f := c.Audit.File; f != "" {
@@ -54,15 +54,15 @@ func (c Config) checkControl(ps *problemList) {
 		}
 	}
 	if l := c.Metrics.Listen; l != "" {
-		if msg := metricsListenProblem(l, c.Metrics.AllowRemote); msg != "" {
+		if msg := MetricsListenProblem(l, c.Metrics.AllowRemote); msg != "" {
 			ps.add("metrics.listen", "%s", msg)
 		}
 	}
 	c.checkApprovals(ps)
 }
 
-// metricsListenProblem says what is wrong with a [metrics] listen address.
-func metricsListenProblem(listen string, allowRemote bool) string {
+// MetricsListenProblem says what is wrong with a [metrics] listen address.
+func MetricsListenProblem(listen string, allowRemote bool) string {
 	host, port, err := net.SplitHostPort(listen)
 	if err != nil {
 		return fmt.Sprintf("%q is not host:port, like \"127.0.0.1:9464\"", listen)

@@ -1,4 +1,10 @@
-package node
+// Package config is vcpnode's TOML configuration: the structs and their
+// defaults, every check (all problems at once, with positions), where the
+// key comes from (environment, systemd credential, file), the hub URL, the
+// control socket's location and redaction of the key. It holds no daemon
+// code, so the CLI's init, config and control commands use it without the
+// node package.
+package config
 
 import (
 	"bytes"
@@ -20,7 +26,7 @@ import (
 // EnvKey is the environment variable that overrides hub.key and hub.key_file.
 const EnvKey = "VCPNODE_KEY"
 
-// Config is the node's TOML configuration. Start from DefaultConfig; the
+// Config is the node's TOML configuration. Start from Default; the
 // file is decoded over it, so a key the file leaves out keeps its default.
 type Config struct {
 	Hub   HubConfig             `toml:"hub"`
@@ -29,12 +35,12 @@ type Config struct {
 	Log   LogConfig             `toml:"log"`
 	Tools map[string]ToolConfig `toml:"tools"`
 
-	Plugins PluginsConfig `toml:"plugins"` // config_plugins.go
-	Control ControlConfig `toml:"control"` // config_control.go
-	Audit   AuditConfig   `toml:"audit"`   // config_control.go
-	Metrics MetricsConfig `toml:"metrics"` // config_control.go
+	Plugins PluginsConfig `toml:"plugins"` // plugins.go
+	Control ControlConfig `toml:"control"` // control.go
+	Audit   AuditConfig   `toml:"audit"`   // control.go
+	Metrics MetricsConfig `toml:"metrics"` // control.go
 
-	Placeholders PlaceholdersConfig `toml:"placeholders"` // config_placeholders.go
+	Placeholders PlaceholdersConfig `toml:"placeholders"` // placeholders.go
 }
 
 // HubConfig is the [hub] table: where the main server is and how to talk to it.
@@ -84,7 +90,7 @@ type ToolConfig struct {
 	MaxConcurrent int      `toml:"max_concurrent"`
 	// Approval is "auto" (default), "ask" (the owner confirms each remote
 	// call) or "deny"; ApprovalTimeout bounds "ask" (default 2m). Checked
-	// in config_control.go.
+	// in control.go.
 	Approval        string   `toml:"approval"`
 	ApprovalTimeout Duration `toml:"approval_timeout"`
 }
@@ -98,9 +104,9 @@ const (
 	ServerFrameLimit = 100 * MiB
 )
 
-// DefaultConfig is the configuration used for every key a file leaves out.
+// Default is the configuration used for every key a file leaves out.
 // It passes Validate; only the key must come from somewhere.
-func DefaultConfig() Config {
+func Default() Config {
 	return Config{
 		Hub: HubConfig{
 			URL:              "ws://127.0.0.1:6005",
@@ -127,26 +133,26 @@ func DefaultConfig() Config {
 	}
 }
 
-// LoadConfig reads the TOML file at path over DefaultConfig and validates it.
-// Problems in the file come back together as a *ConfigError.
-func LoadConfig(path string) (Config, error) {
+// Load reads the TOML file at path over Default and validates it.
+// Problems in the file come back together as a *Error.
+func Load(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, fmt.Errorf("read config: %w", err)
 	}
-	return ParseConfig(data, path)
+	return Parse(data, path)
 }
 
-// ParseConfig decodes data over DefaultConfig in strict mode and validates
+// Parse decodes data over Default in strict mode and validates
 // the result. name labels problems (usually the file's path). On a syntax or
 // type error only that one problem is reported, since the rest of the
 // document was not decoded.
-func ParseConfig(data []byte, name string) (Config, error) {
-	cfg := DefaultConfig()
+func Parse(data []byte, name string) (Config, error) {
+	cfg := Default()
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	problems, fatal := decodeProblems(dec.Decode(&cfg))
 	if fatal {
-		return Config{}, &ConfigError{File: name, Problems: problems}
+		return Config{}, &Error{File: name, Problems: problems}
 	}
 	doc := scanDocument(data)
 	problems = append(problems, doc.problems...)
@@ -160,15 +166,15 @@ func ParseConfig(data []byte, name string) (Config, error) {
 		}
 	}
 	sortProblems(problems)
-	return Config{}, &ConfigError{File: name, Problems: problems}
+	return Config{}, &Error{File: name, Problems: problems}
 }
 
 // Validate checks every setting and reports every problem at once, as a
-// *ConfigError (without line numbers; ParseConfig adds them), or nil. A
+// *Error (without line numbers; Parse adds them), or nil. A
 // missing key is not a problem: it may come from the environment; see Key.
 func (c Config) Validate() error {
 	if p := c.problems(); len(p) > 0 {
-		return &ConfigError{Problems: p}
+		return &Error{Problems: p}
 	}
 	return nil
 }

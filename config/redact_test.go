@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"encoding/json"
@@ -82,21 +82,21 @@ func TestRedactedURL(t *testing.T) {
 }
 
 func TestRedactErrKeepsTheChain(t *testing.T) {
-	if redactErr(nil) != nil {
-		t.Fatal("redactErr(nil) != nil")
+	if RedactErr(nil) != nil {
+		t.Fatal("RedactErr(nil) != nil")
 	}
 	plain := errors.New("nothing secret")
-	if redactErr(plain) != plain {
+	if RedactErr(plain) != plain {
 		t.Error("an error without a key should come back unchanged")
 	}
 
 	inner := &url.Error{Op: "Get", URL: "ws://h/vcp-distributed-server/VCP_Key=s3cr3t", Err: io.EOF}
-	err := redactErr(fmt.Errorf("dial hub: %w", inner))
+	err := RedactErr(fmt.Errorf("dial hub: %w", inner))
 	if strings.Contains(err.Error(), "s3cr3t") {
-		t.Fatalf("redactErr kept the key: %q", err)
+		t.Fatalf("RedactErr kept the key: %q", err)
 	}
 	if want := `dial hub: Get "ws://h/vcp-distributed-server/VCP_Key=REDACTED": EOF`; err.Error() != want {
-		t.Errorf("redactErr = %q, want %q", err, want)
+		t.Errorf("RedactErr = %q, want %q", err, want)
 	}
 	if !errors.Is(err, io.EOF) {
 		t.Error("errors.Is(err, io.EOF) is false after redaction")

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"errors"
@@ -15,8 +15,8 @@ import (
 )
 
 func TestDefaultConfigIsValid(t *testing.T) {
-	if err := DefaultConfig().Validate(); err != nil {
-		t.Fatalf("DefaultConfig().Validate() = %v", err)
+	if err := Default().Validate(); err != nil {
+		t.Fatalf("Default().Validate() = %v", err)
 	}
 	if err := (Config{}).Validate(); err == nil {
 		t.Fatal("the zero Config validated; the defaults must matter")
@@ -34,11 +34,11 @@ exposed_tools = ["VideoGen"]
 expose = false
 timeout = "5m"
 `
-	got, err := ParseConfig([]byte(doc), "test.toml")
+	got, err := Parse([]byte(doc), "test.toml")
 	if err != nil {
-		t.Fatalf("ParseConfig: %v", err)
+		t.Fatalf("Parse: %v", err)
 	}
-	want := DefaultConfig()
+	want := Default()
 	want.Hub.URL = "https://vcp.example.org"
 	want.Hub.PingInterval = Duration(45 * time.Second)
 	want.Node.ExposedTools = []string{"VideoGen"}
@@ -50,11 +50,11 @@ timeout = "5m"
 }
 
 func TestParseConfigEmptyDocumentGivesDefaults(t *testing.T) {
-	got, err := ParseConfig(nil, "empty.toml")
+	got, err := Parse(nil, "empty.toml")
 	if err != nil {
-		t.Fatalf("ParseConfig: %v", err)
+		t.Fatalf("Parse: %v", err)
 	}
-	if !reflect.DeepEqual(got, DefaultConfig()) {
+	if !reflect.DeepEqual(got, Default()) {
 		t.Errorf("got %+v, want the defaults", got)
 	}
 }
@@ -62,13 +62,13 @@ func TestParseConfigEmptyDocumentGivesDefaults(t *testing.T) {
 // problemsOf parses doc and returns its problems, failing if it parsed.
 func problemsOf(t *testing.T, doc string) []Problem {
 	t.Helper()
-	_, err := ParseConfig([]byte(doc), "c.toml")
-	var ce *ConfigError
+	_, err := Parse([]byte(doc), "c.toml")
+	var ce *Error
 	if !errors.As(err, &ce) {
-		t.Fatalf("ParseConfig(%q) error = %v, want a *ConfigError", doc, err)
+		t.Fatalf("Parse(%q) error = %v, want a *Error", doc, err)
 	}
 	if ce.File != "c.toml" {
-		t.Errorf("ConfigError.File = %q, want c.toml", ce.File)
+		t.Errorf("Error.File = %q, want c.toml", ce.File)
 	}
 	return ce.Problems
 }
@@ -106,7 +106,7 @@ level = "x"
 	}
 	got := problemsOf(t, doc)
 	if len(got) != len(want) {
-		t.Fatalf("got %d problems, want %d:\n%s", len(got), len(want), (&ConfigError{Problems: got}).Error())
+		t.Fatalf("got %d problems, want %d:\n%s", len(got), len(want), (&Error{Problems: got}).Error())
 	}
 	for i, w := range want {
 		g := got[i]
@@ -144,7 +144,7 @@ func TestParseConfigDecodeErrors(t *testing.T) {
 }
 
 func TestConfigErrorFormat(t *testing.T) {
-	e := &ConfigError{File: "/etc/vcpnode.toml", Problems: []Problem{
+	e := &Error{File: "/etc/vcpnode.toml", Problems: []Problem{
 		{Line: 3, Column: 7, Key: "hub.url", Message: "is empty"},
 		{Key: "files.max_bytes", Message: "too big"},
 		{Line: 9, Column: 1, Message: "syntax"},
@@ -153,7 +153,7 @@ func TestConfigErrorFormat(t *testing.T) {
 	if got := e.Error(); got != want {
 		t.Errorf("Error() =\n%s\nwant\n%s", got, want)
 	}
-	if got := (&ConfigError{Problems: e.Problems[:1]}).Error(); got != "3:7: hub.url: is empty" {
+	if got := (&Error{Problems: e.Problems[:1]}).Error(); got != "3:7: hub.url: is empty" {
 		t.Errorf("without a file: %q", got)
 	}
 }
@@ -200,12 +200,12 @@ func TestValidateFindsEachProblem(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := Default()
 			tt.mutate(&c)
 			err := c.Validate()
-			var ce *ConfigError
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("Validate() = %v, want a *ConfigError", err)
+				t.Fatalf("Validate() = %v, want a *Error", err)
 			}
 			if len(ce.Problems) != 1 {
 				t.Fatalf("got %d problems, want 1:\n%v", len(ce.Problems), err)
@@ -220,7 +220,7 @@ func TestValidateFindsEachProblem(t *testing.T) {
 
 func TestValidateAcceptsEdgeValues(t *testing.T) {
 	yes := true
-	c := DefaultConfig()
+	c := Default()
 	c.Hub.URL = "https://[::1]:8443/"
 	c.Hub.Name = strings.Repeat("n", 128)
 	c.Hub.PublicIP = "2001:db8::7"
@@ -241,7 +241,7 @@ func TestValidateAcceptsEdgeValues(t *testing.T) {
 
 func TestFilesMaxBytesMustFitInAFrame(t *testing.T) {
 	largest := toolhost.MaxFileBytesFor(ServerFrameLimit)
-	c := DefaultConfig()
+	c := Default()
 	c.Files.Roots = []string{"/srv"}
 	c.Files.MaxBytes = largest
 	// node.max_result_bytes bounds ordinary results, not files.
@@ -264,7 +264,7 @@ func TestFilesMaxBytesMustFitInAFrame(t *testing.T) {
 func TestValidateReportsEverythingAtOnce(t *testing.T) {
 	c := Config{Tools: map[string]ToolConfig{"": {Timeout: -1}}}
 	err := c.Validate()
-	var ce *ConfigError
+	var ce *Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("Validate() = %v", err)
 	}
@@ -289,11 +289,11 @@ func TestLoadConfig(t *testing.T) {
 	if err := os.WriteFile(path, []byte("[node]\nqueue = -5\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := LoadConfig(path)
+	_, err := Load(path)
 	if want := path + ":2:1: node.queue: must be 0 or more (got -5)"; err == nil || err.Error() != want {
-		t.Errorf("LoadConfig = %v, want %q", err, want)
+		t.Errorf("Load = %v, want %q", err, want)
 	}
-	_, err = LoadConfig(filepath.Join(dir, "missing.toml"))
+	_, err = Load(filepath.Join(dir, "missing.toml"))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v, want ErrNotExist", err)
 	}
@@ -305,11 +305,11 @@ var commentedSetting = regexp.MustCompile(`(?m)^# (\[|[a-z_]+ = )`)
 
 func TestExampleConfig(t *testing.T) {
 	path := filepath.Join("..", "config.example.toml")
-	got, err := LoadConfig(path)
+	got, err := Load(path)
 	if err != nil {
-		t.Fatalf("LoadConfig(example): %v", err)
+		t.Fatalf("Load(example): %v", err)
 	}
-	if !reflect.DeepEqual(got, DefaultConfig()) {
+	if !reflect.DeepEqual(got, Default()) {
 		t.Errorf("the example as shipped (all commented out) = %+v, want the defaults", got)
 	}
 
@@ -321,7 +321,7 @@ func TestExampleConfig(t *testing.T) {
 	if n := strings.Count(string(live), "\n# "); n > 0 {
 		t.Errorf("%d commented lines are neither settings nor ## prose", n)
 	}
-	cfg, err := ParseConfig(live, "example, uncommented")
+	cfg, err := Parse(live, "example, uncommented")
 	if err != nil {
 		t.Fatalf("the uncommented example does not load:\n%v", err)
 	}
@@ -330,7 +330,7 @@ func TestExampleConfig(t *testing.T) {
 		t.Errorf("[tools.ExampleTool] = %+v", tool)
 	}
 	cfg.Tools = nil
-	def := DefaultConfig()
+	def := Default()
 	def.Node.ExposedTools, def.Node.HiddenTools, def.Files.Roots = []string{}, []string{}, []string{}
 	def.Plugins.Dirs, def.Plugins.PassEnv = []string{}, []string{}
 	if !reflect.DeepEqual(cfg, def) {

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"errors"
@@ -97,13 +97,13 @@ func (c Config) checkPlugins(ps *problemList) {
 	}
 }
 
-// errNoStateDir means no state directory could be derived from the environment.
-var errNoStateDir = errors.New("no state directory: set [plugins] state_dir to an absolute path")
+// ErrNoStateDir means no state directory could be derived from the environment.
+var ErrNoStateDir = errors.New("no state directory: set [plugins] state_dir to an absolute path")
 
-// stateDirectory resolves where the node keeps state: state_dir, else the
+// StateDirectory resolves where the node keeps state: state_dir, else the
 // directory systemd made for the unit (StateDirectory=), else the usual
 // places for root and for a user.
-func (p PluginsConfig) stateDirectory(getenv func(string) string, euid int) (string, error) {
+func (p PluginsConfig) StateDirectory(getenv func(string) string, euid int) (string, error) {
 	if p.StateDir != "" {
 		return p.StateDir, nil
 	}
@@ -120,5 +120,5 @@ func (p PluginsConfig) stateDirectory(getenv func(string) string, euid int) (str
 	if home := getenv("HOME"); filepath.IsAbs(home) {
 		return filepath.Join(home, ".local", "state", "vcpnode"), nil
 	}
-	return "", fmt.Errorf("%w ($STATE_DIRECTORY, $XDG_STATE_HOME and $HOME are unset)", errNoStateDir)
+	return "", fmt.Errorf("%w ($STATE_DIRECTORY, $XDG_STATE_HOME and $HOME are unset)", ErrNoStateDir)
 }

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"errors"
@@ -13,8 +13,8 @@ import (
 	"github.com/pelletier/go-toml/v2/unstable"
 )
 
-// ConfigError lists every problem found in a configuration.
-type ConfigError struct {
+// Error lists every problem found in a configuration.
+type Error struct {
 	File     string // may be empty
 	Problems []Problem
 }
@@ -28,7 +28,7 @@ type Problem struct {
 }
 
 // Error lists the problems one per line as "file:line:col: key: message".
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	if len(e.Problems) == 0 {
 		return e.File + ": invalid config"
 	}
