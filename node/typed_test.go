@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -37,7 +38,7 @@ func (argsTool) Invoke(_ context.Context, c toolhost.Call) (any, error) {
 // and ending with the generated invocation text, which is also what
 // register_tools carried.
 func TestTypedToolThroughHub(t *testing.T) {
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}}, config: func(c *Config) {
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}}, config: func(c *config.Config) {
 		c.Node.ExposedTools = []string{"Thumb"}
 	}})
 	conn := h.accept()
