@@ -45,6 +45,14 @@ func DefaultSystem() Unit {
 	return Unit{Binary: "/usr/local/bin/vcpnode", Config: "/etc/vcpnode/config.toml", KeyFile: "/etc/vcpnode/key"}
 }
 
+// DefaultPackage is the system unit the .deb and .rpm packages install
+// (/usr/lib/systemd/system/vcpnode.service): the binary in /usr/bin.
+func DefaultPackage() Unit {
+	u := DefaultSystem()
+	u.Binary = "/usr/bin/vcpnode"
+	return u
+}
+
 // DefaultUser is the user unit's layout, in terms of the user's home (%h):
 // what systemd/vcpnode-user.service shows.
 func DefaultUser() Unit {

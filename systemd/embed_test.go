@@ -22,6 +22,7 @@ func TestShippedUnitsMatchTheTemplates(t *testing.T) {
 		unit   Unit
 	}{
 		{"vcpnode.service", System, DefaultSystem()},
+		{"vcpnode-package.service", System, DefaultPackage()},
 		{"vcpnode-user.service", User, DefaultUser()},
 	}
 	for _, tt := range tests {
