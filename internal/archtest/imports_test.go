@@ -40,6 +40,8 @@ func TestImportDirections(t *testing.T) {
 	}{
 		{module + "/wsproto", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
 		{module + "/toolhost", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
+		// The Node.js host for direct plugins uses toolhost and toolhost/plugin only.
+		{module + "/toolhost/direct", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
 		{module + "/placeholders", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
 		// The config is data and checks: the CLI reads it without the daemon.
 		{module + "/config", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},

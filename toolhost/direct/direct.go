@@ -1,0 +1,105 @@
+// Package direct hosts VCP "direct" plugins (pluginType service and
+// hybridservice): JavaScript modules that VCPToolBox require()s into its own
+// process. A Go binary cannot load them, so each runs in a Node.js process
+// of its own, started from a small host script embedded here (host.js), in
+// the plugin's folder with the environment a stdio plugin of that folder
+// gets. vcpnode and the host speak newline-delimited JSON over fd 3, never
+// stdout, which the plugin prints to freely (spec/plugins.md, "Direct
+// plugins").
+//
+// It imports toolhost and toolhost/plugin (descriptors, environment and
+// result rules), never the node.
+package direct
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os/exec"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+//go:embed host.js
+var hostScript string
+
+// Defaults for zero Options fields.
+const (
+	DefaultGrace       = 5 * time.Second
+	DefaultLoadTimeout = 30 * time.Second
+	// backoffStart and backoffMax bound the wait before a crashed host is
+	// started again; a host that stayed up backoffReset starts over at backoffStart.
+	backoffStart = 250 * time.Millisecond
+	backoffMax   = 30 * time.Second
+	backoffReset = 30 * time.Second
+)
+
+// Options configure a Host. Zero fields take the defaults.
+type Options struct {
+	// Node is the node executable: a path, or "" for "node" on PATH.
+	Node string
+	// Grace is how long a call may go on after its deadline or cancel (its
+	// AbortSignal fired) before its host is killed and restarted; also how
+	// long shutdown() may take at stop.
+	Grace time.Duration
+	// LoadTimeout bounds loading the module and its initialize().
+	LoadTimeout time.Duration
+	// MaxMemoryMB returns the V8 heap cap (--max-old-space-size) for a
+	// plugin, 0 for none; nil means none.
+	MaxMemoryMB func(plugin string) int
+	// Log receives host events and, at debug, the plugins' output.
+	Log zerolog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.LoadTimeout <= 0 {
+		o.LoadTimeout = DefaultLoadTimeout
+	}
+	if o.MaxMemoryMB == nil {
+		o.MaxMemoryMB = func(string) int { return 0 }
+	}
+	return o
+}
+
+// Errors callers may branch on.
+var (
+	// ErrClosed: the Host was closed.
+	ErrClosed = errors.New("direct plugin host is closed")
+	// ErrNoNode: no Node.js executable was found.
+	ErrNoNode = errors.New("needs Node.js")
+	// ErrRestarted: the plugin's Node.js host was killed and restarted while the call ran.
+	ErrRestarted = errors.New("Node.js host restarted")
+	// ErrNotRunning: the plugin's Node.js host is down (crashed, restarting).
+	ErrNotRunning = errors.New("Node.js host is not running")
+)
+
+// resolveNode finds the node executable.
+func resolveNode(configured string) (string, error) {
+	name := configured
+	if name == "" {
+		name = "node"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if configured == "" {
+			return "", fmt.Errorf("%w: no node on PATH (install Node.js, or set [plugins] node to its path)", ErrNoNode)
+		}
+		return "", fmt.Errorf("%w: [plugins] node %q: %v", ErrNoNode, configured, err)
+	}
+	return path, nil
+}
+
+// nodeArgs is the host's command line after the executable.
+func nodeArgs(memMB int, name string) []string {
+	var args []string
+	if memMB > 0 {
+		args = append(args, fmt.Sprintf("--max-old-space-size=%d", memMB))
+	}
+	// The host script is passed inline: nothing to write to disk; its
+	// argument is the plugin's name, for ps.
+	return append(args, "-e", hostScript, "vcpnode-direct", name)
+}

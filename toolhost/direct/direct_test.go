@@ -1,0 +1,359 @@
+package direct
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+func TestCommonJSPluginGetsConfigEnvContextAndSignal(t *testing.T) {
+	needNode(t)
+	root := pluginRoot(t, "Common")
+	h := newTestHost(t, Options{})
+	l := h.Load(scanDirect(t, root))
+	tool := findTool(t, l, "Common")
+	if s := tool.Spec(); s.Timeout != 4*time.Second || s.Name != "Common" {
+		t.Errorf("spec %+v", s)
+	}
+	v, err := invoke(nil, tool, map[string]string{"q": "<a&b>"}, `{"agent":"x"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Args       map[string]string
+		Calls      int
+		PluginName string
+		Vcp        map[string]string
+		Signal     bool
+		Config     map[string]any
+		Env, Cwd   string
+	}
+	raw, ok := v.(json.RawMessage)
+	if !ok {
+		t.Fatalf("result %T %v, want the object as it is", v, v)
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "Common")
+	if got.Args["q"] != "<a&b>" || got.Calls != 1 || got.PluginName != "Common" || got.Vcp["agent"] != "x" || !got.Signal ||
+		got.Env != "hello" || got.Cwd != dir {
+		t.Errorf("processToolCall saw %+v", got)
+	}
+	wantCfg := map[string]any{"COUNT": 7.0, "FLAG": true, "WORD": "hello", "DebugMode": false, "PROJECT_BASE_PATH": filepath.Dir(root)}
+	if asJSON(t, got.Config) != asJSON(t, wantCfg) {
+		t.Errorf("initialize config %v, want %v", got.Config, wantCfg)
+	}
+	// Without _vcpContext the key is absent, and the module's state persists.
+	v, err = invoke(nil, tool, nil, "")
+	if err != nil || !strings.Contains(asJSON(t, v), `"vcp":"absent"`) || !strings.Contains(asJSON(t, v), `"calls":2`) {
+		t.Errorf("second call: %v %v", asJSON(t, v), err)
+	}
+}
+
+func TestResultsMapLikeStdioResults(t *testing.T) {
+	needNode(t)
+	root := pluginRoot(t, "Common")
+	h := newTestHost(t, Options{})
+	tool := findTool(t, h.Load(scanDirect(t, root)), "Common")
+	cases := []struct {
+		mode, want, err string
+	}{
+		{"text", `{"content":[{"type":"text","text":"plain text"}]}`, ""},
+		{"throw", "", "boom: because"},
+		{"reject-object", "", "refused by the plugin"},
+	}
+	for _, c := range cases {
+		v, err := invoke(nil, tool, map[string]string{"mode": c.mode, "why": "because"}, "")
+		if c.err != "" {
+			if err == nil || err.Error() != c.err {
+				t.Errorf("%s: error %v, want %q", c.mode, err, c.err)
+			}
+			continue
+		}
+		if err != nil || asJSON(t, v) != c.want {
+			t.Errorf("%s: %s %v, want %s", c.mode, asJSON(t, v), err, c.want)
+		}
+	}
+}
+
+func TestESMPluginsLoad(t *testing.T) {
+	needNode(t)
+	root := pluginRoot(t, "Esm", "EsmDefault")
+	h := newTestHost(t, Options{})
+	l := h.Load(scanDirect(t, root))
+	v, err := invoke(nil, findTool(t, l, "Esm"), map[string]string{"say": "hi"}, "")
+	if err != nil || asJSON(t, v) != `{"content":[{"type":"text","text":"esm says hi to Esm"}]}` {
+		t.Errorf("named exports: %s %v", asJSON(t, v), err)
+	}
+	v, err = invoke(nil, findTool(t, l, "EsmDefault"), map[string]string{"n": "41"}, "")
+	if err != nil || asJSON(t, v) != `{"default":true,"n":42}` {
+		t.Errorf("default export: %s %v", asJSON(t, v), err)
+	}
+}
+
+// TestWhatCannotRunIsListedWithTheReason: modules that need the server's
+// files or a missing package, a failing initialize, a hybridservice with no
+// processToolCall and a service with routes are unsupported, with why;
+// the others load beside them.
+func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
+	needNode(t)
+	root := pluginRoot(t, "NeedsServer", "NeedsPackage", "InitFails", "NoProcess", "Routes", "Bot", "Esm")
+	h := newTestHost(t, Options{})
+	l := h.Load(scanDirect(t, root))
+	want := map[string][]string{
+		"NeedsServer":  {"does not load: Cannot find module", "Plugin.js", "VCP server's own files"},
+		"NeedsPackage": {"Cannot find module 'vcpnode-no-such-package'", "npm install"},
+		"InitFails":    {"initialize() failed: no database"},
+		"NoProcess":    {"no processToolCall"},
+		"Routes":       {"registerRoutes", "no web server"},
+	}
+	for name, parts := range want {
+		reason := unsupportedReason(l, name)
+		for _, p := range parts {
+			if !strings.Contains(reason, p) {
+				t.Errorf("%s: reason %q lacks %q", name, reason, p)
+			}
+		}
+		if strings.Contains(reason, "\n") || strings.Contains(reason, "second line") {
+			t.Errorf("%s: reason is not one line: %q", name, reason)
+		}
+	}
+	if len(l.Unsupported) != len(want) {
+		t.Errorf("unsupported %v", l.Unsupported)
+	}
+	if len(l.Tools) != 1 || l.Tools[0].Spec().Name != "Esm" {
+		t.Errorf("tools %v", l.Tools)
+	}
+	if len(l.Services) != 1 || l.Services[0].Name != "Bot" {
+		t.Errorf("services %v", l.Services)
+	}
+	if got := readFile(filepath.Join(root, "Bot", "started.txt")); got != "false" {
+		t.Errorf("service initialize wrote %q", got)
+	}
+	waitFor(t, "the failed hosts to be reaped", func() bool { return h.Running() == 2 })
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(filepath.Join(root, "Bot", "stopped.txt")); got != "ok" {
+		t.Errorf("service shutdown() was not called before stop: %q", got)
+	}
+}
+
+func TestWithoutNodeEverythingIsListedAsNeedingIt(t *testing.T) {
+	root := pluginRoot(t, "Esm", "Bot")
+	h := newTestHost(t, Options{Node: filepath.Join(t.TempDir(), "no-node")})
+	l := h.Load(scanDirect(t, root))
+	if len(l.Tools) != 0 || len(l.Unsupported) != 2 {
+		t.Fatalf("%+v", l)
+	}
+	for _, e := range l.Unsupported {
+		if !strings.Contains(e.Reason, "needs Node.js") {
+			t.Errorf("%s: %q", e.Name, e.Reason)
+		}
+	}
+}
+
+// TestHungCallKillsAndRestartsItsHost: a call that ignores its AbortSignal
+// past the deadline plus Grace gets its host killed; another call in flight
+// on that host fails clearly; the next call runs on a new host.
+func TestHungCallKillsAndRestartsItsHost(t *testing.T) {
+	needNode(t)
+	root := pluginRoot(t, "Common")
+	h := newTestHost(t, Options{Grace: 500 * time.Millisecond})
+	tool := findTool(t, h.Load(scanDirect(t, root)), "Common")
+
+	other := make(chan error, 1)
+	go func() {
+		_, err := invoke(nil, tool, map[string]string{"mode": "hang"}, "")
+		other <- err
+	}()
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 300*time.Millisecond, toolhost.ErrTimeout)
+	defer cancel()
+	_, err := invoke(ctx, tool, map[string]string{"mode": "hang"}, "")
+	if !errors.Is(err, toolhost.ErrTimeout) {
+		t.Fatalf("timed-out call: %v", err)
+	}
+	select {
+	case err := <-other:
+		if !errors.Is(err, ErrRestarted) || !strings.Contains(err.Error(), "after it was aborted") {
+			t.Errorf("the other in-flight call: %v", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the other call never ended")
+	}
+	if h.Kills() != 1 {
+		t.Errorf("kills %d", h.Kills())
+	}
+	v, err := invoke(nil, tool, nil, "")
+	if err != nil || !strings.Contains(asJSON(t, v), `"calls":1`) {
+		t.Errorf("call after the restart: %s %v", asJSON(t, v), err)
+	}
+	if h.Restarts() != 1 {
+		t.Errorf("restarts %d", h.Restarts())
+	}
+}
+
+// TestAbortSignalFiresOnCancelAndDeadline: a plugin that listens to its
+// signal sees why, and answers, so its host is not killed.
+func TestAbortSignalFiresOnCancelAndDeadline(t *testing.T) {
+	needNode(t)
+	root := pluginRoot(t, "Common")
+	h := newTestHost(t, Options{Grace: 10 * time.Second})
+	tool := findTool(t, h.Load(scanDirect(t, root)), "Common")
+	for _, c := range []struct {
+		cause error
+		want  string
+	}{
+		{toolhost.ErrCancelled, "AbortError: the call was cancelled by the server"},
+		{toolhost.ErrTimeout, "TimeoutError: the call timed out"},
+	} {
+		file := filepath.Join(t.TempDir(), "aborted.txt")
+		ctx, cancel := context.WithCancelCause(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := invoke(ctx, tool, map[string]string{"mode": "listen", "file": file}, "")
+			done <- err
+		}()
+		// Cancel once the call is surely in the host: it has a pending id.
+		waitFor(t, "the call to reach the host", func() bool { return pendingCalls(tool) == 1 })
+		cancel(c.cause)
+		if err := <-done; !errors.Is(err, c.cause) {
+			t.Errorf("Invoke returned %v, want %v", err, c.cause)
+		}
+		waitFor(t, "the plugin to see the abort", func() bool { return readFile(file) != "" })
+		if got := readFile(file); got != c.want {
+			t.Errorf("signal reason %q, want %q", got, c.want)
+		}
+		waitFor(t, "the aborted call to settle", func() bool { return pendingCalls(tool) == 0 })
+	}
+	if h.Kills() != 0 || h.Started() != 1 {
+		t.Errorf("kills %d started %d: a plugin that honours its signal keeps its host", h.Kills(), h.Started())
+	}
+}
+
+// pendingCalls is how many calls the tool's current host has in flight.
+func pendingCalls(tl toolhost.Tool) int {
+	s := tl.(*tool).s
+	s.mu.Lock()
+	p := s.cur
+	s.mu.Unlock()
+	if p == nil {
+		return -1
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.pending)
+}
+
+func TestProcessExitAndUncaughtExceptionRestartTheHost(t *testing.T) {
+	needNode(t)
+	root := pluginRoot(t, "Common")
+	h := newTestHost(t, Options{})
+	tool := findTool(t, h.Load(scanDirect(t, root)), "Common")
+	_, err := invoke(nil, tool, map[string]string{"mode": "exit"}, "")
+	if !errors.Is(err, ErrRestarted) || !strings.Contains(err.Error(), "exit status 7") {
+		t.Errorf("call that exits: %v", err)
+	}
+	// The next call waits for the restarted host.
+	v, err := invoke(nil, tool, nil, "")
+	if err != nil || !strings.Contains(asJSON(t, v), `"calls":1`) {
+		t.Errorf("after process.exit: %s %v", asJSON(t, v), err)
+	}
+	if _, err := invoke(nil, tool, map[string]string{"mode": "crash"}, ""); err != nil {
+		t.Errorf("crash call answers before the stray throw: %v", err)
+	}
+	waitFor(t, "the second restart", func() bool { return h.Restarts() == 2 })
+	if _, err := invoke(nil, tool, nil, ""); err != nil {
+		t.Errorf("after an uncaught exception: %v", err)
+	}
+}
+
+func TestStdoutFloodDoesNotBlockTheHost(t *testing.T) {
+	needNode(t)
+	root := pluginRoot(t, "Common")
+	h := newTestHost(t, Options{})
+	tool := findTool(t, h.Load(scanDirect(t, root)), "Common")
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			v, err := invoke(nil, tool, map[string]string{"mode": "flood"}, "")
+			if err != nil || asJSON(t, v) != `{"flooded":20971840}` {
+				t.Errorf("flood: %s %v", asJSON(t, v), err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestMaxMemorySetsTheHeapLimit(t *testing.T) {
+	needNode(t)
+	root := pluginRoot(t, "Common")
+	h := newTestHost(t, Options{MaxMemoryMB: func(name string) int {
+		if name == "Common" {
+			return 96
+		}
+		return 0
+	}})
+	v, err := invoke(nil, findTool(t, h.Load(scanDirect(t, root)), "Common"), map[string]string{"mode": "heap"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Limit float64 }
+	if err := json.Unmarshal(v.(json.RawMessage), &got); err != nil {
+		t.Fatal(err)
+	}
+	// V8 adds its young generation to the old-space cap.
+	if mb := got.Limit / (1 << 20); mb < 96 || mb > 200 {
+		t.Errorf("heap limit %.0f MiB with max_memory 96", mb)
+	}
+}
+
+// TestReloadKeepsUnchangedModulesAndReplacesEdited: a Load with the same
+// plugins keeps their hosts; an edited script is shut down and loaded
+// again; a plugin that went away is shut down.
+func TestReloadKeepsUnchangedModulesAndReplacesEdited(t *testing.T) {
+	needNode(t)
+	root := pluginRoot(t, "Common", "Bot")
+	h := newTestHost(t, Options{})
+	plugins := scanDirect(t, root)
+	tool := findTool(t, h.Load(plugins), "Common")
+	if _, err := invoke(nil, tool, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	l := h.Load(scanDirect(t, root))
+	v, err := invoke(nil, findTool(t, l, "Common"), nil, "")
+	if err != nil || !strings.Contains(asJSON(t, v), `"calls":2`) || h.Started() != 2 {
+		t.Errorf("unchanged reload restarted the module: %s %v started=%d", asJSON(t, v), err, h.Started())
+	}
+	script := filepath.Join(root, "Common", "index.js")
+	src := readFile(script) + "\nmodule.exports.edited = true;\n"
+	writeAndBump(t, script, src)
+	var onlyCommon = scanDirect(t, root)[:0]
+	for _, p := range scanDirect(t, root) {
+		if p.Name == "Common" {
+			onlyCommon = append(onlyCommon, p)
+		}
+	}
+	l = h.Load(onlyCommon)
+	if got := readFile(filepath.Join(root, "Common", "shutdown.txt")); got != "bye after 2" {
+		t.Errorf("the replaced module's shutdown() wrote %q", got)
+	}
+	if got := readFile(filepath.Join(root, "Bot", "stopped.txt")); got != "ok" {
+		t.Errorf("the removed service was not shut down: %q", got)
+	}
+	v, err = invoke(nil, findTool(t, l, "Common"), nil, "")
+	if err != nil || !strings.Contains(asJSON(t, v), `"calls":1`) {
+		t.Errorf("after the edit: %s %v", asJSON(t, v), err)
+	}
+	waitFor(t, "one host left", func() bool { return h.Running() == 1 })
+}

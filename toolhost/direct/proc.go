@@ -1,0 +1,356 @@
+package direct
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Messages on fd 3 (host.js documents both directions).
+type outMsg struct {
+	T      string                     `json:"t"`
+	ID     string                     `json:"id,omitempty"`
+	Name   string                     `json:"name,omitempty"`
+	Type   string                     `json:"type,omitempty"`
+	Script string                     `json:"script,omitempty"`
+	Config json.RawMessage            `json:"config,omitempty"`
+	Args   map[string]json.RawMessage `json:"args,omitempty"`
+	Ctx    json.RawMessage            `json:"ctx,omitempty"`
+	Reason string                     `json:"reason,omitempty"`
+}
+
+type inMsg struct {
+	T       string          `json:"t"`
+	ID      string          `json:"id"`
+	Value   json.RawMessage `json:"value"`
+	Error   *string         `json:"error"`
+	Exports []string        `json:"exports"`
+	Stage   string          `json:"stage"`
+	Code    string          `json:"code"`
+	Level   string          `json:"level"`
+	Msg     string          `json:"msg"`
+}
+
+// callReply is one call's answer from the host.
+type callReply struct {
+	value json.RawMessage
+	err   *string
+}
+
+// Limits of what is read from a host.
+const (
+	// maxMessageBytes bounds one message on fd 3 (a result); a host that
+	// sends more is killed.
+	maxMessageBytes = 256 << 20
+	// logLineBytes is how much of one stdout or stderr line is logged.
+	logLineBytes = 512
+	// logLinesPerSecond bounds the debug lines one host's output makes;
+	// the rest are counted and reported.
+	logLinesPerSecond = 50
+)
+
+// proc is one running Node.js host: the leader of its own process group,
+// fd 3 a socket pair end, stdout and stderr pipes read into the log.
+type proc struct {
+	name  string
+	pid   int
+	os    *os.Process
+	conn  net.Conn
+	start time.Time
+	log   zerolog.Logger
+
+	wmu sync.Mutex // one writer at a time on conn
+
+	mu      sync.Mutex
+	pending map[string]chan callReply
+	control chan inMsg // imported, ready, failed, bye: read by the starter
+	gone    error      // why the host went away, once it did
+
+	// done is closed when the leader is reaped and every reader returned;
+	// exit describes how it ended.
+	done chan struct{}
+	exit string
+	// killed is set before the host is killed on purpose, with why.
+	killed    error
+	killOnce  sync.Once
+	readers   sync.WaitGroup
+	outputs   []*os.File // stdout and stderr read ends
+	exitState *os.ProcessState
+}
+
+// spawn starts node with the host script; argv[0] is nodePath.
+func spawn(nodePath string, args []string, dir string, env []string, log zerolog.Logger, name string) (_ *proc, err error) {
+	ours, theirs, err := socketPair()
+	if err != nil {
+		return nil, fmt.Errorf("socket pair: %w", err)
+	}
+	var childFiles []*os.File
+	defer func() {
+		theirs.Close()
+		for _, f := range childFiles {
+			f.Close()
+		}
+		if err != nil {
+			ours.Close()
+		}
+	}()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	childFiles = append(childFiles, devnull)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	childFiles = append(childFiles, outW)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		return nil, err
+	}
+	childFiles = append(childFiles, errW)
+	osp, err := os.StartProcess(nodePath, append([]string{nodePath}, args...), &os.ProcAttr{
+		Dir:   dir,
+		Env:   env,
+		Files: []*os.File{devnull, outW, errW, theirs},
+		Sys:   groupAttr(),
+	})
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, err
+	}
+	conn, err := net.FileConn(ours)
+	ours.Close() // FileConn made its own descriptor
+	if err != nil {
+		_ = signalGroup(osp.Pid, syscall.SIGKILL)
+		_, _ = osp.Wait()
+		outR.Close()
+		errR.Close()
+		return nil, fmt.Errorf("socket pair: %w", err)
+	}
+	p := &proc{
+		name:    name,
+		pid:     osp.Pid,
+		os:      osp,
+		conn:    conn,
+		start:   time.Now(),
+		log:     log,
+		pending: make(map[string]chan callReply),
+		control: make(chan inMsg, 8),
+		done:    make(chan struct{}),
+		outputs: []*os.File{outR, errR},
+	}
+	p.readers.Add(3)
+	go p.logOutput(outR, "stdout")
+	go p.logOutput(errR, "stderr")
+	go p.readMessages()
+	go p.wait()
+	return p, nil
+}
+
+// send writes one message; it fails once the host is gone.
+func (p *proc) send(m outMsg) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf) // ends the line with \n
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return fmt.Errorf("encode %s message: %w", m.T, err)
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	_ = p.conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	if _, err := p.conn.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write to the Node.js host: %w", err)
+	}
+	return nil
+}
+
+// readMessages dispatches the host's messages until fd 3 closes.
+func (p *proc) readMessages() {
+	defer p.readers.Done()
+	sc := bufio.NewScanner(p.conn)
+	sc.Buffer(make([]byte, 64<<10), maxMessageBytes)
+	var ended error
+	for sc.Scan() {
+		var m inMsg
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			p.log.Warn().Err(err).Msg("unreadable message from the Node.js host")
+			continue
+		}
+		switch m.T {
+		case "result":
+			p.mu.Lock()
+			ch := p.pending[m.ID]
+			delete(p.pending, m.ID)
+			p.mu.Unlock()
+			if ch != nil {
+				ch <- callReply{value: m.Value, err: m.Error}
+			}
+		case "log":
+			ev := p.log.Debug()
+			switch m.Level {
+			case "warn":
+				ev = p.log.Warn()
+			case "error":
+				ev = p.log.Error()
+			case "info":
+				ev = p.log.Info()
+			}
+			ev.Str("from", "host").Msg(m.Msg)
+		default:
+			select {
+			case p.control <- m:
+			default: // nobody is starting the host any more
+			}
+		}
+	}
+	ended = sc.Err()
+	if errors.Is(ended, bufio.ErrTooLong) {
+		p.kill(fmt.Errorf("the Node.js host sent a message over %d MiB", maxMessageBytes>>20))
+	}
+	// fd 3 closed: the host exited or is about to; nothing more will come.
+	p.mu.Lock()
+	if p.gone == nil {
+		p.gone = errors.New("the Node.js host closed its channel")
+	}
+	p.mu.Unlock()
+}
+
+// wait reaps the leader, kills what is left of its group, and closes done
+// once every reader returned.
+func (p *proc) wait() {
+	state, err := p.os.Wait()
+	// Children the plugin started (and left in the group) die with it.
+	if groupAlive(p.pid) {
+		_ = signalGroup(p.pid, syscall.SIGKILL)
+	}
+	// A descendant that left the group may hold the pipes: stop reading soon.
+	drain := time.Now().Add(time.Second)
+	_ = p.conn.SetReadDeadline(drain)
+	for _, f := range p.outputs {
+		_ = f.SetReadDeadline(drain)
+	}
+	p.readers.Wait()
+	_ = p.conn.Close()
+	for _, f := range p.outputs {
+		_ = f.Close()
+	}
+	p.mu.Lock()
+	switch {
+	case p.killed != nil:
+		p.gone = p.killed
+	case err != nil:
+		p.gone = fmt.Errorf("the Node.js host could not be waited for: %w", err)
+	default:
+		p.exitState = state
+		p.gone = fmt.Errorf("the Node.js host exited (%s)", state)
+	}
+	pending := p.pending
+	p.pending = nil
+	p.mu.Unlock()
+	for _, ch := range pending {
+		close(ch)
+	}
+	close(p.done)
+}
+
+// reason says why the host is gone (valid once done is closed).
+func (p *proc) reason() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gone
+}
+
+// kill ends the host's whole process group at once (SIGKILL): used when it
+// is stuck or misbehaves, and after a graceful shutdown ran out of time.
+func (p *proc) kill(why error) {
+	p.killOnce.Do(func() {
+		p.mu.Lock()
+		if p.killed == nil {
+			p.killed = why
+		}
+		p.mu.Unlock()
+		_ = signalGroup(p.pid, syscall.SIGKILL)
+	})
+}
+
+// register makes the channel id's reply arrives on; false once the host is gone.
+func (p *proc) register(id string) (chan callReply, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pending == nil {
+		return nil, false
+	}
+	ch := make(chan callReply, 1)
+	p.pending[id] = ch
+	return ch, true
+}
+
+func (p *proc) unregister(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pending != nil {
+		delete(p.pending, id)
+	}
+}
+
+// logOutput logs the plugin's stdout or stderr at debug, each line cut to
+// logLineBytes and at most logLinesPerSecond lines a second; a flood is
+// read and dropped so the plugin never blocks on a full pipe.
+func (p *proc) logOutput(r *os.File, stream string) {
+	defer p.readers.Done()
+	br := bufio.NewReaderSize(r, 32<<10)
+	window := time.Now()
+	lines, dropped := 0, 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			now := time.Now()
+			if now.Sub(window) >= time.Second {
+				if dropped > 0 {
+					p.log.Debug().Str("stream", stream).Int("lines", dropped).Msg("plugin output lines not logged (too many)")
+				}
+				window, lines, dropped = now, 0, 0
+			}
+			if lines < logLinesPerSecond {
+				lines++
+				if e := p.log.Debug(); e.Enabled() {
+					e.Str("stream", stream).Msg(clipLine(line))
+				}
+			} else {
+				dropped++
+			}
+			// A line longer than the buffer: skip the rest of it.
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				p.log.Debug().Err(err).Str("stream", stream).Msg("reading plugin output")
+			}
+			return
+		}
+	}
+}
+
+func clipLine(b []byte) string {
+	b = bytes.TrimRight(b, "\r\n")
+	if len(b) > logLineBytes {
+		return string(bytes.ToValidUTF8(b[:logLineBytes], []byte("\uFFFD"))) + "…(" + strconv.Itoa(len(b)) + " bytes)"
+	}
+	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
+}
