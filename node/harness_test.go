@@ -47,9 +47,11 @@ type harness struct {
 	ctx  context.Context // bounds every wait in the test
 	cfg  config.Config   // the config the node started with
 
-	stop    context.CancelFunc
-	stopped chan error
+	stopWith context.CancelCauseFunc
+	stopped  chan error
 }
+
+func (h *harness) stop() { h.stopWith(nil) }
 
 // testTimings are production behaviour at test speed.
 func testTimings() timings {
@@ -102,11 +104,13 @@ func startHarness(t *testing.T, o harnessOpt) *harness {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	h := &harness{t: t, hub: hub, node: n, logs: logs, ctx: ctx, cfg: cfg, stop: stop, stopped: make(chan error, 1)}
+	runCtx, stop := context.WithCancelCause(context.Background())
+	h := &harness{t: t, hub: hub, node: n, logs: logs, ctx: ctx, cfg: cfg, stopWith: stop, stopped: make(chan error, 1)}
 	go func() { h.stopped <- n.Run(runCtx) }()
 	t.Cleanup(func() {
-		h.shutdown()
+		if err := h.shutdown(); err != nil {
+			t.Errorf("Run = %v, want nil after a plain cancel", err)
+		}
 		if strings.Contains(logs.String(), testKey) {
 			t.Errorf("the key appears in the node's log:\n%s", logs.String())
 		}

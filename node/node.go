@@ -6,10 +6,12 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -28,6 +30,14 @@ type timings struct {
 	closeWait                 time.Duration   // how long to wait for the server's close reply
 	emptyHandshakesBeforeHint int
 	readLimit                 int64 // largest frame accepted from the server
+
+	// sessionCallGrace is how long calls of an ended connection may still
+	// finish before they are cancelled.
+	sessionCallGrace time.Duration
+
+	// beforeClose, if set, runs when a session has decided to close and
+	// before it stops taking calls: a seam for tests of that window.
+	beforeClose func()
 }
 
 func defaultTimings() timings {
@@ -39,6 +49,7 @@ func defaultTimings() timings {
 		closeWait:                 2 * time.Second,
 		emptyHandshakesBeforeHint: 3,
 		readLimit:                 config.ServerFrameLimit,
+		sessionCallGrace:          5 * time.Second,
 	}
 }
 
@@ -65,6 +76,10 @@ type Node struct {
 	hurry     chan struct{}
 	hurryOnce sync.Once
 	reconnect chan struct{}
+	// bg holds goroutines that outlive a session (cancelling its calls
+	// after the grace); Run waits for them.
+	bg  sync.WaitGroup
+	ran atomic.Bool // Run was called
 	// restart asks the current session to close so the loop reconnects at
 	// once: the server cannot update or remove registered tools otherwise.
 	restart chan struct{}
@@ -265,9 +280,17 @@ func (n *Node) Config() config.Config { return n.settings().cfg }
 // Run keeps the node connected until ctx is cancelled, then shuts down
 // gracefully: new calls are refused, in-flight calls get the configured
 // grace period (cut short by Hurry) to finish while their results are still
-// sent, and the connection is closed with a close frame. It returns nil after
-// a graceful shutdown.
+// sent, and the connection is closed with a close frame.
+//
+// It returns nil after a stop asked through ctx, whatever its cause (a
+// signal, a deadline). A stop it was not asked for returns its cause; the
+// only such stop today is a second Run (a Node runs once): the connect loop
+// never gives up, and every component failure short of that is logged and
+// retried.
 func (n *Node) Run(ctx context.Context) error {
+	if !n.ran.CompareAndSwap(false, true) {
+		return errRunTwice
+	}
 	drained := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -296,9 +319,13 @@ func (n *Node) Run(ctx context.Context) error {
 	stopPlaceholders := n.ph.start()
 	n.connectLoop(ctx, drained)
 	wg.Wait()
+	n.bg.Wait()
 	stopPlaceholders()
 	stopPlugins() // after the drain: in-flight plugin calls were given their grace
 	n.state.update(func(s *ConnState) { s.Phase = PhaseStopped })
 	n.log.Info().Msg("stopped")
 	return nil
 }
+
+// errRunTwice: Run was called on a Node that already ran.
+var errRunTwice = errors.New("node: Run called more than once; make a new Node")

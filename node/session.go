@@ -36,16 +36,23 @@ type session struct {
 	log  zerolog.Logger
 	out  chan []byte
 	done chan struct{} // closed when run stops writing: send must not block after that
+
+	calls       sessionCalls // read and not yet answered (session_calls.go)
+	callCtx     context.Context
+	cancelCalls context.CancelCauseFunc
 }
 
 func newSession(n *Node, conn *websocket.Conn, st *settings) *session {
+	callCtx, cancelCalls := context.WithCancelCause(context.Background())
 	return &session{
-		n:    n,
-		st:   st,
-		conn: conn,
-		log:  n.log,
-		out:  make(chan []byte, outboxDepth),
-		done: make(chan struct{}),
+		n:           n,
+		st:          st,
+		conn:        conn,
+		log:         n.log,
+		out:         make(chan []byte, outboxDepth),
+		done:        make(chan struct{}),
+		callCtx:     callCtx,
+		cancelCalls: cancelCalls,
 	}
 }
 
@@ -77,6 +84,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 		close(s.done)
 		s.conn.Close()
 		readErr := <-readerDone
+		s.endCalls() // session_calls.go
 		// A write fails with ErrCloseSent when the reader has already closed
 		// the connection (a frame over the read limit, say): its error is
 		// the cause worth reporting.
@@ -145,11 +153,14 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 			readerDone <- err // stop waits on it
 			return stop(err)
 		case <-drained:
-			s.flush()
+			if s.n.timings.beforeClose != nil {
+				s.n.timings.beforeClose()
+			}
+			s.answerPending(s.n.timings.closeWait) // session_calls.go
 			s.closeGracefully(readerDone, "node shutting down")
 			return stop(nil)
 		case <-s.n.restart:
-			s.flush()
+			s.answerPending(s.n.timings.closeWait)
 			s.closeGracefully(readerDone, "node reloading its tools")
 			return stop(errRestartRequested)
 		}
@@ -238,7 +249,7 @@ func (s *session) handle(data []byte) {
 		var de *wsproto.DecodeError
 		if errors.As(err, &de) && de.Type == wsproto.TypeExecuteTool && de.RequestID != "" {
 			// A call we cannot run is still a call the server waits on.
-			s.sendResult(toolhost.Outcome{RequestID: de.RequestID, Err: "the node could not read this call: " + err.Error()})
+			s.answer(toolhost.Outcome{RequestID: de.RequestID, Err: "the node could not read this call: " + err.Error()})
 		}
 		s.log.Warn().Err(err).Int("bytes", len(data)).Msg("ignored a malformed frame")
 		return
@@ -246,8 +257,7 @@ func (s *session) handle(data []byte) {
 	switch m := msg.(type) {
 	case wsproto.ExecuteTool:
 		s.log.Debug().Str("request_id", m.RequestID).Str("tool", m.ToolName).Msg("execute_tool")
-		call := toolhost.Call{RequestID: m.RequestID, Args: m.ToolArgs, Context: m.VCPContext}
-		s.n.disp.Dispatch(context.Background(), m.ToolName, call, s.sendResult)
+		s.dispatch(m) // session_calls.go
 	case wsproto.CancelTool:
 		if s.n.disp.Cancel(m.RequestID) {
 			s.log.Info().Str("request_id", m.RequestID).Msg("server cancelled a call after its own timeout")
@@ -264,6 +274,12 @@ func (s *session) handle(data []byte) {
 // enqueue queues a frame for the writer. It fails instead of blocking once
 // the session has ended.
 func (s *session) enqueue(frame []byte) error {
+	// Checked first: a select with room in out would pick either case.
+	select {
+	case <-s.done:
+		return errSessionEnded
+	default:
+	}
 	select {
 	case s.out <- frame:
 		return nil

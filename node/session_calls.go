@@ -1,0 +1,166 @@
+package node
+
+import (
+	"sync"
+	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// sessionCalls counts the calls read on one connection and not yet
+// answered, so that the session can answer all of them before its close
+// frame, and so that calls outliving their connection can be cancelled.
+type sessionCalls struct {
+	mu      sync.Mutex
+	pending int
+	idle    chan struct{} // closed when pending drops to zero; made by waiters
+	closed  bool          // no call is taken any more
+}
+
+// begin counts a call read from the connection; false once the session
+// has stopped taking calls (its close frame is on its way).
+func (c *sessionCalls) begin() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.pending++
+	return true
+}
+
+// end is called once a call's answer is queued (or dropped).
+func (c *sessionCalls) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending--
+	if c.pending == 0 && c.idle != nil {
+		close(c.idle)
+		c.idle = nil
+	}
+}
+
+// closeIfIdle stops taking calls when none is pending and returns nil;
+// otherwise it returns a channel closed when none is, and how many are.
+func (c *sessionCalls) closeIfIdle() (<-chan struct{}, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending == 0 {
+		c.closed = true
+		return nil, 0
+	}
+	if c.idle == nil {
+		c.idle = make(chan struct{})
+	}
+	return c.idle, c.pending
+}
+
+// close stops taking calls and returns what is still pending, with a
+// channel closed when that drops to zero (nil when it already is zero).
+func (c *sessionCalls) close() (<-chan struct{}, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.pending == 0 {
+		return nil, 0
+	}
+	if c.idle == nil {
+		c.idle = make(chan struct{})
+	}
+	return c.idle, c.pending
+}
+
+func (c *sessionCalls) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pending
+}
+
+// dispatch hands one execute_tool to the dispatcher under the session's
+// call context; its answer goes out on this connection.
+func (s *session) dispatch(m wsproto.ExecuteTool) {
+	if !s.calls.begin() {
+		s.log.Warn().Str("request_id", m.RequestID).Str("tool", m.ToolName).
+			Msg("execute_tool arrived after the node's close frame went out: not run and not answered")
+		return
+	}
+	call := toolhost.Call{RequestID: m.RequestID, Args: m.ToolArgs, Context: m.VCPContext}
+	reply := func(o toolhost.Outcome) {
+		s.sendResult(o)
+		s.calls.end()
+	}
+	if !s.n.disp.Dispatch(s.callCtx, m.ToolName, call, reply) {
+		s.calls.end() // a duplicate: no reply will come
+	}
+}
+
+// answer sends an outcome the session makes itself (a call it could not
+// read), counted like a dispatched call so it is not lost to the close.
+func (s *session) answer(o toolhost.Outcome) {
+	if !s.calls.begin() {
+		return
+	}
+	defer s.calls.end()
+	s.sendResult(o)
+}
+
+// answerPending is the writer's last duty before its close frame: it stops
+// taking calls once every call already read has its answer queued, writing
+// answers meanwhile, then writes what is queued. It waits at most wait:
+// past that, calls still running are left to the session's end (endCalls).
+func (s *session) answerPending(wait time.Duration) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for logged := false; ; {
+		idle, n := s.calls.closeIfIdle()
+		if idle == nil {
+			break
+		}
+		if !logged {
+			logged = true
+			s.log.Debug().Int("calls", n).Msg("closing: answering the calls already read first")
+		}
+		select {
+		case frame := <-s.out:
+			if err := s.write(frame); err != nil {
+				s.calls.close()
+				return
+			}
+		case <-idle:
+		case <-t.C:
+			_, n := s.calls.close()
+			s.log.Warn().Int("calls", n).Dur("waited", wait).Msg("closing with calls still running; they are handled as the connection ends")
+		}
+	}
+	s.flush()
+}
+
+// endCalls decides the fate of the calls still running when the session
+// has ended. The server failed them when their connection closed and drops
+// any later result, so they are cancelled; the grace lets a call about to
+// finish do so rather than be killed halfway through its work.
+func (s *session) endCalls() {
+	idle, n := s.calls.close()
+	if n == 0 {
+		s.cancelCalls(errSessionEnded)
+		return
+	}
+	grace := s.n.timings.sessionCallGrace
+	s.log.Warn().Int("calls", n).Dur("grace", grace).
+		Msg("connection ended with calls still running; the server has already failed them, so they are cancelled unless they finish within the grace period")
+	s.n.bg.Go(func() {
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-idle:
+			s.cancelCalls(errSessionEnded)
+		case <-t.C:
+			left := s.calls.count()
+			s.cancelCalls(errSessionEnded)
+			if left > 0 {
+				s.log.Warn().Int("calls", left).Msg("cancelled the calls of an ended connection")
+			}
+		}
+	})
+}
