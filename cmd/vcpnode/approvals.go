@@ -75,7 +75,7 @@ func newDecisionCmd(a *app, approve bool) *cobra.Command {
 		cmd.Short = "Refuse a call waiting for approval"
 		cmd.Long = "deny refuses the pending call ID (from `vcpnode approvals`); the server gets an\n" +
 			"error saying the node's owner denied it, with --reason if given."
-		cmd.Flags().StringVar(&reason, "reason", "", "why, added to the error the server (and the model) sees")
+		cmd.Flags().StringVar(&reason, "reason", "", "`TEXT` saying why, added to the error the server (and the model) sees")
 	}
 	f.add(cmd, true)
 	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *node.ControlClient) ([]string, error) {

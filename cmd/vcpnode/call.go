@@ -19,7 +19,7 @@ var errToolFailed = errors.New("tool failed")
 
 func newCallCmd(a *app) *cobra.Command {
 	var f controlFlags
-	var jsonArgs string
+	var argsJSON string
 	cmd := &cobra.Command{
 		Use:   "call TOOL [key=value | key:=JSON]...",
 		Short: "Run a tool in the daemon as the server would, and print its result",
@@ -28,10 +28,12 @@ func newCallCmd(a *app) *cobra.Command {
 			"would receive. It is the owner's call: the exposure policy and approval do not\n" +
 			"apply, so a hidden tool or a plugin the server cannot see yet can be tried.\n\n" +
 			"Arguments: key=value sends value as a string (as the server does); key:=JSON sends\n" +
-			"a JSON value (number, object…); --json '{…}' gives them all at once, and key=value\n" +
-			"pairs override it. It exits 1 when the tool answers with an error.",
-		Example: "  vcpnode call Echo message='hello from the owner'\n" +
-			"  vcpnode call Echo --json '{\"message\": \"hi\", \"delay\": \"1s\"}'",
+			"a JSON value (number, object…); --args '{…}' gives them all at once, and the pairs\n" +
+			"override it. --json prints the whole answer (outcome, request id, duration, error)\n" +
+			"as JSON instead of the result alone. It exits 1 when the tool answers with an error.",
+		Example: "  # with examples/Plugin in [plugins] dirs:\n" +
+			"  vcpnode call UnitConverter command=Convert value:=10 from=km to=mi\n" +
+			"  vcpnode call UnitConverter --args '{\"command\": \"ListUnits\"}' --json",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErrorf("%q needs the name of a tool (vcpnode tools --all lists them)", cmd.CommandPath())
@@ -39,7 +41,7 @@ func newCallCmd(a *app) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			toolArgs, err := parseCallArgs(jsonArgs, args[1:])
+			toolArgs, err := parseCallArgs(argsJSON, args[1:])
 			if err != nil {
 				return err
 			}
@@ -50,11 +52,11 @@ func newCallCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer done()
-			return a.runCall(ctx, c, args[0], toolArgs)
+			return a.runCall(ctx, c, args[0], toolArgs, f.json)
 		},
 	}
-	f.add(cmd, false)
-	cmd.Flags().StringVar(&jsonArgs, "json", "", "the arguments as one JSON object (the output is JSON in any case)")
+	f.add(cmd, true)
+	cmd.Flags().StringVar(&argsJSON, "args", "", "the arguments as one `JSON` object; key=value pairs override it")
 	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *node.ControlClient) ([]string, error) {
 		tools, err := c.Tools(ctx)
 		names := make([]string, 0, len(tools))
@@ -66,14 +68,22 @@ func newCallCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func (a *app) runCall(ctx context.Context, c *node.ControlClient, tool string, args map[string]json.RawMessage) error {
+func (a *app) runCall(ctx context.Context, c *node.ControlClient, tool string, args map[string]json.RawMessage, asJSON bool) error {
 	res, err := c.Call(ctx, node.CallRequest{Tool: tool, Args: args})
 	if err != nil {
 		return err
 	}
+	if asJSON {
+		if err := writeJSON(a.stdout, res); err != nil {
+			return err
+		}
+	}
 	took := time.Duration(res.DurationMs) * time.Millisecond
 	if !res.OK {
 		return fmt.Errorf("%w: %s (%s, request %s, after %s): %s", errToolFailed, res.Tool, res.Outcome, res.RequestID, ctlAge(took), res.Error)
+	}
+	if asJSON {
+		return nil
 	}
 	fmt.Fprintf(a.stderr, "local call of %s (request %s): ok after %s; the server would receive this result:\n", res.Tool, res.RequestID, ctlAge(took))
 	var pretty bytes.Buffer
@@ -86,16 +96,16 @@ func (a *app) runCall(ctx context.Context, c *node.ControlClient, tool string, a
 	return err
 }
 
-// parseCallArgs merges --json and key=value / key:=JSON pairs.
-func parseCallArgs(jsonArgs string, pairs []string) (map[string]json.RawMessage, error) {
+// parseCallArgs merges --args and key=value / key:=JSON pairs.
+func parseCallArgs(argsJSON string, pairs []string) (map[string]json.RawMessage, error) {
 	var args map[string]json.RawMessage
-	if strings.TrimSpace(jsonArgs) != "" {
-		dec := json.NewDecoder(strings.NewReader(jsonArgs))
+	if strings.TrimSpace(argsJSON) != "" {
+		dec := json.NewDecoder(strings.NewReader(argsJSON))
 		if err := dec.Decode(&args); err != nil {
-			return nil, usageErrorf("--json must be one JSON object of arguments, like '{\"message\": \"hi\"}': %v", err)
+			return nil, usageErrorf("--args must be one JSON object of arguments, like '{\"message\": \"hi\"}': %v", err)
 		}
 		if dec.More() {
-			return nil, usageErrorf("--json must be one JSON object of arguments; there is more after it")
+			return nil, usageErrorf("--args must be one JSON object of arguments; there is more after it")
 		}
 	}
 	if args == nil { // no --json, or --json null
@@ -105,6 +115,9 @@ func parseCallArgs(jsonArgs string, pairs []string) (map[string]json.RawMessage,
 		key, value, ok := strings.Cut(p, "=")
 		raw := strings.HasSuffix(key, ":")
 		key = strings.TrimSuffix(key, ":")
+		if strings.HasPrefix(strings.TrimSpace(p), "{") {
+			return nil, usageErrorf("argument %q looks like a JSON object: pass it with --args (--json only chooses JSON output)", p)
+		}
 		if !ok || key == "" {
 			return nil, usageErrorf("argument %q is not key=value (a string) or key:=JSON", p)
 		}

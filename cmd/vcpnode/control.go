@@ -20,15 +20,6 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
-// The commands that talk to a running daemon over its control socket are
-// thin clients: flags → one call → render. They live in status.go,
-// tools.go, call.go, reload.go, reconnect.go and approvals.go.
-func init() {
-	extraCommands = append(extraCommands,
-		newStatusCmd, newToolsCmd, newCallCmd, newReloadCmd, newReconnectCmd,
-		newApprovalsCmd, newApproveCmd, newDenyCmd)
-}
-
 // controlTimeout bounds every request but a local call, which the tool's own
 // timeout bounds.
 const controlTimeout = 30 * time.Second
@@ -44,8 +35,8 @@ type controlFlags struct {
 }
 
 func (f *controlFlags) add(cmd *cobra.Command, withJSON bool) {
-	cmd.Flags().StringVar(&f.socket, "socket", "", "the daemon's control socket (default: [control] socket of the config, else where `vcpnode run` listens by default)")
-	cmd.Flags().StringVarP(&f.config, "config", "c", "", "read [control] socket from this config file (default $"+envConfig+" when set)")
+	cmd.Flags().StringVar(&f.socket, "socket", "", "the daemon's control socket `PATH` (default: [control] socket of the config, else where 'vcpnode run' listens by default)")
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", "config `FILE` whose [control] socket to use (default $"+envConfig+" when set)")
 	if withJSON {
 		cmd.Flags().BoolVar(&f.json, "json", false, "print the daemon's answer as JSON")
 	}

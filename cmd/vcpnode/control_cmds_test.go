@@ -173,7 +173,7 @@ func TestCallCommand(t *testing.T) {
 		noStdout bool
 	}{
 		{"key=value", []string{"call", "Echo", "message=hello owner"}, exitOK, []string{`"type": "text",`, `message: hello owner`}, "local call of Echo (request local-", false},
-		{"--json and key:=JSON", []string{"call", "Echo", "--json", `{"message": "from json", "n": 1}`, "n:=3"}, exitOK,
+		{"--args and key:=JSON", []string{"call", "Echo", "--args", `{"message": "from json", "n": 1}`, "n:=3"}, exitOK,
 			[]string{"message: from json", "n: 3"}, "ok after", false},
 		{"hidden tool", []string{"call", "NodeInfo"}, exitOK, []string{`"goVersion"`}, "", false},
 		{"tool error", []string{"call", "Echo", "fail=boom"}, exitError, nil, "vcpnode: tool failed: Echo (error, request local-", true},
@@ -181,7 +181,10 @@ func TestCallCommand(t *testing.T) {
 		{"no tool", []string{"call"}, exitUsage, nil, "needs the name of a tool", true},
 		{"not key=value", []string{"call", "Echo", "message"}, exitUsage, nil, `argument "message" is not key=value`, true},
 		{"bad JSON value", []string{"call", "Echo", "n:=three"}, exitUsage, nil, "is not valid JSON; use n=three", true},
-		{"bad --json", []string{"call", "Echo", "--json", "[1]"}, exitUsage, nil, "--json must be one JSON object", true},
+		{"bad --args", []string{"call", "Echo", "--args", "[1]"}, exitUsage, nil, "--args must be one JSON object", true},
+		// --json is output everywhere; a JSON object given where an argument goes is pointed at --args.
+		{"object as argument", []string{"call", "Echo", "--json", `{"message": "hi"}`}, exitUsage, nil, "pass it with --args", true},
+		{"--json output", []string{"call", "Echo", "message=whole", "--json"}, exitOK, []string{`"outcome": "ok"`, `"requestId": "local-`, `message: whole`}, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -198,6 +201,13 @@ func TestCallCommand(t *testing.T) {
 				}
 				var parts struct{ Content []struct{ Text string } }
 				json.Unmarshal([]byte(out), &parts)
+				if _, whole := v["result"]; whole { // --json: the whole answer
+					var res struct {
+						Result struct{ Content []struct{ Text string } }
+					}
+					json.Unmarshal([]byte(out), &res)
+					parts.Content = res.Result.Content
+				}
 				for _, p := range parts.Content {
 					text += "\n" + p.Text
 				}

@@ -27,8 +27,6 @@ import (
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
-func init() { extraCommands = append(extraCommands, newDemoCmd) }
-
 const (
 	// demoTimeout bounds the whole demo so that it can never hang.
 	demoTimeout = 30 * time.Second

@@ -167,7 +167,7 @@ func TestDemoStopsCleanlyOnSignal(t *testing.T) {
 		"the node stopped cleanly",
 		"5 calls: 0 succeeded, 0 failed as expected, 5 not sent\n",
 	})
-	if code := report(ta.stderr, err); code != exitError {
+	if code := report(ta.stderr, nil, err); code != exitError {
 		t.Errorf("exit code %d, want %d", code, exitError)
 	}
 }

@@ -35,10 +35,10 @@ func newInitCmd(a *app, h *host) *cobra.Command {
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error { return a.runInit(h, f) },
 	}
-	cmd.Flags().StringVar(&f.hub, "hub", "", "the VCP main server's base URL (http, https, ws or wss); required")
-	cmd.Flags().StringVar(&f.name, "name", "", "this node's name on the server (default: the hostname)")
-	cmd.Flags().StringVar(&f.keyFile, "key-file", "", "where to keep the key (default: key, beside the config)")
-	cmd.Flags().StringVarP(&f.config, "config", "c", "", "config file to write (default $"+envConfig+", else the usual place)")
+	cmd.Flags().StringVar(&f.hub, "hub", "", "the VCP main server's base `URL` (http, https, ws or wss); required")
+	cmd.Flags().StringVar(&f.name, "name", "", "this node's `NAME` on the server (default: the hostname)")
+	cmd.Flags().StringVar(&f.keyFile, "key-file", "", "`FILE` to keep the key in (default: key, beside the config)")
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", "config `FILE` to write (default $"+envConfig+", else the usual place)")
 	cmd.Flags().BoolVar(&f.keyStdin, "key-stdin", false, "read the key from stdin without prompting")
 	cmd.Flags().BoolVar(&f.force, "force", false, "replace an existing config and key file")
 	return cmd

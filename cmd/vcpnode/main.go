@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/vcpnode/vcpnode/config"
 )
 
@@ -24,14 +26,20 @@ func main() {
 
 // execute runs the command line args and returns the process's exit code.
 func execute(a *app, args []string) int {
+	a.helpErr = nil
 	root := newRootCmd(a)
 	root.SetArgs(args)
-	return report(a.stderr, root.Execute())
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		err = a.helpErr
+	}
+	return report(a.stderr, cmd, err)
 }
 
 // report prints err as "vcpnode: <message>" (every line of it, so that a
-// list of config problems stays greppable) and picks the exit code.
-func report(stderr io.Writer, err error) int {
+// list of config problems stays greppable) and picks the exit code. A usage
+// error points at the help of cmd, the command that refused it.
+func report(stderr io.Writer, cmd *cobra.Command, err error) int {
 	if err == nil {
 		return exitOK
 	}
@@ -41,7 +49,11 @@ func report(stderr io.Writer, err error) int {
 		fmt.Fprintf(stderr, "vcpnode: %s\n", line)
 	}
 	if errors.As(err, new(*usageError)) {
-		fmt.Fprintln(stderr, "Run 'vcpnode --help' for usage.")
+		path := "vcpnode"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", path)
 		return exitUsage
 	}
 	return exitError

@@ -14,8 +14,6 @@ import (
 	"github.com/vcpnode/vcpnode/node"
 )
 
-func init() { extraCommands = append(extraCommands, newPlaceholdersCmd) }
-
 // Widths of the columns of `vcpnode placeholders`; --json shows everything.
 const (
 	placeholderValueWidth = 48
@@ -23,23 +21,29 @@ const (
 )
 
 func newPlaceholdersCmd(a *app) *cobra.Command {
-	var configFlag, socketFlag string
-	var asJSON bool
+	var f controlFlags
+	var local bool
 	cmd := &cobra.Command{
 		Use:   "placeholders",
 		Short: "List the {{placeholders}} this node feeds the server",
 		Long: "placeholders lists each placeholder with its value, source, age and last error,\n" +
-			"as the running daemon has them. With --config it needs no daemon: it runs every\n" +
-			"source the config defines once and lists the outcome.",
+			"as the running daemon has them. With --local it needs no daemon: it runs every\n" +
+			"source of the config once, here, and lists the outcome.",
+		Example: "  vcpnode placeholders\n" +
+			"  vcpnode placeholders --local --config ~/.config/vcpnode/config.toml",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var resp node.PlaceholdersResponse
 			var warnings []string
 			var err error
-			if configFlag != "" {
-				resp, warnings, err = a.evaluatePlaceholders(cmd.Context(), configFlag)
+			if local {
+				var path string
+				if path, err = a.configPath(f.config); err != nil {
+					return err
+				}
+				resp, warnings, err = a.evaluatePlaceholders(cmd.Context(), path)
 			} else {
-				resp, err = a.daemonPlaceholders(cmd.Context(), socketFlag)
+				resp, err = a.daemonPlaceholders(cmd.Context(), &f)
 			}
 			if err != nil {
 				return err
@@ -47,15 +51,14 @@ func newPlaceholdersCmd(a *app) *cobra.Command {
 			for _, w := range warnings {
 				fmt.Fprintln(a.stderr, "warning: "+config.Redact(w))
 			}
-			if asJSON {
+			if f.json {
 				return writeJSON(a.stdout, resp)
 			}
 			return printPlaceholders(a.stdout, resp)
 		},
 	}
-	cmd.Flags().StringVarP(&configFlag, "config", "c", "", "evaluate this config file once instead of asking the daemon")
-	cmd.Flags().StringVar(&socketFlag, "socket", "", "the daemon's control socket (default: where `vcpnode run` listens)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	f.add(cmd, true)
+	cmd.Flags().BoolVar(&local, "local", false, "run the config's sources once here instead of asking the daemon")
 	return cmd
 }
 
@@ -73,9 +76,9 @@ func (a *app) evaluatePlaceholders(ctx context.Context, path string) (node.Place
 }
 
 // daemonPlaceholders asks the running daemon, found the way every control
-// command finds it (--config here means a one-shot evaluation instead).
-func (a *app) daemonPlaceholders(ctx context.Context, socketFlag string) (node.PlaceholdersResponse, error) {
-	socket, err := a.controlSocket(&controlFlags{socket: socketFlag})
+// command finds it.
+func (a *app) daemonPlaceholders(ctx context.Context, f *controlFlags) (node.PlaceholdersResponse, error) {
+	socket, err := a.controlSocket(f)
 	if err != nil {
 		return node.PlaceholdersResponse{}, err
 	}
@@ -83,7 +86,7 @@ func (a *app) daemonPlaceholders(ctx context.Context, socketFlag string) (node.P
 	defer c.Close()
 	resp, err := c.Placeholders(ctx)
 	if errors.Is(err, node.ErrNotRunning) {
-		return resp, fmt.Errorf("%w; or pass --config FILE to evaluate the placeholders without it", err)
+		return resp, fmt.Errorf("%w; or pass --local to evaluate the placeholders without it", err)
 	}
 	return resp, err
 }

@@ -30,7 +30,7 @@ name = "Long"
 command = "printf '%0200d' 0"
 `, 0o600)
 	ta := newTestApp(t)
-	if code := ta.run("placeholders", "--config", path); code != exitOK {
+	if code := ta.run("placeholders", "--local", "--config", path); code != exitOK {
 		t.Fatalf("exit code %d; stdout %q stderr %q", code, ta.stdout, ta.stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(ta.stdout.String()), "\n")
@@ -52,7 +52,7 @@ command = "printf '%0200d' 0"
 	}
 
 	ta = newTestApp(t)
-	if code := ta.run("placeholders", "--config", path, "--json"); code != exitOK {
+	if code := ta.run("placeholders", "--local", "--config", path, "--json"); code != exitOK {
 		t.Fatalf("--json: exit code %d; stderr %q", code, ta.stderr)
 	}
 	var resp node.PlaceholdersResponse
@@ -67,7 +67,7 @@ command = "printf '%0200d' 0"
 func TestPlaceholdersConfigProblem(t *testing.T) {
 	path := writeFile(t, "c.toml", "[placeholders.values]\nA = \"1\"\n\"{{A}}\" = \"2\"\n", 0o600)
 	ta := newTestApp(t)
-	if code := ta.run("placeholders", "--config", path); code == exitOK {
+	if code := ta.run("placeholders", "--local", "--config", path); code == exitOK {
 		t.Fatalf("a conflicting config was accepted: %q", ta.stdout)
 	}
 	if !strings.Contains(ta.stderr.String(), "already defined by placeholders.values.A") {
@@ -81,7 +81,7 @@ func TestPlaceholdersDaemonNotRunning(t *testing.T) {
 	if code := ta.run("placeholders", "--socket", socket); code == exitOK {
 		t.Fatal("succeeded without a daemon")
 	}
-	if got := ta.stderr.String(); !strings.Contains(got, "is it running?") || !strings.Contains(got, "--config") {
+	if got := ta.stderr.String(); !strings.Contains(got, "is it running?") || !strings.Contains(got, "--local") {
 		t.Errorf("stderr = %q", got)
 	}
 }

@@ -40,6 +40,11 @@ type app struct {
 	signals func() (<-chan os.Signal, func())
 
 	logLevel, logFormat string // persistent flags; "" means the config's
+
+	// host is what `service` and `init` act on; nil is the real machine.
+	host *host
+	// helpErr is set when --help named a command that does not exist.
+	helpErr error
 }
 
 func newApp() *app {
@@ -57,33 +62,6 @@ func newApp() *app {
 			return ch, func() { signal.Stop(ch) }
 		},
 	}
-}
-
-// extraCommands lets other files of this package (demo.go) add a command
-// from init without editing the root.
-var extraCommands []func(*app) *cobra.Command
-
-func newRootCmd(a *app) *cobra.Command {
-	root := &cobra.Command{
-		Use:   "vcpnode",
-		Short: "Run this machine as a distributed node of a VCP main server",
-		Long: "vcpnode keeps a WebSocket connection to a VCP main server (VCPToolBox), registers\n" +
-			"the tools this machine hosts and runs them when the server asks.",
-		SilenceErrors: true, // main prints them, prefixed
-		SilenceUsage:  true,
-		Args:          noSubcommand,
-		RunE:          helpAndFail,
-	}
-	root.SetOut(a.stdout)
-	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level, overriding the config: "+strings.Join(config.LogLevels, ", "))
-	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "log format, overriding the config: "+strings.Join(config.LogFormats, ", "))
-	root.AddCommand(newRunCmd(a), newConfigCmd(a), newVersionCmd(a))
-	for _, add := range extraCommands {
-		root.AddCommand(add(a))
-	}
-	return root
 }
 
 // noSubcommand refuses positional arguments, naming a likely command.

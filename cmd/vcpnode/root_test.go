@@ -123,19 +123,20 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	tests := []struct {
 		args []string
 		want string
+		help string // the command whose help the hint names
 	}{
-		{nil, `"vcpnode" needs a command`},
-		{[]string{"bogus"}, `unknown command "bogus" for "vcpnode"`},
-		{[]string{"rnu"}, `(did you mean "run"?)`},
-		{[]string{"run", "extra"}, `"vcpnode run" takes no arguments`},
-		{[]string{"run", "--bogus"}, "unknown flag: --bogus"},
-		{[]string{"run"}, "no config file: pass --config FILE or set VCPNODE_CONFIG"},
-		{[]string{"config"}, `"vcpnode config" needs a command`},
-		{[]string{"config", "chek"}, `(did you mean "check"?)`},
-		{[]string{"config", "check"}, "no config file"},
-		{[]string{"version", "--json=maybe"}, "invalid argument"},
-		{[]string{"--log-level", "loud", "run", "--config", good}, `--log-level "loud" is not one of debug, info, warn, error`},
-		{[]string{"run", "--log-format", "xml", "--config", good}, `--log-format "xml" is not one of auto, console, json`},
+		{nil, `"vcpnode" needs a command`, "vcpnode"},
+		{[]string{"bogus"}, `unknown command "bogus" for "vcpnode"`, "vcpnode"},
+		{[]string{"rnu"}, `(did you mean "run"?)`, "vcpnode"},
+		{[]string{"run", "extra"}, `"vcpnode run" takes no arguments`, "vcpnode run"},
+		{[]string{"run", "--bogus"}, "unknown flag: --bogus", "vcpnode run"},
+		{[]string{"run"}, "no config file: pass --config FILE or set VCPNODE_CONFIG", "vcpnode run"},
+		{[]string{"config"}, `"vcpnode config" needs a command`, "vcpnode config"},
+		{[]string{"config", "chek"}, `(did you mean "check"?)`, "vcpnode config"},
+		{[]string{"config", "check"}, "no config file", "vcpnode config check"},
+		{[]string{"version", "--json=maybe"}, "invalid argument", "vcpnode version"},
+		{[]string{"--log-level", "loud", "run", "--config", good}, `--log-level "loud" is not one of debug, info, warn, error`, "vcpnode run"},
+		{[]string{"run", "--log-format", "xml", "--config", good}, `--log-format "xml" is not one of auto, console, json`, "vcpnode run"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -147,7 +148,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 			if !strings.Contains(stderr, "vcpnode: ") || !strings.Contains(stderr, tt.want) {
 				t.Errorf("stderr = %q, want \"vcpnode: …%s…\"", stderr, tt.want)
 			}
-			if !strings.Contains(stderr, "Run 'vcpnode --help' for usage.") {
+			if !strings.Contains(stderr, "Run '"+tt.help+" --help' for usage.") {
 				t.Errorf("stderr has no usage hint: %q", stderr)
 			}
 		})
@@ -168,7 +169,7 @@ func TestHelpExitsZero(t *testing.T) {
 
 func TestReportPrefixesEveryLine(t *testing.T) {
 	var buf bytes.Buffer
-	code := report(&buf, errors.New("first\nsecond ws://h/vcp-distributed-server/VCP_Key=s3cr3t"))
+	code := report(&buf, nil, errors.New("first\nsecond ws://h/vcp-distributed-server/VCP_Key=s3cr3t"))
 	want := "vcpnode: first\nvcpnode: second ws://h/vcp-distributed-server/VCP_Key=REDACTED\n"
 	if code != exitError || buf.String() != want {
 		t.Errorf("report = %d, %q; want 1, %q", code, buf.String(), want)

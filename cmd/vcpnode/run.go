@@ -71,8 +71,8 @@ func newRunCmd(a *app) *cobra.Command {
 			return a.serveWith(cmd.Context(), n, log, sigs, hups, ctl.reload)
 		},
 	}
-	cmd.Flags().StringVarP(&configFlag, "config", "c", "", "config file (default $"+envConfig+")")
-	cmd.Flags().StringVar(&socketFlag, "socket", "", "control socket (default: [control] socket, else $XDG_RUNTIME_DIR/vcpnode.sock, or /run/vcpnode/vcpnode.sock for root and systemd)")
+	cmd.Flags().StringVarP(&configFlag, "config", "c", "", "config `FILE` (default $"+envConfig+")")
+	cmd.Flags().StringVar(&socketFlag, "socket", "", "control socket `PATH` (default: [control] socket, else $XDG_RUNTIME_DIR/vcpnode.sock, or /run/vcpnode/vcpnode.sock for root and systemd)")
 	return cmd
 }
 

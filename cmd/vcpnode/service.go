@@ -47,13 +47,6 @@ func realHost() *host {
 	}
 }
 
-func init() {
-	extraCommands = append(extraCommands,
-		func(a *app) *cobra.Command { return newServiceCmd(a, realHost()) },
-		func(a *app) *cobra.Command { return newInitCmd(a, realHost()) },
-	)
-}
-
 // serviceFlags are the flags every `service` subcommand takes.
 type serviceFlags struct {
 	user, system, dryRun bool
@@ -99,9 +92,9 @@ func newServiceCmd(a *app, h *host) *cobra.Command {
 		c.Flags().BoolVar(&f.user, "user", false, "a service of the current user (default unless root)")
 		c.Flags().BoolVar(&f.system, "system", false, "a system service (default as root)")
 		c.Flags().BoolVar(&f.dryRun, "dry-run", false, "print what would be written and run; change nothing")
-		c.Flags().StringVarP(&f.config, "config", "c", "", "config file (default $"+envConfig+", else the scope's usual place)")
+		c.Flags().StringVarP(&f.config, "config", "c", "", "config `FILE` (default $"+envConfig+", else the scope's usual place)")
 		if s.op == opInstall {
-			c.Flags().StringVar(&f.binary, "binary", "", "vcpnode executable the service runs (default: this one)")
+			c.Flags().StringVar(&f.binary, "binary", "", "the vcpnode executable `PATH` the service runs (default: this one)")
 		}
 		if s.op == opUninstall {
 			c.Flags().BoolVar(&purge, "purge", false, "also remove the config, the key file next to it, and the state directory")

@@ -85,15 +85,8 @@ func newServiceTest(t *testing.T, goos string, euid int) *serviceTest {
 
 // run executes the command line with `service` and `init` bound to st.h.
 func (st *serviceTest) run(args ...string) int {
-	root := newRootCmd(st.app)
-	for _, c := range root.Commands() {
-		if c.Name() == "service" || c.Name() == "init" {
-			root.RemoveCommand(c)
-		}
-	}
-	root.AddCommand(newServiceCmd(st.app, st.h), newInitCmd(st.app, st.h))
-	root.SetArgs(args)
-	return report(st.app.stderr, root.Execute())
+	st.app.host = st.h
+	return execute(st.app, args)
 }
 
 func (st *serviceTest) mustRun(t *testing.T, args ...string) string {
