@@ -46,6 +46,9 @@ func TestImportDirections(t *testing.T) {
 		// The config is data and checks: the CLI reads it without the daemon.
 		{module + "/config", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
 		{module + "/node", true, []string{module + "/cmd/vcpnode"}},
+		{module + "/toolhost/textproto", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
+		// The text protocol does no I/O: it parses and generates text only.
+		{module + "/toolhost/textproto", false, []string{"os", "os/exec", "net", "io/fs", "net/http"}},
 		// The CLI reaches the network only through node (and the demo's fake hub).
 		{module + "/cmd/vcpnode", false, []string{gorilla, backoff}},
 	}

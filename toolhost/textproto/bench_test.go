@@ -1,0 +1,43 @@
+package textproto
+
+import (
+	"strings"
+	"testing"
+)
+
+// mib builds a reply of at least 1 MiB by repeating unit.
+func mib(unit string) string {
+	return strings.Repeat(unit, (1<<20)/len(unit)+1)
+}
+
+var benchReplies = map[string]string{
+	// Realistic: prose, a think block, one well-formed block per paragraph.
+	"vcp": mib("Some prose about the task, with a colon: and commas, and 「quotes」.\n<think>plan the call</think>\n" +
+		S + "\ntool_name:「始」Search「末」,\nquery:「始」go parsers「末」,\nlimit:「始」10「末」\n" + E + "\n"),
+	"vcp-fuzzy": mib("prose\n<<[TOOL_REQUEST]>>\ntool_name:{始}Search{末},\nquery:「始 q」go「末 x}\n<<<<[END_TOOL_REQUEST]>>>>\n"),
+	"xml": mib("prose\n<function_calls>\n<invoke name=\"search\">\n<parameter name=\"q\">go &amp; parsers</parameter>\n" +
+		"<parameter name=\"code\"><![CDATA[if a < b {}]]></parameter>\n</invoke>\n</function_calls>\n"),
+	"json": mib("prose\n```json\n{\"tool_name\": \"search\", \"parameters\": {\"q\": \"go\", \"n\": 10, \"f\": [1, {\"a\": \"}\"}]}}\n```\n"),
+	// Adversarial: start markers that never end, fields that never end,
+	// think tags never closed, braces nested a million deep.
+	"vcp-unterminated":   S + mib("tool_name:「始」A「末」 k:「始」"),
+	"vcp-many-escapes":   S + mib("k:「始ESCAPE」x「末ESCAPE」"),
+	"think-unclosed":     mib("<think "),
+	"json-deep":          mib(`{"tool_name":"a","parameters":{"x":`),
+	"xml-unclosed-param": "<function_calls><invoke name=\"a\">" + mib("<parameter name=\"p\">x"),
+}
+
+// BenchmarkParse parses each 1 MiB reply with every format on; MB/s is
+// what the README reports.
+func BenchmarkParse(b *testing.B) {
+	for _, name := range []string{"vcp", "vcp-fuzzy", "xml", "json", "vcp-unterminated", "vcp-many-escapes", "think-unclosed", "json-deep", "xml-unclosed-param"} {
+		reply := benchReplies[name]
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(reply)))
+			b.ReportAllocs()
+			for b.Loop() {
+				Parse(reply, Options{Fuzzy: strings.Contains(name, "fuzzy")})
+			}
+		})
+	}
+}

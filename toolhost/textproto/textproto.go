@@ -1,0 +1,160 @@
+// Package textproto turns a model's reply into tool calls. It reads three
+// call formats: the VCP TOOL_REQUEST blocks exactly as the VCPToolBox server
+// parses them (spec/textproto.md, rule numbers cited as §N), the
+// <function_calls><invoke> XML of seed 004, and the {"tool_name",
+// "parameters"} JSON objects of seed 003. Where a block is not a call, it
+// says why and on which line instead of dropping it silently. It does no I/O.
+package textproto
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// Format names a call format.
+type Format string
+
+// The formats Parse reads.
+const (
+	FormatVCP  Format = "vcp"
+	FormatXML  Format = "xml"
+	FormatJSON Format = "json"
+)
+
+// Formats lists every format, in the order Parse claims text for them.
+var Formats = []Format{FormatVCP, FormatXML, FormatJSON}
+
+// Call is one tool call found in a reply.
+type Call struct {
+	Format Format `json:"format"`
+	// Line is the 1-based line of the call's first character in the reply.
+	Line int    `json:"line"`
+	Tool string `json:"tool"`
+	// Args as JSON values: always strings for VCP and XML (the server sends
+	// them so), any JSON for the JSON format.
+	Args map[string]json.RawMessage `json:"args"`
+
+	// The VCP control fields the server takes out of the arguments (§4).
+	Archery        bool `json:"archery,omitempty"`
+	ArcheryNoReply bool `json:"archeryNoReply,omitempty"`
+	MarkHistory    bool `json:"markHistory,omitempty"`
+	// River and Vref are nil when the block has no such field.
+	River *string `json:"river,omitempty"`
+	Vref  *string `json:"vref,omitempty"`
+
+	// Notes are parts of the call the server reads differently from what the
+	// model probably meant (a value without an end marker…).
+	Notes []string `json:"notes,omitempty"`
+
+	// Offset is the byte offset of Line's character in the reply.
+	Offset int `json:"-"`
+}
+
+// Rejected is a block that looks like a call but is not one.
+type Rejected struct {
+	Format Format `json:"format"`
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+	Offset int    `json:"-"`
+}
+
+// Result is what a parse found, each list in the order of the reply.
+type Result struct {
+	Calls    []Call     `json:"calls"`
+	Rejected []Rejected `json:"rejected"`
+}
+
+// Options steer Parse.
+type Options struct {
+	// Fuzzy switches on the server's fuzzy marker matching (§2, §3 rule 4);
+	// it is off by default on the server too.
+	Fuzzy bool
+	// Formats limits the formats read; empty means all of them.
+	Formats []Format
+}
+
+// Parse finds the calls of every format in reply. Reasoning blocks are
+// removed first for every format (§1). Text inside a VCP block is not read
+// again as XML or JSON, nor text inside an XML block as JSON, so one call is
+// never found twice.
+func Parse(reply string, opt Options) Result {
+	formats := opt.Formats
+	if len(formats) == 0 {
+		formats = Formats
+	}
+	st := stripReasoning(reply)
+	lines := newLineIndex(reply)
+	var res Result
+	var claimed []span // in stripped coordinates
+	if slices.Contains(formats, FormatVCP) {
+		r, spans := parseVCP(st, opt.Fuzzy, lines)
+		res.add(r)
+		claimed = append(claimed, spans...)
+	}
+	if slices.Contains(formats, FormatXML) {
+		r, spans := parseXML(st, claimed, lines)
+		res.add(r)
+		claimed = append(claimed, spans...)
+	}
+	if slices.Contains(formats, FormatJSON) {
+		res.add(parseJSON(st, claimed, lines))
+	}
+	slices.SortStableFunc(res.Calls, func(a, b Call) int { return a.Offset - b.Offset })
+	slices.SortStableFunc(res.Rejected, func(a, b Rejected) int { return a.Offset - b.Offset })
+	if res.Calls == nil {
+		res.Calls = []Call{}
+	}
+	if res.Rejected == nil {
+		res.Rejected = []Rejected{}
+	}
+	return res
+}
+
+func (r *Result) add(o Result) {
+	r.Calls = append(r.Calls, o.Calls...)
+	r.Rejected = append(r.Rejected, o.Rejected...)
+}
+
+// span is a half-open byte range.
+type span struct{ start, end int }
+
+func overlaps(spans []span, start, end int) bool {
+	for _, s := range spans {
+		if start < s.end && s.start < end {
+			return true
+		}
+	}
+	return false
+}
+
+// lineIndex maps byte offsets of the reply to 1-based lines.
+type lineIndex []int // offsets of line starts
+
+func newLineIndex(s string) lineIndex {
+	idx := lineIndex{0}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			idx = append(idx, i+1)
+		}
+	}
+	return idx
+}
+
+func (l lineIndex) line(off int) int {
+	n, found := slices.BinarySearch(l, off)
+	if found {
+		return n + 1
+	}
+	return n
+}
+
+// stringJSON encodes s as a JSON string, keeping <, > and & readable.
+func stringJSON(s string) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(strings.ToValidUTF8(s, "\uFFFD")) // a string always encodes
+	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}

@@ -1,0 +1,357 @@
+package textproto
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The XML call format of seed 004.
+const (
+	xmlBlockOpen  = "<function_calls>"
+	xmlBlockClose = "</function_calls>"
+	xmlInvoke     = "<invoke"
+	xmlInvokeEnd  = "</invoke>"
+	xmlParam      = "<parameter"
+	xmlParamEnd   = "</parameter>"
+	cdataOpen     = "<![CDATA["
+	cdataClose    = "]]>"
+)
+
+// ParseXML finds the <function_calls> blocks of reply.
+func ParseXML(reply string) Result {
+	return Parse(reply, Options{Formats: []Format{FormatXML}})
+}
+
+// xmlParser reads <function_calls> blocks: several <invoke name="…"> per
+// block, each with <parameter name="…">value</parameter> children. Values
+// have their entities decoded, CDATA sections are kept as written, and
+// whitespace around a value (outside CDATA) is trimmed. The text is not
+// required to be well-formed XML: a value runs to the first </parameter>
+// outside a CDATA section, so code with "<" in it reads as written.
+type xmlParser struct {
+	st    stripped
+	lines lineIndex
+	text  string
+	res   Result
+	find  map[string]*finder
+}
+
+func (p *xmlParser) next(lit string, from int) int {
+	f, ok := p.find[lit]
+	if !ok {
+		text := p.text
+		f = newFinder(func(from int) (int, int) {
+			i := strings.Index(text[from:], lit)
+			if i < 0 {
+				return -1, 0
+			}
+			return from + i, len(lit)
+		})
+		p.find[lit] = f
+	}
+	i, _ := f.next(from)
+	return i
+}
+
+func parseXML(st stripped, claimed []span, lines lineIndex) (Result, []span) {
+	p := &xmlParser{st: st, lines: lines, text: st.text, find: map[string]*finder{}}
+	var spans []span
+	for pos := 0; pos < len(p.text); {
+		b := p.next(xmlBlockOpen, pos)
+		if b < 0 {
+			break
+		}
+		if overlaps(claimed, b, b+len(xmlBlockOpen)) {
+			pos = b + len(xmlBlockOpen)
+			continue
+		}
+		end, ok := p.block(b)
+		if !ok {
+			break // the block ran to the end of the reply
+		}
+		spans = append(spans, span{b, end})
+		pos = end
+	}
+	return p.res, spans
+}
+
+func (p *xmlParser) reject(at int, reason string) {
+	off := p.st.toReply(at)
+	p.res.Rejected = append(p.res.Rejected, Rejected{Format: FormatXML, Line: p.lines.line(off), Reason: reason, Offset: off})
+}
+
+// block reads the block opened at b and returns where it ends; false when it
+// never closes.
+func (p *xmlParser) block(b int) (int, bool) {
+	text := p.text
+	pos := b + len(xmlBlockOpen)
+	invokes := 0
+	for {
+		pos = skipJSSpace(text, pos)
+		switch {
+		case pos >= len(text):
+			p.reject(b, "<function_calls> is never closed by </function_calls>; its calls are not run")
+			return len(text), false
+		case strings.HasPrefix(text[pos:], xmlBlockClose):
+			if invokes == 0 {
+				p.reject(b, "<function_calls> holds no <invoke>")
+			}
+			return pos + len(xmlBlockClose), true
+		case hasTag(text, pos, xmlInvoke):
+			invokes++
+			end, ok := p.invoke(pos)
+			if !ok {
+				p.reject(b, "<function_calls> is never closed by </function_calls>; its calls are not run")
+				return len(text), false
+			}
+			pos = end
+		default:
+			// Stray text or another element: skip to the next tag.
+			if i := strings.IndexByte(text[pos+1:], '<'); i >= 0 {
+				pos += 1 + i
+			} else {
+				pos = len(text)
+			}
+		}
+	}
+}
+
+// hasTag reports whether text[i:] starts with the tag name lit followed by
+// whitespace, ">" or "/".
+func hasTag(text string, i int, lit string) bool {
+	if !strings.HasPrefix(text[i:], lit) {
+		return false
+	}
+	j := i + len(lit)
+	return j < len(text) && (text[j] == '>' || text[j] == '/' || isJSSpace(rune(text[j])))
+}
+
+// invoke reads one <invoke> at i; false when it is never closed.
+func (p *xmlParser) invoke(i int) (int, bool) {
+	text := p.text
+	attrs, pos, selfClosed, ok := readAttrs(text, i+len(xmlInvoke))
+	if !ok {
+		return len(text), false
+	}
+	name, hasName := attrs["name"]
+	c := Call{Format: FormatXML, Tool: strings.TrimSpace(name), Args: map[string]json.RawMessage{}}
+	c.Offset = p.st.toReply(i)
+	c.Line = p.lines.line(c.Offset)
+	problem := ""
+	switch {
+	case !hasName:
+		problem = "<invoke> has no name attribute"
+	case c.Tool == "":
+		problem = "<invoke> has an empty name"
+	}
+	if !selfClosed {
+		for {
+			pos = skipJSSpace(text, pos)
+			switch {
+			case pos >= len(text):
+				return len(text), false
+			case strings.HasPrefix(text[pos:], xmlInvokeEnd):
+				pos += len(xmlInvokeEnd)
+			case hasTag(text, pos, xmlParam):
+				end, ok := p.parameter(pos, &c, &problem)
+				if !ok {
+					return len(text), false
+				}
+				pos = end
+				continue
+			case strings.HasPrefix(text[pos:], xmlBlockClose):
+				return len(text), false // closes the block inside an invoke
+			default:
+				if j := strings.IndexByte(text[pos+1:], '<'); j >= 0 {
+					pos += 1 + j
+				} else {
+					pos = len(text)
+				}
+				continue
+			}
+			break
+		}
+	}
+	if problem != "" {
+		p.reject(i, problem)
+	} else {
+		p.res.Calls = append(p.res.Calls, c)
+	}
+	return pos, true
+}
+
+// parameter reads one <parameter> at i into c.
+func (p *xmlParser) parameter(i int, c *Call, problem *string) (int, bool) {
+	text := p.text
+	attrs, pos, selfClosed, ok := readAttrs(text, i+len(xmlParam))
+	if !ok {
+		return len(text), false
+	}
+	name, hasName := attrs["name"]
+	value := ""
+	if !selfClosed {
+		// Segments of decoded text and CDATA contents; whitespace is trimmed
+		// only at the ends and only from text, never from CDATA.
+		type segment struct {
+			s     string
+			cdata bool
+		}
+		var segs []segment
+		from := pos
+		for {
+			e := p.next(xmlParamEnd, from)
+			if e < 0 {
+				return len(text), false
+			}
+			cd := p.next(cdataOpen, from)
+			if cd < 0 || cd > e {
+				segs = append(segs, segment{decodeEntities(text[from:e]), false})
+				pos = e + len(xmlParamEnd)
+				break
+			}
+			segs = append(segs, segment{decodeEntities(text[from:cd]), false})
+			ce := p.next(cdataClose, cd+len(cdataOpen))
+			if ce < 0 {
+				return len(text), false
+			}
+			segs = append(segs, segment{text[cd+len(cdataOpen) : ce], true})
+			from = ce + len(cdataClose)
+		}
+		if !segs[0].cdata {
+			segs[0].s = strings.TrimLeftFunc(segs[0].s, isJSSpace)
+		}
+		if last := len(segs) - 1; !segs[last].cdata {
+			segs[last].s = strings.TrimRightFunc(segs[last].s, isJSSpace)
+		}
+		var b strings.Builder
+		for _, sg := range segs {
+			b.WriteString(sg.s)
+		}
+		value = b.String()
+	}
+	switch {
+	case !hasName:
+		if *problem == "" {
+			*problem = fmt.Sprintf("a <parameter> on line %d has no name attribute", p.lines.line(p.st.toReply(i)))
+		}
+	default:
+		name = strings.TrimSpace(name)
+		if _, dup := c.Args[name]; dup {
+			c.Notes = append(c.Notes, fmt.Sprintf("parameter %q is given more than once; the last one counts", name))
+		}
+		c.Args[name] = stringJSON(value)
+	}
+	return pos, true
+}
+
+// readAttrs reads name="value" / name='value' pairs up to ">" or "/>".
+func readAttrs(text string, i int) (attrs map[string]string, end int, selfClosed, ok bool) {
+	attrs = map[string]string{}
+	for {
+		i = skipJSSpace(text, i)
+		if i >= len(text) {
+			return nil, len(text), false, false
+		}
+		switch {
+		case text[i] == '>':
+			return attrs, i + 1, false, true
+		case strings.HasPrefix(text[i:], "/>"):
+			return attrs, i + 2, true, true
+		}
+		j := i
+		for j < len(text) && text[j] != '=' && text[j] != '>' && text[j] != '/' && !isJSSpace(rune(text[j])) {
+			j++
+		}
+		key := text[i:j]
+		j = skipJSSpace(text, j)
+		if key == "" || j >= len(text) || text[j] != '=' {
+			if key == "" {
+				j++ // a stray "/" or "="
+			}
+			i = j
+			continue
+		}
+		j = skipJSSpace(text, j+1)
+		if j >= len(text) {
+			return nil, len(text), false, false
+		}
+		if q := text[j]; q == '"' || q == '\'' {
+			k := strings.IndexByte(text[j+1:], q)
+			if k < 0 {
+				return nil, len(text), false, false
+			}
+			attrs[key] = decodeEntities(text[j+1 : j+1+k])
+			i = j + 2 + k
+			continue
+		}
+		k := j
+		for k < len(text) && text[k] != '>' && !isJSSpace(rune(text[k])) && !strings.HasPrefix(text[k:], "/>") {
+			k++
+		}
+		attrs[key] = decodeEntities(text[j:k])
+		i = k
+	}
+}
+
+// decodeEntities decodes the five XML entities and numeric character
+// references; anything else is kept as written.
+func decodeEntities(s string) string {
+	if !strings.Contains(s, "&") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '&')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		s = s[i:]
+		j := strings.IndexByte(s[:min(len(s), 12)], ';') // entities are short; never scan far
+		if j < 0 {
+			b.WriteByte('&')
+			s = s[1:]
+			continue
+		}
+		name := s[1:j]
+		if r, ok := entity(name); ok {
+			b.WriteString(r)
+			s = s[j+1:]
+			continue
+		}
+		b.WriteByte('&')
+		s = s[1:]
+	}
+}
+
+func entity(name string) (string, bool) {
+	switch name {
+	case "lt":
+		return "<", true
+	case "gt":
+		return ">", true
+	case "amp":
+		return "&", true
+	case "quot":
+		return `"`, true
+	case "apos":
+		return "'", true
+	}
+	if strings.HasPrefix(name, "#") {
+		var n uint64
+		var err error
+		if strings.HasPrefix(name, "#x") || strings.HasPrefix(name, "#X") {
+			n, err = strconv.ParseUint(name[2:], 16, 32)
+		} else {
+			n, err = strconv.ParseUint(name[1:], 10, 32)
+		}
+		if err == nil && utf8.ValidRune(rune(n)) && n != 0 {
+			return string(rune(n)), true
+		}
+	}
+	return "", false
+}
