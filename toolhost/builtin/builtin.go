@@ -1,0 +1,141 @@
+// Package builtin holds the node's workspace tools: DirectoryTree, ReadFile
+// and SearchFiles. They read only inside the [files] roots, under the same
+// symlink, deny-list and secret rules as internal_request_file, and bound
+// their work so that a huge tree cannot stall the node.
+package builtin
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// Tool names, as the server and exposed_tools see them.
+const (
+	DirectoryTreeName = "DirectoryTree"
+	ReadFileName      = "ReadFile"
+	SearchFilesName   = "SearchFiles"
+)
+
+// toolTimeout is each tool's declared timeout; the walks also stop on their
+// own budgets long before it on any sane tree.
+const toolTimeout = 30 * time.Second
+
+// New returns the three workspace tools reading through access. They are
+// built-in: the server sees them only when the config exposes them.
+func New(access *toolhost.FileAccess) []toolhost.Tool {
+	return []toolhost.Tool{
+		&treeTool{access: access},
+		&readTool{access: access},
+		&searchTool{access: access},
+	}
+}
+
+// spec fills the parts every workspace tool shares. The command's
+// description and example are generated from its schema (toolhost).
+func spec(name, display, desc string, params []toolhost.Param) toolhost.Spec {
+	return toolhost.Spec{
+		Name:               name,
+		DisplayName:        display,
+		Version:            "1.0.0",
+		Description:        desc,
+		Commands:           []toolhost.Command{{Command: name, Schema: &toolhost.Schema{Params: params}}},
+		Timeout:            toolTimeout,
+		Source:             "builtin",
+		Builtin:            true,
+		DistributedExposed: true,
+	}
+}
+
+// target is a path argument checked against the roots.
+type target struct {
+	requested string // as the caller named it, for messages
+	resolved  string // symlink-free, inside root
+	root      string // the resolved root holding resolved
+}
+
+// resolveTarget checks the path argument p. An absolute path must lie in a
+// root; a relative one is looked up under each root in order and the first
+// root where it exists wins; "" means the first root.
+func resolveTarget(access *toolhost.FileAccess, p string) (target, error) {
+	if err := access.Ready(); err != nil {
+		return target{}, err
+	}
+	roots := access.Roots()
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return target{requested: roots[0], resolved: roots[0], root: roots[0]}, nil
+	}
+	if strings.ContainsRune(p, 0) {
+		return target{}, toolhost.FileRefusal(toolhost.ErrOutsideRoots, p, "the path holds a NUL byte")
+	}
+	if filepath.IsAbs(p) {
+		return checkTarget(access, p)
+	}
+	var first error
+	for _, root := range roots {
+		t, err := checkTarget(access, filepath.Join(root, p))
+		if err == nil {
+			return t, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return target{}, first
+}
+
+func checkTarget(access *toolhost.FileAccess, p string) (target, error) {
+	p = filepath.Clean(p)
+	resolved, err := access.Resolve(p)
+	if err != nil {
+		return target{}, err
+	}
+	// Resolve succeeded, so the path exists; Lstat errors here are races.
+	if _, err := os.Lstat(resolved); err != nil {
+		return target{}, toolhost.FileUnreadable(p, err)
+	}
+	return target{requested: p, resolved: resolved, root: access.RootOf(resolved)}, nil
+}
+
+// rel splits the path of p below root into components ("" root → none).
+func rel(root, p string) []string {
+	r, err := filepath.Rel(root, p)
+	if err != nil || r == "." {
+		return nil
+	}
+	return strings.Split(filepath.ToSlash(r), "/")
+}
+
+// requireDir refuses a target that is not a directory.
+func requireDir(t target) error {
+	info, err := os.Stat(t.resolved)
+	if err != nil {
+		return toolhost.FileUnreadable(t.requested, err)
+	}
+	if !info.IsDir() {
+		return toolhost.FileRefusal(ErrNotDirectory, t.requested, "it is a file, not a directory")
+	}
+	return nil
+}
+
+// Reasons particular to these tools; the others are toolhost's file errors
+// (ErrOutsideRoots, ErrSecretFile, ErrFileUnreadable…).
+var (
+	ErrBinaryFile   = errors.New("binary file")
+	ErrNotDirectory = errors.New("not a directory")
+	ErrBadArgument  = errors.New("bad argument")
+)
+
+// plural writes "1 file" or "3 files".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
