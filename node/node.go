@@ -19,6 +19,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/builtin"
 )
 
 // Timings the reconnect loop and session use; tests shorten them.
@@ -219,9 +220,9 @@ func (n *Node) prepare(cfg config.Config) (*settings, []toolhost.Tool, []string,
 			deny = append(deny, p)
 		}
 	}
-	tools := append([]toolhost.Tool{
-		toolhost.NewFileTool(toolhost.FileOptions{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes, Deny: deny}),
-	}, n.extraTools...)
+	files := toolhost.FileOptions{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes, Deny: deny}
+	tools := append([]toolhost.Tool{toolhost.NewFileTool(files)}, builtin.New(toolhost.NewFileAccess(files))...)
+	tools = append(tools, n.extraTools...)
 	var warnings []string
 	for _, src := range n.sources {
 		more, warn, err := src(cfg, n.log)

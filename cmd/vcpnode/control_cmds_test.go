@@ -25,7 +25,7 @@ func TestStatusCommand(t *testing.T) {
 		"server id "+conn.ServerID(),
 		"node name laptop",
 		"sessions 1 (0 reconnects)",
-		"tools 2 exposed, 1 not exposed, 0 unsupported, 0 invalid (vcpnode tools --all)",
+		"tools 2 exposed, 4 not exposed, 0 unsupported, 0 invalid (vcpnode tools --all)",
 		"placeholders 0 (vcpnode placeholders)",
 		"approvals none pending",
 		"config "+d.configFile(),
@@ -95,12 +95,13 @@ func TestToolsCommand(t *testing.T) {
 			"NAME EXPOSED TIMEOUT MAX APPROVAL SOURCE",
 			"Echo yes 5m 2 ask (2m) builtin",
 			"internal_request_file by name 1m - auto builtin",
-			"1 more not exposed; vcpnode tools --all lists them and why",
+			"4 more not exposed; vcpnode tools --all lists them and why",
 		}, "NodeInfo"},
 		{[]string{"tools", "--all"}, []string{
 			"NAME EXPOSED TIMEOUT MAX APPROVAL SOURCE WHY",
 			"Echo yes 5m 2 ask (2m) builtin built-in tool named in exposed_tools",
 			"NodeInfo no 10s - auto builtin built-in tools are exposed only when the config names them (exposed_tools or [tools.NodeInfo] expose = true)",
+			"DirectoryTree no 30s - auto builtin built-in tools are exposed only when the config names them (exposed_tools or [tools.DirectoryTree] expose = true)",
 		}, "more not exposed"},
 	}
 	for _, tt := range tests {
@@ -117,7 +118,8 @@ func TestToolsCommand(t *testing.T) {
 	}
 	var resp node.ToolsResponse
 	d.ctlJSON(&resp, "tools")
-	if len(resp.Tools) != 3 || resp.Tools[0].Name != "Echo" || resp.Tools[0].ApprovalTimeoutMs != 120000 {
+	// Echo, NodeInfo, internal_request_file and the three workspace built-ins.
+	if len(resp.Tools) != 6 || resp.Tools[1].Name != "Echo" || resp.Tools[1].ApprovalTimeoutMs != 120000 {
 		t.Errorf("tools --json = %+v", resp.Tools)
 	}
 }

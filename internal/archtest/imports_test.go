@@ -42,6 +42,8 @@ func TestImportDirections(t *testing.T) {
 		{module + "/toolhost", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
 		// The Node.js host for direct plugins uses toolhost and toolhost/plugin only.
 		{module + "/toolhost/direct", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
+		// The workspace built-ins read files through toolhost only.
+		{module + "/toolhost/builtin", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
 		{module + "/placeholders", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
 		// The config is data and checks: the CLI reads it without the daemon.
 		{module + "/config", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
