@@ -47,6 +47,9 @@ func TestImportDirections(t *testing.T) {
 		{module + "/placeholders", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
 		// The config is data and checks: the CLI reads it without the daemon.
 		{module + "/config", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
+		// The MCP bridge imports toolhost only, of this module.
+		{module + "/toolhost/mcp", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode",
+			module + "/toolhost/plugin", module + "/placeholders"}},
 		{module + "/node", true, []string{module + "/cmd/vcpnode"}},
 		{module + "/toolhost/textproto", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
 		// The text protocol does no I/O: it parses and generates text only.

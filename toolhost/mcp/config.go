@@ -1,0 +1,202 @@
+// Package mcp makes MCP (Model Context Protocol) servers tools of this node:
+// each configured server is supervised on its own (started, restarted with
+// backoff, its tool list followed) and offered as one VCP tool whose
+// commands are the server's MCP tools. It uses the official Go SDK.
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/rs/zerolog"
+)
+
+// ServerConfig is one [mcp.servers.NAME] table.
+type ServerConfig struct {
+	Name string
+	// Stdio: the command, its arguments, extra environment and working dir.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+	// Streamable HTTP: the endpoint and headers; a header value "$NAME" is
+	// read from the daemon's environment when connecting.
+	URL     string
+	Headers map[string]string
+	// Tool is the VCP tool name; empty means DefaultToolName(Name).
+	Tool string
+	// Include, when set, names the only MCP tools offered; Exclude removes some.
+	Include []string
+	Exclude []string
+	// Timeout is the VCP tool's per-call timeout; zero means toolhost.DefaultTimeout.
+	Timeout time.Duration
+}
+
+// ToolName is the VCP tool the server becomes.
+func (c ServerConfig) ToolName() string {
+	if c.Tool != "" {
+		return c.Tool
+	}
+	return DefaultToolName(c.Name)
+}
+
+// Transport names how the server is reached: "stdio" or "http".
+func (c ServerConfig) Transport() string {
+	if c.URL != "" {
+		return "http"
+	}
+	return "stdio"
+}
+
+// Equal says whether two configs run the same server the same way; a
+// reload restarts only servers whose config is not Equal.
+func (c ServerConfig) Equal(o ServerConfig) bool {
+	return c.Name == o.Name && c.Command == o.Command && slices.Equal(c.Args, o.Args) &&
+		maps.Equal(c.Env, o.Env) && c.Cwd == o.Cwd && c.URL == o.URL && maps.Equal(c.Headers, o.Headers) &&
+		c.ToolName() == o.ToolName() && slices.Equal(c.Include, o.Include) &&
+		slices.Equal(c.Exclude, o.Exclude) && c.Timeout == o.Timeout
+}
+
+// Validate reports every problem of the table at once.
+func (c ServerConfig) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("mcp.servers.%s: "+format, append([]any{c.Name}, args...)...))
+	}
+	if c.Name == "" {
+		errs = append(errs, errors.New("mcp.servers: a server has an empty name"))
+	}
+	switch {
+	case c.Command == "" && c.URL == "":
+		bad("set command (a stdio server) or url (a streamable HTTP server)")
+	case c.Command != "" && c.URL != "":
+		bad("set command or url, not both")
+	}
+	if c.URL != "" {
+		if !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://") {
+			bad("url %q must start with http:// or https://", c.URL)
+		}
+		if len(c.Args) > 0 || len(c.Env) > 0 || c.Cwd != "" {
+			bad("args, env and cwd are for stdio servers (command), not url")
+		}
+	}
+	if c.Command != "" && len(c.Headers) > 0 {
+		bad("headers are for streamable HTTP servers (url), not command")
+	}
+	for k, v := range c.Headers {
+		if name, ok := envRef(v); ok && name == "" {
+			bad("header %s: %q names no environment variable", k, v)
+		}
+	}
+	for k := range c.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			bad("env key %q is not a valid variable name", k)
+		}
+	}
+	if !validToolName(c.ToolName()) {
+		bad("tool %q: a VCP tool name is letters, digits and _ (set tool = \"…\")", c.ToolName())
+	}
+	if len(c.Include) > 0 && len(c.Exclude) > 0 {
+		bad("set include or exclude, not both")
+	}
+	if c.Timeout < 0 {
+		bad("timeout must not be negative")
+	}
+	return errors.Join(errs...)
+}
+
+// DefaultToolName is "Mcp" + NAME in CamelCase: "filesystem" → "McpFilesystem",
+// "brave-search" → "McpBraveSearch".
+func DefaultToolName(name string) string {
+	var b strings.Builder
+	b.WriteString("Mcp")
+	upper := true
+	for _, r := range name {
+		if !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r))) {
+			upper = true
+			continue
+		}
+		if upper {
+			r = unicode.ToUpper(r)
+			upper = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func validToolName(s string) bool { return carriable(s) }
+
+// Options are shared by every server of a Host.
+type Options struct {
+	Log zerolog.Logger
+	// Environ is the daemon's environment ("K=V"); stdio servers get only
+	// the base variables and those named in PassEnv from it, never the key.
+	Environ []string
+	// PassEnv names more daemon variables stdio servers receive.
+	PassEnv []string
+	// Getenv resolves "$NAME" header values; nil means "not set".
+	Getenv func(string) string
+	// Secret names environment variables never handed to a server (the VCP
+	// key's variable); a header naming one is refused.
+	Secret []string
+	// MaxMessageBytes caps one message read from a stdio server; 0 means
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// InitTimeout bounds starting a server and listing its tools; 0 means
+	// DefaultInitTimeout.
+	InitTimeout time.Duration
+	// Backoff is the wait before restart attempt n (1, 2, …); nil means
+	// DefaultBackoff.
+	Backoff func(attempt int) time.Duration
+	// OnChange is called, from a server's goroutine, when the VCP tool a
+	// server makes changed (listed for the first time, its tool list
+	// changed); the node then rebuilds its registration.
+	OnChange func(server string)
+	// Version is the client version announced to servers.
+	Version string
+}
+
+// Defaults for zero Options fields.
+const (
+	DefaultMaxMessageBytes = 64 << 20
+	DefaultInitTimeout     = 30 * time.Second
+	// stableAfter: a session that stayed up this long resets the backoff.
+	stableAfter = 30 * time.Second
+)
+
+// DefaultBackoff doubles from 500ms to 30s.
+func DefaultBackoff(attempt int) time.Duration {
+	d := 500 * time.Millisecond
+	for i := 1; i < attempt && d < 30*time.Second; i++ {
+		d *= 2
+	}
+	return min(d, 30*time.Second)
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if o.InitTimeout <= 0 {
+		o.InitTimeout = DefaultInitTimeout
+	}
+	if o.Backoff == nil {
+		o.Backoff = DefaultBackoff
+	}
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
+	if o.OnChange == nil {
+		o.OnChange = func(string) {}
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	return o
+}

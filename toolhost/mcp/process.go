@@ -1,0 +1,278 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// How long a stopping stdio server gets after its stdin is closed, and then
+// after SIGTERM, before the next step.
+const (
+	stopGrace = 2 * time.Second
+	// drainWait: after the server exits, how long its last messages may
+	// take to be read before stdout is closed under a grandchild holding it.
+	drainWait = time.Second
+	// Longest stderr line kept for messages, and logged.
+	stderrKeep = 300
+	stderrLog  = 2000
+)
+
+// proc is one run of a stdio server: the process, its pipes, and what it
+// said on stderr.
+type proc struct {
+	cmd     *exec.Cmd
+	stdin   *os.File
+	out     *lineFilter
+	exited  chan struct{} // closed when the process was reaped
+	waitErr error
+
+	mu         sync.Mutex
+	lastStderr string
+	stderrDone chan struct{}
+}
+
+// startProc starts a stdio server with its own environment in its own
+// process group. It never inherits the daemon's stdio.
+func startProc(o Options, c ServerConfig, log zerolog.Logger) (*proc, error) {
+	cmd := exec.Command(c.Command, c.Args...)
+	cmd.Env = serverEnv(o, c)
+	cmd.Dir = c.Cwd
+	cmd.SysProcAttr = groupAttr()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, fmt.Errorf("start %s: %w", c.Command, err)
+	}
+	closeAll(inR, outW, errW) // the child's ends
+	p := &proc{
+		cmd:        cmd,
+		stdin:      inW,
+		exited:     make(chan struct{}),
+		stderrDone: make(chan struct{}),
+	}
+	p.out = newLineFilter(outR, o.MaxMessageBytes, func(line []byte) {
+		log.Warn().Str("stdout", clip(string(line), stderrKeep)).
+			Msg("MCP server printed a line that is not JSON-RPC on stdout; ignored")
+	})
+	go p.readStderr(errR, log)
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+		// What the server started dies with it.
+		signalGroup(cmd.Process, syscall.SIGKILL)
+		select {
+		case <-p.out.eof:
+		case <-time.After(drainWait):
+			p.out.Close()
+		}
+	}()
+	return p, nil
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// readStderr logs the server's stderr at debug, line by line and
+// truncated, and keeps the last non-empty line for error messages.
+func (p *proc) readStderr(r *os.File, log zerolog.Logger) {
+	defer close(p.stderrDone)
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 4096)
+	for {
+		line, err := readLine(br, stderrLog)
+		if s := string(bytes.TrimSpace(line)); s != "" {
+			log.Debug().Str("stderr", clip(s, stderrLog)).Msg("MCP server stderr")
+			p.mu.Lock()
+			p.lastStderr = clip(s, stderrKeep)
+			p.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readLine reads one line, keeping at most keep bytes of it.
+func readLine(br *bufio.Reader, keep int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if room := keep - len(line); room > 0 {
+			line = append(line, chunk[:min(len(chunk), room)]...)
+		}
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
+}
+
+// stderr is the last non-empty line the server wrote on stderr.
+func (p *proc) stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastStderr
+}
+
+// exitReason describes how the process ended, or "" while it runs.
+func (p *proc) exitReason() string {
+	select {
+	case <-p.exited:
+	default:
+		return ""
+	}
+	// Give the stderr reader the last lines the server wrote before dying.
+	select {
+	case <-p.stderrDone:
+	case <-time.After(drainWait):
+	}
+	var ee *exec.ExitError
+	switch {
+	case p.waitErr == nil:
+		return "exited"
+	case errors.As(p.waitErr, &ee):
+		return ee.ProcessState.String() // "exit status 3", "signal: killed"
+	default:
+		return p.waitErr.Error()
+	}
+}
+
+// stop ends the server: stdin closed (the MCP way to ask it to leave),
+// SIGTERM to its group after a grace period, SIGKILL after another. It
+// returns when the process was reaped or ctx ended.
+func (p *proc) stop(ctx context.Context) {
+	p.stdin.Close()
+	steps := []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}
+	for i := 0; ; i++ {
+		t := time.NewTimer(stopGrace)
+		select {
+		case <-p.exited:
+			t.Stop()
+			p.out.Close()
+			return
+		case <-ctx.Done():
+			t.Stop()
+			signalGroup(p.cmd.Process, syscall.SIGKILL)
+			p.out.Close()
+			return
+		case <-t.C:
+		}
+		if i < len(steps) {
+			signalGroup(p.cmd.Process, steps[i])
+		}
+	}
+}
+
+// errLineTooLong ends a session whose server sent a message above the cap:
+// reading it would hold that much memory for one result.
+var errLineTooLong = errors.New("sent a message larger than the limit")
+
+// lineFilter is the server's stdout as the SDK reads it: one JSON message
+// per line. Lines that are not JSON (a library printing to stdout) are
+// skipped and reported instead of ending the session; a line above max
+// ends it with a clear error.
+type lineFilter struct {
+	f       *os.File
+	br      *bufio.Reader
+	max     int
+	garbage func([]byte)
+	pending []byte
+	err     error
+	eof     chan struct{}
+
+	closeOnce sync.Once
+	mu        sync.Mutex
+	readErr   error // the error that ended reading, other than EOF and close
+}
+
+func newLineFilter(f *os.File, max int, garbage func([]byte)) *lineFilter {
+	return &lineFilter{f: f, br: bufio.NewReaderSize(f, 64<<10), max: max, garbage: garbage, eof: make(chan struct{})}
+}
+
+func (l *lineFilter) Read(p []byte) (int, error) {
+	for len(l.pending) == 0 {
+		if l.err != nil {
+			return 0, l.err
+		}
+		line, err := l.next()
+		if err != nil {
+			l.err = err
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				l.mu.Lock()
+				l.readErr = err
+				l.mu.Unlock()
+			}
+			if errors.Is(err, io.EOF) {
+				close(l.eof)
+			}
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if (line[0] == '{' || line[0] == '[') && json.Valid(line) {
+			l.pending = append(line, '\n')
+		} else {
+			l.garbage(line)
+		}
+	}
+	n := copy(p, l.pending)
+	l.pending = l.pending[n:]
+	return n, nil
+}
+
+// next reads one line; a line above max is an error, so a server cannot
+// make the node buffer an unbounded message.
+func (l *lineFilter) next() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := l.br.ReadSlice('\n')
+		if len(line)+len(chunk) > l.max {
+			return nil, fmt.Errorf("%w of %d bytes on stdout", errLineTooLong, l.max)
+		}
+		line = append(line, chunk...)
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
+}
+
+// failure is why reading stopped, when it was not the end of the stream.
+func (l *lineFilter) failure() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.readErr
+}
+
+func (l *lineFilter) Close() error {
+	l.closeOnce.Do(func() { l.f.Close() })
+	return nil
+}

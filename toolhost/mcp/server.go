@@ -1,0 +1,370 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+)
+
+// State is where a server is in its life.
+type State string
+
+// The states a server goes through.
+const (
+	StateStarting   State = "starting"   // connecting and listing tools
+	StateRunning    State = "running"    // connected; calls go through
+	StateRestarting State = "restarting" // down, waiting to try again
+	StateStopped    State = "stopped"    // removed or the host closed
+)
+
+// server supervises one configured MCP server: it connects, lists the
+// tools, follows list changes, and reconnects with backoff when the
+// session ends, for as long as its context lives.
+type server struct {
+	cfg    ServerConfig
+	o      Options
+	log    zerolog.Logger
+	client *sdk.Client
+	relist chan struct{} // notifications/tools/list_changed
+	cancel context.CancelFunc
+	done   chan struct{}
+	first  chan struct{} // closed when the first attempt finished, either way
+	once   sync.Once
+
+	mu       sync.Mutex
+	state    State
+	since    time.Time
+	live     *session // nil unless running
+	ending   *session // the session being torn down, until its reason is known
+	lastErr  string   // why the server is not running
+	restarts int
+	set      *toolSet // the last listing; nil before the first
+}
+
+// session is one connection to the server, with what ended it.
+type session struct {
+	cs   *sdk.ClientSession
+	proc *proc // nil for HTTP
+	// calls is cancelled when the session ends: calls in flight send MCP
+	// cancellation and return (the SDK's Close waits for them otherwise).
+	calls     context.Context
+	stopCalls context.CancelFunc
+	ended     chan struct{}
+	reason    string // why it ended; set before ended is closed
+}
+
+func newServer(cfg ServerConfig, o Options) *server {
+	s := &server{
+		cfg:    cfg,
+		o:      o,
+		log:    o.Log.With().Str("mcp_server", cfg.Name).Logger(),
+		relist: make(chan struct{}, 1),
+		done:   make(chan struct{}),
+		first:  make(chan struct{}),
+		state:  StateStarting,
+		since:  time.Now(),
+	}
+	s.client = sdk.NewClient(&sdk.Implementation{Name: "vcpnode", Version: o.Version}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case s.relist <- struct{}{}:
+			default:
+			}
+		},
+	})
+	return s
+}
+
+func (s *server) start(ctx context.Context) {
+	ctx, s.cancel = context.WithCancel(ctx)
+	go s.run(ctx)
+}
+
+// stop ends the server and waits for it, or for ctx.
+func (s *server) stop(ctx context.Context) error {
+	s.cancel()
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("MCP server %s did not stop: %w", s.cfg.Name, ctx.Err())
+	}
+}
+
+func (s *server) run(ctx context.Context) {
+	defer close(s.done)
+	defer s.firstDone()
+	attempt := 0
+	for {
+		live, err := s.connect(ctx)
+		if ctx.Err() != nil {
+			s.setState(StateStopped, "")
+			return
+		}
+		if err != nil {
+			attempt++
+			s.log.Warn().Err(err).Int("attempt", attempt).Msg("MCP server could not be started")
+			s.setState(StateRestarting, err.Error())
+			s.firstDone()
+		} else {
+			up := time.Now()
+			s.serve(ctx, live)
+			if ctx.Err() != nil {
+				s.setState(StateStopped, "")
+				return
+			}
+			if time.Since(up) >= stableAfter {
+				attempt = 0
+			}
+			attempt++
+			s.log.Warn().Str("reason", live.reason).Int("attempt", attempt).Msg("MCP server stopped; restarting it")
+			s.setState(StateRestarting, live.reason)
+		}
+		s.mu.Lock()
+		s.restarts++
+		s.mu.Unlock()
+		t := time.NewTimer(s.o.Backoff(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			s.setState(StateStopped, "")
+			return
+		case <-t.C:
+		}
+		s.setState(StateStarting, "")
+	}
+}
+
+func (s *server) firstDone() { s.once.Do(func() { close(s.first) }) }
+
+// connect starts (stdio) or reaches (HTTP) the server, initializes a
+// session and lists its tools, all within InitTimeout.
+func (s *server) connect(ctx context.Context) (*session, error) {
+	ictx, cancel := context.WithTimeoutCause(ctx, s.o.InitTimeout,
+		fmt.Errorf("no answer to initialize and tools/list within %s", s.o.InitTimeout))
+	defer cancel()
+	live := &session{ended: make(chan struct{})}
+	live.calls, live.stopCalls = context.WithCancel(context.Background())
+	var t sdk.Transport
+	if s.cfg.URL != "" {
+		h, err := headers(s.o, s.cfg)
+		if err != nil {
+			return nil, err
+		}
+		t = &sdk.StreamableClientTransport{
+			Endpoint:   s.cfg.URL,
+			HTTPClient: &http.Client{Transport: headerTransport{base: http.DefaultTransport, h: h}},
+		}
+	} else {
+		p, err := startProc(s.o, s.cfg, s.log)
+		if err != nil {
+			return nil, err
+		}
+		live.proc = p
+		t = &sdk.IOTransport{Reader: p.out, Writer: p.stdin, MaxLineLength: -1}
+	}
+	fail := func(err error) (*session, error) {
+		if cause := context.Cause(ictx); ictx.Err() != nil && ctx.Err() == nil {
+			err = cause
+		} else if live.proc != nil {
+			// The server closed the connection: it is most likely exiting,
+			// and its exit status and last words say why.
+			t := time.NewTimer(drainWait)
+			select {
+			case <-live.proc.exited:
+			case <-t.C:
+			}
+			t.Stop()
+		}
+		why := s.describe(live, err)
+		s.end(live)
+		return nil, errors.New(why)
+	}
+	cs, err := s.client.Connect(ictx, t, nil)
+	if err != nil {
+		return fail(err)
+	}
+	live.cs = cs
+	set, err := s.list(ictx, cs)
+	if err != nil {
+		return fail(fmt.Errorf("tools/list: %w", err))
+	}
+	s.mu.Lock()
+	s.state, s.since, s.live, s.lastErr = StateRunning, time.Now(), live, ""
+	s.mu.Unlock()
+	s.log.Info().Int("tools", len(set.commands)).Msg("MCP server running")
+	s.update(set)
+	s.firstDone()
+	return live, nil
+}
+
+// serve waits for the session to end, relisting on list_changed.
+func (s *server) serve(ctx context.Context, live *session) {
+	ended := make(chan error, 1)
+	go func() { ended <- live.cs.Wait() }()
+	var err error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+			break loop
+		case err = <-ended:
+			break loop
+		case <-s.relist:
+			lctx, cancel := context.WithTimeout(ctx, s.o.InitTimeout)
+			set, lerr := s.list(lctx, live.cs)
+			cancel()
+			if lerr != nil {
+				s.log.Warn().Err(lerr).Msg("MCP server announced a new tool list that could not be read")
+				continue
+			}
+			s.update(set)
+		}
+	}
+	s.mu.Lock()
+	s.live, s.ending = nil, live
+	s.mu.Unlock()
+	s.end(live)
+	live.reason = s.describe(live, err)
+	s.mu.Lock()
+	s.ending, s.lastErr = nil, live.reason
+	if s.state == StateRunning {
+		s.state, s.since = StateRestarting, time.Now()
+	}
+	s.mu.Unlock()
+	close(live.ended)
+}
+
+// end closes a session: calls in flight are cancelled, the SDK session
+// closed, and a stdio server's process stopped (its group killed at last).
+func (s *server) end(live *session) {
+	live.stopCalls()
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		if live.cs != nil {
+			live.cs.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*stopGrace)
+	defer cancel()
+	if live.proc != nil {
+		live.proc.stop(ctx)
+	}
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		s.log.Warn().Msg("MCP session did not close in time; left to finish in the background")
+	}
+}
+
+// describe says why a session failed or ended, preferring what the server
+// itself said on stderr.
+func (s *server) describe(live *session, err error) string {
+	var parts []string
+	if live.proc != nil {
+		if ferr := live.proc.out.failure(); ferr != nil {
+			parts = append(parts, ferr.Error())
+		}
+		if r := live.proc.exitReason(); r != "" {
+			parts = append(parts, r)
+		}
+	}
+	if len(parts) == 0 && err != nil {
+		parts = append(parts, clip(err.Error(), stderrKeep))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "connection closed")
+	}
+	msg := parts[0]
+	for _, p := range parts[1:] {
+		msg += ", " + p
+	}
+	if live.proc != nil {
+		if line := live.proc.stderr(); line != "" {
+			msg += ": " + line
+		}
+	}
+	return msg
+}
+
+func (s *server) setState(st State, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != st {
+		s.state, s.since = st, time.Now()
+	}
+	if why != "" {
+		s.lastErr = why
+	}
+}
+
+// list reads every page of tools/list and builds the VCP tool from it.
+func (s *server) list(ctx context.Context, cs *sdk.ClientSession) (*toolSet, error) {
+	var tools []*sdk.Tool
+	params := &sdk.ListToolsParams{}
+	for page := 0; ; page++ {
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, res.Tools...)
+		if res.NextCursor == "" {
+			break
+		}
+		if page > 1000 {
+			return nil, errors.New("more than 1000 pages of tools")
+		}
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
+	return buildToolSet(s.cfg, cs.InitializeResult(), tools), nil
+}
+
+// update installs a new listing and tells the node when the VCP tool changed.
+func (s *server) update(set *toolSet) {
+	s.mu.Lock()
+	old := s.set
+	s.set = set
+	s.mu.Unlock()
+	if old != nil && old.key == set.key {
+		return
+	}
+	for _, w := range set.warnings {
+		s.log.Warn().Msg(w)
+	}
+	s.log.Info().Int("tools", len(set.commands)).Bool("first", old == nil).Msg("MCP server tool list read")
+	s.o.OnChange(s.cfg.Name)
+}
+
+// current is the running session, or why there is none.
+func (s *server) current() (*session, error) {
+	s.mu.Lock()
+	live, ending := s.live, s.ending
+	s.mu.Unlock()
+	if live != nil {
+		return live, nil
+	}
+	if ending != nil {
+		// It just went down: wait (bounded) to say why.
+		t := time.NewTimer(3 * stopGrace)
+		select {
+		case <-ending.ended:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	why := s.lastErr
+	if why == "" {
+		why = string(s.state)
+	}
+	return nil, fmt.Errorf("MCP server %s is not running: %s", s.cfg.Name, why)
+}
