@@ -56,16 +56,21 @@ func (a *FileAccess) RootOf(p string) string {
 	return ""
 }
 
-// Withheld reports whether the symlink-free path p is on the deny list (the
-// node's own config and key files) or is, by its name, a secret; a directory
-// is withheld when everything in it would be (.ssh, .gnupg…). Walkers use it
-// to leave such entries out without resolving each one.
-func (a *FileAccess) Withheld(p string, isDir bool) bool {
-	if secretReason(p) != "" || (isDir && secretDirs[strings.ToLower(filepath.Base(p))]) {
+// Withheld reports whether the entry name of directory dir (symlink-free,
+// itself not withheld) is on the deny list (the node's own config and key
+// files) or is, by its name, a secret; a directory is withheld when
+// everything in it would be (.ssh, .gnupg…). Walkers use it to leave such
+// entries out without resolving or re-checking the whole path of each one.
+func (a *FileAccess) Withheld(dir, name string, isDir bool) bool {
+	if secretNameReason(name) != "" || (isDir && secretDirs[strings.ToLower(name)]) {
 		return true
 	}
 	for _, d := range a.t.deny {
-		if within(d, p) {
+		// Most deny entries are nowhere near dir; skip the join for them.
+		if strings.HasPrefix(d, dir) && within(d, filepath.Join(dir, name)) {
+			return true
+		}
+		if within(d, dir) {
 			return true
 		}
 	}

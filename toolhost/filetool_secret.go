@@ -32,14 +32,8 @@ var secretNames = map[string]bool{
 // Names are compared without regard to case, as some file systems do.
 func secretReason(p string) string {
 	dir, name := filepath.Split(p)
-	lower := strings.ToLower(name)
-	switch {
-	case secretNames[lower]:
-		return "files named " + name + " hold secrets and are never served"
-	case strings.HasPrefix(lower, ".env."):
-		return ".env files hold secrets and are never served"
-	case strings.HasSuffix(lower, ".ppk"):
-		return "private key files are never served"
+	if reason := secretNameReason(name); reason != "" {
+		return reason
 	}
 	for _, part := range strings.Split(filepath.ToSlash(dir), "/") {
 		if secretDirs[strings.ToLower(part)] {
@@ -71,4 +65,18 @@ func hasPrivateKeyBlock(data []byte) bool {
 			return true
 		}
 	}
+}
+
+// secretNameReason is secretReason for a bare file name.
+func secretNameReason(name string) string {
+	lower := strings.ToLower(name)
+	switch {
+	case secretNames[lower]:
+		return "files named " + name + " hold secrets and are never served"
+	case strings.HasPrefix(lower, ".env."):
+		return ".env files hold secrets and are never served"
+	case strings.HasSuffix(lower, ".ppk"):
+		return "private key files are never served"
+	}
+	return ""
 }

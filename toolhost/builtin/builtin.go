@@ -69,7 +69,7 @@ func resolveTarget(access *toolhost.FileAccess, p string) (target, error) {
 	roots := access.Roots()
 	p = strings.TrimSpace(p)
 	if p == "" {
-		return target{requested: roots[0], resolved: roots[0], root: roots[0]}, nil
+		return checkTarget(access, roots[0])
 	}
 	if strings.ContainsRune(p, 0) {
 		return target{}, toolhost.FileRefusal(toolhost.ErrOutsideRoots, p, "the path holds a NUL byte")
@@ -90,6 +90,23 @@ func resolveTarget(access *toolhost.FileAccess, p string) (target, error) {
 	return target{}, first
 }
 
+// everyRoot is the targets of a call without a path: each root, checked as
+// a requested path would be (a root inside .ssh is still refused).
+func everyRoot(access *toolhost.FileAccess) ([]target, error) {
+	if err := access.Ready(); err != nil {
+		return nil, err
+	}
+	var targets []target
+	for _, root := range access.Roots() {
+		t, err := checkTarget(access, root)
+		if err != nil {
+			return nil, err
+		}
+		targets = append(targets, t)
+	}
+	return targets, nil
+}
+
 func checkTarget(access *toolhost.FileAccess, p string) (target, error) {
 	p = filepath.Clean(p)
 	resolved, err := access.Resolve(p)
@@ -97,8 +114,14 @@ func checkTarget(access *toolhost.FileAccess, p string) (target, error) {
 		return target{}, err
 	}
 	// Resolve succeeded, so the path exists; Lstat errors here are races.
-	if _, err := os.Lstat(resolved); err != nil {
+	info, err := os.Lstat(resolved)
+	if err != nil {
 		return target{}, toolhost.FileUnreadable(p, err)
+	}
+	// Resolve judges files; a walk must not start in a folder (.ssh…)
+	// whose files it would refuse one by one.
+	if info.IsDir() && access.Withheld(filepath.Dir(resolved), filepath.Base(resolved), true) {
+		return target{}, toolhost.FileRefusal(toolhost.ErrSecretFile, p, "the files in it hold secrets and are never served")
 	}
 	return target{requested: p, resolved: resolved, root: access.RootOf(resolved)}, nil
 }

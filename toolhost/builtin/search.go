@@ -123,11 +123,8 @@ func (t *searchTool) Invoke(ctx context.Context, call toolhost.Call) (any, error
 	s.walker.budget = s.limit
 	var targets []target
 	if strings.TrimSpace(a.path) == "" {
-		if err := t.access.Ready(); err != nil {
+		if targets, err = everyRoot(t.access); err != nil {
 			return nil, err
-		}
-		for _, root := range t.access.Roots() {
-			targets = append(targets, target{requested: root, resolved: root, root: root})
 		}
 	} else {
 		tg, err := resolveTarget(t.access, a.path)

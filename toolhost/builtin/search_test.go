@@ -33,7 +33,7 @@ ROOT/src/main.go:4: 	println("package")
 ROOT/a.go:1: package a
 
 4 matches in 3 files (searched 10 files, 205 bytes, under ROOT)
-skipped: 1 binary, 1 withheld as secret, 4 ignored by .gitignore, 5 hidden
+skipped: 1 binary, 1 withheld as secret, 4 ignored by .gitignore, 6 hidden
 `
 	if got != want {
 		t.Errorf("search:\n%s\nwant:\n%s", got, want)

@@ -23,6 +23,7 @@ func project(t testing.TB) (root, outside string) {
 		".gitignore":                   "# build output\n*.log\nbuild/\n",
 		".git/config":                  "[core]\n",
 		".env":                         "KEY=1\n",
+		".ssh/known_hosts":             "host ssh-ed25519 AAAA\n",
 		"a.go":                         "package a\n",
 		"debug.log":                    "noise\n",
 		"build/x.o":                    "\x00\x01",
@@ -54,7 +55,7 @@ func TestTreeHonoursNestedGitignoreAndSkipsHiddenVendorAndLinks(t *testing.T) {
 ├── a.go
 └── link (symlink, not followed)
 
-4 directories, 4 files listed; left out: 4 ignored by .gitignore, 4 hidden
+4 directories, 4 files listed; left out: 4 ignored by .gitignore, 5 hidden
 `
 	if got != want {
 		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
@@ -79,12 +80,12 @@ func TestTreeBelowTheRootHonoursTheRulesAbove(t *testing.T) {
 func TestTreeShowHiddenAndNoFilterStillWithholdsSecrets(t *testing.T) {
 	root, _ := project(t)
 	got := run(t, newTree(access(t, nil, root)), args(t, "showHidden", "true", "filterMode", "none", "maxDepth", 2))
-	for _, line := range []string{"├── .git/ (1 file)", "│   └── config", "├── build/ (1 file)", "├── node_modules/ (1 dir)", "│   └── pkg/ (1 file; not expanded)", "├── debug.log", "│   └── other.log", "left out: 1 withheld as secret"} {
+	for _, line := range []string{"├── .git/ (1 file)", "│   └── config", "├── build/ (1 file)", "├── node_modules/ (1 dir)", "│   └── pkg/ (1 file; not expanded)", "├── debug.log", "│   └── other.log", "left out: 2 withheld as secret"} {
 		if !strings.Contains(got, line+"\n") && !strings.Contains(got, line) {
 			t.Errorf("tree lacks %q:\n%s", line, got)
 		}
 	}
-	if strings.Contains(got, ".env") {
+	if strings.Contains(got, ".env") || strings.Contains(got, ".ssh") {
 		t.Errorf("tree names the secret .env:\n%s", got)
 	}
 }
@@ -98,7 +99,7 @@ func TestTreeFilesOff(t *testing.T) {
     └── deep/ (1 dir)
         └── more/ (1 dir, 1 file; not expanded)
 
-4 directories listed (files counted, not listed); left out: 4 ignored by .gitignore, 4 hidden
+4 directories listed (files counted, not listed); left out: 4 ignored by .gitignore, 5 hidden
 `
 	if got != want {
 		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
@@ -141,6 +142,15 @@ func TestTreeRefusesOutsideSecretAndBadInput(t *testing.T) {
 	got := run(t, tree, args(t, "path", "src"))
 	if strings.Contains(got, "deep") || !strings.Contains(got, "1 withheld as secret") {
 		t.Errorf("denied folder listed:\n%s", got)
+	}
+}
+
+func TestTreeRefusesASecretRoot(t *testing.T) {
+	root := filepath.Join(realDir(t), ".ssh")
+	writeTree(t, root, map[string]string{"id_ed25519.pub": "ssh-ed25519 AAAA\n"})
+	err := fail(t, newTree(access(t, nil, root)), nil)
+	if !errors.Is(err, toolhost.ErrSecretFile) || !strings.Contains(err.Error(), "the files in it hold secrets and are never served") {
+		t.Errorf("tree of a root inside .ssh: %v", err)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -101,7 +100,7 @@ func (w *walker) list(ctx context.Context, dir string, path []string, rules igno
 			l.hidden++
 			continue
 		}
-		if w.access.Withheld(filepath.Join(dir, name), isDir) {
+		if w.access.Withheld(dir, name, isDir) {
 			l.withheld++
 			continue
 		}
