@@ -79,6 +79,17 @@ func (c *ControlClient) Tools(ctx context.Context) ([]ToolStatus, error) {
 	return out.Tools, c.do(ctx, http.MethodGet, pathTools, nil, &out)
 }
 
+// Prompt is GET /v1/prompt: the exposed tools as a model is told about
+// them, in format (vcp, xml or json; "" means vcp).
+func (c *ControlClient) Prompt(ctx context.Context, format string) (PromptResponse, error) {
+	var out PromptResponse
+	path := pathPrompt
+	if format != "" {
+		path += "?format=" + url.QueryEscape(format)
+	}
+	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+}
+
 // Call runs a tool in the daemon as the owner (POST /v1/call). A tool that
 // fails is not an error here: see CallResponse.OK.
 func (c *ControlClient) Call(ctx context.Context, req CallRequest) (CallResponse, error) {

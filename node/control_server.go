@@ -110,6 +110,7 @@ func (s *ControlServer) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(pathStatus, s.only(http.MethodGet, false, s.handleStatus))
 	mux.HandleFunc(pathTools, s.only(http.MethodGet, false, s.handleTools))
+	mux.HandleFunc(pathPrompt, s.only(http.MethodGet, false, s.handlePrompt))             // prompt.go
 	mux.HandleFunc(pathPlaceholders, s.only(http.MethodGet, false, s.handlePlaceholders)) // placeholders_control.go
 	mux.HandleFunc(pathCall, s.only(http.MethodPost, true, s.handleCall))
 	mux.HandleFunc(pathReload, s.only(http.MethodPost, true, s.handleReload))

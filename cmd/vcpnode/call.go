@@ -19,9 +19,10 @@ var errToolFailed = errors.New("tool failed")
 
 func newCallCmd(a *app) *cobra.Command {
 	var f controlFlags
-	var argsJSON string
+	var argsJSON, textFile string
+	var fuzzy bool
 	cmd := &cobra.Command{
-		Use:   "call TOOL [key=value | key:=JSON]...",
+		Use:   "call TOOL [key=value | key:=JSON]... | call --text FILE|-",
 		Short: "Run a tool in the daemon as the server would, and print its result",
 		Long: "call runs TOOL in the running daemon through the same pipeline as a call from the\n" +
 			"server (limits, timeout, result shaping) and prints, as JSON, the result the server\n" +
@@ -30,17 +31,34 @@ func newCallCmd(a *app) *cobra.Command {
 			"Arguments: key=value sends value as a string (as the server does); key:=JSON sends\n" +
 			"a JSON value (number, object…); --args '{…}' gives them all at once, and the pairs\n" +
 			"override it. --json prints the whole answer (outcome, request id, duration, error)\n" +
-			"as JSON instead of the result alone. It exits 1 when the tool answers with an error.",
+			"as JSON instead of the result alone. It exits 1 when the tool answers with an error.\n\n" +
+			"--text FILE (or - for standard input) takes the calls from a model's reply instead:\n" +
+			"every call 'vcpnode parse' finds in it (VCP blocks, XML or JSON calls) is run in turn\n" +
+			"this way and its result printed; rejected blocks are reported on standard error. It\n" +
+			"exits 1 when no call parses or any call fails.",
 		Example: "  # with examples/Plugin in [plugins] dirs:\n" +
 			"  vcpnode call UnitConverter command=Convert value:=10 from=km to=mi\n" +
-			"  vcpnode call UnitConverter --args '{\"command\": \"ListUnits\"}' --json",
+			"  vcpnode call UnitConverter --args '{\"command\": \"ListUnits\"}' --json\n" +
+			"  vcpnode call --text reply.txt",
 		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("text") {
+				if len(args) > 0 || cmd.Flags().Changed("args") {
+					return usageErrorf("--text takes the calls from a reply: give no TOOL, pairs or --args with it")
+				}
+				return nil
+			}
+			if cmd.Flags().Changed("fuzzy") {
+				return usageErrorf("--fuzzy applies to --text only")
+			}
 			if len(args) == 0 {
 				return usageErrorf("%q needs the name of a tool (vcpnode tools --all lists them)", cmd.CommandPath())
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("text") {
+				return a.runTextCalls(cmd, &f, textFile, fuzzy)
+			}
 			toolArgs, err := parseCallArgs(argsJSON, args[1:])
 			if err != nil {
 				return err
@@ -57,6 +75,8 @@ func newCallCmd(a *app) *cobra.Command {
 	}
 	f.add(cmd, true)
 	cmd.Flags().StringVar(&argsJSON, "args", "", "the arguments as one `JSON` object; key=value pairs override it")
+	cmd.Flags().StringVar(&textFile, "text", "", "run the calls found in a model's reply read from `FILE` (- for standard input)")
+	cmd.Flags().BoolVar(&fuzzy, "fuzzy", false, "with --text: match markers as the server does with fuzzy matching on")
 	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *node.ControlClient) ([]string, error) {
 		tools, err := c.Tools(ctx)
 		names := make([]string, 0, len(tools))

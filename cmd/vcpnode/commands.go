@@ -37,6 +37,9 @@ func newRootCmd(a *app) *cobra.Command {
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
+	if a.stdin != nil {
+		root.SetIn(a.stdin)
+	}
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log `LEVEL`, overriding the config: "+strings.Join(config.LogLevels, ", "))
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "log `FORMAT`, overriding the config: "+strings.Join(config.LogFormats, ", "))
 
@@ -69,6 +72,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newStatusCmd(a),
 		newToolsCmd(a),
 		newCallCmd(a),
+		newParseCmd(a),
 		newPlaceholdersCmd(a),
 		newApprovalsCmd(a),
 		newApproveCmd(a),

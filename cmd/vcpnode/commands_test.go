@@ -30,7 +30,7 @@ func TestCommandTreeIsBuiltInOnePlace(t *testing.T) {
 		names = append(names, c.Name())
 	}
 	for _, want := range []string{"init", "config", "service", "run", "demo", "status", "tools", "call",
-		"placeholders", "approvals", "approve", "deny", "reload", "reconnect", "version"} {
+		"placeholders", "approvals", "approve", "deny", "reload", "reconnect", "version", "parse"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("root lacks %q (has %v)", want, names)
 		}
@@ -101,7 +101,7 @@ func TestFlagsHaveValueNamesAndOneMeaning(t *testing.T) {
 // Help for a command that does not exist is an error, not the parent's
 // help with exit 0; help for one that exists still works.
 func TestHelpOfUnknownCommandExitsTwo(t *testing.T) {
-	for _, args := range [][]string{{"parse", "--help"}, {"config", "nope", "-h"}, {"service", "bogus", "--help"}} {
+	for _, args := range [][]string{{"frobnicate", "--help"}, {"config", "nope", "-h"}, {"service", "bogus", "--help"}} {
 		ta := newTestApp(t)
 		if code := ta.run(args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d; stdout %q", args, code, exitUsage, ta.stdout)

@@ -51,7 +51,7 @@ func testHubConfig(hub *fakehub.Hub, extra string) string {
 
 // startDaemon runs a node from the config file testHubConfig(extra) writes,
 // serving its control API, until the test ends.
-func startDaemon(t *testing.T, extra string) *testDaemon {
+func startDaemon(t *testing.T, extra string, more ...toolhost.Tool) *testDaemon {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -67,7 +67,7 @@ func startDaemon(t *testing.T, extra string) *testDaemon {
 	}
 	logs := &syncBuffer{}
 	n, err := node.New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel),
-		node.WithTools(toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())),
+		node.WithTools(append([]toolhost.Tool{toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())}, more...)...),
 		node.WithLocalIPs(func() ([]string, error) { return []string{"192.0.2.10"}, nil }))
 	if err != nil {
 		t.Fatal(err)

@@ -4,26 +4,50 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/toolhost/textproto"
 )
 
 func newToolsCmd(a *app) *cobra.Command {
 	var f controlFlags
-	var all bool
+	var all, prompt bool
+	var format string
 	cmd := &cobra.Command{
 		Use:   "tools",
 		Short: "List the running daemon's tools: exposed or not and why, timeout, limits, approval",
 		Long: "tools lists the tools the running daemon hosts. Without --all only the tools the\n" +
 			"server may call are listed; --all adds the others, and for every tool the reason\n" +
-			"it is exposed or not (policy, hidden_tools, built-in, manifest).",
+			"it is exposed or not (policy, hidden_tools, built-in, manifest).\n\n" +
+			"--prompt prints instead what a model is told about the exposed tools: the text the\n" +
+			"server builds from register_tools for {{VCPAllTools}} (--format vcp, the default),\n" +
+			"seed 004's <functions> block (xml), or OpenAI-style function definitions (json).",
+		Example: "  vcpnode tools --all\n" +
+			"  vcpnode tools --prompt --format xml",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("format") && !prompt {
+				return usageErrorf("--format chooses the --prompt format; add --prompt")
+			}
+			if prompt {
+				if !slices.Contains(textproto.PromptFormats, format) {
+					return usageErrorf("--format %q is not one of %s", format, strings.Join(textproto.PromptFormats, ", "))
+				}
+				ask := func(c *node.ControlClient, ctx context.Context) (node.PromptResponse, error) {
+					return c.Prompt(ctx, format)
+				}
+				return askDaemon(a, cmd, &f, ask, func(w io.Writer, r node.PromptResponse) error {
+					_, err := fmt.Fprintln(w, r.Text)
+					return err
+				})
+			}
 			list := func(c *node.ControlClient, ctx context.Context) (node.ToolsResponse, error) {
 				tools, err := c.Tools(ctx)
 				return node.ToolsResponse{Tools: tools}, err
@@ -35,6 +59,8 @@ func newToolsCmd(a *app) *cobra.Command {
 	}
 	f.add(cmd, true)
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "list the tools that are not exposed too, with the reason for each")
+	cmd.Flags().BoolVar(&prompt, "prompt", false, "print what a model is told about the exposed tools")
+	cmd.Flags().StringVar(&format, "format", textproto.PromptVCP, "the --prompt `FORMAT`: "+strings.Join(textproto.PromptFormats, ", "))
 	return cmd
 }
 

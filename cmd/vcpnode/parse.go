@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vcpnode/vcpnode/toolhost/textproto"
+)
+
+// errNoCalls: a reply held no tool call that parses.
+var errNoCalls = errors.New("no tool call found")
+
+// maxReplyBytes bounds a reply read by parse and call --text.
+const maxReplyBytes = 64 << 20
+
+func newParseCmd(a *app) *cobra.Command {
+	var asJSON, fuzzy bool
+	cmd := &cobra.Command{
+		Use:   "parse [FILE|-]",
+		Short: "Find the tool calls in a model's reply, as the VCP server would (no daemon needed)",
+		Long: "parse reads a model's reply from FILE (or standard input) and prints every tool call\n" +
+			"in it: VCP <<<[TOOL_REQUEST]>>> blocks exactly as the VCP server parses them, the\n" +
+			"<function_calls><invoke> XML of seed 004, and {\"tool_name\", \"parameters\"} JSON.\n" +
+			"Each call shows its line, format, tool and arguments. Blocks that look like calls\n" +
+			"but are not (no end marker, inside a <think> block, no tool_name…) are reported on\n" +
+			"standard error with their line and the reason. --fuzzy parses with the server's\n" +
+			"fuzzy marker matching switched on (off by default there too). --json prints an\n" +
+			"array with one object per call. It exits 1 when no call parses.",
+		Example: "  vcpnode parse reply.txt\n" +
+			"  pbpaste | vcpnode parse --json --fuzzy",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErrorf("%q takes one FILE (or - for standard input), not %d", cmd.CommandPath(), len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := "-"
+			if len(args) == 1 {
+				name = args[0]
+			}
+			reply, err := a.readReply(cmd, name)
+			if err != nil {
+				return err
+			}
+			res := textproto.Parse(reply, textproto.Options{Fuzzy: fuzzy})
+			printRejected(a.stderr, res.Rejected)
+			if asJSON {
+				if err := writeJSON(a.stdout, res.Calls); err != nil {
+					return err
+				}
+			} else if err := printCalls(a.stdout, res.Calls); err != nil {
+				return err
+			}
+			if len(res.Calls) == 0 {
+				return noCallsError(res)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the calls as a JSON array")
+	cmd.Flags().BoolVar(&fuzzy, "fuzzy", false, "match markers as the server does with fuzzy matching on")
+	return cmd
+}
+
+// readReply reads FILE, or standard input for "-".
+func (a *app) readReply(cmd *cobra.Command, name string) (string, error) {
+	var r io.Reader
+	if name == "-" {
+		r = cmd.InOrStdin()
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxReplyBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("read the reply: %w", err)
+	}
+	if len(b) > maxReplyBytes {
+		return "", fmt.Errorf("the reply is larger than %d MiB", maxReplyBytes>>20)
+	}
+	return string(b), nil
+}
+
+func noCallsError(res textproto.Result) error {
+	if n := len(res.Rejected); n > 0 {
+		return fmt.Errorf("%w (%d block(s) rejected, see above)", errNoCalls, n)
+	}
+	return fmt.Errorf("%w in the reply", errNoCalls)
+}
+
+// printRejected writes one line per rejected block.
+func printRejected(w io.Writer, rejected []textproto.Rejected) {
+	for _, r := range rejected {
+		fmt.Fprintf(w, "line %d: %s block rejected: %s\n", r.Line, r.Format, r.Reason)
+	}
+}
+
+// printCalls writes each call: a header line, then its arguments one per
+// line (string values as they are, others as JSON), then its notes.
+func printCalls(w io.Writer, calls []textproto.Call) error {
+	var b strings.Builder
+	for i, c := range calls {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "line %d: %s call of %s", c.Line, c.Format, c.Tool)
+		var flags []string
+		if c.Archery {
+			flags = append(flags, "archery")
+		}
+		if c.ArcheryNoReply {
+			flags = append(flags, "no_reply")
+		}
+		if c.MarkHistory {
+			flags = append(flags, "mark_history")
+		}
+		if c.River != nil {
+			flags = append(flags, "river="+*c.River)
+		}
+		if c.Vref != nil {
+			flags = append(flags, "vref="+*c.Vref)
+		}
+		if len(flags) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(flags, ", "))
+		}
+		b.WriteByte('\n')
+		for _, k := range sortedKeys(c.Args) {
+			fmt.Fprintf(&b, "  %s: %s\n", k, indentValue(argValue(c.Args[k])))
+		}
+		for _, n := range c.Notes {
+			fmt.Fprintf(&b, "  note: %s\n", n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// argValue shows a JSON string as its text and anything else as JSON.
+func argValue(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) == nil {
+		return buf.String()
+	}
+	return string(raw)
+}
+
+// indentValue keeps a multi-line value under its key.
+func indentValue(s string) string {
+	return strings.ReplaceAll(s, "\n", "\n    ")
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/textproto"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// thumbTool is a typed tool that answers with the arguments it received.
+type thumbTool struct{}
+
+func (thumbTool) Spec() toolhost.Spec {
+	return toolhost.Spec{
+		Name:        "Thumb",
+		DisplayName: "Thumbnails",
+		Version:     "1.0.0",
+		Description: "Makes a thumbnail of an image on this machine.",
+		Commands: []toolhost.Command{{Schema: &toolhost.Schema{Params: []toolhost.Param{
+			{Name: "path", Type: toolhost.TypeString, Required: true, Description: "the image, relative to a file root"},
+			{Name: "size", Type: toolhost.TypeInteger, Required: true, Description: "the longer side in pixels"},
+			{Name: "crop", Type: toolhost.TypeBoolean, Default: json.RawMessage(`false`), Description: "crop to a square"},
+			{Name: "format", Type: toolhost.TypeString, Enum: []json.RawMessage{[]byte(`"png"`), []byte(`"jpeg"`)}, Default: json.RawMessage(`"png"`)},
+		}}}},
+		Source:             "test",
+		DistributedExposed: true,
+	}
+}
+
+func (thumbTool) Invoke(_ context.Context, c toolhost.Call) (any, error) {
+	return map[string]any{"args": c.Args}, nil
+}
+
+// typedDaemonConfig exposes the built-in example tools and Thumb.
+const typedDaemonConfig = "[tools.NodeInfo]\nexpose = true\n[tools.Thumb]\nexpose = true\n"
+
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (-update rewrites it; review the diff):\n%s", path, got)
+	}
+}
+
+// TestToolsPrompt: `vcpnode tools --prompt` in each format is in golden
+// files, and the VCP text is exactly what the server builds from the
+// register_tools the fake hub received.
+func TestToolsPrompt(t *testing.T) {
+	d := startDaemon(t, typedDaemonConfig, thumbTool{})
+	conn := d.accept()
+	for _, format := range textproto.PromptFormats {
+		code, out, errOut := d.ctl("tools", "--prompt", "--format", format)
+		if code != exitOK {
+			t.Fatalf("--format %s: exit %d: %s", format, code, errOut)
+		}
+		checkGolden(t, "prompt-"+format+".golden", out)
+	}
+
+	m, err := conn.WaitType(d.ctx, wsproto.TypeRegisterTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifests []toolhost.Manifest
+	for _, raw := range m.(wsproto.RegisterTools).Tools {
+		var mf toolhost.Manifest
+		if err := json.Unmarshal(raw, &mf); err != nil {
+			t.Fatal(err)
+		}
+		manifests = append(manifests, mf)
+	}
+	if len(manifests) != 3 {
+		t.Fatalf("register_tools carried %d tools, want Echo, NodeInfo and Thumb", len(manifests))
+	}
+	_, out, _ := d.ctl("tools", "--prompt")
+	if want := textproto.VCPPrompt(manifests) + "\n"; out != want {
+		t.Errorf("tools --prompt differs from the text the server builds from register_tools:\n%s\nwant:\n%s", out, want)
+	}
+
+	var resp struct {
+		Format string
+		Tools  int
+		Text   string
+	}
+	d.ctlJSON(&resp, "tools", "--prompt", "--format", "json")
+	if resp.Format != "json" || resp.Tools != 3 || !json.Valid([]byte(resp.Text)) {
+		t.Errorf("--json: %+v", resp)
+	}
+	if code, _, errOut := d.ctl("tools", "--prompt", "--format", "yaml"); code != exitUsage || !strings.Contains(errOut, `--format "yaml" is not one of vcp, xml, json`) {
+		t.Errorf("bad format: exit %d, %s", code, errOut)
+	}
+	if code, _, errOut := d.ctl("tools", "--format", "xml"); code != exitUsage || !strings.Contains(errOut, "add --prompt") {
+		t.Errorf("--format without --prompt: exit %d, %s", code, errOut)
+	}
+}
+
+const sampleReply = `Let me look first.
+<think>maybe <<<[TOOL_REQUEST]>>>tool_name:「始」Echo「末」<<<[END_TOOL_REQUEST]>>></think>
+<<<[TOOL_REQUEST]>>>
+tool_name:「始」Thumb「末」,
+path:「始」cat.png「末」,
+size:「始」128「末」,
+maid:「始」Nova「末」
+<<<[END_TOOL_REQUEST]>>>
+<function_calls>
+<invoke name="Echo">
+<parameter name="message">hi &amp; bye</parameter>
+</invoke>
+</function_calls>
+{"tool_name": "Thumb", "parameters": {"path": "dog.png", "size": "big", "format": "gif"}}
+<<<[TOOL_REQUEST]>>>
+tool_name:「始」Echo「末」
+`
+
+func TestParseCommand(t *testing.T) {
+	file := writeFile(t, "reply.txt", sampleReply, 0o600)
+	ta := newTestApp(t)
+	if code := ta.run("parse", file); code != exitOK {
+		t.Fatalf("exit %d: %s", code, ta.stderr)
+	}
+	checkGolden(t, "parse.golden", ta.stdout.String())
+	wantErr := "line 2: vcp block rejected: inside a reasoning block (<think>…</think>), which the server removes before parsing (§1)\n" +
+		"line 15: vcp block rejected: no end marker <<<[END_TOOL_REQUEST]>>> follows: the server drops this block and reads no block after it (§2)\n"
+	if got := ta.stderr.String(); got != wantErr {
+		t.Errorf("stderr:\n%s\nwant:\n%s", got, wantErr)
+	}
+
+	// --json from standard input: one object per call, rejected blocks on stderr.
+	ta = newTestApp(t)
+	ta.app.stdin = strings.NewReader(sampleReply)
+	if code := ta.run("parse", "-", "--json"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, ta.stderr)
+	}
+	var calls []struct {
+		Format string
+		Line   int
+		Tool   string
+		Args   map[string]any
+	}
+	if err := json.Unmarshal([]byte(ta.stdout.String()), &calls); err != nil {
+		t.Fatalf("--json printed %q: %v", ta.stdout, err)
+	}
+	if len(calls) != 3 || calls[0].Format != "vcp" || calls[0].Line != 3 || calls[0].Tool != "Thumb" || calls[0].Args["size"] != "128" ||
+		calls[1].Format != "xml" || calls[1].Args["message"] != "hi & bye" || calls[2].Format != "json" || calls[2].Line != 14 {
+		t.Errorf("--json calls: %+v", calls)
+	}
+	if !strings.Contains(ta.stderr.String(), "line 15: vcp block rejected") {
+		t.Errorf("stderr: %s", ta.stderr)
+	}
+
+	// No call at all: exit 1.
+	ta = newTestApp(t)
+	ta.app.stdin = strings.NewReader("<<<[TOOL_REQUEST]>>>\nnote: nothing\n<<<[END_TOOL_REQUEST]>>>\n")
+	if code := ta.run("parse", "--json"); code != exitError {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if ta.stdout.String() != "[]\n" || !strings.Contains(ta.stderr.String(), "vcpnode: no tool call found (1 block(s) rejected, see above)") {
+		t.Errorf("stdout %q stderr %q", ta.stdout, ta.stderr)
+	}
+	// --fuzzy reads what strict mode does not.
+	ta = newTestApp(t)
+	ta.app.stdin = strings.NewReader("<<[TOOL_REQUEST]>> tool_name:{始}Echo{末} <<[END_TOOL_REQUEST]>>")
+	if code := ta.run("parse"); code != exitError {
+		t.Errorf("strict: exit %d, want 1", code)
+	}
+	ta = newTestApp(t)
+	ta.app.stdin = strings.NewReader("<<[TOOL_REQUEST]>> tool_name:{始}Echo{末} <<[END_TOOL_REQUEST]>>")
+	if code := ta.run("parse", "--fuzzy"); code != exitOK || ta.stdout.String() != "line 1: vcp call of Echo\n" {
+		t.Errorf("fuzzy: exit %d, %q", code, ta.stdout)
+	}
+	ta = newTestApp(t)
+	if code := ta.run("parse", filepath.Join(t.TempDir(), "missing.txt")); code != exitError || !strings.Contains(ta.stderr.String(), "no such file") {
+		t.Errorf("missing file: exit %d, %s", code, ta.stderr)
+	}
+}
+
+// TestCallText runs the calls of a reply through the daemon: the typed tool
+// gets coerced arguments, and the wrong call its error with the invocation
+// text; the exit code is 1 because one call failed.
+func TestCallText(t *testing.T) {
+	d := startDaemon(t, typedDaemonConfig, thumbTool{})
+	d.accept()
+	file := writeFile(t, "reply.txt", sampleReply, 0o600)
+	code, out, errOut := d.ctl("call", "--text", file)
+	if code != exitError {
+		t.Fatalf("exit %d, want 1 (one call fails)\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"call 1 of 3, line 3: Thumb ok after",
+		`"args": {` + "\n" + `    "crop": false,` + "\n" + `    "format": "png",` + "\n" + `    "maid": "Nova",` + "\n" + `    "path": "cat.png",` + "\n" + `    "size": 128`,
+		"call 2 of 3, line 10: Echo ok after",
+		"message: hi & bye",
+		"call 3 of 3, line 14: Thumb failed (bad_args, request ",
+		"invalid arguments for Thumb:\n" +
+			"- argument \"size\": \"big\" is not an integer\n" +
+			"- argument \"format\": \"gif\" is not one of \"png\", \"jpeg\"\n" +
+			"Call it like this:\n" +
+			"Makes a thumbnail of an image on this machine.\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "line 15: vcp block rejected") || !strings.Contains(errOut, "vcpnode: tool failed: 1 of 3 calls failed") {
+		t.Errorf("stderr:\n%s", errOut)
+	}
+
+	var results []TextCallResult
+	ta := newTestApp(t)
+	ta.app.stdin = strings.NewReader(sampleReply)
+	if code := ta.run("call", "--text", "-", "--json", "--socket", d.socket); code != exitError {
+		t.Fatalf("--json: exit %d: %s", code, ta.stderr)
+	}
+	if err := json.Unmarshal([]byte(ta.stdout.String()), &results); err != nil || len(results) != 3 || !results[0].Response.OK || results[2].Response.OK {
+		t.Errorf("--json results (%v): %s", err, ta.stdout)
+	}
+	if code, _, errOut := d.ctl("call", "Echo", "--text", file); code != exitUsage || !strings.Contains(errOut, "give no TOOL") {
+		t.Errorf("TOOL with --text: exit %d %s", code, errOut)
+	}
+}
