@@ -93,6 +93,9 @@ type ToolConfig struct {
 	// in control.go.
 	Approval        string   `toml:"approval"`
 	ApprovalTimeout Duration `toml:"approval_timeout"`
+	// MaxMemory caps a direct plugin's Node.js heap, in MiB
+	// (--max-old-space-size); 0 is Node's default. Other tools ignore it.
+	MaxMemory int `toml:"max_memory"`
 }
 
 // Sizes and limits the config is checked against.

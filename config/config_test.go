@@ -197,6 +197,7 @@ func TestValidateFindsEachProblem(t *testing.T) {
 			"tools.T.timeout", "2147483647 ms"},
 		{"tool concurrency", func(c *Config) { c.Tools = map[string]ToolConfig{"a.b": {MaxConcurrent: -1}} },
 			`tools."a.b".max_concurrent`, "must be 0"},
+		{"tool memory", func(c *Config) { c.Tools = map[string]ToolConfig{"T": {MaxMemory: 8}} }, "tools.T.max_memory", "between 16 and"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -340,7 +341,7 @@ func TestExampleConfig(t *testing.T) {
 	for _, key := range []string{"url", "key", "key_file", "name", "ping_interval", "pong_timeout", "handshake_timeout", "public_ip",
 		"max_concurrent", "queue", "max_result_bytes", "shutdown_grace", "exposed_tools", "hidden_tools",
 		"roots", "max_bytes", "level", "format", "expose", "timeout",
-		"dirs", "pass_env", "env_file", "async_max_runtime", "max_output_bytes", "state_dir", "watch",
+		"dirs", "pass_env", "env_file", "async_max_runtime", "max_output_bytes", "state_dir", "watch", "node", "max_memory",
 		"approval", "approval_timeout", "socket", "file", "listen", "allow_remote"} {
 		if !strings.Contains(string(live), "\n"+key+" = ") {
 			t.Errorf("the example does not show %s", key)

@@ -31,6 +31,9 @@ type PluginsConfig struct {
 	StateDir string `toml:"state_dir"`
 	// Watch rescans the plugins when a folder or manifest changes.
 	Watch bool `toml:"watch"`
+	// Node is the Node.js executable that runs direct plugins (service,
+	// hybridservice); empty means "node" on PATH.
+	Node string `toml:"node"`
 }
 
 // Bounds of the [plugins] settings.
@@ -81,6 +84,11 @@ func (c Config) checkPlugins(ps *problemList) {
 	if p.EnvFile != "" {
 		if msg := absPathProblem(p.EnvFile); msg != "" {
 			ps.add("plugins.env_file", "%s", msg)
+		}
+	}
+	if p.Node != "" {
+		if msg := absPathProblem(p.Node); msg != "" {
+			ps.add("plugins.node", "%s (or leave it out to use node from PATH)", msg)
 		}
 	}
 	if p.StateDir != "" {

@@ -17,6 +17,7 @@ async_max_runtime = "1h"
 max_output_bytes = 1048576
 state_dir = "/var/lib/vcpnode-test"
 watch = false
+node = "/opt/node/bin/node"
 `
 	cfg, err := Parse([]byte(doc), "p.toml")
 	if err != nil {
@@ -24,7 +25,7 @@ watch = false
 	}
 	p := cfg.Plugins
 	if len(p.Dirs) != 2 || p.PassEnv[1] != "NO_PROXY" || p.EnvFile != "/srv/vcp/config.env" ||
-		p.AsyncMaxRuntime.D() != time.Hour || p.MaxOutputBytes != MiB || p.StateDir != "/var/lib/vcpnode-test" || p.Watch {
+		p.AsyncMaxRuntime.D() != time.Hour || p.MaxOutputBytes != MiB || p.StateDir != "/var/lib/vcpnode-test" || p.Watch || p.Node != "/opt/node/bin/node" {
 		t.Errorf("decoded %+v", p)
 	}
 	def := Default().Plugins
@@ -49,6 +50,7 @@ func TestPluginsConfigProblems(t *testing.T) {
 		{"env listed twice", func(p *PluginsConfig) { p.PassEnv = []string{"A", "A"} }, "plugins.pass_env[1]", "listed twice"},
 		{"relative env file", func(p *PluginsConfig) { p.EnvFile = "config.env" }, "plugins.env_file", "not an absolute path"},
 		{"relative state dir", func(p *PluginsConfig) { p.StateDir = "state" }, "plugins.state_dir", "not an absolute path"},
+		{"relative node", func(p *PluginsConfig) { p.Node = "node" }, "plugins.node", "not an absolute path"},
 		{"zero async runtime", func(p *PluginsConfig) { p.AsyncMaxRuntime = 0 }, "plugins.async_max_runtime", "at least 1s"},
 		{"tiny output cap", func(p *PluginsConfig) { p.MaxOutputBytes = 100 }, "plugins.max_output_bytes", "between 1024"},
 		{"huge output cap", func(p *PluginsConfig) { p.MaxOutputBytes = 2 << 30 }, "plugins.max_output_bytes", "between 1024"},

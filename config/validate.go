@@ -179,6 +179,12 @@ func (c Config) checkLog(ps *problemList) {
 	}
 }
 
+// Bounds of [tools.NAME] max_memory, in MiB: V8 needs some heap to start at all.
+const (
+	minMaxMemoryMiB = 16
+	maxMaxMemoryMiB = 1 << 20
+)
+
 func (c Config) checkTools(ps *problemList) {
 	names := make([]string, 0, len(c.Tools))
 	for name := range c.Tools {
@@ -197,6 +203,9 @@ func (c Config) checkTools(ps *problemList) {
 		}
 		if t.MaxConcurrent < 0 {
 			ps.add(key+".max_concurrent", "must be 0 (no per-tool limit) or more (got %d)", t.MaxConcurrent)
+		}
+		if t.MaxMemory != 0 && (t.MaxMemory < minMaxMemoryMiB || t.MaxMemory > maxMaxMemoryMiB) {
+			ps.add(key+".max_memory", "must be 0 (Node's default) or between %d and %d MiB (got %d)", minMaxMemoryMiB, maxMaxMemoryMiB, t.MaxMemory)
 		}
 	}
 }

@@ -101,7 +101,8 @@ type ToolStatus struct {
 	Approval          string `json:"approval"`
 	ApprovalTimeoutMs int64  `json:"approvalTimeoutMs,omitempty"`
 	// Skipped is set for a plugin folder that is not run as a tool: "static",
-	// "unsupported", "invalid", "duplicate" or "disabled" (Reason says why).
+	// "service" (a running direct service plugin), "unsupported", "invalid",
+	// "duplicate" or "disabled" (Reason says why).
 	Skipped string `json:"skipped,omitempty"`
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/direct"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
@@ -52,6 +53,9 @@ type pluginRuntime struct {
 	skipped   []SkippedPlugin // what the last scan found but does not run as a tool
 	dirs      []string        // the dirs of the last scan, for the watcher
 	watch     bool
+	// direct runs the Node.js hosts of direct plugins (service, hybridservice).
+	direct     *direct.Host
+	directDirs map[string]bool // folders of the direct plugins of the last scan
 }
 
 // hostSettings are the [plugins] settings a Host is built with; a reload
@@ -69,6 +73,7 @@ func newPluginRuntime(log zerolog.Logger, getenv func(string) string) *pluginRun
 		getenv:      getenv,
 		outboxReady: make(chan struct{}, 1),
 		rescanned:   make(chan struct{}, 1),
+		direct:      direct.NewHost(direct.Options{Log: log}),
 	}
 }
 
@@ -78,7 +83,7 @@ func newPluginRuntime(log zerolog.Logger, getenv func(string) string) *pluginRun
 func (rt *pluginRuntime) source(cfg config.Config, _ zerolog.Logger) ([]toolhost.Tool, []string, error) {
 	p := cfg.Plugins
 	if len(p.Dirs) == 0 {
-		rt.scanned(p, nil)
+		rt.scanned(p, nil, rt.loadDirect(cfg, nil))
 		return nil, nil, nil
 	}
 	host, warnings, err := rt.hostFor(p)
@@ -92,8 +97,11 @@ func (rt *pluginRuntime) source(cfg config.Config, _ zerolog.Logger) ([]toolhost
 	if err := rt.checkNoneBroke(set); err != nil {
 		return nil, nil, err
 	}
-	rt.scanned(p, set)
-	return set.Tools, append(warnings, set.Warnings()...), nil
+	// After the checks: a reload refused above must not replace modules.
+	loaded := rt.loadDirect(cfg, set.Direct)
+	rt.scanned(p, set, loaded)
+	tools := append(slices.Clone(set.Tools), loaded.Tools...)
+	return tools, append(append(warnings, set.Warnings()...), directWarnings(loaded)...), nil
 }
 
 // hostFor returns the Host for p, making the runtime's shared parts the
@@ -168,7 +176,7 @@ func (rt *pluginRuntime) checkNoneBroke(set *plugin.Set) error {
 }
 
 // scanned records the outcome of a scan and wakes the watcher.
-func (rt *pluginRuntime) scanned(p config.PluginsConfig, set *plugin.Set) {
+func (rt *pluginRuntime) scanned(p config.PluginsConfig, set *plugin.Set, loaded direct.Loaded) {
 	rt.mu.Lock()
 	if rt.async == nil {
 		rt.async = map[string]bool{}
@@ -190,7 +198,20 @@ func (rt *pluginRuntime) scanned(p config.PluginsConfig, set *plugin.Set) {
 		}
 		static = set.Static
 	}
-	rt.hosted, rt.static, rt.skipped = hosted, static, skippedPlugins(set)
+	directDirs := map[string]bool{}
+	if set != nil {
+		for _, d := range set.Direct {
+			directDirs[d.Dir] = true
+		}
+	}
+	for _, t := range loaded.Tools {
+		hosted[t.Spec().Source] = t.Spec().Name
+	}
+	for _, e := range loaded.Services {
+		hosted[e.Path] = e.Name
+	}
+	rt.hosted, rt.static, rt.skipped = hosted, static, append(skippedPlugins(set), skippedDirect(loaded)...)
+	rt.directDirs = directDirs
 	rt.dirs, rt.watch = slices.Clone(p.Dirs), p.Watch
 	rt.mu.Unlock()
 	select {
@@ -242,6 +263,9 @@ func (rt *pluginRuntime) close() {
 			rt.log.Warn().Err(err).Msg("some plugin processes did not stop")
 		}
 	}
+	if err := rt.direct.Close(ctx); err != nil {
+		rt.log.Warn().Err(err).Msg("some Node.js plugin hosts did not stop")
+	}
 	if callbacks != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), callbackCloseWait)
 		defer cancel()
@@ -270,7 +294,8 @@ func (n *Node) CallbackBaseURL() string {
 // a tool, and why: `vcpnode tools --all` lists them beside the tools.
 type SkippedPlugin struct {
 	Name, Type, Path string
-	// Kind is "static", "unsupported", "invalid", "duplicate" or "disabled".
+	// Kind is "static", "service" (a direct service plugin, running),
+	// "unsupported", "invalid", "duplicate" or "disabled".
 	Kind   string
 	Reason string
 }
@@ -283,10 +308,6 @@ func skippedPlugins(set *plugin.Set) []SkippedPlugin {
 	for _, sp := range set.Static {
 		out = append(out, SkippedPlugin{Name: sp.Name, Type: "static", Path: sp.Source, Kind: "static",
 			Reason: "static plugins feed {{placeholders}} and are never registered as tools"})
-	}
-	for _, d := range set.Direct {
-		out = append(out, SkippedPlugin{Name: d.Name, Type: d.Type, Path: d.Path, Kind: "unsupported",
-			Reason: fmt.Sprintf("pluginType %q is a Node.js module (direct protocol); the Node.js host for it is not wired in yet", d.Type)})
 	}
 	for _, group := range []struct {
 		kind    string
@@ -320,7 +341,7 @@ func (n *Node) PluginProcesses() int {
 	n.plugins.mu.Lock()
 	hosts := append(slices.Clone(n.plugins.retired), n.plugins.host)
 	n.plugins.mu.Unlock()
-	total := 0
+	total := n.plugins.direct.Running()
 	for _, h := range hosts {
 		if h != nil {
 			total += h.Running()
@@ -335,7 +356,7 @@ func (n *Node) PluginKills() uint64 {
 	n.plugins.mu.Lock()
 	hosts := append(slices.Clone(n.plugins.retired), n.plugins.host)
 	n.plugins.mu.Unlock()
-	var total uint64
+	total := n.plugins.direct.Kills()
 	for _, h := range hosts {
 		if h != nil {
 			total += h.Kills()

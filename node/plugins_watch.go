@@ -150,7 +150,9 @@ func (w *folderWatch) sync(afterScan bool) (added bool) {
 
 // relevant says whether ev can change the plugin set: a folder or file
 // appearing or going in a plugin dir, or a manifest or config.env changing
-// in a plugin folder. Edits to a plugin's own scripts need no rescan.
+// in a plugin folder. Edits to a stdio plugin's own scripts need no rescan
+// (each run starts afresh); a direct plugin's top-level .js files do (its
+// module stays loaded).
 func (w *folderWatch) relevant(ev fsnotify.Event) bool {
 	if ev.Op == fsnotify.Chmod {
 		return false
@@ -158,5 +160,5 @@ func (w *folderWatch) relevant(ev fsnotify.Event) bool {
 	if w.roots[filepath.Dir(ev.Name)] {
 		return true
 	}
-	return pluginWatchFiles[filepath.Base(ev.Name)]
+	return pluginWatchFiles[filepath.Base(ev.Name)] || w.n.plugins.isDirectScript(ev.Name)
 }

@@ -37,17 +37,12 @@ const (
 
 // Options configure a Host. Zero fields take the defaults.
 type Options struct {
-	// Node is the node executable: a path, or "" for "node" on PATH.
-	Node string
 	// Grace is how long a call may go on after its deadline or cancel (its
 	// AbortSignal fired) before its host is killed and restarted; also how
 	// long shutdown() may take at stop.
 	Grace time.Duration
 	// LoadTimeout bounds loading the module and its initialize().
 	LoadTimeout time.Duration
-	// MaxMemoryMB returns the V8 heap cap (--max-old-space-size) for a
-	// plugin, 0 for none; nil means none.
-	MaxMemoryMB func(plugin string) int
 	// Log receives host events and, at debug, the plugins' output.
 	Log zerolog.Logger
 }
@@ -59,10 +54,18 @@ func (o Options) withDefaults() Options {
 	if o.LoadTimeout <= 0 {
 		o.LoadTimeout = DefaultLoadTimeout
 	}
-	if o.MaxMemoryMB == nil {
-		o.MaxMemoryMB = func(string) int { return 0 }
-	}
 	return o
+}
+
+// Settings are what one Load runs the plugins with; they may change from
+// one Load to the next (a reload), and a plugin whose settings changed is
+// loaded again.
+type Settings struct {
+	// Node is the node executable: a path, or "" for "node" on PATH.
+	Node string
+	// MaxMemoryMB caps a plugin's V8 heap (--max-old-space-size), by
+	// plugin name; absent or 0 is Node's default.
+	MaxMemoryMB map[string]int
 }
 
 // Errors callers may branch on.

@@ -17,7 +17,7 @@ func TestCommonJSPluginGetsConfigEnvContextAndSignal(t *testing.T) {
 	needNode(t)
 	root := pluginRoot(t, "Common")
 	h := newTestHost(t, Options{})
-	l := h.Load(scanDirect(t, root))
+	l := h.Load(scanDirect(t, root), Settings{})
 	tool := findTool(t, l, "Common")
 	if s := tool.Spec(); s.Timeout != 4*time.Second || s.Name != "Common" {
 		t.Errorf("spec %+v", s)
@@ -62,7 +62,7 @@ func TestResultsMapLikeStdioResults(t *testing.T) {
 	needNode(t)
 	root := pluginRoot(t, "Common")
 	h := newTestHost(t, Options{})
-	tool := findTool(t, h.Load(scanDirect(t, root)), "Common")
+	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
 	cases := []struct {
 		mode, want, err string
 	}{
@@ -88,7 +88,7 @@ func TestESMPluginsLoad(t *testing.T) {
 	needNode(t)
 	root := pluginRoot(t, "Esm", "EsmDefault")
 	h := newTestHost(t, Options{})
-	l := h.Load(scanDirect(t, root))
+	l := h.Load(scanDirect(t, root), Settings{})
 	v, err := invoke(nil, findTool(t, l, "Esm"), map[string]string{"say": "hi"}, "")
 	if err != nil || asJSON(t, v) != `{"content":[{"type":"text","text":"esm says hi to Esm"}]}` {
 		t.Errorf("named exports: %s %v", asJSON(t, v), err)
@@ -107,7 +107,7 @@ func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
 	needNode(t)
 	root := pluginRoot(t, "NeedsServer", "NeedsPackage", "InitFails", "NoProcess", "Routes", "Bot", "Esm")
 	h := newTestHost(t, Options{})
-	l := h.Load(scanDirect(t, root))
+	l := h.Load(scanDirect(t, root), Settings{})
 	want := map[string][]string{
 		"NeedsServer":  {"does not load: Cannot find module", "Plugin.js", "VCP server's own files"},
 		"NeedsPackage": {"Cannot find module 'vcpnode-no-such-package'", "npm install"},
@@ -151,8 +151,8 @@ func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
 
 func TestWithoutNodeEverythingIsListedAsNeedingIt(t *testing.T) {
 	root := pluginRoot(t, "Esm", "Bot")
-	h := newTestHost(t, Options{Node: filepath.Join(t.TempDir(), "no-node")})
-	l := h.Load(scanDirect(t, root))
+	h := newTestHost(t, Options{})
+	l := h.Load(scanDirect(t, root), Settings{Node: filepath.Join(t.TempDir(), "no-node")})
 	if len(l.Tools) != 0 || len(l.Unsupported) != 2 {
 		t.Fatalf("%+v", l)
 	}
@@ -170,7 +170,7 @@ func TestHungCallKillsAndRestartsItsHost(t *testing.T) {
 	needNode(t)
 	root := pluginRoot(t, "Common")
 	h := newTestHost(t, Options{Grace: 500 * time.Millisecond})
-	tool := findTool(t, h.Load(scanDirect(t, root)), "Common")
+	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
 
 	other := make(chan error, 1)
 	go func() {
@@ -209,7 +209,7 @@ func TestAbortSignalFiresOnCancelAndDeadline(t *testing.T) {
 	needNode(t)
 	root := pluginRoot(t, "Common")
 	h := newTestHost(t, Options{Grace: 10 * time.Second})
-	tool := findTool(t, h.Load(scanDirect(t, root)), "Common")
+	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
 	for _, c := range []struct {
 		cause error
 		want  string
@@ -259,7 +259,7 @@ func TestProcessExitAndUncaughtExceptionRestartTheHost(t *testing.T) {
 	needNode(t)
 	root := pluginRoot(t, "Common")
 	h := newTestHost(t, Options{})
-	tool := findTool(t, h.Load(scanDirect(t, root)), "Common")
+	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
 	_, err := invoke(nil, tool, map[string]string{"mode": "exit"}, "")
 	if !errors.Is(err, ErrRestarted) || !strings.Contains(err.Error(), "exit status 7") {
 		t.Errorf("call that exits: %v", err)
@@ -282,7 +282,7 @@ func TestStdoutFloodDoesNotBlockTheHost(t *testing.T) {
 	needNode(t)
 	root := pluginRoot(t, "Common")
 	h := newTestHost(t, Options{})
-	tool := findTool(t, h.Load(scanDirect(t, root)), "Common")
+	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
@@ -298,13 +298,9 @@ func TestStdoutFloodDoesNotBlockTheHost(t *testing.T) {
 func TestMaxMemorySetsTheHeapLimit(t *testing.T) {
 	needNode(t)
 	root := pluginRoot(t, "Common")
-	h := newTestHost(t, Options{MaxMemoryMB: func(name string) int {
-		if name == "Common" {
-			return 96
-		}
-		return 0
-	}})
-	v, err := invoke(nil, findTool(t, h.Load(scanDirect(t, root)), "Common"), map[string]string{"mode": "heap"}, "")
+	h := newTestHost(t, Options{})
+	mem := Settings{MaxMemoryMB: map[string]int{"Common": 96, "Other": 1}}
+	v, err := invoke(nil, findTool(t, h.Load(scanDirect(t, root), mem), "Common"), map[string]string{"mode": "heap"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,11 +322,11 @@ func TestReloadKeepsUnchangedModulesAndReplacesEdited(t *testing.T) {
 	root := pluginRoot(t, "Common", "Bot")
 	h := newTestHost(t, Options{})
 	plugins := scanDirect(t, root)
-	tool := findTool(t, h.Load(plugins), "Common")
+	tool := findTool(t, h.Load(plugins, Settings{}), "Common")
 	if _, err := invoke(nil, tool, nil, ""); err != nil {
 		t.Fatal(err)
 	}
-	l := h.Load(scanDirect(t, root))
+	l := h.Load(scanDirect(t, root), Settings{})
 	v, err := invoke(nil, findTool(t, l, "Common"), nil, "")
 	if err != nil || !strings.Contains(asJSON(t, v), `"calls":2`) || h.Started() != 2 {
 		t.Errorf("unchanged reload restarted the module: %s %v started=%d", asJSON(t, v), err, h.Started())
@@ -344,7 +340,7 @@ func TestReloadKeepsUnchangedModulesAndReplacesEdited(t *testing.T) {
 			onlyCommon = append(onlyCommon, p)
 		}
 	}
-	l = h.Load(onlyCommon)
+	l = h.Load(onlyCommon, Settings{})
 	if got := readFile(filepath.Join(root, "Common", "shutdown.txt")); got != "bye after 2" {
 		t.Errorf("the replaced module's shutdown() wrote %q", got)
 	}

@@ -57,9 +57,9 @@ type Loaded struct {
 // changed one is shut down (shutdown()) and then loaded again; one that is
 // gone is shut down. New modules are loaded (initialize()) before Load
 // returns. Load never fails as a whole: what cannot run is in Unsupported.
-func (h *Host) Load(plugins []*plugin.DirectPlugin) Loaded {
+func (h *Host) Load(plugins []*plugin.DirectPlugin, set Settings) Loaded {
 	var out Loaded
-	node, nodeErr := resolveNode(h.opts.Node)
+	node, nodeErr := resolveNode(set.Node)
 
 	h.mu.Lock()
 	if h.closed {
@@ -81,7 +81,7 @@ func (h *Host) Load(plugins []*plugin.DirectPlugin) Loaded {
 		if nodeErr != nil {
 			continue
 		}
-		mem := h.opts.MaxMemoryMB(p.Name)
+		mem := set.MaxMemoryMB[p.Name]
 		key := identity(p, node, mem)
 		if old := h.slots[p.Path]; old != nil && old.key == key {
 			keep[p.Path] = old

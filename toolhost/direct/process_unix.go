@@ -24,7 +24,15 @@ func groupAlive(pgid int) bool {
 
 // socketPair is the channel to a host: ours, and theirs for its fd 3.
 func socketPair() (ours, theirs *os.File, err error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	// Under ForkLock, so no other child started meanwhile inherits them
+	// (not every Unix has SOCK_CLOEXEC).
+	syscall.ForkLock.RLock()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fds[0])
+		syscall.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return nil, nil, err
 	}
