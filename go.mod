@@ -3,7 +3,6 @@ module github.com/vcpnode/vcpnode
 go 1.26.0
 
 require (
-	github.com/cenkalti/backoff/v4 v4.3.0
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-git/go-git/v5 v5.17.1

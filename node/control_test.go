@@ -141,7 +141,7 @@ func TestControlStatus(t *testing.T) {
 }
 
 func TestControlStatusWhileBackingOff(t *testing.T) {
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.backoffInitial, tm.backoffMax = time.Hour, time.Hour }})
+	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.retry = hourRetries() }})
 	first := h.accept()
 	h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected })
 	_, client := startControl(t, h, "")

@@ -56,8 +56,8 @@ func (h *harness) stop() { h.stopWith(nil) }
 // testTimings are production behaviour at test speed.
 func testTimings() timings {
 	t := defaultTimings()
-	t.backoffInitial = 10 * time.Millisecond
-	t.backoffMax = 50 * time.Millisecond
+	t.retry = retryPolicy{Steps: []time.Duration{10 * time.Millisecond}, Floor: 10 * time.Millisecond, Ceiling: 50 * time.Millisecond, Patience: time.Hour, Max: 50 * time.Millisecond}
+	t.connsPerMinute = 0
 	t.reregister = nil
 	t.closeWait = 2 * time.Second
 	return t
@@ -231,4 +231,9 @@ func (h *harness) waitStarted(g *gateTool, want string) {
 	case <-h.ctx.Done():
 		h.t.Fatalf("gate call %q never started", want)
 	}
+}
+
+// hourRetries makes every wait about an hour, for tests that cut it short.
+func hourRetries() retryPolicy {
+	return retryPolicy{Steps: []time.Duration{time.Hour}, Floor: time.Hour, Ceiling: time.Hour, Max: time.Hour}
 }

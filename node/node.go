@@ -1,7 +1,7 @@
 // Package node connects this machine to a VCP main server as a distributed
 // node: it owns the config, the hub session, the reconnect loop and the
 // dispatch of calls to toolhost. It is the only package that touches the
-// WebSocket and backoff libraries.
+// WebSocket library.
 package node
 
 import (
@@ -24,9 +24,10 @@ import (
 
 // Timings the reconnect loop and session use; tests shorten them.
 type timings struct {
-	backoffInitial            time.Duration
-	backoffMax                time.Duration
-	stableAfter               time.Duration   // a session up this long resets the backoff
+	retry                     retryPolicy // waits between attempts (reconnect_schedule.go)
+	connsPerMinute, connBurst int         // connections that reach the server; 0: unlimited
+	clock                     clock
+	jitter                    func() float64  // uniform in [0, 1); nil: math/rand
 	reregister                []time.Duration // re-send register_tools this long after connecting
 	closeWait                 time.Duration   // how long to wait for the server's close reply
 	emptyHandshakesBeforeHint int
@@ -39,18 +40,26 @@ type timings struct {
 	// beforeClose, if set, runs when a session has decided to close and
 	// before it stops taking calls: a seam for tests of that window.
 	beforeClose func()
+	// decodeBudget bounds the bytes of frames read but not yet decoded;
+	// a frame that finds no room within busyWait is refused as "node busy".
+	// Above readLimit, so that a frame the server may send always fits.
+	decodeBudget int64
+	busyWait     time.Duration
 }
 
 func defaultTimings() timings {
 	return timings{
-		backoffInitial:            500 * time.Millisecond,
-		backoffMax:                30 * time.Second,
-		stableAfter:               30 * time.Second,
+		retry:                     defaultRetryPolicy(),
+		connsPerMinute:            60,
+		connBurst:                 10,
+		clock:                     realClock{},
 		reregister:                []time.Duration{10 * time.Second, 60 * time.Second},
 		closeWait:                 2 * time.Second,
 		emptyHandshakesBeforeHint: 3,
 		readLimit:                 config.ServerFrameLimit,
 		sessionCallGrace:          5 * time.Second,
+		decodeBudget:              config.ServerFrameLimit + 4*config.MiB,
+		busyWait:                  5 * time.Second,
 	}
 }
 
@@ -86,6 +95,9 @@ type Node struct {
 	restart chan struct{}
 
 	tel *telemetry // status, metrics and audit trail (metrics.go, audit.go)
+
+	decodeBudget *budget      // frames read, not yet decoded (session_read.go)
+	warnings     *logThrottle // warnings the server can cause at any rate
 	// notifier tells systemd about reloads (notify.go); nil does nothing.
 	notifier *Notifier
 
@@ -163,6 +175,8 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	for _, o := range opts {
 		o(n)
 	}
+	n.decodeBudget = newBudget(n.timings.decodeBudget)
+	n.warnings = newLogThrottle(time.Now)
 	n.plugins = newPluginRuntime(log, n.getenv)
 	n.sources = append([]ToolSource{n.plugins.source}, n.sources...)
 	st, tools, warnings, err := n.prepare(cfg)

@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/gorilla/websocket"
 
 	"github.com/vcpnode/vcpnode/config"
@@ -20,26 +19,42 @@ import (
 // draining, and a client cannot tell these apart (protocol.md §1.3).
 var errEmptyHandshake = errors.New("server closed the connection before answering the handshake")
 
-// connectLoop dials, runs a session, and backs off, until ctx is cancelled.
-// It never gives up: a node on a laptop outlives many server restarts.
+// connectLoop dials, runs a session, and waits between attempts, until ctx
+// is cancelled. It never gives up: a node on a laptop outlives many server
+// restarts. The wait schedule starts over as soon as a connection is
+// accepted and register_tools sent, however short the session then is; the
+// connection limiter, not slow retries, protects the server from a node
+// whose sessions keep dying.
 func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
-	bo := backoff.NewExponentialBackOff()
-	bo.InitialInterval = n.timings.backoffInitial
-	bo.MaxInterval = n.timings.backoffMax
-	bo.Multiplier = 2
-	bo.RandomizationFactor = 0.5
-	bo.MaxElapsedTime = 0
-	bo.Reset()
+	clk := n.timings.clock
+	sched := newRetrySchedule(n.timings.retry, clk.Now, n.timings.jitter)
+	limit := newConnLimiter(n.timings.connsPerMinute, n.timings.connBurst, clk.Now)
 
 	emptyHandshakes := 0
-	hinted := false
+	hinted, limited := false, false
 	for ctx.Err() == nil {
+		if d := limit.delay(); d > 0 {
+			if !limited {
+				limited = true
+				n.log.Warn().Int("per_minute", n.timings.connsPerMinute).Dur("wait", d.Round(time.Millisecond)).
+					Msg("connecting too often: waiting before the next attempt to spare the server")
+			}
+			n.state.update(func(s *ConnState) { s.Phase = PhaseBackoff; s.RetryAt = clk.Now().Add(d) })
+			if !n.sleep(ctx, d) {
+				return
+			}
+			continue
+		}
+		limited = false
 		n.state.update(func(s *ConnState) { s.Phase = PhaseConnecting; s.RetryAt = time.Time{} })
 		st := n.settings()
 		conn, err := n.dial(ctx, st)
+		if reachedServer(err) {
+			limit.take()
+		}
 		if err == nil {
 			emptyHandshakes = 0
-			started := time.Now()
+			started := clk.Now()
 			n.state.update(func(s *ConnState) {
 				s.Phase = PhaseConnected
 				s.ServerID = ""
@@ -47,7 +62,12 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 				s.Sessions++
 			})
 			n.log.Info().Str("hub", config.RedactedURL(st.hubURL)).Msg("connected")
-			err = newSession(n, conn, st).run(ctx, drained)
+			sess := newSession(n, conn, st)
+			err = sess.run(ctx, drained)
+			n.warnings.flush(n.log)
+			if sess.registered {
+				sched.reset()
+			}
 			if ctx.Err() != nil {
 				return
 			}
@@ -55,10 +75,7 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 				n.log.Info().Msg("reconnecting so the server sees the new tool set")
 				continue
 			}
-			if time.Since(started) >= n.timings.stableAfter {
-				bo.Reset()
-			}
-			n.log.Warn().Err(err).Dur("up", time.Since(started).Round(time.Millisecond)).Msg("connection lost")
+			n.log.Warn().Err(err).Dur("up", clk.Now().Sub(started).Round(time.Millisecond)).Msg("connection lost")
 		} else {
 			if ctx.Err() != nil {
 				return
@@ -74,12 +91,12 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 				emptyHandshakes = 0
 			}
 		}
-		wait := bo.NextBackOff()
+		wait := sched.next()
 		msg := err.Error()
 		n.state.update(func(s *ConnState) {
 			s.Phase = PhaseBackoff
-			s.Attempt++
-			s.RetryAt = time.Now().Add(wait)
+			s.Attempt = sched.attempts()
+			s.RetryAt = clk.Now().Add(wait)
 			s.LastError = msg
 		})
 		n.log.Info().Err(err).Dur("retry_in", wait.Round(time.Millisecond)).Msg("will reconnect")
@@ -89,20 +106,32 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 	}
 }
 
+// reachedServer tells whether a dial got as far as the server's HTTP
+// handler, which costs the server something; a refused TCP connect does not.
+func reachedServer(dialErr error) bool {
+	var refused *handshakeRefusedError
+	return dialErr == nil || errors.Is(dialErr, errEmptyHandshake) || errors.As(dialErr, &refused)
+}
+
 // sleep waits d, or less when ctx ends (false) or `vcpnode reconnect` asks (true).
 func (n *Node) sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
+	fire, stop := n.timings.clock.Timer(d)
+	defer stop()
 	select {
 	case <-ctx.Done():
 		return false
 	case <-n.reconnect:
 		n.log.Info().Msg("reconnecting now, as asked")
 		return true
-	case <-t.C:
+	case <-fire:
 		return true
 	}
 }
+
+// handshakeRefusedError is an HTTP answer other than 101 to the upgrade.
+type handshakeRefusedError struct{ status string }
+
+func (e *handshakeRefusedError) Error() string { return "handshake refused with HTTP " + e.status }
 
 // dial opens the WebSocket. Every error it returns is redacted.
 func (n *Node) dial(ctx context.Context, st *settings) (*websocket.Conn, error) {
@@ -119,7 +148,7 @@ func (n *Node) dial(ctx context.Context, st *settings) (*websocket.Conn, error) 
 	}
 	switch {
 	case resp != nil:
-		return nil, fmt.Errorf("handshake refused with HTTP %s", resp.Status)
+		return nil, &handshakeRefusedError{status: resp.Status}
 	case isEmptyHandshake(err):
 		return nil, errEmptyHandshake
 	default:

@@ -138,8 +138,7 @@ func TestEmptyHandshakesGiveAHintOnce(t *testing.T) {
 
 func TestReconnectCutsTheBackoffShort(t *testing.T) {
 	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
-		tm.backoffInitial = time.Hour
-		tm.backoffMax = time.Hour
+		tm.retry = hourRetries()
 	}})
 	first := h.accept()
 	first.Drop()

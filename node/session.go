@@ -40,6 +40,10 @@ type session struct {
 	calls       sessionCalls // read and not yet answered (session_calls.go)
 	callCtx     context.Context
 	cancelCalls context.CancelCauseFunc
+	// registered is set by run once register_tools is on the wire; the
+	// reconnect loop reads it after run returns.
+	registered bool
+	scratch    []byte // readFrame's first-chunk buffer, reader goroutine only
 }
 
 func newSession(n *Node, conn *websocket.Conn, st *settings) *session {
@@ -97,6 +101,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	if err := s.sendState(); err != nil {
 		return stop(err)
 	}
+	s.registered = true
 	ph := s.newPlaceholderPush() // placeholders_push.go
 	defer ph.stop()
 	if err := ph.sendSnapshot(s); err != nil {
@@ -195,12 +200,15 @@ func (s *session) closeGracefully(readerDone chan error, reason string) {
 	}
 }
 
-func (s *session) extendReadDeadline() {
+func (s *session) extendReadDeadline() { s.extendReadDeadlineBy(0) }
+
+// extendReadDeadlineBy moves the read deadline to extra past the usual one.
+func (s *session) extendReadDeadlineBy(extra time.Duration) {
 	// Any frame or pong proves the connection alive. Pings go out every
 	// ping_interval, so silence longer than that plus pong_timeout means
 	// a ping went unanswered.
 	hub := s.st.cfg.Hub
-	s.conn.SetReadDeadline(time.Now().Add(hub.PingInterval.D() + hub.PongTimeout.D()))
+	s.conn.SetReadDeadline(time.Now().Add(hub.PingInterval.D() + hub.PongTimeout.D() + extra))
 }
 
 func (s *session) answerPing(data string) error {
@@ -211,17 +219,6 @@ func (s *session) answerPing(data string) error {
 		return nil
 	}
 	return err
-}
-
-func (s *session) readLoop() error {
-	for {
-		_, data, err := s.conn.ReadMessage()
-		if err != nil {
-			return s.readError(err)
-		}
-		s.extendReadDeadline()
-		s.handle(data)
-	}
 }
 
 func (s *session) readError(err error) error {
@@ -244,30 +241,32 @@ func (s *session) readError(err error) error {
 // handle acts on one frame. It never blocks for long: calls are handed to
 // the dispatcher, which answers through send.
 func (s *session) handle(data []byte) {
-	msg, err := wsproto.Decode(data)
+	msg, err := wsproto.DecodeOwned(data)
 	if err != nil {
 		var de *wsproto.DecodeError
 		if errors.As(err, &de) && de.Type == wsproto.TypeExecuteTool && de.RequestID != "" {
 			// A call we cannot run is still a call the server waits on.
 			s.answer(toolhost.Outcome{RequestID: de.RequestID, Err: "the node could not read this call: " + err.Error()})
 		}
-		s.log.Warn().Err(err).Int("bytes", len(data)).Msg("ignored a malformed frame")
+		s.n.warnings.warn(s.log, "malformed", func(e *zerolog.Event) {
+			e.Err(err).Int("bytes", len(data)).Msg("ignored a malformed frame")
+		})
 		return
 	}
 	switch m := msg.(type) {
 	case wsproto.ExecuteTool:
-		s.log.Debug().Str("request_id", m.RequestID).Str("tool", m.ToolName).Msg("execute_tool")
+		s.log.Debug().Str("request_id", clip(m.RequestID)).Str("tool", clip(m.ToolName)).Msg("execute_tool")
 		s.dispatch(m) // session_calls.go
 	case wsproto.CancelTool:
 		if s.n.disp.Cancel(m.RequestID) {
-			s.log.Info().Str("request_id", m.RequestID).Msg("server cancelled a call after its own timeout")
+			s.log.Info().Str("request_id", clip(m.RequestID)).Msg("server cancelled a call after its own timeout")
 		}
 	case wsproto.ConnectionAck:
 		// Only recorded: old servers never send it, so nothing waits on it.
 		s.n.state.update(func(st *ConnState) { st.ServerID = m.ServerID })
-		s.log.Info().Str("server_id", m.ServerID).Msg("server acknowledged the connection")
+		s.log.Info().Str("server_id", clip(m.ServerID)).Msg("server acknowledged the connection")
 	default:
-		s.log.Debug().Str("type", string(msg.MessageType())).Msg("ignored a frame the node does not handle")
+		s.log.Debug().Str("type", clip(string(msg.MessageType()))).Msg("ignored a frame the node does not handle")
 	}
 }
 
@@ -303,12 +302,14 @@ func (s *session) sendResult(o toolhost.Outcome) {
 	if err != nil {
 		frame, err = wsproto.Encode(wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusError, Error: "the node could not send this result: " + err.Error()})
 		if err != nil {
-			s.log.Error().Err(err).Str("request_id", o.RequestID).Msg("cannot encode a tool_result")
+			s.log.Error().Err(err).Str("request_id", clip(o.RequestID)).Msg("cannot encode a tool_result")
 			return
 		}
 	}
 	if err := s.enqueue(frame); err != nil {
-		s.log.Warn().Str("request_id", o.RequestID).Msg("result dropped: the connection that carried the call is gone, and the server has already failed it")
+		s.n.warnings.warn(s.log, "result-dropped", func(e *zerolog.Event) {
+			e.Str("request_id", clip(o.RequestID)).Msg("result dropped: the connection that carried the call is gone, and the server has already failed it")
+		})
 	}
 }
 

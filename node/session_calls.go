@@ -81,7 +81,7 @@ func (c *sessionCalls) count() int {
 // call context; its answer goes out on this connection.
 func (s *session) dispatch(m wsproto.ExecuteTool) {
 	if !s.calls.begin() {
-		s.log.Warn().Str("request_id", m.RequestID).Str("tool", m.ToolName).
+		s.log.Warn().Str("request_id", clip(m.RequestID)).Str("tool", clip(m.ToolName)).
 			Msg("execute_tool arrived after the node's close frame went out: not run and not answered")
 		return
 	}

@@ -50,21 +50,28 @@ func BenchmarkDecodeExecuteTool(b *testing.B) {
 	riverJSON, _ := json.Marshal(river)
 	large := []byte(`{"type":"execute_tool","data":{"requestId":"mdx3k9q0-a1b2c3d","toolName":"DiaryReader",` +
 		`"toolArgs":{"maid":"Nova","river_context":` + string(riverJSON) + `}}}`)
+	huge := []byte(`{"type":"execute_tool","data":{"requestId":"mdx3k9q0-a1b2c3d","toolName":"FileWriter",` +
+		`"toolArgs":{"path":"/tmp/x","content":"` + strings.Repeat("0123456789abcdef", 10<<20/16) + `"}}}`)
 	for _, bc := range []struct {
 		name  string
 		frame []byte
-	}{{"string-args", small}, {"river-context-" + strconv.Itoa(len(large)>>10) + "KiB", large}} {
-		b.Run(bc.name, func(b *testing.B) {
-			if _, err := Decode(bc.frame); err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(int64(len(bc.frame)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := Decode(bc.frame); err != nil {
+	}{{"string-args", small}, {"river-context-" + strconv.Itoa(len(large)>>10) + "KiB", large}, {"args-10MiB", huge}} {
+		for _, dec := range []struct {
+			name string
+			fn   func([]byte) (Message, error)
+		}{{"Decode", Decode}, {"DecodeOwned", DecodeOwned}} {
+			b.Run(bc.name+"/"+dec.name, func(b *testing.B) {
+				if _, err := dec.fn(bc.frame); err != nil {
 					b.Fatal(err)
 				}
-			}
-		})
+				b.SetBytes(int64(len(bc.frame)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := dec.fn(bc.frame); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -1,0 +1,236 @@
+package node
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// The reader only reads: it pulls frames off the socket (which is also where
+// gorilla answers pings and sees pongs) and hands them, in order, to one
+// decoder goroutine. A large frame is decoded while the reader goes on
+// reading, so liveness never waits for a decode. What bounds memory is a
+// budget of bytes read but not yet decoded.
+
+const (
+	// inboxDepth bounds how many frames wait for the decoder; each frame is
+	// charged at least budget/inboxDepth so a flood of tiny frames is bounded too.
+	inboxDepth = 256
+	// readChunk is how much is read at a time once a frame is larger than
+	// the first chunk; each chunk read proves the connection alive.
+	readChunk  = 1 << 20
+	firstChunk = 16 << 10
+)
+
+// budget is a counting semaphore over bytes.
+type budget struct {
+	size  int64
+	mu    sync.Mutex
+	free  int64
+	freed chan struct{} // closed and replaced on every release
+}
+
+func newBudget(n int64) *budget {
+	return &budget{size: n, free: n, freed: make(chan struct{})}
+}
+
+// acquire takes n bytes, waiting until they are free, timeout passes (false)
+// or stop is closed (false).
+func (b *budget) acquire(n int64, timeout time.Duration, stop <-chan struct{}) bool {
+	var deadline <-chan time.Time
+	for {
+		b.mu.Lock()
+		if b.free >= n {
+			b.free -= n
+			b.mu.Unlock()
+			return true
+		}
+		ch := b.freed
+		b.mu.Unlock()
+		if deadline == nil {
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			deadline = t.C
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			return false
+		case <-stop:
+			return false
+		}
+	}
+}
+
+func (b *budget) release(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.free += n
+	close(b.freed)
+	b.freed = make(chan struct{})
+}
+
+type inbound struct {
+	frame   []byte
+	cost    int64
+	counted bool // holds a place in s.calls, so closing waits for its decode
+}
+
+// readLoop reads frames until the connection fails. Before returning it
+// waits until every frame it read has been handled, so that a caller of
+// run can rely on all of them having been dispatched.
+func (s *session) readLoop() error {
+	inbox := make(chan inbound, inboxDepth)
+	decoded := make(chan struct{})
+	go func() {
+		defer close(decoded)
+		for in := range inbox {
+			s.handle(in.frame)
+			s.n.decodeBudget.release(in.cost)
+			if in.counted {
+				s.calls.end()
+			}
+		}
+	}()
+	defer func() {
+		close(inbox)
+		<-decoded
+	}()
+
+	minCost := s.n.decodeBudget.size / inboxDepth
+	for {
+		_, r, err := s.conn.NextReader()
+		if err != nil {
+			return s.readError(err)
+		}
+		s.extendReadDeadline()
+		frame, err := s.readFrame(r)
+		if err != nil {
+			return s.readError(err)
+		}
+		cost := max(int64(len(frame)), minCost)
+		// While the decoder catches up, the connection is evidently alive:
+		// it just delivered this frame.
+		s.extendReadDeadlineBy(s.n.timings.busyWait)
+		if !s.n.decodeBudget.acquire(cost, s.n.timings.busyWait, s.done) {
+			s.refuseBusy(frame)
+			continue
+		}
+		// A frame read before the close frame may be a call that must be
+		// answered first: it counts as pending until it is decoded.
+		inbox <- inbound{frame: frame, cost: cost, counted: s.calls.begin()}
+	}
+}
+
+// readFrame reads one message. Small ones are read into a scratch buffer and
+// copied out at their size; large ones in chunks assembled once at the end,
+// so that no growing buffer leaves copies behind. Every chunk extends the
+// read deadline: a slow large frame is progress, not silence.
+func (s *session) readFrame(r io.Reader) ([]byte, error) {
+	if s.scratch == nil {
+		s.scratch = make([]byte, firstChunk)
+	}
+	n, err := io.ReadFull(r, s.scratch)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return bytes.Clone(s.scratch[:n]), nil
+	case err != nil:
+		return nil, err
+	}
+	chunks := [][]byte{bytes.Clone(s.scratch)}
+	total := n
+	for {
+		c := make([]byte, readChunk)
+		n, err := io.ReadFull(r, c)
+		total += n
+		if n > 0 {
+			chunks = append(chunks, c[:n])
+			s.extendReadDeadline()
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	frame := make([]byte, 0, total)
+	for i, c := range chunks {
+		frame = append(frame, c...)
+		chunks[i] = nil // let each chunk go as soon as it is copied
+	}
+	return frame, nil
+}
+
+// refuseBusy answers a frame the decoder had no room for within busyWait:
+// an execute_tool gets a "node busy" error result, anything else is logged.
+// Finding the requestId reads only as far as it.
+func (s *session) refuseBusy(frame []byte) {
+	typ, id := peekCall(frame)
+	if typ == wsproto.TypeExecuteTool && id != "" {
+		s.answer(toolhost.Outcome{RequestID: id,
+			Err: fmt.Sprintf("node busy: %d bytes of frames are already waiting to be decoded; try again later", s.n.decodeBudget.size)})
+	}
+	s.n.warnings.warn(s.log, "busy", func(e *zerolog.Event) {
+		e.Str("type", clip(string(typ))).Str("request_id", clip(id)).Int("bytes", len(frame)).
+			Msg("node busy decoding earlier frames: refused a frame")
+	})
+}
+
+// peekCall finds the type and data.requestId of a frame by reading tokens
+// only until both are found; it never decodes large values it can skip.
+func peekCall(frame []byte) (wsproto.Type, string) {
+	dec := json.NewDecoder(bytes.NewReader(frame))
+	var typ, id string
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", ""
+	}
+	for dec.More() && (typ == "" || id == "") {
+		key, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch key {
+		case "type":
+			if t, err := dec.Token(); err == nil {
+				typ, _ = t.(string)
+			}
+		case "data":
+			if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+				continue
+			}
+			for dec.More() && id == "" {
+				k, err := dec.Token()
+				if err != nil {
+					break
+				}
+				if k == "requestId" {
+					if t, err := dec.Token(); err == nil {
+						id, _ = t.(string)
+					}
+					continue
+				}
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					break
+				}
+			}
+			return wsproto.Type(typ), id // the rest of data is not worth skipping
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return wsproto.Type(typ), id
+			}
+		}
+	}
+	return wsproto.Type(typ), id
+}
