@@ -21,7 +21,7 @@ import (
 // runChild is the node process: it connects to the parent's hub with n
 // tools, answers "settle" on stdin with its runtime stats on stdout, and
 // shuts down gracefully at EOF on stdin.
-func runChild(n int) error {
+func runChild(n int, sink bool) error {
 	hubURL := os.Getenv(envHubURL)
 	if hubURL == "" {
 		return errors.New("-child is started by rsscheck itself; run rsscheck without it")
@@ -34,6 +34,9 @@ func runChild(n int) error {
 	tools := make([]toolhost.Tool, n)
 	for i := range tools {
 		tools[i] = newPluginLikeTool(i + 1)
+	}
+	if sink {
+		tools = append(tools, sinkTool{})
 	}
 	nd, err := node.New(cfg, log, node.WithTools(tools...),
 		node.WithLocalIPs(func() ([]string, error) { return []string{"127.0.0.1"}, nil }))

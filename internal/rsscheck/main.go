@@ -13,6 +13,7 @@
 //
 //	go run ./internal/rsscheck               # node package, 50 in-process tools
 //	go run ./internal/rsscheck -binary /tmp/vcpnode
+//	go run ./internal/rsscheck -frames 10,50,90   # peak memory per large execute_tool
 package main
 
 import (
@@ -47,12 +48,19 @@ func main() {
 	tools := flag.Int("tools", 50, "how many in-process tools the node registers")
 	idle := flag.Duration("idle", 3*time.Second, "how long the node sits idle before the final reading")
 	binary := flag.String("binary", "", "measure this vcpnode binary (`run` with a generated config) instead of the node package")
+	frames := flag.String("frames", "", "measure peak memory while the node takes one execute_tool of each size, in MiB (e.g. 10,50,90)")
+	sink := flag.Bool("sink", false, "internal: the child also registers the Sink tool (with -frames)")
 	flag.Parse()
 
 	var err error
 	switch {
 	case *child:
-		err = runChild(*tools)
+		err = runChild(*tools, *sink)
+	case *frames != "":
+		var sizes []int
+		if sizes, err = parseSizes(*frames); err == nil {
+			err = measureFrames(sizes)
+		}
 	case *binary != "":
 		err = measureBinary(*binary, *idle)
 	default:
@@ -64,36 +72,39 @@ func main() {
 	}
 }
 
-// measurePackage runs the node package with n in-process tools in a child.
-func measurePackage(n int, idle time.Duration) error {
-	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true})
-	if err != nil {
-		return err
-	}
-	defer hub.Close()
+// child is the node running in a process of its own.
+type child struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	stderr *strings.Builder
+	stop   func() error // EOF on stdin, then wait (kill after 30 s)
+}
 
+// startChild re-runs this program as the node, connected to hub.
+func startChild(hub *fakehub.Hub, args ...string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("find this program to re-run it as the node: %w", err)
+		return nil, fmt.Errorf("find this program to re-run it as the node: %w", err)
 	}
-	cmd := exec.Command(self, "-child", "-tools", fmt.Sprint(n))
+	cmd := exec.Command(self, append([]string{"-child"}, args...)...)
 	cmd.Env = append(os.Environ(), envHubURL+"="+hub.BaseURL(), envKey+"="+measureKey)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start the node process: %w", err)
+		return nil, fmt.Errorf("start the node process: %w", err)
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }() // stdout is read below, before Wait can close it
-	stopChild := func() error {
+	go func() { exited <- cmd.Wait() }() // stdout is read by the caller, before Wait can close it
+	stop := func() error {
 		stdin.Close() // EOF on stdin tells the child to shut down gracefully
 		select {
 		case err := <-exited:
@@ -103,8 +114,26 @@ func measurePackage(n int, idle time.Duration) error {
 			return errors.New("the node process did not exit within 30s of being told to")
 		}
 	}
+	return &child{cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), stderr: stderr, stop: stop}, nil
+}
 
-	report, err := measureChild(hub, cmd.Process.Pid, n, idle, stdin, bufio.NewReader(stdout))
+// measurePackage runs the node package with n in-process tools in a child.
+func measurePackage(n int, idle time.Duration) error {
+	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true})
+	if err != nil {
+		return err
+	}
+	defer hub.Close()
+
+	child, err := startChild(hub, "-tools", fmt.Sprint(n))
+	if err != nil {
+		return err
+	}
+	stdin, stdout, stopChild := child.stdin, child.stdout, child.stop
+	cmd := child.cmd
+	stderr := child.stderr
+
+	report, err := measureChild(hub, cmd.Process.Pid, n, idle, stdin, stdout)
 	if stopErr := stopChild(); err == nil && stopErr != nil {
 		err = fmt.Errorf("node process: %w", stopErr)
 	}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// sinkTool answers with the length of its "blob" argument: the frame is
+// read and decoded and the argument reaches a tool, but nothing is copied
+// on the way back.
+type sinkTool struct{}
+
+func (sinkTool) Spec() toolhost.Spec {
+	return toolhost.Spec{Name: "Sink", Description: "measures its blob argument", Timeout: time.Minute,
+		Source: "rsscheck", DistributedExposed: true}
+}
+
+func (sinkTool) Invoke(_ context.Context, call toolhost.Call) (any, error) {
+	return strconv.Itoa(len(call.Args["blob"])), nil
+}
+
+// measureFrames sends one execute_tool of each size (MiB) to a node in its
+// own process and reads its peak resident memory (VmHWM, reset before each
+// frame through /proc/<pid>/clear_refs) once the result is back.
+func measureFrames(sizes []int) error {
+	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true})
+	if err != nil {
+		return err
+	}
+	defer hub.Close()
+	c, err := startChild(hub, "-tools", "0", "-sink")
+	if err != nil {
+		return err
+	}
+	pid := c.cmd.Process.Pid
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	report, err := func() (string, error) {
+		conn, err := hub.Accept(ctx)
+		if err != nil {
+			return "", err
+		}
+		if _, err := conn.WaitType(ctx, wsproto.TypeRegisterTools); err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for _, size := range sizes {
+			if _, err := fmt.Fprintln(c.stdin, settleLine); err != nil {
+				return "", err
+			}
+			if _, err := c.stdout.ReadString('\n'); err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+				return "", fmt.Errorf("reset the peak resident memory (Linux only): %w", err)
+			}
+			before, err := readProcStatus(pid)
+			if err != nil {
+				return "", err
+			}
+			n := size << 20
+			blob := make([]byte, 0, n+2)
+			blob = append(append(append(blob, '"'), strings.Repeat("x", n)...), '"')
+			call := wsproto.ExecuteTool{RequestID: "rss-" + strconv.Itoa(size), ToolName: "Sink",
+				ToolArgs: map[string]json.RawMessage{"blob": blob}}
+			frame, err := wsproto.Encode(call)
+			if err != nil {
+				return "", err
+			}
+			res, err := conn.CallExecute(ctx, call)
+			if err != nil {
+				return "", err
+			}
+			if res.Status != wsproto.StatusSuccess {
+				return "", fmt.Errorf("%d MiB call: %s", size, res.Error)
+			}
+			after, err := readProcStatus(pid)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(&b, "frame %6.1f MiB: VmRSS before %5.1f MiB, peak (VmHWM) %6.1f MiB = %.2f x frame; after %6.1f MiB\n",
+				mib(int64(len(frame))), mib(before.RSS), mib(after.HWM), float64(after.HWM)/float64(len(frame)), mib(after.RSS))
+		}
+		return b.String(), nil
+	}()
+	if stopErr := c.stop(); err == nil && stopErr != nil {
+		err = fmt.Errorf("node process: %w", stopErr)
+	}
+	if err != nil {
+		return fmt.Errorf("%w\nnode process stderr:\n%s", err, c.stderr.String())
+	}
+	fmt.Printf("node package, one execute_tool per size, measured in its own process (pid %d)\n", pid)
+	fmt.Print(report)
+	return nil
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("-frames %q: want comma-separated sizes in MiB", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
