@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -32,6 +33,7 @@ type searchTool struct {
 	access *toolhost.FileAccess
 	budget int              // 0 = searchScanBudget; tests lower it
 	bytes  int64            // 0 = searchByteBudget; tests lower it
+	now    func() time.Time // tests replace the clock, see walker.now
 	onDir  func(dir string) // test hook, see walker.onDir
 }
 
@@ -117,10 +119,11 @@ func (t *searchTool) Invoke(ctx context.Context, call toolhost.Call) (any, error
 	if t.bytes > 0 {
 		bytesLeft = t.bytes
 	}
-	s := &search{args: a, bytesLeft: bytesLeft, limit: cmpOr(t.budget, searchScanBudget), walker: walker{
-		access: t.access, gitignore: a.gitignore, showHidden: a.showHidden, onDir: t.onDir,
+	limit := cmpOr(t.budget, searchScanBudget)
+	s := &search{args: a, bytesLeft: bytesLeft, walker: walker{
+		access: t.access, gitignore: a.gitignore, showHidden: a.showHidden,
+		budget: limit, limit: limit, stopAt: softDeadline(ctx), now: t.now, onDir: t.onDir,
 	}}
-	s.walker.budget = s.limit
 	var targets []target
 	if strings.TrimSpace(a.path) == "" {
 		if targets, err = everyRoot(t.access); err != nil {
@@ -152,7 +155,6 @@ var errSearchFull = errors.New("search full")
 type search struct {
 	args      searchArgs
 	walker    walker
-	limit     int
 	bytesLeft int64
 	buf       []byte
 
@@ -220,7 +222,7 @@ func (s *search) dir(ctx context.Context, dir string, rules ignoreRules) error {
 		}
 	}
 	if budgetOut {
-		s.truncated = fmt.Sprintf("examined %d directory entries, the limit of one call; search a subdirectory to cover the rest", s.limit)
+		s.truncated = s.walker.truncation("search a subdirectory to cover the rest")
 		return errSearchFull
 	}
 	return nil
@@ -232,6 +234,10 @@ func (s *search) dir(ctx context.Context, dir string, rules ignoreRules) error {
 func (s *search) file(ctx context.Context, resolved, name string) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
+	}
+	if s.walker.overtime() {
+		s.truncated = s.walker.truncation("search a subdirectory or use include to cover the rest")
+		return errSearchFull
 	}
 	f, err := toolhost.OpenNoFollow(resolved)
 	if err != nil {

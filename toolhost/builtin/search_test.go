@@ -148,3 +148,16 @@ func BenchmarkSearch100000Files(b *testing.B) {
 		}
 	}
 }
+
+func TestSearchAnswersWithWhatItHasBeforeTheDeadline(t *testing.T) {
+	root := big(t)
+	search := newSearch(access(t, nil, root))
+	search.now, search.onDir = lateClock(3)
+	got := run(t, search, args(t, "pattern", "^one", "maxMatches", maxSearchMatches))
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	// The clock jumps as the third folder (d001) is opened: d000 is searched.
+	if len(lines) != 1000+4 || lines[999] != filepath.Join(root, "d000", "f0999.txt")+":1: one line" ||
+		lines[1003] != "[truncated: stopped early to answer before the call's deadline; search a subdirectory to cover the rest]" {
+		t.Errorf("%d lines, ending:\n%s", len(lines), strings.Join(lines[max(0, len(lines)-4):], "\n"))
+	}
+}

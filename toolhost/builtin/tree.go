@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -25,6 +26,7 @@ const (
 type treeTool struct {
 	access *toolhost.FileAccess
 	budget int              // 0 = treeScanBudget; tests lower it
+	now    func() time.Time // tests replace the clock, see walker.now
 	onDir  func(dir string) // test hook, see walker.onDir
 }
 
@@ -111,9 +113,9 @@ func (t *treeTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) 
 		targets = append(targets, tg)
 	}
 	limit := cmpOr(t.budget, treeScanBudget)
-	r := &treeRender{args: a, limit: limit, walker: walker{
+	r := &treeRender{args: a, walker: walker{
 		access: t.access, gitignore: a.gitignore, showHidden: a.showHidden,
-		budget: limit, onDir: t.onDir,
+		budget: limit, limit: limit, stopAt: softDeadline(ctx), now: t.now, onDir: t.onDir,
 	}}
 	for i, tg := range targets {
 		if i > 0 {
@@ -142,7 +144,6 @@ var errTreeFull = errors.New("tree full")
 
 type treeRender struct {
 	args   treeArgs
-	limit  int // the scan budget the walker started with
 	walker walker
 	b      strings.Builder
 
@@ -175,9 +176,9 @@ func (r *treeRender) tree(ctx context.Context, tg target) error {
 	return r.children(ctx, tg.resolved, inner, l, "", 1)
 }
 
-// budgetFull records that the scan budget ran out.
+// budgetFull records that the scan budget or the time ran out.
 func (r *treeRender) budgetFull() error {
-	return r.full(fmt.Sprintf("examined %d directory entries, the limit of one call; show a subdirectory to see the rest", r.limit))
+	return r.full(r.walker.truncation("show a subdirectory to see the rest"))
 }
 
 // list lists dir and adds what it left out to the totals.

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -303,5 +305,38 @@ func BenchmarkTreeProject(b *testing.B) {
 		if _, err := tree.Invoke(ctx, toolhost.Call{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// lateClock is a clock that jumps an hour ahead once the nth directory is
+// about to be read, as if the walk had taken that long.
+func lateClock(n int) (now func() time.Time, hook func(string)) {
+	var seen atomic.Int32
+	now = func() time.Time {
+		if seen.Load() >= int32(n) {
+			return time.Now().Add(time.Hour)
+		}
+		return time.Now()
+	}
+	return now, func(string) { seen.Add(1) }
+}
+
+func TestTreeAnswersWithWhatItHasBeforeTheDeadline(t *testing.T) {
+	root := big(t)
+	tree := newTree(access(t, nil, root))
+	tree.now, tree.onDir = lateClock(6)
+	got := run(t, tree, args(t, "showFiles", false, "maxEntries", maxTreeEntries))
+	want := root + `/ (90 dirs)
+├── d000/ (1000 files)
+├── d001/ (1000 files)
+├── d002/ (1000 files)
+├── d003/ (1000 files)
+├── d004/
+
+5 directories listed (files counted, not listed); left out: 10 ignored by .gitignore, 1 hidden
+[truncated: stopped early to answer before the call's deadline; show a subdirectory to see the rest]
+`
+	if got != want {
+		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
 	}
 }

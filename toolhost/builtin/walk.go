@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -61,15 +62,55 @@ type walker struct {
 	// budget is how many directory entries may still be examined; it bounds
 	// the work of one call whatever the tree's shape.
 	budget int
-	// exhausted is set when a listing stopped because budget ran out.
-	exhausted bool
+	limit  int // the budget the walk started with, for messages
+	// stopAt, when set, is when the walk gives up and answers with what it
+	// has, a little before the call's deadline (see softDeadline).
+	stopAt    time.Time
+	outOfTime bool
+	// now is time.Now; tests replace it.
+	now func() time.Time
 	// onDir, when set (tests), is called before each directory is read.
 	onDir func(dir string)
 }
 
-// errBudget stops a walk whose entry budget ran out; callers report it as
-// truncation, not failure.
+// errBudget stops a walk whose entry budget or time ran out; callers report
+// it as truncation (see walker.truncation), not failure.
 var errBudget = errors.New("entry budget exhausted")
+
+// softDeadline is when a walk under ctx should stop to leave time for its
+// answer: a tenth of the time left, at least 500 ms and at most 3 s, before
+// the deadline. Zero when ctx has none.
+func softDeadline(ctx context.Context) time.Time {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return time.Time{}
+	}
+	reserve := min(max(time.Until(dl)/10, 500*time.Millisecond), 3*time.Second)
+	return dl.Add(-reserve)
+}
+
+// overtime reports, and remembers, that the walk has reached stopAt.
+func (w *walker) overtime() bool {
+	if w.stopAt.IsZero() {
+		return false
+	}
+	now := time.Now
+	if w.now != nil {
+		now = w.now
+	}
+	if !w.outOfTime && now().After(w.stopAt) {
+		w.outOfTime = true
+	}
+	return w.outOfTime
+}
+
+// truncation says why the walk stopped early and what to do (hint) instead.
+func (w *walker) truncation(hint string) string {
+	if w.outOfTime {
+		return "stopped early to answer before the call's deadline; " + hint
+	}
+	return fmt.Sprintf("examined %d directory entries, the limit of one call; %s", w.limit, hint)
+}
 
 // list reads dir (symlink-free, inside w.root; path its components below
 // the root) and filters it with rules, the patterns in force above dir. It
@@ -140,8 +181,7 @@ func (w *walker) readDir(ctx context.Context, dir string) ([]fs.DirEntry, error)
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
 		}
-		if w.budget <= 0 {
-			w.exhausted = true
+		if w.budget <= 0 || w.overtime() {
 			return all, errBudget
 		}
 		chunk, err := f.ReadDir(min(readDirChunk, w.budget))
