@@ -37,8 +37,10 @@ func (thumbTool) Invoke(_ context.Context, c toolhost.Call) (any, error) {
 	return map[string]any{"args": c.Args}, nil
 }
 
-// typedDaemonConfig exposes the built-in example tools and Thumb.
-const typedDaemonConfig = "[tools.NodeInfo]\nexpose = true\n[tools.Thumb]\nexpose = true\n"
+// typedDaemonConfig exposes every built-in (the workspace tools are typed)
+// and Thumb.
+const typedDaemonConfig = "[tools.NodeInfo]\nexpose = true\n[tools.Thumb]\nexpose = true\n" +
+	"[tools.DirectoryTree]\nexpose = true\n[tools.ReadFile]\nexpose = true\n[tools.SearchFiles]\nexpose = true\n"
 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
@@ -84,8 +86,8 @@ func TestToolsPrompt(t *testing.T) {
 		}
 		manifests = append(manifests, mf)
 	}
-	if len(manifests) != 3 {
-		t.Fatalf("register_tools carried %d tools, want Echo, NodeInfo and Thumb", len(manifests))
+	if len(manifests) != 6 {
+		t.Fatalf("register_tools carried %d tools, want Echo, NodeInfo, Thumb and the three workspace built-ins", len(manifests))
 	}
 	_, out, _ := d.ctl("tools", "--prompt")
 	if want := textproto.VCPPrompt(manifests) + "\n"; out != want {
@@ -98,7 +100,7 @@ func TestToolsPrompt(t *testing.T) {
 		Text   string
 	}
 	d.ctlJSON(&resp, "tools", "--prompt", "--format", "json")
-	if resp.Format != "json" || resp.Tools != 3 || !json.Valid([]byte(resp.Text)) {
+	if resp.Format != "json" || resp.Tools != 6 || !json.Valid([]byte(resp.Text)) {
 		t.Errorf("--json: %+v", resp)
 	}
 	if code, _, errOut := d.ctl("tools", "--prompt", "--format", "yaml"); code != exitUsage || !strings.Contains(errOut, `--format "yaml" is not one of vcp, xml, json`) {

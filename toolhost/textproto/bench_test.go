@@ -1,6 +1,7 @@
 package textproto
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,32 @@ func BenchmarkParse(b *testing.B) {
 				Parse(reply, Options{Fuzzy: strings.Contains(name, "fuzzy")})
 			}
 		})
+	}
+}
+
+// BenchmarkParseScaling parses the same kinds of reply at 256 KiB and
+// 4 MiB: equal MB/s at both sizes is what linear means.
+func BenchmarkParseScaling(b *testing.B) {
+	units := map[string]string{
+		"vcp":              "prose: a, b.\n" + S + "\ntool_name:「始」Search「末」,\nquery:「始」go「末」\n" + E + "\n",
+		"vcp-unterminated": "tool_name:「始」A「末」 k:「始」",
+		"json-deep":        `{"tool_name":"a","parameters":{"x":`,
+		"vcp-with-json":    S + "tool_name:「始」A「末」, p:「始」{\"tool_name\": \"X\"}「末」" + E + "\n",
+		"xml":              "<function_calls><invoke name=\"s\"><parameter name=\"q\">go</parameter></invoke></function_calls>\n",
+	}
+	for _, name := range []string{"vcp", "vcp-unterminated", "vcp-with-json", "json-deep", "xml"} {
+		for _, size := range []int{256 << 10, 4 << 20} {
+			unit := units[name]
+			reply := strings.Repeat(unit, size/len(unit)+1)
+			if name == "vcp-unterminated" {
+				reply = S + reply
+			}
+			b.Run(fmt.Sprintf("%s/%dKiB", name, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(reply)))
+				for b.Loop() {
+					Parse(reply, Options{})
+				}
+			})
+		}
 	}
 }

@@ -31,7 +31,7 @@ type frame struct {
 // quotes are not JSON), marks objects that have a "tool_name" key of their
 // own, and decodes only those, outermost first: an object inside a call's
 // parameters is an argument, not another call.
-func parseJSON(st stripped, claimed []span, lines lineIndex) Result {
+func parseJSON(st stripped, claimed spanSet, lines lineIndex) Result {
 	text := st.text
 	var res Result
 	budget := jsonWorkFactor*len(text) + 4096
@@ -45,7 +45,7 @@ func parseJSON(st stripped, claimed []span, lines lineIndex) Result {
 	keyIsToolName := false // the last string read was "tool_name" and only space followed
 
 	decode := func(s span) bool {
-		if overlaps(claimed, s.start, s.end) {
+		if claimed.overlaps(s.start, s.end) {
 			return true // the VCP or XML parser read this text
 		}
 		if budget < s.end-s.start {
@@ -136,7 +136,7 @@ func parseJSON(st stripped, claimed []span, lines lineIndex) Result {
 	}
 	// Candidates never closed.
 	for _, f := range stack {
-		if f.candidate && !overlaps(claimed, f.start, f.start+1) {
+		if f.candidate && !claimed.overlaps(f.start, f.start+1) {
 			off := st.toReply(f.start)
 			res.Rejected = append(res.Rejected, Rejected{Format: FormatJSON, Line: lines.line(off), Offset: off,
 				Reason: `a JSON object with "tool_name" is never closed`})

@@ -94,12 +94,12 @@ func Parse(reply string, opt Options) Result {
 		claimed = append(claimed, spans...)
 	}
 	if slices.Contains(formats, FormatXML) {
-		r, spans := parseXML(st, claimed, lines)
+		r, spans := parseXML(st, newSpanSet(claimed), lines)
 		res.add(r)
 		claimed = append(claimed, spans...)
 	}
 	if slices.Contains(formats, FormatJSON) {
-		res.add(parseJSON(st, claimed, lines))
+		res.add(parseJSON(st, newSpanSet(claimed), lines))
 	}
 	slices.SortStableFunc(res.Calls, func(a, b Call) int { return a.Offset - b.Offset })
 	slices.SortStableFunc(res.Rejected, func(a, b Rejected) int { return a.Offset - b.Offset })
@@ -120,13 +120,35 @@ func (r *Result) add(o Result) {
 // span is a half-open byte range.
 type span struct{ start, end int }
 
-func overlaps(spans []span, start, end int) bool {
-	for _, s := range spans {
-		if start < s.end && s.start < end {
-			return true
+// spanSet answers "does [start, end) overlap a claimed span" in O(log n),
+// so that checking every candidate stays linear overall.
+type spanSet struct {
+	spans  []span // sorted by start
+	maxEnd []int  // maxEnd[i] is the largest end among spans[:i+1]
+}
+
+func newSpanSet(spans []span) spanSet {
+	s := spanSet{spans: slices.Clone(spans)}
+	slices.SortFunc(s.spans, func(a, b span) int { return a.start - b.start })
+	s.maxEnd = make([]int, len(s.spans))
+	for i, sp := range s.spans {
+		s.maxEnd[i] = sp.end
+		if i > 0 {
+			s.maxEnd[i] = max(s.maxEnd[i], s.maxEnd[i-1])
 		}
 	}
-	return false
+	return s
+}
+
+func (s spanSet) overlaps(start, end int) bool {
+	// j is the number of spans starting before end.
+	j, _ := slices.BinarySearchFunc(s.spans, end, func(sp span, e int) int {
+		if sp.start < e {
+			return -1
+		}
+		return 1
+	})
+	return j > 0 && s.maxEnd[j-1] > start
 }
 
 // lineIndex maps byte offsets of the reply to 1-based lines.

@@ -56,7 +56,7 @@ func (p *xmlParser) next(lit string, from int) int {
 	return i
 }
 
-func parseXML(st stripped, claimed []span, lines lineIndex) (Result, []span) {
+func parseXML(st stripped, claimed spanSet, lines lineIndex) (Result, []span) {
 	p := &xmlParser{st: st, lines: lines, text: st.text, find: map[string]*finder{}}
 	var spans []span
 	for pos := 0; pos < len(p.text); {
@@ -64,7 +64,7 @@ func parseXML(st stripped, claimed []span, lines lineIndex) (Result, []span) {
 		if b < 0 {
 			break
 		}
-		if overlaps(claimed, b, b+len(xmlBlockOpen)) {
+		if claimed.overlaps(b, b+len(xmlBlockOpen)) {
 			pos = b + len(xmlBlockOpen)
 			continue
 		}
