@@ -220,6 +220,7 @@ func (c Config) Key(getenv func(string) string) (string, error) {
 	if msg := keyProblem(key); msg != "" {
 		return "", fmt.Errorf("%s: %w: %s", source, ErrInvalidKey, msg)
 	}
+	rememberKey(key) // Redact hides it from now on, wherever it appears
 	return key, nil
 }
 

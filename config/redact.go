@@ -1,8 +1,12 @@
 package config
 
 import (
+	"encoding/json"
 	"net/url"
 	"regexp"
+	"slices"
+	"strings"
+	"sync"
 )
 
 // keySegment matches "VCP_Key=" (any case, also percent-encoded as
@@ -15,10 +19,61 @@ import (
 var keySegment = regexp.MustCompile("(?i)vcp_key(?:=|%3d)(?:[^/?#\\s\\v\"\\\\`<>]|\\\\u[0-9a-f]{4})*")
 
 // Redact replaces every VCP key embedded in s as VCP_Key=<key> with
-// VCP_Key=REDACTED. Use it on anything that may contain the hub URL: log
-// messages, library errors, status output.
+// VCP_Key=REDACTED, and every key this process has resolved (Config.Key),
+// wherever it appears, with REDACTED. Use it on anything that may hold the
+// hub URL or text from the server: log lines, library errors, status,
+// audit and metrics output.
 func Redact(s string) string {
-	return keySegment.ReplaceAllLiteralString(s, "VCP_Key=REDACTED")
+	return knownKeys.replace(keySegment.ReplaceAllLiteralString(s, "VCP_Key=REDACTED"))
+}
+
+// minBareKey is the shortest key replaced wherever it appears. A shorter
+// one could match inside the escapes JSON output is made of (\u0026) and
+// break it; it is still redacted after VCP_Key=.
+const minBareKey = 6
+
+// knownKeys are the keys this process has resolved. A peer may echo the key
+// anywhere (in a close reason, a serverId, a tool name, a file URL), not
+// only after VCP_Key=, so Redact looks for the key itself. It is process
+// wide because the key is: every output path must hide it, including those
+// (library errors, the last error printed by main) that cannot be handed a
+// redactor.
+var knownKeys secretSet
+
+type secretSet struct {
+	mu    sync.RWMutex
+	forms []string // longest first, so a form holding another is replaced whole
+}
+
+// rememberKey makes Redact replace key, and the forms it takes in URLs and
+// JSON, wherever they appear.
+func rememberKey(key string) { knownKeys.add(key) }
+
+func (s *secretSet) add(key string) {
+	if len(key) < minBareKey {
+		return
+	}
+	quoted, _ := json.Marshal(key) // escapes & < > as \u00XX
+	forms := []string{key, url.PathEscape(key), url.QueryEscape(key), string(quoted[1 : len(quoted)-1])}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range forms {
+		if !slices.Contains(s.forms, f) {
+			s.forms = append(s.forms, f)
+		}
+	}
+	slices.SortFunc(s.forms, func(a, b string) int { return len(b) - len(a) })
+}
+
+func (s *secretSet) replace(text string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, f := range s.forms {
+		if strings.Contains(text, f) {
+			text = strings.ReplaceAll(text, f, "REDACTED")
+		}
+	}
+	return text
 }
 
 // RedactedURL is u as a string with the key and any password redacted.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -76,7 +77,8 @@ func (a *auditLog) record(rec toolhost.CallRecord) {
 	if err != nil {
 		return // cannot happen: every field marshals
 	}
-	line = append(line, '\n')
+	// The tool name, request id and error came from the server or a tool.
+	line = append([]byte(config.Redact(string(line))), '\n')
 
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -350,12 +351,20 @@ func decodeBody(r *http.Request, v any) error {
 	return nil
 }
 
+// writeJSON answers with v as JSON. Every answer passes through
+// config.Redact: much of what the control API shows (request ids, tool
+// names, errors, the serverId) came from the server and may echo the key.
 func writeJSON(w http.ResponseWriter, code int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		code, buf = http.StatusInternalServerError, bytes.Buffer{}
+		fmt.Fprintf(&buf, "{\"error\":%q}\n", "cannot encode the answer: "+err.Error())
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // the client may be gone; nothing to do about it
+	_, _ = io.WriteString(w, config.Redact(buf.String())) // the client may be gone; nothing to do about it
 }
 
 func writeError(w http.ResponseWriter, code int, err error) {

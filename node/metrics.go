@@ -1,6 +1,8 @@
 package node
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"time"
 
@@ -42,8 +44,38 @@ func (n *Node) Approvals() *toolhost.Approvals { return n.disp.Approvals() }
 // MetricsHandler serves the node's metrics in the Prometheus text format,
 // from its own registry (nothing registered globally).
 func (n *Node) MetricsHandler() http.Handler {
-	return promhttp.HandlerFor(n.tel.metrics.reg, promhttp.HandlerOpts{Registry: n.tel.metrics.reg})
+	h := promhttp.HandlerFor(n.tel.metrics.reg, promhttp.HandlerOpts{Registry: n.tel.metrics.reg})
+	return redactedHandler(h)
 }
+
+// redactedHandler passes h's answer through config.Redact: label values
+// (tool names) can come from plugin manifests or the server. The answer is
+// held whole, which is fine for the few kilobytes of metrics; compression is
+// left out so the text can be read.
+func redactedHandler(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del("Accept-Encoding")
+		rec := &heldResponse{header: http.Header{}, code: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.code)
+		_, _ = io.WriteString(w, config.Redact(rec.body.String()))
+	})
+}
+
+// heldResponse keeps an answer in memory for redactedHandler.
+type heldResponse struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (h *heldResponse) Header() http.Header         { return h.header }
+func (h *heldResponse) WriteHeader(code int)        { h.code = code }
+func (h *heldResponse) Write(p []byte) (int, error) { return h.body.Write(p) }
 
 // unknownToolLabel stands for every name the server called that is not
 // registered, so that the server cannot grow the label set without bound.

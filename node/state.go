@@ -3,6 +3,8 @@ package node
 import (
 	"sync"
 	"time"
+
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // Phase is where the reconnect loop is.
@@ -50,6 +52,8 @@ func (b *stateBox) update(f func(*ConnState)) {
 	defer b.mu.Unlock()
 	old := b.s.Phase
 	f(&b.s)
+	// Text from the server (close reasons, serverId) may echo the key.
+	b.s.LastError, b.s.ServerID = config.Redact(b.s.LastError), config.Redact(b.s.ServerID)
 	if b.s.Phase != old {
 		b.s.Since = time.Now()
 	}

@@ -32,6 +32,9 @@ func newRunCmd(a *app) *cobra.Command {
 			defer stop()
 			hups, stopHups := hangupSignals()
 			defer stopHups()
+			// $VCPNODE_KEY is read once and removed from the environment,
+			// where plugins (same user) could read it; reloads use the copy.
+			getenv, keyErr := a.takeEnvKey()
 			path, err := a.configPath(configFlag)
 			if err != nil {
 				return err
@@ -47,6 +50,9 @@ func newRunCmd(a *app) *cobra.Command {
 			for _, w := range append(cfg.Warnings(), config.PermissionWarnings(path, cfg)...) {
 				log.Warn().Msg(w)
 			}
+			if keyErr != nil {
+				log.Warn().Err(keyErr).Msg("$" + config.EnvKey + " may still be readable in /proc/<pid>/environ; prefer hub.key_file or a systemd credential")
+			}
 			// The config may sit inside a file root; it must never be served.
 			protected := path
 			if abs, err := filepath.Abs(path); err == nil {
@@ -57,7 +63,7 @@ func newRunCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			n, err := a.newNode(cfg, log, node.WithProtectedFiles(protected, config.CredentialPath(a.getenv)), node.WithNotifier(notifier))
+			n, err := a.newNode(cfg, log, node.WithProtectedFiles(protected, config.CredentialPath(a.getenv)), node.WithNotifier(notifier), node.WithGetenv(getenv))
 			if err != nil {
 				return err
 			}
@@ -121,4 +127,18 @@ func (a *app) serveWith(ctx context.Context, n nodeRunner, log zerolog.Logger, s
 			reload()
 		}
 	}
+}
+
+// takeEnvKey takes $VCPNODE_KEY out of the process environment
+// (config.TakeEnvKey) and returns a lookup that still answers it, from the
+// app's own environment as it was.
+func (a *app) takeEnvKey() (func(string) string, error) {
+	key := a.getenv(config.EnvKey)
+	_, err := config.TakeEnvKey()
+	return func(name string) string {
+		if name == config.EnvKey {
+			return key
+		}
+		return a.getenv(name)
+	}, err
 }

@@ -140,8 +140,9 @@ func (stoppingNode) Hurry()                    {}
 // TestRunWithTheRealNodeNeverShowsABadKey goes through node.New.
 func TestRunWithTheRealNodeNeverShowsABadKey(t *testing.T) {
 	const secret = "s3cr3t key/with?bad#chars"
-	t.Setenv(config.EnvKey, secret) // node.New reads the process environment
+	t.Setenv(config.EnvKey, secret) // run takes it out of the process environment
 	ta := newTestApp(t)
+	ta.env[config.EnvKey] = secret // and hands the app's copy to node.New
 	ta.newNode = newApp().newNode
 	path := writeFile(t, "c.toml", "", 0o600)
 	if code := waitExit(t, startRun(ta, "--config", path)); code != exitError {
