@@ -102,7 +102,7 @@ func nodeArgs(memMB int, name string) []string {
 	if memMB > 0 {
 		args = append(args, fmt.Sprintf("--max-old-space-size=%d", memMB))
 	}
-	// The host script is passed inline: nothing to write to disk; its
-	// argument is the plugin's name, for ps.
-	return append(args, "-e", hostScript, "vcpnode-direct", name)
+	// The host script comes on stdin (see spawn); the arguments after it
+	// name the plugin, for ps.
+	return append(args, "-", "vcpnode-direct", name)
 }

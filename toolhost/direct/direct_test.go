@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -352,4 +355,51 @@ func TestReloadKeepsUnchangedModulesAndReplacesEdited(t *testing.T) {
 		t.Errorf("after the edit: %s %v", asJSON(t, v), err)
 	}
 	waitFor(t, "one host left", func() bool { return h.Running() == 1 })
+}
+
+// TestStopKillsWhatThePluginStarted: a child the module spawned (one that
+// ignores SIGTERM) dies with its host at stop.
+func TestStopKillsWhatThePluginStarted(t *testing.T) {
+	needNode(t)
+	root := pluginRoot(t, "Spawner")
+	h := newTestHost(t, Options{})
+	v, err := invoke(nil, findTool(t, h.Load(scanDirect(t, root), Settings{}), "Spawner"), nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Pid int }
+	if err := json.Unmarshal(v.(json.RawMessage), &got); err != nil || got.Pid <= 0 {
+		t.Fatalf("result %s: %v", asJSON(t, v), err)
+	}
+	if !processRunning(got.Pid) {
+		t.Fatalf("the plugin's child %d is not running", got.Pid)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the plugin's child to die", func() bool { return !processRunning(got.Pid) })
+}
+
+// processRunning: pid exists and is not a zombie (an orphan's zombie waits
+// for init, which may be slow to reap it in a container).
+func processRunning(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	// The state follows the command name in parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// TestHostScriptFitsAPipeBuffer: spawn writes the script into the child's
+// stdin pipe before starting it, which needs no reader only while it fits
+// the smallest pipe buffer (16 KiB on macOS).
+func TestHostScriptFitsAPipeBuffer(t *testing.T) {
+	if n := len(hostScript); n == 0 || n > 16<<10 {
+		t.Fatalf("host.js is %d bytes", n)
+	}
 }

@@ -32,6 +32,18 @@ var testPlugins = map[string]struct {
 	manifest string
 	files    map[string]string
 }{
+	// Returns at once: the benchmark's warm call.
+	"Fast": {`"pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}`, map[string]string{
+		"index.js": "module.exports = { processToolCall: async (args) => ({ ok: true }) };\n",
+	}},
+	// Starts a child that ignores SIGTERM, in its process group.
+	"Spawner": {`"pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}`, map[string]string{
+		"index.js": `const { spawn } = require('child_process');
+module.exports = { async processToolCall() {
+  const c = spawn('sh', ['-c', 'trap "" TERM; sleep 600'], { stdio: 'ignore' });
+  return { pid: c.pid };
+} };
+`}},
 	// CommonJS, a class instance (methods need their this), every call mode.
 	"Common": {`"pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct","timeout":4000},
 "configSchema":{"COUNT":"integer","FLAG":"boolean"}`, map[string]string{

@@ -105,11 +105,18 @@ func spawn(nodePath string, args []string, dir string, env []string, log zerolog
 			ours.Close()
 		}
 	}()
-	devnull, err := os.Open(os.DevNull)
+	// The host script arrives on stdin ("node -"), which keeps it out of
+	// the command line; it fits in the pipe's buffer, so nothing waits.
+	scriptR, scriptW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	childFiles = append(childFiles, devnull)
+	childFiles = append(childFiles, scriptR)
+	_, err = scriptW.WriteString(hostScript)
+	scriptW.Close()
+	if err != nil {
+		return nil, fmt.Errorf("host script: %w", err)
+	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -124,7 +131,7 @@ func spawn(nodePath string, args []string, dir string, env []string, log zerolog
 	osp, err := os.StartProcess(nodePath, append([]string{nodePath}, args...), &os.ProcAttr{
 		Dir:   dir,
 		Env:   env,
-		Files: []*os.File{devnull, outW, errW, theirs},
+		Files: []*os.File{scriptR, outW, errW, theirs},
 		Sys:   groupAttr(),
 	})
 	if err != nil {
