@@ -20,6 +20,7 @@ import (
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/builtin"
+	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
 // Timings the reconnect loop and session use; tests shorten them.
@@ -36,6 +37,10 @@ type timings struct {
 	// sessionCallGrace is how long calls of an ended connection may still
 	// finish before they are cancelled.
 	sessionCallGrace time.Duration
+
+	// killReserve is the part of shutdown_grace kept for the kill step:
+	// plugin processes get SIGKILL this long after SIGTERM.
+	killReserve time.Duration
 
 	// beforeClose, if set, runs when a session has decided to close and
 	// before it stops taking calls: a seam for tests of that window.
@@ -58,6 +63,7 @@ func defaultTimings() timings {
 		emptyHandshakesBeforeHint: 3,
 		readLimit:                 config.ServerFrameLimit,
 		sessionCallGrace:          5 * time.Second,
+		killReserve:               plugin.DefaultKillGrace,
 		decodeBudget:              config.ServerFrameLimit + 4*config.MiB,
 		busyWait:                  5 * time.Second,
 	}
@@ -315,8 +321,10 @@ func (n *Node) Run(ctx context.Context) error {
 		<-ctx.Done()
 		n.state.update(func(s *ConnState) { s.Phase = PhaseStopping })
 		grace := n.settings().cfg.Node.ShutdownGrace.D()
-		n.log.Info().Dur("grace", grace).Msg("shutting down: refusing new calls, waiting for in-flight ones")
-		graceCtx, cancel := context.WithTimeout(context.Background(), grace)
+		finish := finishWithin(grace, n.timings.killReserve)
+		n.log.Info().Dur("grace", grace).Dur("calls_may_run", finish).
+			Msg("shutting down: refusing new calls, waiting for in-flight ones")
+		graceCtx, cancel := context.WithTimeout(context.Background(), finish)
 		defer cancel()
 		go func() {
 			select {
@@ -340,6 +348,17 @@ func (n *Node) Run(ctx context.Context) error {
 	n.state.update(func(s *ConnState) { s.Phase = PhaseStopped })
 	n.log.Info().Msg("stopped")
 	return nil
+}
+
+// finishWithin is how long in-flight calls may run at shutdown so that
+// stopping them still fits in grace: cancelling a plugin call sends SIGTERM
+// and SIGKILL only kill later, so that step is reserved at the end. A grace
+// too short for both is split in half.
+func finishWithin(grace, kill time.Duration) time.Duration {
+	if grace >= 2*kill {
+		return grace - kill
+	}
+	return grace / 2
 }
 
 // errRunTwice: Run was called on a Node that already ran.
