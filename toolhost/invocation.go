@@ -56,12 +56,21 @@ func Usage(s Spec, command string) string {
 // required, its default and its allowed values.
 func describeCommand(s Spec, c Command) string {
 	var b strings.Builder
+	own := schemaDescription(c.Schema.Raw)
 	if d := strings.TrimSpace(s.Description); d != "" {
 		b.WriteString(d)
 		b.WriteByte('\n')
+	} else if len(s.Commands) == 1 && own != "" {
+		b.WriteString(own)
+		b.WriteByte('\n')
 	}
 	if len(s.Commands) > 1 && c.Command != "" {
-		fmt.Fprintf(&b, "Command %s: pass %s:%s%s%s.\n", c.Command, CommandArg, ValueStart, c.Command, ValueEnd)
+		pass := "pass"
+		if own != "" {
+			own = strings.TrimRight(own, ".") + "."
+			pass = own + " Pass"
+		}
+		fmt.Fprintf(&b, "Command %s: %s %s:%s%s%s.\n", c.Command, pass, CommandArg, ValueStart, c.Command, ValueEnd)
 	}
 	params := c.Schema.Params
 	if len(params) == 0 {
@@ -95,6 +104,21 @@ func describeCommand(s Spec, c Command) string {
 		}
 	}
 	return b.String()
+}
+
+// schemaDescription is the top-level "description" of a source's JSON
+// Schema (an MCP tool's own description is kept there), on one line.
+func schemaDescription(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var top struct {
+		Description string `json:"description"`
+	}
+	if json.Unmarshal(raw, &top) != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(top.Description), " ")
 }
 
 // exampleCall writes a TOOL_REQUEST block calling c with its required

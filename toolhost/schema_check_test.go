@@ -277,3 +277,23 @@ func TestManifestGeneratesInvocationText(t *testing.T) {
 		t.Errorf("untyped command changed")
 	}
 }
+
+func TestInvocationTextUsesTheSchemaDescription(t *testing.T) {
+	read, err := SchemaFromJSON(json.RawMessage(`{"description":"Read a file.","properties":{"path":{"type":"string"}},"required":["path"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Spec{Name: "fs", Description: "An MCP server.", Commands: []Command{
+		{Command: "read_file", Schema: read},
+		{Command: "list", Schema: &Schema{}},
+	}}
+	got := NewManifest(s, 0).Capabilities.InvocationCommands[0].Description
+	want := "An MCP server.\nCommand read_file: Read a file. Pass command:「始」read_file「末」.\nParameters:\n- path (string, required)"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	one := Spec{Name: "one", Commands: []Command{{Schema: read}}}
+	if got := NewManifest(one, 0).Capabilities.InvocationCommands[0].Description; !strings.HasPrefix(got, "Read a file.\nParameters:") {
+		t.Errorf("one command without a tool description:\n%s", got)
+	}
+}

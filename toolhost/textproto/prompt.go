@@ -110,6 +110,9 @@ func functionDescription(s toolhost.Spec) string {
 		// A typed command's parameters are in the schema; only a
 		// description its source wrote says more.
 		d := strings.TrimSpace(c.Description)
+		if d == "" && c.Schema != nil && len(s.Commands) > 1 {
+			d = rawDescription(c.Schema.Raw) // an MCP tool's own description
+		}
 		if d == "" {
 			continue
 		}
@@ -119,6 +122,17 @@ func functionDescription(s toolhost.Spec) string {
 		parts = append(parts, d)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// rawDescription is the top-level "description" of a JSON Schema.
+func rawDescription(raw json.RawMessage) string {
+	var top struct {
+		Description string `json:"description"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &top) != nil {
+		return ""
+	}
+	return strings.TrimSpace(top.Description)
 }
 
 // jsonSchemaObject is the JSON Schema written for Params.
