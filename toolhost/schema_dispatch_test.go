@@ -8,7 +8,9 @@ import (
 )
 
 // typedTool records the arguments Invoke received.
-type typedTool struct{ got chan map[string]json.RawMessage }
+type typedTool struct {
+	got chan map[string]json.RawMessage
+}
 
 func (typedTool) Spec() Spec {
 	s := resizeSpec()
