@@ -74,8 +74,9 @@ var (
 	ErrClosed = errors.New("direct plugin host is closed")
 	// ErrNoNode: no Node.js executable was found.
 	ErrNoNode = errors.New("needs Node.js")
-	// ErrRestarted: the plugin's Node.js host was killed and restarted while the call ran.
-	ErrRestarted = errors.New("Node.js host restarted")
+	// ErrRestarted: the plugin's Node.js host went away (killed, crashed)
+	// while the call ran; a new one is being started.
+	ErrRestarted = errors.New("the host is being restarted")
 	// ErrNotRunning: the plugin's Node.js host is down (crashed, restarting).
 	ErrNotRunning = errors.New("Node.js host is not running")
 )

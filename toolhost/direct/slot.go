@@ -295,7 +295,7 @@ func (s *slot) call(ctx context.Context, call toolhost.Call) (any, error) {
 	select {
 	case r, ok := <-ch:
 		if !ok {
-			return nil, fmt.Errorf("plugin %q: the call was lost: %w: %v", s.p.Name, ErrRestarted, p.reason())
+			return nil, fmt.Errorf("plugin %q: call lost: %v; %w", s.p.Name, p.reason(), ErrRestarted)
 		}
 		if r.err != nil {
 			return nil, errors.New(strings.TrimSpace(*r.err))
@@ -320,7 +320,7 @@ func (s *slot) watch(p *proc, id string, ch chan callReply, cause error) {
 	case <-p.done:
 	case <-t.C:
 		s.h.kills.Add(1)
-		why := fmt.Errorf("%w: call %s was still running %s after it was aborted (%v)", ErrRestarted, id, s.h.opts.Grace, cause)
+		why := fmt.Errorf("the Node.js host was killed: call %s was still running %s after it was aborted (%v)", id, s.h.opts.Grace, cause)
 		s.log.Warn().Err(why).Int("pid", p.pid).Msg("killing the direct plugin's Node.js host")
 		p.kill(why)
 	}
