@@ -97,3 +97,17 @@ func FileRefusal(kind error, requested, reason string) error {
 // FileUnreadable reports a file-system failure on requested without the OS
 // error's text, wrapping ErrFileUnreadable and err.
 func FileUnreadable(requested string, err error) error { return unreadable(requested, err) }
+
+// LocalPath turns a path argument into a local path: a file:// URL is
+// converted as internal_request_file converts it, a path with a Windows
+// drive letter is refused with the same explanation (wrapping
+// ErrWindowsPath), and anything else is returned as it is.
+func LocalPath(p string) (string, error) {
+	switch {
+	case hasFileScheme(p):
+		return pathFromFileURL(p)
+	case hasDriveLetter(p):
+		return "", windowsPathError(p)
+	}
+	return p, nil
+}

@@ -59,9 +59,9 @@ type target struct {
 	root      string // the resolved root holding resolved
 }
 
-// resolveTarget checks the path argument p. An absolute path must lie in a
-// root; a relative one is looked up under each root in order and the first
-// root where it exists wins; "" means the first root.
+// resolveTarget checks the path argument p. An absolute path (or file://
+// URL) must lie in a root; a relative one is looked up under each root in
+// order and the first root where it exists wins; "" means the first root.
 func resolveTarget(access *toolhost.FileAccess, p string) (target, error) {
 	if err := access.Ready(); err != nil {
 		return target{}, err
@@ -70,6 +70,10 @@ func resolveTarget(access *toolhost.FileAccess, p string) (target, error) {
 	p = strings.TrimSpace(p)
 	if p == "" {
 		return checkTarget(access, roots[0])
+	}
+	p, err := toolhost.LocalPath(p)
+	if err != nil {
+		return target{}, err
 	}
 	if strings.ContainsRune(p, 0) {
 		return target{}, toolhost.FileRefusal(toolhost.ErrOutsideRoots, p, "the path holds a NUL byte")

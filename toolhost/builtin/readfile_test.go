@@ -3,6 +3,7 @@ package builtin
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,6 +103,9 @@ func TestReadFileRefusals(t *testing.T) {
 		{"no path", nil, ErrBadArgument, "path is required"},
 		{"range backwards", []any{"path", "text.txt", "startLine", 5, "endLine", 2}, ErrBadArgument, "endLine 2 is before startLine 5"},
 		{"past the end", []any{"path", "text.txt", "startLine", 9}, ErrBadArgument, "startLine 9 is past the end"},
+		{"windows path", []any{"path", `D:\work\notes.txt`}, toolhost.ErrWindowsPath, "Windows path"},
+		{"file URL outside", []any{"path", "file:///etc/passwd"}, toolhost.ErrOutsideRoots, `cannot serve "/etc/passwd": it is outside`},
+		{"bad file URL", []any{"path", "file://otherhost/x"}, toolhost.ErrBadFileURL, "otherhost"},
 		{"bad number", []any{"path", "text.txt", "startLine", "first"}, ErrBadArgument, `startLine must be a whole number from 1 to 1073741824, got "first"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -113,6 +117,11 @@ func TestReadFileRefusals(t *testing.T) {
 				t.Errorf("error leaks content: %v", err)
 			}
 		})
+	}
+	// A file:// URL names a file as internal_request_file's do.
+	u := (&url.URL{Scheme: "file", Path: filepath.Join(root, "text.txt")}).String()
+	if got := run(t, read, args(t, "path", u)); got != filepath.Join(root, "text.txt")+", lines 1-2 of 2:\na\nb\n" {
+		t.Errorf("file URL: %q", got)
 	}
 	// A symlink that stays inside the root is followed.
 	if got := run(t, read, args(t, "path", "in.txt")); !strings.HasSuffix(got, ":\na\nb\n") {

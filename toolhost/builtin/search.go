@@ -42,7 +42,7 @@ func (t *searchTool) Spec() toolhost.Spec {
 		"Searches the text files under a directory of this node for a regular expression (RE2 syntax) and answers path:line: text for each matching line, leaving out what .gitignore files exclude, hidden entries and dependency folders.",
 		[]toolhost.Param{
 			{Name: "pattern", Type: toolhost.TypeString, Required: true, Description: "RE2 regular expression matched against each line, e.g. func \\w+Handler or TODO|FIXME."},
-			{Name: "path", Type: toolhost.TypeString, Description: "Directory (or one file) to search: absolute, or relative to this node's file roots. Empty searches every root."},
+			{Name: "path", Type: toolhost.TypeString, Description: "Directory (or one file) to search: an absolute path or file:// URL, or a path relative to this node's file roots. Empty searches every root."},
 			{Name: "include", Type: toolhost.TypeString, Description: "Only search files whose name matches this glob, e.g. *.go or *.md."},
 			{Name: "ignoreCase", Type: toolhost.TypeBoolean, Default: jsonFalse, Description: "Match letters regardless of case."},
 			{Name: "showHidden", Type: toolhost.TypeBoolean, Default: jsonFalse, Description: "Also search dot entries and dependency folders (node_modules, vendor…)."},

@@ -46,7 +46,7 @@ func (t *treeTool) Spec() toolhost.Spec {
 	return spec(DirectoryTreeName, "Directory tree",
 		"Shows the folders and files under a directory of this node as an indented tree with counts, leaving out what .gitignore files exclude, hidden entries and dependency folders.",
 		[]toolhost.Param{
-			{Name: "path", Type: toolhost.TypeString, Description: "Directory to show: absolute, or relative to this node's file roots. Empty shows every root."},
+			{Name: "path", Type: toolhost.TypeString, Description: "Directory to show: an absolute path or file:// URL, or a path relative to this node's file roots. Empty shows every root."},
 			{Name: "maxDepth", Type: toolhost.TypeInteger, Default: jsonNum(defaultTreeDepth), Description: fmt.Sprintf("How many levels below path to list, 1 to %d; deeper folders show only their counts.", maxTreeDepth)},
 			{Name: "showFiles", Type: toolhost.TypeBoolean, Default: jsonTrue, Description: "List files as well as folders; false lists folders only, still with file counts."},
 			{Name: "showHidden", Type: toolhost.TypeBoolean, Default: jsonFalse, Description: "Also list dot entries (.git, .github…) and enter dependency folders (node_modules, vendor…)."},
