@@ -74,7 +74,8 @@ func problemsOf(t *testing.T, doc string) []Problem {
 }
 
 func TestParseConfigReportsEveryProblemWithPositions(t *testing.T) {
-	doc := `[hub]
+	doc := `key_file = "/etc/vcpnode/key"
+[hub]
 url = "ftp://host"
 kye = "x"
 ping_interval = "0s"
@@ -93,16 +94,17 @@ timeout = "100ms"
 level = "x"
 `
 	want := []Problem{
-		{2, 1, "hub.url", `scheme "ftp" is not supported`},
-		{3, 1, "hub.kye", `unknown key (did you mean "key"?)`},
-		{4, 1, "hub.ping_interval", "must be positive"},
-		{6, 1, "node.queue", "must be 0 or more"},
-		{7, 23, "node.exposed_tools[1]", "tool name is empty"},
-		{9, 10, "files.roots[0]", `"relative/dir" is not an absolute path`},
-		{11, 1, "log.level", `"verbose" is not one of debug, info, warn, error`},
-		{13, 1, "tools.Foo.timout", `unknown key (did you mean "timeout"?)`},
-		{15, 1, "tools.Bar.timeout", "must be between 1s and"},
-		{16, 2, "loging", `unknown key (did you mean "log"?)`},
+		{1, 1, "key_file", "unknown key (did you mean [hub] key_file? put it under that table's header)"},
+		{3, 1, "hub.url", `scheme "ftp" is not supported`},
+		{4, 1, "hub.kye", `unknown key (did you mean "key"?)`},
+		{5, 1, "hub.ping_interval", "must be positive"},
+		{7, 1, "node.queue", "must be 0 or more"},
+		{8, 23, "node.exposed_tools[1]", "tool name is empty"},
+		{10, 10, "files.roots[0]", `"relative/dir" is not an absolute path`},
+		{12, 1, "log.level", `"verbose" is not one of debug, info, warn, error`},
+		{14, 1, "tools.Foo.timout", `unknown key (did you mean "timeout"?)`},
+		{16, 1, "tools.Bar.timeout", "must be between 1s and"},
+		{17, 2, "loging", `unknown key (did you mean "log"?)`},
 	}
 	got := problemsOf(t, doc)
 	if len(got) != len(want) {
@@ -300,10 +302,13 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-// uncomment turns the example's commented-out settings ("# key = …",
-// "# [table]") into live ones, leaving "##" prose alone.
-var commentedSetting = regexp.MustCompile(`(?m)^# (\[|[a-z_]+ = )`)
+// commentedSetting is a commented-out setting of the example ("# key = …");
+// "##" lines are prose, and "##   " lines are samples to copy.
+var commentedSetting = regexp.MustCompile(`(?m)^# ([a-z_]+ = )`)
 
+// The example uncomments cleanly: every table header is live, so removing
+// "# " from any setting leaves it in its table (a user who uncomments only
+// url and key_file gets a working [hub]).
 func TestExampleConfig(t *testing.T) {
 	path := filepath.Join("..", "config.example.toml")
 	got, err := Load(path)
@@ -318,6 +323,9 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := strings.Count(string(data), "\n# ["); n > 0 {
+		t.Errorf("%d table headers are commented out", n)
+	}
 	live := commentedSetting.ReplaceAll(data, []byte("$1"))
 	if n := strings.Count(string(live), "\n# "); n > 0 {
 		t.Errorf("%d commented lines are neither settings nor ## prose", n)
@@ -326,17 +334,39 @@ func TestExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the uncommented example does not load:\n%v", err)
 	}
-	tool, ok := cfg.Tools["ExampleTool"]
-	if !ok || tool.Expose == nil || !*tool.Expose || tool.Timeout.D() != time.Minute {
-		t.Errorf("[tools.ExampleTool] = %+v", tool)
-	}
-	cfg.Tools = nil
 	def := Default()
 	def.Node.ExposedTools, def.Node.HiddenTools, def.Files.Roots = []string{}, []string{}, []string{}
 	def.Plugins.Dirs, def.Plugins.PassEnv = []string{}, []string{}
 	if !reflect.DeepEqual(cfg, def) {
 		t.Errorf("the example's values are not the defaults:\n got %+v\nwant %+v", cfg, def)
 	}
+
+	// Uncommenting just url and key_file, as the README says, sets them.
+	one := strings.Replace(string(data), "# url = \"ws://127.0.0.1:6005\"", "url = \"wss://vcp.example.org\"", 1)
+	one = strings.Replace(one, "# key_file = \"\"", "key_file = \"/etc/vcpnode/key\"", 1)
+	if cfg, err := Parse([]byte(one), "example, url and key_file"); err != nil || cfg.Hub.URL != "wss://vcp.example.org" || cfg.Hub.KeyFile != "/etc/vcpnode/key" {
+		t.Errorf("uncommenting url and key_file: %+v, %v", cfg.Hub, err)
+	}
+
+	// The [tools.NAME] sample (## prose, since the table needs a real name) loads.
+	var sample []string
+	in := false
+	for line := range strings.Lines(string(data)) {
+		if strings.HasPrefix(line, "##   [tools.") {
+			in = true
+		} else if in && strings.HasPrefix(line, "##   [") || !strings.HasPrefix(line, "##") {
+			in = false
+		}
+		if s, ok := strings.CutPrefix(line, "##   "); ok && in {
+			sample = append(sample, s)
+		}
+	}
+	tools, err := Parse([]byte(strings.Join(sample, "")), "tools sample")
+	tool, ok := tools.Tools["UnitConverter"]
+	if err != nil || !ok || tool.Expose == nil || !*tool.Expose || tool.Approval != "ask" || tool.ApprovalTimeout.D() != 2*time.Minute {
+		t.Errorf("the [tools.NAME] sample = %+v, %v (lines %q)", tool, err, sample)
+	}
+	live = append(live, []byte("\n"+strings.Join(sample, ""))...)
 	// Every key the Config knows is documented.
 	for _, key := range []string{"url", "key", "key_file", "name", "ping_interval", "pong_timeout", "handshake_timeout", "public_ip",
 		"max_concurrent", "queue", "max_result_bytes", "shutdown_grace", "exposed_tools", "hidden_tools",

@@ -69,8 +69,8 @@ func TestExampleConfigPlaceholders(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(data)
-	for _, want := range []string{"# [placeholders]", "# push_interval = ", "# min_interval = ", "[placeholders.values]",
-		"[[placeholders.command]]", "every = ", "cron = ", "timeout = ", "# [placeholders.system]", "# enabled = ", "# disk = "} {
+	for _, want := range []string{"\n[placeholders]\n", "# push_interval = ", "# min_interval = ", "[placeholders.values]",
+		"[[placeholders.command]]", "every = ", "cron = ", "timeout = ", "\n[placeholders.system]\n", "# enabled = ", "# disk = "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("config.example.toml lacks %q", want)
 		}

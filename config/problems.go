@@ -190,9 +190,31 @@ func unknownKeyMessage(key []string) string {
 		}
 	}
 	if best == "" {
+		if table := tableWithKey(reflect.TypeFor[Config](), nil, last); table != "" && table != keyPath(key[:len(key)-1]...) {
+			return fmt.Sprintf("unknown key (did you mean [%s] %s? put it under that table's header)", table, last)
+		}
 		return "unknown key"
 	}
 	return fmt.Sprintf("unknown key (did you mean %q?)", best)
+}
+
+// tableWithKey finds the first table, depth first in Config's order, that
+// has a key named name: for a setting written outside its table, like a
+// url above every header.
+func tableWithKey(t reflect.Type, path []string, name string) string {
+	for f := range t.Fields() {
+		if f.Type.Kind() != reflect.Struct || f.Type == reflect.TypeFor[Duration]() {
+			continue
+		}
+		sub := append(slices.Clone(path), tomlName(f))
+		if _, ok := fieldByTag(f.Type, name); ok {
+			return keyPath(sub...)
+		}
+		if found := tableWithKey(f.Type, sub, name); found != "" {
+			return found
+		}
+	}
+	return ""
 }
 
 // editDistance is the Levenshtein distance between a and b.

@@ -50,11 +50,7 @@ func (a *app) controlSocket(f *controlFlags) (string, error) {
 	if f.socket != "" {
 		return f.socket, nil
 	}
-	path := f.config
-	if path == "" {
-		path = a.getenv(envConfig)
-	}
-	if path != "" {
+	if path := a.findConfig(f.config); path != "" {
 		sock, err := config.ReadControlSocket(path)
 		if err != nil {
 			return "", fmt.Errorf("%w (or pass --socket PATH)", err)

@@ -14,6 +14,7 @@ import (
 
 type initFlags struct {
 	hub, name, keyFile, config string
+	plugins                    []string
 	keyStdin, force            bool
 }
 
@@ -39,6 +40,7 @@ func newInitCmd(a *app, h *host) *cobra.Command {
 	cmd.Flags().StringVar(&f.name, "name", "", "this node's `NAME` on the server (default: the hostname)")
 	cmd.Flags().StringVar(&f.keyFile, "key-file", "", "`FILE` to keep the key in (default: key, beside the config)")
 	cmd.Flags().StringVarP(&f.config, "config", "c", "", "config `FILE` to write (default $"+envConfig+", else the usual place)")
+	cmd.Flags().StringArrayVar(&f.plugins, "plugins", nil, "a VCP Plugin `DIR` to host ([plugins] dirs); repeat for more")
 	cmd.Flags().BoolVar(&f.keyStdin, "key-stdin", false, "read the key from stdin without prompting")
 	cmd.Flags().BoolVar(&f.force, "force", false, "replace an existing config and key file")
 	return cmd
@@ -59,7 +61,13 @@ func (a *app) runInit(h *host, f initFlags) error {
 			return fmt.Errorf("--key-file %q: %w", f.keyFile, err)
 		}
 	}
-	text, err := exampleConfig(configValues{URL: f.hub, Name: f.name, KeyFile: keyFile},
+	dirs := make([]string, len(f.plugins))
+	for i, d := range f.plugins {
+		if dirs[i], err = filepath.Abs(d); err != nil {
+			return fmt.Errorf("--plugins %q: %w", d, err)
+		}
+	}
+	text, err := exampleConfig(configValues{URL: f.hub, Name: f.name, KeyFile: keyFile, PluginDirs: dirs},
 		"Written by `vcpnode init`. Every other setting is shown commented out with its\n"+
 			"default. The key is in hub.key_file, not here. Check changes with:\n"+
 			"  vcpnode config check --config "+cfgPath)

@@ -9,16 +9,18 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 
 	vcpnode "github.com/vcpnode/vcpnode"
 	"github.com/vcpnode/vcpnode/config"
 )
 
-// configValues are the [hub] settings filled into config.example.toml;
-// empty ones stay commented out at their defaults.
+// configValues are the settings filled into config.example.toml; empty
+// ones stay commented out at their defaults.
 type configValues struct {
 	URL, Name, KeyFile string
+	PluginDirs         []string
 }
 
 // errExampleChanged: config.example.toml no longer has the lines a config is
@@ -26,41 +28,45 @@ type configValues struct {
 var errExampleChanged = errors.New("config.example.toml has changed shape")
 
 // exampleConfig is config.example.toml with header on top and the given
-// [hub] values set in place of their commented defaults, so the written
-// config keeps every comment.
+// values set in place of their commented defaults, so the written config
+// keeps every comment.
 func exampleConfig(v configValues, header string) (string, error) {
 	lines := strings.SplitAfter(vcpnode.ConfigExample, "\n")
-	hub := -1
-	for i, l := range lines {
-		if strings.TrimSpace(l) == "# [hub]" {
-			hub = i
-			break
+	set := func(table, key, value string) error {
+		start := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == "["+table+"]" })
+		if start < 0 {
+			return fmt.Errorf("%w: no \"[%s]\" line", errExampleChanged, table)
 		}
-	}
-	if hub < 0 {
-		return "", fmt.Errorf("%w: no \"# [hub]\" line", errExampleChanged)
-	}
-	end := len(lines)
-	for i := hub + 1; i < len(lines); i++ {
-		if t := strings.TrimSpace(lines[i]); strings.HasPrefix(t, "# [") || strings.HasPrefix(t, "[") {
-			end = i
-			break
+		end := len(lines)
+		for i := start + 1; i < len(lines); i++ {
+			if strings.HasPrefix(strings.TrimSpace(lines[i]), "[") {
+				end = i
+				break
+			}
 		}
+		i := indexWithPrefix(lines[start+1:end], "# "+key+" = ")
+		if i < 0 {
+			return fmt.Errorf("%w: no commented \"%s = \" line in [%s]", errExampleChanged, key, table)
+		}
+		lines[start+1+i] = key + " = " + value + "\n"
+		return nil
 	}
-	set := false
 	for _, kv := range []struct{ key, value string }{{"url", v.URL}, {"key_file", v.KeyFile}, {"name", v.Name}} {
 		if kv.value == "" {
 			continue
 		}
-		i := indexWithPrefix(lines[hub+1:end], "# "+kv.key+" = ")
-		if i < 0 {
-			return "", fmt.Errorf("%w: no commented \"%s = \" line in [hub]", errExampleChanged, kv.key)
+		if err := set("hub", kv.key, tomlString(kv.value)); err != nil {
+			return "", err
 		}
-		lines[hub+1+i] = kv.key + " = " + tomlString(kv.value) + "\n"
-		set = true
 	}
-	if set {
-		lines[hub] = "[hub]\n"
+	if len(v.PluginDirs) > 0 {
+		quoted := make([]string, len(v.PluginDirs))
+		for i, d := range v.PluginDirs {
+			quoted[i] = tomlString(d)
+		}
+		if err := set("plugins", "dirs", "["+strings.Join(quoted, ", ")+"]"); err != nil {
+			return "", err
+		}
 	}
 	var b strings.Builder
 	for l := range strings.Lines(header) {

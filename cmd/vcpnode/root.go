@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -43,6 +45,11 @@ type app struct {
 
 	logLevel, logFormat string // persistent flags; "" means the config's
 
+	// systemConfig is the system service's config, searched for root; ""
+	// searches no system file (tests). euid is os.Geteuid when nil.
+	systemConfig string
+	euid         func() int
+
 	// host is what `service` and `init` act on; nil is the real machine.
 	host *host
 	// helpErr is set when --help named a command that does not exist.
@@ -55,6 +62,8 @@ func newApp() *app {
 		stderr:     os.Stderr,
 		stderrFile: os.Stderr,
 		getenv:     os.Getenv,
+		// The place `vcpnode init` and `service install` use as root.
+		systemConfig: defaultConfigPath(runtime.GOOS, true, os.Getenv, ""),
 		newNode: func(cfg config.Config, log zerolog.Logger, opts ...node.Option) (nodeRunner, error) {
 			return node.New(cfg, log, opts...)
 		},
@@ -96,15 +105,58 @@ func helpAndFail(cmd *cobra.Command, _ []string) error {
 	return usageErrorf("%q needs a command", cmd.CommandPath())
 }
 
-// configPath is --config, else $VCPNODE_CONFIG.
+// configPath is --config, else $VCPNODE_CONFIG, else the first file of
+// configSearch that exists: the same for run, config, placeholders --local
+// and the control commands.
 func (a *app) configPath(flag string) (string, error) {
+	if path := a.findConfig(flag); path != "" {
+		return path, nil
+	}
+	msg := "no config file: pass --config FILE, set " + envConfig + ", or write one with vcpnode init"
+	if paths := a.configSearch(); len(paths) > 0 {
+		msg += " (looked for " + strings.Join(paths, " and ") + ")"
+	}
+	return "", usageErrorf("%s", msg)
+}
+
+// findConfig is configPath without the error: "" when nothing names or
+// holds a config.
+func (a *app) findConfig(flag string) string {
 	if flag != "" {
-		return flag, nil
+		return flag
 	}
 	if env := a.getenv(envConfig); env != "" {
-		return env, nil
+		return env
 	}
-	return "", usageErrorf("no config file: pass --config FILE or set %s (config.example.toml documents every setting)", envConfig)
+	for _, p := range a.configSearch() {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+
+// configSearch is where a config is looked for when neither --config nor
+// $VCPNODE_CONFIG names one: the file `vcpnode init` writes for this user
+// ($XDG_CONFIG_HOME/vcpnode/config.toml, else ~/.config/…), then, for
+// root, the system service's (a.systemConfig, which tests point elsewhere).
+func (a *app) configSearch() []string {
+	var paths []string
+	home, xdg := a.getenv("HOME"), a.getenv("XDG_CONFIG_HOME")
+	if filepath.IsAbs(xdg) || filepath.IsAbs(home) {
+		paths = append(paths, filepath.Join(xdgDir(a.getenv, "XDG_CONFIG_HOME", home, ".config"), "vcpnode", "config.toml"))
+	}
+	if a.systemConfig != "" && a.geteuid() == 0 {
+		paths = append(paths, a.systemConfig)
+	}
+	return paths
+}
+
+func (a *app) geteuid() int {
+	if a.euid != nil {
+		return a.euid()
+	}
+	return os.Geteuid()
 }
 
 // logSettings applies the --log-* flags over the config's [log] table.

@@ -130,7 +130,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"rnu"}, `(did you mean "run"?)`, "vcpnode"},
 		{[]string{"run", "extra"}, `"vcpnode run" takes no arguments`, "vcpnode run"},
 		{[]string{"run", "--bogus"}, "unknown flag: --bogus", "vcpnode run"},
-		{[]string{"run"}, "no config file: pass --config FILE or set VCPNODE_CONFIG", "vcpnode run"},
+		{[]string{"run"}, "no config file: pass --config FILE, set VCPNODE_CONFIG, or write one with vcpnode init", "vcpnode run"},
 		{[]string{"config"}, `"vcpnode config" needs a command`, "vcpnode config"},
 		{[]string{"config", "chek"}, `(did you mean "check"?)`, "vcpnode config"},
 		{[]string{"config", "check"}, "no config file", "vcpnode config check"},

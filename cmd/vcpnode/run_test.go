@@ -22,7 +22,14 @@ import (
 // TestMain): "quick" stops at the first signal, "hold" waits for Hurry.
 const fakeNodeEnv = "VCPNODE_TEST_FAKE_NODE"
 
+// asVCPNodeEnv makes the test binary act as vcpnode itself, real node and
+// all, for tests that run it as a program (TestReadmeFirstRun).
+const asVCPNodeEnv = "VCPNODE_TEST_AS_VCPNODE"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(asVCPNodeEnv) != "" {
+		os.Exit(execute(newApp(), os.Args[1:]))
+	}
 	if mode := os.Getenv(fakeNodeEnv); mode != "" {
 		a := newApp()
 		a.newNode = func(_ config.Config, log zerolog.Logger, _ ...node.Option) (nodeRunner, error) {
