@@ -15,8 +15,8 @@ import (
 // watch until it ends, until Options.AsyncMaxRuntime (counted from its
 // start), or until Close.
 
-// asyncPoll is how often a finished leader's process group is checked for
-// workers that outlive it without holding its output.
+// asyncPoll is how often a finished run's tree is checked for processes
+// that outlive the leader without holding its output.
 const asyncPoll = time.Second
 
 // runAsync runs an asynchronous plugin until its first answer.
@@ -59,14 +59,16 @@ func (h *Host) runAsync(ctx context.Context, spec *runSpec, stdin []byte) (any, 
 			<-p.stopped
 		}
 		h.finish(p)
+		h.retire(p)
 		h.logRun(p, out)
 		if stopped {
 			return nil, stoppedErr()
 		}
 		return syncResult(p, out)
 	case <-rctx.Done():
-		<-p.stopped // the AfterFunc is stopping the group
+		<-p.stopped // the AfterFunc is stopping the tree
 		h.finish(p)
+		h.retire(p)
 		return nil, stoppedErr()
 	}
 }
@@ -76,6 +78,7 @@ func (h *Host) answered(p *process, kill func() bool, raw json.RawMessage, stopp
 	if !kill() { // the call ended just as the plugin answered
 		<-p.stopped
 		h.finish(p)
+		h.retire(p)
 		return nil, stoppedErr()
 	}
 	go h.supervise(p)
@@ -83,10 +86,10 @@ func (h *Host) answered(p *process, kill func() bool, raw json.RawMessage, stopp
 }
 
 // supervise owns an asynchronous plugin's process after it answered: it
-// waits for the leader to exit, its output to close and its group to empty,
-// and stops the group at the runtime cap or when the host closes.
+// waits for the leader to exit and its output to close, stopping the tree
+// at the runtime cap or when the host closes, then retires it (workers that
+// outlive the leader stay capped).
 func (h *Host) supervise(p *process) {
-	defer h.finish(p)
 	ctx, cancel := context.WithTimeoutCause(h.ctx, h.opts.AsyncMaxRuntime-time.Since(p.started), ErrMaxRuntime)
 	defer cancel()
 	for _, ch := range []chan struct{}{p.exited, p.stdoutDone, p.stderrDone} {
@@ -94,20 +97,10 @@ func (h *Host) supervise(p *process) {
 		case <-ch:
 		case <-ctx.Done():
 			h.stop(p, context.Cause(ctx))
-			return
 		}
 	}
-	// Workers may outlive the leader with their output sent elsewhere.
-	tick := time.NewTicker(asyncPoll)
-	defer tick.Stop()
-	for groupAlive(p.pid) {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			h.stop(p, context.Cause(ctx))
-			return
-		}
-	}
+	h.finish(p)
 	h.log.Debug().Str("plugin", p.spec.name).Int("pid", p.pid).Str("exit", p.exitText()).
 		Dur("duration", time.Since(p.started)).Msg("asynchronous plugin process finished")
+	h.retire(p)
 }

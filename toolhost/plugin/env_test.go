@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 func TestJSParseIntAndBool(t *testing.T) {
@@ -161,6 +163,11 @@ func TestChildSeesExactlyTheExpectedEnvironment(t *testing.T) {
 			want[k] = v
 		}
 	}
+	// The process-tree marker (one value per run) is checked for shape only.
+	if m := got[proctree.EnvMarker]; m == "" || strings.ContainsAny(m, "=\x00 ") {
+		t.Errorf("%s = %q, want a run id", proctree.EnvMarker, m)
+	}
+	want[proctree.EnvMarker] = got[proctree.EnvMarker]
 	if !maps.Equal(got, want) {
 		for k := range got {
 			if _, ok := want[k]; !ok {

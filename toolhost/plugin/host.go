@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 // Defaults for zero Options fields.
@@ -43,7 +45,9 @@ type Options struct {
 	EnvFile string
 	// MaxOutputBytes caps a run's captured stdout; the rest is read and discarded.
 	MaxOutputBytes int
-	// KillGrace is the time between SIGTERM and SIGKILL to a plugin's process group.
+	// KillGrace is the time between SIGTERM and SIGKILL to a plugin's
+	// process tree. At Close it is shortened to fit the deadline of Close's
+	// context, so a caller with a fixed shutdown budget can pass it whole.
 	KillGrace time.Duration
 	// AsyncMaxRuntime bounds an asynchronous plugin's process after it has answered.
 	AsyncMaxRuntime time.Duration
@@ -53,6 +57,10 @@ type Options struct {
 	// Environ returns the daemon environment the base set and PassEnv are
 	// taken from; nil means os.Environ.
 	Environ func() []string
+	// ProcessTrees tracks every process a run starts (a cgroup per run, or
+	// a walk of its descendants; see package proctree). Nil: the host makes
+	// its own, in the best mode the system allows, and closes it in Close.
+	ProcessTrees *proctree.Manager
 	// Log receives run and kill events; environment values are never logged.
 	Log zerolog.Logger
 }
@@ -81,7 +89,7 @@ var (
 	ErrFailed = errors.New("failed")
 	// ErrMaxRuntime: an asynchronous plugin outlived Options.AsyncMaxRuntime.
 	ErrMaxRuntime = errors.New("ran longer than the asynchronous plugin limit")
-	// ErrUnsupportedPlatform: stdio plugins need process groups (a Unix system).
+	// ErrUnsupportedPlatform: stdio plugins need process trees (a Unix system).
 	ErrUnsupportedPlatform = errors.New("running stdio plugins needs a Unix system")
 )
 
@@ -90,6 +98,10 @@ var (
 type Host struct {
 	opts Options
 	log  zerolog.Logger
+
+	trees     *proctree.Manager // nil: plugins cannot run here
+	ownTrees  bool              // made by NewHost, closed by Close
+	closeKill atomic.Int64      // the kill grace fitted to Close's deadline (ns), 0: none
 
 	// ctx is cancelled by Close; every run watches it.
 	ctx    context.Context
@@ -108,13 +120,41 @@ type Host struct {
 func NewHost(opts Options) *Host {
 	opts = opts.withDefaults()
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Host{
+	h := &Host{
 		opts:    opts,
 		log:     opts.Log,
 		ctx:     ctx,
 		cancel:  cancel,
 		drained: make(chan struct{}),
+		trees:   opts.ProcessTrees,
 	}
+	if h.trees == nil {
+		trees, err := proctree.New(proctree.Options{Log: opts.Log})
+		if err != nil {
+			h.log.Warn().Err(err).Msg("plugin processes cannot be tracked here; stdio plugins will not run")
+		} else {
+			h.trees, h.ownTrees = trees, true
+		}
+	}
+	return h
+}
+
+// TreeMode is how plugin process trees are tracked ("cgroup",
+// "subreaper", "process-group"), or "none" when plugins cannot run.
+func (h *Host) TreeMode() string {
+	if h.trees == nil {
+		return "none"
+	}
+	return h.trees.Mode().String()
+}
+
+// killGrace is the SIGTERM→SIGKILL wait for a stop with cause.
+func (h *Host) killGrace(cause error) time.Duration {
+	g := h.opts.KillGrace
+	if c := time.Duration(h.closeKill.Load()); c > 0 && errors.Is(cause, ErrClosed) {
+		g = min(g, c)
+	}
+	return g
 }
 
 // Kills is how many plugin process groups the host has stopped itself
@@ -131,10 +171,21 @@ func (h *Host) Running() int {
 	return h.active
 }
 
-// Close stops every plugin process (SIGTERM to its group, SIGKILL after
-// KillGrace) and waits until all are reaped or ctx ends. Later runs fail
-// with ErrClosed. It is safe to call more than once.
+// Close stops every plugin process tree (SIGTERM, SIGKILL after KillGrace)
+// and waits until all are reaped or ctx ends. When ctx has a deadline the
+// grace is shortened so SIGKILL goes out with a quarter of the time left
+// (at most a second) for the kernel: the whole stop fits the deadline.
+// Later runs fail with ErrClosed. It is safe to call more than once.
 func (h *Host) Close(ctx context.Context) error {
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		h.closeKill.Store(int64(max(time.Millisecond, left-min(left/4, time.Second))))
+	}
+	defer func() {
+		if h.ownTrees {
+			h.trees.Close()
+		}
+	}()
 	h.mu.Lock()
 	if !h.closed {
 		h.closed = true

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 // runSpec is everything needed to start one plugin's command; it is built
@@ -21,15 +23,18 @@ type runSpec struct {
 }
 
 // process is one running plugin command: the leader of its own process
-// group, with its stdout and stderr on pipes the host reads.
+// tree (proctree: a cgroup, or a walk of its descendants), with its stdout
+// and stderr on pipes the host reads.
 //
 // Ownership: whoever calls Host.start must eventually call Host.finish
-// (after which the process is reaped and its pipes closed). Stopping goes
+// (after which the leader is reaped and its pipes closed) and then
+// Host.retire (which watches what the plugin left running). Stopping goes
 // through Host.stop, at most once.
 type process struct {
 	spec *runSpec
 	proc *os.Process
-	pid  int // also the process group id
+	pid  int            // also the process group id
+	tree *proctree.Tree // every process the run started
 
 	stdin          *os.File // our write end, nil when stdin is /dev/null
 	stdout, stderr *os.File // our read ends
@@ -56,7 +61,7 @@ func (h *Host) start(spec *runSpec, stdin []byte, drainOnExit bool) (*process, e
 	if err := h.track(); err != nil {
 		return nil, err
 	}
-	p, err := spawn(spec, stdin != nil)
+	p, err := h.spawn(spec, stdin != nil)
 	if err != nil {
 		h.untrack()
 		return nil, fmt.Errorf("start plugin %q: %w", spec.name, err)
@@ -77,9 +82,9 @@ func (h *Host) start(spec *runSpec, stdin []byte, drainOnExit bool) (*process, e
 	return p, nil
 }
 
-// spawn starts the command with fresh pipes, in its own process group.
-func spawn(spec *runSpec, withStdin bool) (_ *process, err error) {
-	if !processGroups {
+// spawn starts the command with fresh pipes, as the leader of a new tree.
+func (h *Host) spawn(spec *runSpec, withStdin bool) (_ *process, err error) {
+	if h.trees == nil {
 		return nil, ErrUnsupportedPlatform
 	}
 	var childFiles, ourFiles []*os.File
@@ -114,11 +119,10 @@ func spawn(spec *runSpec, withStdin bool) (_ *process, err error) {
 	}
 	childFiles, ourFiles = append(childFiles, errW), append(ourFiles, errR)
 
-	proc, err := os.StartProcess(spec.launch.path, spec.launch.argv, &os.ProcAttr{
+	proc, tree, err := h.trees.StartProcess(spec.launch.path, spec.launch.argv, &os.ProcAttr{
 		Dir:   spec.dir,
 		Env:   spec.env,
 		Files: []*os.File{stdinR, outW, errW},
-		Sys:   groupAttr(),
 	})
 	if err != nil {
 		return nil, err
@@ -127,6 +131,7 @@ func spawn(spec *runSpec, withStdin bool) (_ *process, err error) {
 		spec:       spec,
 		proc:       proc,
 		pid:        proc.Pid,
+		tree:       tree,
 		stdin:      stdinW,
 		stdout:     outR,
 		stderr:     errR,
@@ -176,14 +181,14 @@ func (p *process) exitText() string {
 // succeeded reports a zero exit status.
 func (p *process) succeeded() bool { return p.state != nil && p.state.Success() }
 
-// stop ends p's whole process group: SIGTERM, then SIGKILL to whatever is
-// left after KillGrace (a member that ignores SIGTERM, a grandchild…). It
-// returns once the leader is reaped, or a grace period after SIGKILL if the
-// kernel has not let it go.
+// stop ends every process of p's tree: SIGTERM, then SIGKILL to whatever is
+// left after the kill grace (a member that ignores SIGTERM, a grandchild in
+// a session of its own…). It returns once the leader is reaped, or a grace
+// period after SIGKILL if the kernel has not let it go.
 func (h *Host) stop(p *process, cause error) {
 	p.stopOnce.Do(func() {
 		defer close(p.stopped)
-		if isClosed(p.exited) && !groupAlive(p.pid) {
+		if isClosed(p.exited) && !p.tree.Alive() {
 			return
 		}
 		h.kills.Add(1)
@@ -192,10 +197,11 @@ func (h *Host) stop(p *process, cause error) {
 			ev = h.log.Info() // shutdown or a cancelled call: expected
 		}
 		ev.Str("plugin", p.spec.name).Int("pid", p.pid).Dur("after", time.Since(p.started)).
-			Str("reason", fmt.Sprint(cause)).Msg("stopping plugin process group")
-		_ = signalGroup(p.pid, syscall.SIGTERM)
+			Str("reason", fmt.Sprint(cause)).Msg("stopping plugin process tree")
+		p.tree.Signal(syscall.SIGTERM)
 
-		grace := time.NewTimer(h.opts.KillGrace)
+		graceDur := h.killGrace(cause)
+		grace := time.NewTimer(graceDur)
 		defer grace.Stop()
 		over := false
 		for _, ch := range []chan struct{}{p.exited, p.stdoutDone, p.stderrDone} {
@@ -209,9 +215,9 @@ func (h *Host) stop(p *process, cause error) {
 		}
 		// The leader is gone and the pipes are closed; other members
 		// (output redirected elsewhere) still get the rest of the grace.
-		if !over && groupAlive(p.pid) {
+		if !over && p.tree.Alive() {
 			tick := time.NewTicker(10 * time.Millisecond)
-			for !over && groupAlive(p.pid) {
+			for !over && p.tree.Alive() {
 				select {
 				case <-tick.C:
 				case <-grace.C:
@@ -220,17 +226,14 @@ func (h *Host) stop(p *process, cause error) {
 			}
 			tick.Stop()
 		}
-		// Signalling the group id is safe here: either the leader is not
-		// reaped yet, or the group was just seen non-empty, and an id is
-		// not reused while a group holds it.
-		if groupAlive(p.pid) {
-			_ = signalGroup(p.pid, syscall.SIGKILL)
+		if p.tree.Alive() {
+			p.tree.KillAll()
 		}
-		// A descendant that left the group (setsid) may still hold our pipes.
+		// A descendant may still hold our pipes until the kill lands.
 		p.setReadDeadlines(time.Now().Add(exitDrain))
 		select {
 		case <-p.exited:
-		case <-time.After(h.opts.KillGrace):
+		case <-time.After(max(graceDur, exitDrain)):
 			h.log.Error().Str("plugin", p.spec.name).Int("pid", p.pid).
 				Msg("plugin process did not exit after SIGKILL (stuck in the kernel?); it will be reaped when it does")
 		}
@@ -238,8 +241,9 @@ func (h *Host) stop(p *process, cause error) {
 	<-p.stopped
 }
 
-// finish waits for p to end and releases it: the leader is reaped, the
-// readers have returned and every pipe is closed. Call it once, as the owner.
+// finish waits for the leader to end and releases its pipes: the leader is
+// reaped, the readers have returned and every pipe is closed. Call it once,
+// as the owner, then retire.
 func (h *Host) finish(p *process) {
 	<-p.exited
 	if p.stdin != nil {
@@ -251,7 +255,41 @@ func (h *Host) finish(p *process) {
 	<-p.stderrDone
 	_ = p.stdout.Close()
 	_ = p.stderr.Close()
-	h.untrack()
+}
+
+// retire is the owner's last step, after finish. Processes the run left
+// running (a synchronous plugin's background child, an asynchronous
+// plugin's worker) are not killed when the call ends — the official hosts
+// do not either — but watched: stopped at Options.AsyncMaxRuntime (counted
+// from the run's start) or at Close. The process counts as running until
+// its whole tree has ended.
+func (h *Host) retire(p *process) {
+	if !p.tree.Alive() {
+		p.tree.Release()
+		h.untrack()
+		return
+	}
+	go func() {
+		defer h.untrack()
+		defer p.tree.Release()
+		ctx, cancel := context.WithTimeoutCause(h.ctx, h.opts.AsyncMaxRuntime-time.Since(p.started), ErrMaxRuntime)
+		defer cancel()
+		tick := time.NewTicker(asyncPoll)
+		defer tick.Stop()
+		for p.tree.Alive() {
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				h.stop(p, context.Cause(ctx))
+				if p.tree.Alive() { // stopped earlier already: kill what is left
+					p.tree.KillAll()
+				}
+				ctx = context.Background() // and keep polling until it is gone
+			}
+		}
+		h.log.Debug().Str("plugin", p.spec.name).Int("pid", p.pid).Dur("duration", time.Since(p.started)).
+			Msg("every process of the plugin run has ended")
+	}()
 }
 
 func isClosed(ch chan struct{}) bool {

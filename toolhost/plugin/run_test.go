@@ -152,12 +152,13 @@ func TestSyncPluginStopKillsTheWholeGroup(t *testing.T) {
 		wantErr error
 	}{
 		{
+			// The dispatcher's deadline, delivered once both pid files exist:
+			// a real 3 s timer raced the plugin's start on a loaded machine.
 			name: "timeout",
 			ctx: func() (context.Context, context.CancelCauseFunc) {
-				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-				return ctx, func(error) { cancel() }
+				return context.WithCancelCause(context.Background())
 			},
-			stop:    func(*Host, context.CancelCauseFunc) {},
+			stop:    func(_ *Host, cancel context.CancelCauseFunc) { cancel(context.DeadlineExceeded) },
 			wantErr: context.DeadlineExceeded,
 		},
 		{

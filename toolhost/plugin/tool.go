@@ -108,6 +108,7 @@ func (h *Host) runToEnd(rctx context.Context, spec *runSpec, stdin []byte) (p *p
 		<-p.stopped
 	}
 	h.finish(p)
+	h.retire(p)
 	h.logRun(p, out)
 	return p, out, stopped, nil
 }

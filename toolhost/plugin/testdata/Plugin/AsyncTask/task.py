@@ -2,7 +2,10 @@
 #   mode "stay"   (default): sleeps until killed;
 #   mode "exit":  exits right after answering;
 #   mode "worker": starts a worker in its process group with its output sent
-#                  elsewhere, then exits (the worker must still be capped);
+#                  elsewhere, then exits (the worker must still be capped).
+#                  The worker is started and its pid written before the
+#                  answer, so a test knows it exists before the host arms
+#                  the runtime cap (which it does on the answer);
 #   mode "silent": never answers, sleeps until killed.
 import json
 import os
@@ -21,6 +24,10 @@ args = json.load(sys.stdin)
 mode = args.get("mode", "stay")
 write_pid("async.pid", os.getpid())
 print("log: accepted task", flush=True)
+if mode == "worker":
+    w = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    write_pid("worker.pid", w.pid)
 if mode == "silent":
     time.sleep(600)
 answer = {
@@ -36,8 +43,5 @@ print("log: working", flush=True)
 if mode == "exit":
     sys.exit(0)
 if mode == "worker":
-    w = subprocess.Popen(["sleep", "600"], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    write_pid("worker.pid", w.pid)
     sys.exit(0)
 time.sleep(600)

@@ -1,0 +1,303 @@
+package proctree
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// cgroupPrefix names the cgroups a daemon creates below its own:
+// vcpnode-<daemon pid>-<stamp>-<n>.
+const cgroupPrefix = "vcpnode-"
+
+// freezeWait bounds the wait for a cgroup to report frozen (kernels
+// without cgroup.kill).
+const freezeWait = 2 * time.Second
+
+// cgroupPlatform makes one cgroup per tree under dir, the daemon's own
+// (rel is its path in /proc/self/cgroup).
+type cgroupPlatform struct {
+	dir, rel string
+	log      zerolog.Logger
+}
+
+// ownCgroupDir finds the daemon's cgroup v2 directory from /proc/self/cgroup
+// and the cgroup2 mount in /proc/self/mountinfo.
+func ownCgroupDir() (dir, rel string, err error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", "", err
+	}
+	found := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if r, ok := strings.CutPrefix(line, "0::"); ok {
+			rel, found = r, true
+		}
+	}
+	if !found {
+		return "", "", errors.New("no cgroup v2 membership in /proc/self/cgroup")
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent maj:min root mountpoint options [optional…] - fstype source super
+		left, right, ok := strings.Cut(sc.Text(), " - ")
+		if !ok || !strings.HasPrefix(right, "cgroup2 ") {
+			continue
+		}
+		fields := strings.Fields(left)
+		if len(fields) < 5 {
+			continue
+		}
+		root, mnt := unescapeMount(fields[3]), unescapeMount(fields[4])
+		sub, ok := strings.CutPrefix(rel, root)
+		if !ok || (sub != "" && root != "/" && !strings.HasPrefix(sub, "/")) {
+			continue
+		}
+		return filepath.Join(mnt, sub), rel, nil
+	}
+	if err := sc.Err(); err != nil {
+		return "", "", err
+	}
+	return "", "", errors.New("no cgroup2 file system mounted")
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space…).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var out strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				out.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		out.WriteByte(s[i])
+	}
+	return out.String()
+}
+
+// newCgroupPlatform checks that the daemon may create cgroups below its own
+// and move processes there, and removes cgroups left by daemons that died.
+func newCgroupPlatform(log zerolog.Logger) (*cgroupPlatform, error) {
+	dir, rel, err := ownCgroupDir()
+	if err != nil {
+		return nil, err
+	}
+	// Starting a process into a child cgroup needs write access to the
+	// common ancestor's cgroup.procs: ours.
+	if err := syscall.Access(filepath.Join(dir, "cgroup.procs"), 2 /* W_OK */); err != nil {
+		return nil, fmt.Errorf("cgroup %s is not writable (no delegation): %w", dir, err)
+	}
+	probe := filepath.Join(dir, cgroupPrefix+strconv.Itoa(os.Getpid())+"-probe")
+	if err := os.Mkdir(probe, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("cannot create a cgroup below %s: %w", dir, err)
+	}
+	_, killErr := os.Stat(filepath.Join(probe, "cgroup.kill"))
+	_, freezeErr := os.Stat(filepath.Join(probe, "cgroup.freeze"))
+	_ = os.Remove(probe)
+	if killErr != nil && freezeErr != nil {
+		return nil, fmt.Errorf("cgroup %s has neither cgroup.kill nor cgroup.freeze", dir)
+	}
+	p := &cgroupPlatform{dir: dir, rel: rel, log: log}
+	p.removeStale()
+	return p, nil
+}
+
+// removeStale kills and removes the cgroups of daemons that are gone (a
+// crash leaves them; systemd cleans up only when the whole unit stops).
+func (p *cgroupPlatform) removeStale() {
+	entries, err := os.ReadDir(p.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid == os.Getpid() || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			continue // ours, or its daemon (or a process with its pid) still runs
+		}
+		g := &cgroupBackend{dir: filepath.Join(p.dir, e.Name()), fd: -1}
+		if g.alive() {
+			p.log.Warn().Str("cgroup", g.dir).Msg("killing processes left by a daemon that is gone")
+			g.killAll()
+			deadline := time.Now().Add(freezeWait)
+			for g.alive() && time.Now().Before(deadline) {
+				time.Sleep(pollEvery) // a one-off at start-up, not synchronisation
+			}
+		}
+		_ = os.Remove(g.dir)
+	}
+}
+
+func (p *cgroupPlatform) newTree(id string) (backend, error) {
+	dir := filepath.Join(p.dir, cgroupPrefix+id)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		_ = os.Remove(dir)
+		return nil, err
+	}
+	return &cgroupBackend{dir: dir, fd: fd, log: p.log, rel: path.Join(p.rel, cgroupPrefix+id)}, nil
+}
+
+func (p *cgroupPlatform) close() {}
+
+// cgroupBackend is one tree's cgroup.
+type cgroupBackend struct {
+	dir  string
+	fd   int // the directory, for CLONE_INTO_CGROUP; -1 once started
+	pgid int
+	log  zerolog.Logger
+	// noKill forces the freeze path (tests; kernels before 5.14 lack cgroup.kill).
+	noKill bool
+	// rel is the cgroup's path as /proc/<pid>/cgroup shows it.
+	rel string
+}
+
+func (b *cgroupBackend) sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, UseCgroupFD: true, CgroupFD: b.fd}
+}
+
+func (b *cgroupBackend) started(pid int) {
+	b.pgid = pid
+	b.closeFD()
+}
+
+func (b *cgroupBackend) closeFD() {
+	if b.fd >= 0 {
+		_ = syscall.Close(b.fd)
+		b.fd = -1
+	}
+}
+
+// pids lists the cgroup's processes.
+func (b *cgroupBackend) pids() []int {
+	data, err := os.ReadFile(filepath.Join(b.dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range bytes.Fields(data) {
+		if pid, err := strconv.Atoi(string(f)); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// reap collects members that became zombies of the daemon, which happens
+// only when it is also a subreaper (after falling back from cgroups, or a
+// test binary running both modes): exited processes leave cgroup.procs but
+// /proc/<pid>/cgroup still names the cgroup. The leader is left to its
+// os.Process.
+func (b *cgroupBackend) reap() {
+	if !isSubreaper() {
+		return
+	}
+	self := os.Getpid()
+	want := []byte("0::" + b.rel + "\n")
+	for pid, pi := range readProcs() {
+		if pi.ppid != self || pi.state != 'Z' || pid == b.pgid {
+			continue
+		}
+		if data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup"); err == nil && bytes.Contains(data, want) {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		}
+	}
+}
+
+// signal: the cgroup holds only this tree's processes (a pid read here and
+// gone before the kill could in theory be reused within microseconds;
+// pid_max makes that remote).
+func (b *cgroupBackend) signal(sig syscall.Signal) {
+	for _, pid := range b.pids() {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// alive reads cgroup.events: exited processes (zombies) leave the cgroup.
+func (b *cgroupBackend) alive() bool {
+	data, err := os.ReadFile(filepath.Join(b.dir, "cgroup.events"))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "populated "); ok {
+			return strings.TrimSpace(v) == "1"
+		}
+	}
+	return false
+}
+
+func (b *cgroupBackend) killAll() {
+	if !b.noKill {
+		err := os.WriteFile(filepath.Join(b.dir, "cgroup.kill"), []byte("1"), 0)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			b.log.Warn().Err(err).Str("cgroup", b.dir).Msg("cgroup.kill failed; freezing and killing each process")
+		}
+	}
+	// Frozen processes cannot fork, and a fatal signal still ends them.
+	freeze := filepath.Join(b.dir, "cgroup.freeze")
+	frozen := os.WriteFile(freeze, []byte("1"), 0) == nil
+	if frozen {
+		deadline := time.Now().Add(freezeWait)
+		for !b.frozen() && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond) // the kernel reports frozen within a scheduling round
+		}
+	}
+	for _, pid := range b.pids() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if frozen {
+		_ = os.WriteFile(freeze, []byte("0"), 0)
+	}
+}
+
+func (b *cgroupBackend) frozen() bool {
+	data, err := os.ReadFile(filepath.Join(b.dir, "cgroup.events"))
+	return err == nil && bytes.Contains(data, []byte("frozen 1"))
+}
+
+// release removes the cgroup; it must be empty. A cgroup that cannot be
+// removed yet is logged, and removed by the next daemon's start-up.
+func (b *cgroupBackend) release() {
+	b.closeFD()
+	b.reap()
+	err := os.Remove(b.dir)
+	for i := 0; err != nil && errors.Is(err, syscall.EBUSY) && i < 100; i++ {
+		time.Sleep(pollEvery) // the last exit is being accounted
+		err = os.Remove(b.dir)
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		b.log.Warn().Err(err).Str("cgroup", b.dir).Msg("cannot remove a plugin cgroup")
+	}
+}

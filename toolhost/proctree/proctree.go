@@ -1,0 +1,326 @@
+// Package proctree finds and stops every process started for one job (a
+// plugin run, a helper), whatever those processes do to their session or
+// process group: a grandchild that calls setsid, double-forks and ignores
+// SIGTERM is still found and killed.
+//
+// How, by platform (Mode):
+//   - Linux with a writable cgroup v2 (the daemon's own cgroup delegated to
+//     it, e.g. systemd's Delegate=yes, or root): ModeCgroup, one cgroup per
+//     tree, created below the daemon's own; the leader is cloned straight
+//     into it (CLONE_INTO_CGROUP), so nothing it starts can leave it. It is
+//     stopped with cgroup.kill (or freeze, SIGKILL each, thaw on kernels
+//     before 5.14).
+//   - Linux otherwise: ModeSubreaper. The daemon makes itself a child
+//     subreaper (PR_SET_CHILD_SUBREAPER), so orphans of its trees are
+//     re-parented to it instead of init, and walks /proc: a tree is its
+//     leader, every process whose parent chain reaches a member, whatever
+//     shares the leader's process group or a member's session, and every
+//     orphan adopted by the daemon whose environment carries the tree's
+//     marker (Tree.Env). Killing stops every member with SIGSTOP and walks
+//     again until nothing new appears (so nothing forks past the walk), then
+//     sends SIGKILL. The subreaper flag is process-wide; see Manager.
+//   - Other Unix systems (macOS, BSD): ModeProcessGroup, the leader's
+//     process group only. A descendant that leaves the group (setsid) is not
+//     found; those systems have neither cgroups nor a subreaper.
+package proctree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Mode is how a Manager finds the processes of a tree.
+type Mode int
+
+// Modes; ModeAuto picks the best the platform and permissions allow.
+const (
+	ModeAuto Mode = iota
+	ModeCgroup
+	ModeSubreaper
+	ModeProcessGroup
+)
+
+func (m Mode) String() string {
+	switch m {
+	case ModeAuto:
+		return "auto"
+	case ModeCgroup:
+		return "cgroup"
+	case ModeSubreaper:
+		return "subreaper"
+	case ModeProcessGroup:
+		return "process-group"
+	}
+	return "mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// EnvMarker is the environment variable that marks a tree's processes
+// (ModeSubreaper uses it to claim orphans it adopted).
+const EnvMarker = "VCPNODE_PROCTREE"
+
+// pollEvery is how often Kill checks whether a tree emptied.
+const pollEvery = 10 * time.Millisecond
+
+// killReserve is the most Kill waits after SIGKILL for the tree to empty.
+const killReserve = time.Second
+
+// ErrUnsupported: the platform cannot track process trees (not Unix).
+var ErrUnsupported = errors.New("process trees need a Unix system")
+
+// Options configure a Manager.
+type Options struct {
+	// Mode forces a mode (tests, diagnostics); ModeAuto picks the best
+	// available. A forced mode the system cannot give is an error.
+	Mode Mode
+	// Log receives mode changes and cleanup problems.
+	Log zerolog.Logger
+}
+
+// Manager creates trees. In ModeSubreaper it also owns the goroutine that
+// walks /proc and reaps adopted orphans: it only ever reaps processes it
+// identified as members of its trees, so exec.Cmd.Wait (or os.Process.Wait)
+// of the daemon's other children is never disturbed. An adopted orphan that
+// exits before any walk saw it is left a zombie (it holds no memory, only a
+// pid) until the daemon exits.
+type Manager struct {
+	log zerolog.Logger
+	id  string // unique among live daemons: the pid and a start stamp
+	seq atomic.Uint64
+
+	mu   sync.Mutex
+	mode Mode
+	plat platform // per-mode state (cgroup root, reaper)
+}
+
+// New returns a Manager in opts.Mode, or the best mode available.
+func New(opts Options) (*Manager, error) {
+	m := &Manager{
+		log: opts.Log,
+		id:  strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
+	}
+	mode, plat, err := pickMode(m, opts.Mode)
+	if err != nil {
+		return nil, err
+	}
+	m.mode, m.plat = mode, plat
+	m.log.Debug().Str("mode", mode.String()).Msg("process tree tracking")
+	return m, nil
+}
+
+// Mode is the mode new trees get.
+func (m *Manager) Mode() Mode {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mode
+}
+
+// Close stops the Manager's background work (the ModeSubreaper walker).
+// Trees still alive are not touched; kill them first. The subreaper flag,
+// being process-wide, stays set.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	p := m.plat
+	m.mu.Unlock()
+	p.close()
+}
+
+// NewTree prepares a tree for one job; start its leader with SysProcAttr
+// and Env, then call Started (or Release if the start failed).
+func (m *Manager) NewTree() (*Tree, error) {
+	m.mu.Lock()
+	p, mode := m.plat, m.mode
+	m.mu.Unlock()
+	id := m.id + "-" + strconv.FormatUint(m.seq.Add(1), 10)
+	b, err := p.newTree(id)
+	if err != nil {
+		return nil, fmt.Errorf("process tree: %w", err)
+	}
+	return &Tree{m: m, id: id, mode: mode, b: b}, nil
+}
+
+// StartProcess starts name as the leader of a new tree (attr.Sys is
+// replaced by the tree's; attr.Env gets the marker). When the system refuses
+// to start a process into a cgroup, the Manager falls back to
+// ModeSubreaper for good, with a warning, and starts it that way.
+func (m *Manager) StartProcess(name string, argv []string, attr *os.ProcAttr) (*os.Process, *Tree, error) {
+	t, err := m.NewTree()
+	if err != nil {
+		return nil, nil, err
+	}
+	a := *attr
+	a.Env = withMarker(attr.Env, t)
+	a.Sys = t.SysProcAttr()
+	proc, err := os.StartProcess(name, argv, &a)
+	if err == nil {
+		t.Started(proc.Pid)
+		return proc, t, nil
+	}
+	t.Release()
+	if t.mode != ModeCgroup {
+		return nil, nil, err
+	}
+	// Retry without the cgroup: if that works, the cgroup was the problem.
+	if derr := m.demote(); derr != nil {
+		return nil, nil, err
+	}
+	t, terr := m.NewTree()
+	if terr != nil {
+		return nil, nil, err
+	}
+	a.Env = withMarker(attr.Env, t)
+	a.Sys = t.SysProcAttr()
+	proc, err2 := os.StartProcess(name, argv, &a)
+	if err2 != nil {
+		t.Release()
+		return nil, nil, err2
+	}
+	m.log.Warn().Err(err).Str("mode", m.Mode().String()).
+		Msg("cannot start processes in their own cgroup; tracking process trees by walking /proc instead")
+	t.Started(proc.Pid)
+	return proc, t, nil
+}
+
+// withMarker is env with t's marker in place of any inherited one.
+func withMarker(env []string, t *Tree) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, EnvMarker+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, t.Env())
+}
+
+// demote switches new trees from ModeCgroup to ModeSubreaper.
+func (m *Manager) demote() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mode != ModeCgroup {
+		return nil
+	}
+	mode, plat, err := pickMode(m, ModeSubreaper)
+	if err != nil {
+		return err
+	}
+	old := m.plat
+	m.mode, m.plat = mode, plat
+	go old.close()
+	return nil
+}
+
+// Tree is the set of processes started for one job.
+type Tree struct {
+	m      *Manager
+	id     string
+	mode   Mode
+	b      backend
+	leader atomic.Int64
+	once   sync.Once
+}
+
+// backend is one mode's way of tracking a tree.
+type backend interface {
+	sysProcAttr() *syscall.SysProcAttr
+	started(pid int)
+	// signal sends sig to every live member it finds.
+	signal(sig syscall.Signal)
+	// alive reports whether any member is still running (zombies excluded
+	// where the system lets us tell).
+	alive() bool
+	// killAll sends SIGKILL to every member, including ones forked while it runs.
+	killAll()
+	// reap collects members that are zombies of the daemon (adopted orphans).
+	reap()
+	release()
+}
+
+// Mode is how this tree is tracked.
+func (t *Tree) Mode() Mode { return t.mode }
+
+// SysProcAttr is what the leader must be started with: its own process
+// group, and in ModeCgroup its cgroup. Each call returns a fresh value.
+func (t *Tree) SysProcAttr() *syscall.SysProcAttr { return t.b.sysProcAttr() }
+
+// Env is the marker entry ("KEY=VALUE") to add to the leader's environment.
+func (t *Tree) Env() string { return EnvMarker + "=" + t.id }
+
+// Started records the leader's pid; call it right after the start.
+func (t *Tree) Started(pid int) {
+	t.leader.Store(int64(pid))
+	t.b.started(pid)
+}
+
+// Leader is the pid given to Started (0 before).
+func (t *Tree) Leader() int { return int(t.leader.Load()) }
+
+// Signal sends sig to every process of the tree.
+func (t *Tree) Signal(sig syscall.Signal) { t.b.signal(sig) }
+
+// Alive reports whether any process of the tree is still running.
+func (t *Tree) Alive() bool { return t.b.alive() }
+
+// KillAll sends SIGKILL to every process of the tree, race-free against forks.
+func (t *Tree) KillAll() { t.b.killAll() }
+
+// Kill stops the whole tree: SIGTERM, then SIGKILL to whatever is left
+// after grace (or as soon as ctx ends), then it waits for the tree to
+// empty. When ctx has a deadline the grace is shortened so that SIGKILL goes
+// out with a quarter of the remaining time (at most killReserve) left for
+// the kernel, and Kill returns by the deadline.
+func (t *Tree) Kill(ctx context.Context, grace time.Duration) error {
+	if !t.Alive() {
+		return nil
+	}
+	t.Signal(syscall.SIGTERM)
+	reserve := killReserve
+	if dl, ok := ctx.Deadline(); ok {
+		left := time.Until(dl)
+		reserve = min(left/4, killReserve)
+		grace = max(0, min(grace, left-reserve))
+	}
+	defer t.b.reap()
+	if waitGone(ctx, t, grace) {
+		return nil
+	}
+	t.KillAll()
+	if !waitGone(context.Background(), t, reserve) {
+		return fmt.Errorf("processes of the tree still alive %s after SIGKILL", reserve)
+	}
+	return nil
+}
+
+// waitGone polls t until it is empty (true), ctx ends or d passes (d < 0: no limit).
+func waitGone(ctx context.Context, t *Tree, d time.Duration) bool {
+	var limit <-chan time.Time
+	if d >= 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		limit = timer.C
+	}
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for t.Alive() {
+		select {
+		case <-tick.C:
+		case <-limit:
+			return !t.Alive()
+		case <-ctx.Done():
+			return !t.Alive()
+		}
+	}
+	return true
+}
+
+// Release forgets the tree (removes its cgroup). Call it once no process
+// is left (Alive false), or after a failed start.
+func (t *Tree) Release() { t.once.Do(t.b.release) }

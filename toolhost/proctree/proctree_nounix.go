@@ -1,0 +1,5 @@
+//go:build !unix
+
+package proctree
+
+func pickMode(*Manager, Mode) (Mode, platform, error) { return 0, nil, ErrUnsupported }
