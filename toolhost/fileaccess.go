@@ -26,7 +26,7 @@ func (a *FileAccess) Ready() error {
 	case !fileServingSupported:
 		return fileErr(ErrFileServingDisabled, nil, "file access is not supported on %s", runtime.GOOS)
 	case !a.t.configured:
-		return ErrFileServingDisabled
+		return fileErr(ErrFileServingDisabled, nil, "file access is disabled: [files] roots is empty, so this node reads no files")
 	case len(a.t.roots) == 0:
 		return fileErr(ErrFileServingDisabled, nil, "file access is unavailable: none of the configured [files] roots could be resolved; the node's owner should check its config")
 	}

@@ -42,7 +42,12 @@ func (r ignoreRules) ignored(path []string, isDir bool) bool {
 // share their parent's rules. A .gitignore that is not a regular file (a
 // symlink, perhaps out of the root) or cannot be read adds nothing.
 func (r ignoreRules) with(dir string, domain []string) ignoreRules {
-	data := readIgnoreFile(filepath.Join(dir, ".gitignore"))
+	return r.parse(readIgnoreFile(filepath.Join(dir, ".gitignore")), domain)
+}
+
+// parse returns r plus the patterns in data, the text of a .gitignore in the
+// directory domain (components below the root).
+func (r ignoreRules) parse(data []byte, domain []string) ignoreRules {
 	if len(data) == 0 {
 		return r
 	}

@@ -158,7 +158,7 @@ func TestTreeRefusesASecretRoot(t *testing.T) {
 
 func TestTreeWithoutRoots(t *testing.T) {
 	tree := newTree(toolhost.NewFileAccess(toolhost.FileOptions{}))
-	if err := fail(t, tree, nil); !errors.Is(err, toolhost.ErrFileServingDisabled) {
+	if err := fail(t, tree, nil); !errors.Is(err, toolhost.ErrFileServingDisabled) || err.Error() != "file access is disabled: [files] roots is empty, so this node reads no files" {
 		t.Errorf("error %v, want ErrFileServingDisabled", err)
 	}
 }
@@ -181,6 +181,7 @@ var bigTree = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	bigTreeRoot.Store(&root)
 	if root, err = filepath.EvalSymlinks(root); err != nil {
 		return "", err
 	}
@@ -204,10 +205,13 @@ var bigTree = sync.OnceValues(func() (string, error) {
 	return root, os.WriteFile(filepath.Join(root, ".gitignore"), []byte("d09*/\n"), 0o644)
 })
 
+// bigTreeRoot is set once bigTree has made its folder, for TestMain to remove.
+var bigTreeRoot atomic.Pointer[string]
+
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if root, err := bigTree(); err == nil && root != "" {
-		os.RemoveAll(root)
+	if root := bigTreeRoot.Load(); root != nil {
+		os.RemoveAll(*root)
 	}
 	os.Exit(code)
 }
