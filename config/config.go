@@ -146,30 +146,101 @@ func Load(path string) (Config, error) {
 	return Parse(data, path)
 }
 
-// Parse decodes data over Default in strict mode and validates
-// the result. name labels problems (usually the file's path). On a syntax or
-// type error only that one problem is reported, since the rest of the
-// document was not decoded.
+// Parse decodes data over Default in strict mode and validates the
+// result. name labels problems (usually the file's path). Every problem
+// comes back at once, wrong types included: after a type error the key is
+// set aside and the rest decoded again. Only a syntax error stops at the
+// first, since the rest of the document cannot be read.
 func Parse(data []byte, name string) (Config, error) {
-	cfg := Default()
-	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
-	problems, fatal := decodeProblems(dec.Decode(&cfg))
-	if fatal {
-		return Config{}, &Error{File: name, Problems: problems}
+	var problems []Problem
+	var cfg Config
+	doc := data
+	for pass := 0; ; pass++ {
+		cfg = Default()
+		dec := toml.NewDecoder(bytes.NewReader(doc)).DisallowUnknownFields()
+		ps, badKey, fatal := decodeProblems(dec.Decode(&cfg))
+		if pass > 0 { // positions in a re-encoded document mean nothing
+			for i := range ps {
+				ps[i].Line, ps[i].Column = 0, 0
+			}
+		}
+		problems = append(problems, ps...)
+		if !fatal {
+			break
+		}
+		next, ok := withoutKey(doc, badKey)
+		if !ok || pass >= maxTypeProblems {
+			return Config{}, &Error{File: name, Problems: locate(problems, data)}
+		}
+		doc = next
 	}
-	doc := scanDocument(data)
-	problems = append(problems, doc.problems...)
+	problems = append(problems, scanDocument(data).problems...)
 	problems = append(problems, cfg.problems()...)
 	if len(problems) == 0 {
 		return cfg, nil
 	}
+	return Config{}, &Error{File: name, Problems: locate(problems, data)}
+}
+
+// maxTypeProblems bounds the decode passes of one document.
+const maxTypeProblems = 100
+
+// locate fills in the positions problems lack from the document and sorts
+// them.
+func locate(problems []Problem, data []byte) []Problem {
+	positions := scanDocument(data).positions
 	for i := range problems {
 		if problems[i].Line == 0 {
-			problems[i].Line, problems[i].Column = doc.positions.find(problems[i].Key)
+			problems[i].Line, problems[i].Column = positions.find(problems[i].Key)
 		}
 	}
 	sortProblems(problems)
-	return Config{}, &Error{File: name, Problems: problems}
+	return problems
+}
+
+// withoutKey re-encodes doc without the key at path (in every element of an
+// array of tables on the way), so that decoding can go on past a wrong type.
+func withoutKey(doc []byte, path []string) ([]byte, bool) {
+	if len(path) == 0 {
+		return nil, false
+	}
+	var tree map[string]any
+	if err := toml.Unmarshal(doc, &tree); err != nil {
+		return nil, false
+	}
+	if !deleteKey(tree, path) {
+		return nil, false
+	}
+	out, err := toml.Marshal(tree)
+	return out, err == nil
+}
+
+func deleteKey(v any, path []string) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		child, ok := t[path[0]]
+		if !ok {
+			return false
+		}
+		if len(path) == 1 {
+			delete(t, path[0])
+			return true
+		}
+		return deleteKey(child, path[1:])
+	case []any:
+		found := false
+		for _, e := range t {
+			found = deleteKey(e, path) || found
+		}
+		return found
+	case []map[string]any:
+		found := false
+		for _, e := range t {
+			found = deleteKey(e, path) || found
+		}
+		return found
+	}
+	return false
 }
 
 // Validate checks every setting and reports every problem at once, as a

@@ -394,3 +394,44 @@ func TestDurationText(t *testing.T) {
 		t.Errorf("UnmarshalText(30) = %v, want a hint", err)
 	}
 }
+
+// One run reports every wrong type and bad duration, with positions, next
+// to the unknown keys and invalid values of the rest of the document.
+func TestParseReportsEveryTypeErrorAtOnce(t *testing.T) {
+	doc := `[hub]
+ping_interval = 20
+pong_timeout = "15 seconds"
+handshake_timeout = "1m"
+[node]
+max_concurrent = "8"
+queue = -1
+hidden_tools = "X"
+bogus = 1
+[[placeholders.command]]
+name = "A"
+command = "true"
+every = 5
+[tools.X]
+expose = "yes"
+`
+	want := []Problem{
+		{2, 17, "hub.ping_interval", "wrong type: expected a duration string"},
+		{3, 16, "hub.pong_timeout", `invalid duration "15 seconds"`},
+		{6, 18, "node.max_concurrent", "wrong type: expected an integer, got a TOML string"},
+		{7, 1, "node.queue", "must be 0 or more"},
+		{8, 16, "node.hidden_tools", "wrong type: expected an array of strings"},
+		{9, 1, "node.bogus", "unknown key"},
+		{13, 9, "placeholders.command.every", "wrong type: expected a duration string"},
+		{15, 10, "tools.X.expose", "wrong type: expected true or false"},
+	}
+	got := problemsOf(t, doc)
+	if len(got) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%s", len(got), len(want), (&Error{Problems: got}).Error())
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Line != w.Line || g.Key != w.Key || !strings.Contains(g.Message, w.Message) {
+			t.Errorf("problem %d = %+v, want %+v (message containing)", i, g, w)
+		}
+	}
+}

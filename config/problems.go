@@ -86,11 +86,11 @@ func boolCmp(a, b bool) int {
 }
 
 // decodeProblems turns go-toml's error into problems. fatal means the
-// document was not fully decoded (syntax or type error), so validating the
-// result would report nonsense.
-func decodeProblems(err error) (ps []Problem, fatal bool) {
+// document was not fully decoded (syntax or type error); badKey is the key
+// of a type error, which Parse sets aside to decode the rest.
+func decodeProblems(err error) (ps []Problem, badKey []string, fatal bool) {
 	if err == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) {
@@ -98,18 +98,24 @@ func decodeProblems(err error) (ps []Problem, fatal bool) {
 			line, col := e.Position()
 			ps = append(ps, Problem{Line: line, Column: col, Key: keyPath(e.Key()...), Message: unknownKeyMessage(e.Key())})
 		}
-		return ps, false
+		return ps, nil, false
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
 		line, col := de.Position()
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		if m := typeMismatch.FindStringSubmatch(msg); m != nil {
+		m := typeMismatch.FindStringSubmatch(msg)
+		if m != nil {
 			msg = fmt.Sprintf("wrong type: expected %s, got a TOML %s", expectedType(de.Key()), m[1])
 		}
-		return []Problem{{Line: line, Column: col, Key: keyPath(de.Key()...), Message: Redact(msg)}}, true
+		// Only a value's error can be set aside; a syntax error has no
+		// key, and a duplicate key's document does not parse at all.
+		if m != nil || strings.HasPrefix(msg, "invalid duration") {
+			badKey = de.Key()
+		}
+		return []Problem{{Line: line, Column: col, Key: keyPath(de.Key()...), Message: Redact(msg)}}, badKey, true
 	}
-	return []Problem{{Message: Redact(err.Error())}}, true
+	return []Problem{{Message: Redact(err.Error())}}, nil, true
 }
 
 var typeMismatch = regexp.MustCompile(`^cannot decode TOML ([a-z ]+?) into `)
@@ -119,6 +125,9 @@ var typeMismatch = regexp.MustCompile(`^cannot decode TOML ([a-z ]+?) into `)
 func configField(key []string) reflect.Type {
 	t := reflect.TypeFor[Config]()
 	for _, part := range key {
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct {
+			t = t.Elem() // an array of tables: the key names a field of each
+		}
 		switch t.Kind() {
 		case reflect.Map:
 			t = t.Elem()

@@ -69,12 +69,10 @@ func (a *app) checkConfig(path string) error {
 		return err
 	}
 
-	var problems, warnings []string
-	switch _, err := cfg.Key(a.getenv); {
-	case errors.Is(err, config.ErrNoKey):
-		warnings = append(warnings, "no key is set (hub.key_file, hub.key, or "+config.EnvKey+" in the environment); the node cannot start without one")
-	case err != nil:
-		problems = append(problems, path+": "+err.Error())
+	problems, hosted := a.setupProblems(cfg)
+	var warnings []string
+	if hosted != nil {
+		warnings = append(warnings, unknownToolWarnings(cfg, hosted)...)
 	}
 	warnings = append(warnings, config.PermissionWarnings(path, cfg)...)
 	warnings = append(warnings, cfg.Warnings()...)
@@ -83,7 +81,7 @@ func (a *app) checkConfig(path string) error {
 		fmt.Fprintln(a.stdout, "warning: "+config.Redact(w))
 	}
 	for _, p := range problems {
-		fmt.Fprintln(a.stdout, config.Redact(p))
+		fmt.Fprintln(a.stdout, config.Redact(path+": "+p))
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%s: %s", path, count(len(problems), "problem"))

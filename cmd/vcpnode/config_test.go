@@ -99,7 +99,7 @@ func TestConfigCheckWarnings(t *testing.T) {
 		mode      os.FileMode
 		want      []string
 	}{
-		{"no key", "", 0o600, []string{"warning: no key is set"}},
+		{"key from the environment", "", 0o600, nil},
 		{"key file readable", "[hub]\nkey_file = \"" + readableKey + "\"\n", 0o600,
 			[]string{"warning: " + readableKey + " holds the key and is readable by its group and everyone (mode 0644): run chmod 600 " + readableKey}},
 		{"inline key, config readable by the group", "[hub]\nkey = \"good-key\"\n", 0o640, []string{"holds the key and is readable by its group (mode 0640)"}},
@@ -109,6 +109,9 @@ func TestConfigCheckWarnings(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeFile(t, "c.toml", tt.doc, tt.mode)
 			ta := newTestApp(t)
+			if tt.doc == "" {
+				ta.env[config.EnvKey] = "good-key"
+			}
 			if code := ta.run("config", "check", "--config", path); code != exitOK {
 				t.Fatalf("exit code %d; stdout %q stderr %q", code, ta.stdout, ta.stderr)
 			}
@@ -169,5 +172,49 @@ timeout = "90s"
 	}
 	if !reflect.DeepEqual(back, want) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", back, want)
+	}
+}
+
+// config check reports in one run what run would refuse, and the window
+// of an "ask" tool that its own timeout would cut; a [tools.X] for no
+// hosted tool is a warning listing the known ones.
+func TestConfigCheckIsComplete(t *testing.T) {
+	examples, err := filepath.Abs(filepath.Join("..", "..", "examples", "Plugin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "gone")
+	bad := writeFile(t, "c.toml", "[plugins]\ndirs = [\""+missing+"\"]\n", 0o600)
+	ta := newTestApp(t)
+	if code := ta.run("config", "check", "--config", bad); code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+	for _, want := range []string{"hub: no key is set", "plugins.dirs[0]: " + missing + ": no such file or directory", "2 problems"} {
+		if out := ta.stdout.String() + ta.stderr.String(); !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(ta.stdout.String(), "config OK") {
+		t.Error("config OK despite the problems")
+	}
+
+	// UnitConverter's manifest says 10 s; the default 2 m window cannot fit.
+	doc := "[hub]\nkey = \"k\"\n[plugins]\ndirs = [\"" + examples + "\"]\n" +
+		"[tools.UnitConverter]\napproval = \"ask\"\n[tools.TextStats]\napproval = \"ask\"\napproval_timeout = \"5s\"\n[tools.Echo]\nexpose = true\n"
+	ta = newTestApp(t)
+	if code := ta.run("config", "check", "--config", writeFile(t, "c.toml", doc, 0o600)); code != exitError {
+		t.Errorf("exit %d, want %d; stdout %s", code, exitError, ta.stdout)
+	}
+	out := ta.stdout.String()
+	for _, want := range []string{
+		"tools.UnitConverter: approval_timeout (default) 2m is not below the tool's own timeout 10s (from its manifest)",
+		"warning: [tools.Echo] names no tool this node hosts (known: DelayedEcho, SystemStatus, TextStats, UnitConverter, internal_request_file)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "TextStats:") {
+		t.Errorf("a window below the tool's timeout was reported:\n%s", out)
 	}
 }

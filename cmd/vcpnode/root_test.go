@@ -180,6 +180,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 	path := writeFile(t, "env.toml", "[log]\nlevel = \"debug\"\n", 0o600)
 	ta := newTestApp(t)
 	ta.env[envConfig] = path
+	ta.env[config.EnvKey] = "a-key"
 	if code := ta.run("config", "check"); code != exitOK {
 		t.Fatalf("exit %d; stdout %q stderr %q", code, ta.stdout, ta.stderr)
 	}
