@@ -28,7 +28,7 @@ func (h *Host) runAsync(ctx context.Context, spec *runSpec, stdin []byte) (any, 
 		return nil, err
 	}
 	kill := context.AfterFunc(rctx, func() { h.stop(p, context.Cause(rctx)) })
-	out := &capture{max: h.opts.MaxOutputBytes}
+	out := &capture{max: h.opts.MaxOutputBytes, tailMax: outputTailBytes}
 	answers := make(chan json.RawMessage, 1)
 	go func() { // reads stdout for the process's whole life, so it never blocks on a full pipe
 		defer close(p.stdoutDone)
@@ -36,9 +36,12 @@ func (h *Host) runAsync(ctx context.Context, spec *runSpec, stdin []byte) (any, 
 		if err == nil {
 			answers <- raw
 		}
-		if err == nil || errors.Is(err, errCaptureFull) {
+		switch {
+		case err == nil: // answered: the rest is the worker's log
 			n, _ := io.Copy(io.Discard, p.stdout)
 			out.total += n
+		case errors.Is(err, errCaptureFull): // keep the tail, for a status at the end
+			_ = out.readFrom(p.stdout)
 		}
 	}()
 	stoppedErr := func() error { return fmt.Errorf("plugin %q stopped: %w", spec.name, context.Cause(rctx)) }

@@ -26,6 +26,14 @@ type ReportedError struct {
 
 func (e *ReportedError) Error() string { return e.Text }
 
+// ErrOutputTooLarge: a run printed more than Options.MaxOutputBytes on
+// stdout and no JSON status was found at its end.
+var ErrOutputTooLarge = errors.New("output exceeds max_output_bytes")
+
+// outputTailBytes is how much of the end of an over-long output is kept to
+// look for a final JSON status (a plugin that logs a lot, then answers).
+const outputTailBytes = 64 << 10
+
 // stderrQuote is how much of stderr an error message quotes.
 const stderrQuote = 300
 
@@ -93,14 +101,20 @@ func (rr *recorder) Read(p []byte) (int, error) {
 	if rr.err != nil {
 		return 0, rr.err
 	}
-	room := rr.c.max - len(rr.c.buf)
+	c := rr.c
+	room := c.max - len(c.buf)
 	if room <= 0 {
 		return 0, errCaptureFull
 	}
 	p = p[:min(len(p), room)]
 	n, err := rr.r.Read(p)
-	rr.c.buf = append(rr.c.buf, p[:n]...)
-	rr.c.total += int64(n)
+	if len(c.buf)+n > cap(c.buf) { // grow by doubling up to the cap: append's 1.25× would allocate ~5× the cap
+		grown := make([]byte, len(c.buf), min(max(2*cap(c.buf), len(c.buf)+n, 4096), c.max))
+		copy(grown, c.buf)
+		c.buf = grown
+	}
+	c.buf = append(c.buf, p[:n]...)
+	c.total += int64(n)
 	if err != nil {
 		rr.err = err
 	}
@@ -242,13 +256,23 @@ func successResult(f fields) (any, error) {
 // rawTextResult is the result of output with no JSON answer and a zero exit.
 func rawTextResult(c *capture) any {
 	text := strings.TrimSpace(strings.ToValidUTF8(string(c.buf), "\uFFFD"))
-	if text == "" && !c.truncated() {
+	if text == "" {
 		return nil
 	}
-	if c.truncated() {
-		text += fmt.Sprintf("\n…(output truncated: %d of %d bytes kept)", len(c.buf), c.total)
-	}
 	return toolhost.TextResult(text)
+}
+
+// truncatedResult reads a run whose stdout went past the cap. Its output is
+// never the result (the model would get megabytes of noise, and the answer
+// would be lost): a JSON status at the very end (in the kept tail) is
+// honoured, anything else is ErrOutputTooLarge with the sizes.
+func truncatedResult(p *process, out *capture) (any, error) {
+	tail := out.tailBytes()
+	if raw := findAnswer(tail); raw != nil && isAnswer(raw) {
+		return answerResult(p.spec.name, raw)
+	}
+	return nil, fmt.Errorf("plugin %q %w: printed %d bytes, the cap is %d, and its last %d bytes hold no JSON status (%s)",
+		p.spec.name, ErrOutputTooLarge, out.total, out.max, len(tail), p.exitText())
 }
 
 // failureError is the error for a non-zero exit without a JSON answer: it

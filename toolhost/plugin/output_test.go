@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -142,4 +143,41 @@ func FuzzFindAnswer(f *testing.F) {
 			t.Fatalf("scanAnswer returned a non-answer %q", raw)
 		}
 	})
+}
+
+// TestCaptureKeepsTheTailPastTheCap: whatever the read sizes, the bytes
+// kept past the cap are exactly the last tailMax of them.
+func TestCaptureKeepsTheTailPastTheCap(t *testing.T) {
+	var all []byte
+	for i := range 5000 {
+		all = append(all, fmt.Sprintf("line %d\n", i)...)
+	}
+	for _, chunk := range []int{1, 7, 100, 4096, len(all)} {
+		for _, tailMax := range []int{1, 10, 999, len(all)} {
+			c := &capture{max: 50, tailMax: tailMax}
+			if err := c.readFrom(&chunkReader{data: all, n: chunk}); err != nil {
+				t.Fatal(err)
+			}
+			past := all[50:]
+			want := past[max(0, len(past)-tailMax):]
+			if got := c.tailBytes(); !bytes.Equal(got, want) || string(c.buf) != string(all[:50]) || c.total != int64(len(all)) {
+				t.Fatalf("chunk %d, tail %d: tail %q…, want %q…", chunk, tailMax, got[:min(20, len(got))], want[:min(20, len(want))])
+			}
+		}
+	}
+}
+
+// chunkReader returns data n bytes at a time.
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.n)], r.data)
+	r.data = r.data[n:]
+	return n, nil
 }

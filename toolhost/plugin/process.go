@@ -301,21 +301,59 @@ func isClosed(ch chan struct{}) bool {
 	}
 }
 
-// capture keeps the first max bytes read and counts the rest.
+// capture keeps the first max bytes read and counts the rest; with
+// tailMax set it also keeps the last tailMax bytes past the cap, where a
+// plugin's final JSON status may be. Memory stays at max + tailMax whatever
+// the plugin prints.
 type capture struct {
 	max   int
 	buf   []byte
 	total int64
+
+	tailMax int
+	tail    []byte // ring of the last bytes past max
+	tailPos int    // next write position once the ring is full
 }
 
 func (c *capture) truncated() bool { return c.total > int64(len(c.buf)) }
+
+// tailBytes returns the kept bytes past the cap, oldest first.
+func (c *capture) tailBytes() []byte {
+	if len(c.tail) < c.tailMax || c.tailPos == 0 {
+		return c.tail
+	}
+	out := make([]byte, 0, len(c.tail))
+	return append(append(out, c.tail[c.tailPos:]...), c.tail[:c.tailPos]...)
+}
+
+// keepTail adds b, read past the cap, to the ring.
+func (c *capture) keepTail(b []byte) {
+	if c.tailMax <= 0 {
+		return
+	}
+	if len(b) >= c.tailMax {
+		c.tail = append(c.tail[:0], b[len(b)-c.tailMax:]...)
+		c.tailPos = 0
+		return
+	}
+	if room := c.tailMax - len(c.tail); room > 0 {
+		n := min(room, len(b))
+		c.tail = append(c.tail, b[:n]...)
+		b = b[n:]
+	}
+	for len(b) > 0 {
+		n := copy(c.tail[c.tailPos:], b)
+		b = b[n:]
+		c.tailPos = (c.tailPos + n) % c.tailMax
+	}
+}
 
 // discardBuffers are for reading past the cap.
 var discardBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // readFrom reads r to its end: EOF gives nil, anything else (a drain
 // deadline, a closed pipe) is returned. Past max, data is read and dropped
-// so the writer never blocks.
+// (but for the tail) so the writer never blocks.
 func (c *capture) readFrom(r io.Reader) error {
 	var scratch *[]byte
 	defer func() {
@@ -325,7 +363,8 @@ func (c *capture) readFrom(r io.Reader) error {
 	}()
 	for {
 		var dst []byte
-		if len(c.buf) < c.max {
+		past := len(c.buf) >= c.max
+		if !past {
 			if len(c.buf) == cap(c.buf) {
 				grown := make([]byte, len(c.buf), min(max(2*cap(c.buf), 512), c.max))
 				copy(grown, c.buf)
@@ -339,7 +378,9 @@ func (c *capture) readFrom(r io.Reader) error {
 			dst = *scratch
 		}
 		n, err := r.Read(dst)
-		if len(c.buf) < c.max {
+		if past {
+			c.keepTail(dst[:n])
+		} else {
 			c.buf = c.buf[:len(c.buf)+n]
 		}
 		c.total += int64(n)

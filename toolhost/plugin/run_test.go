@@ -98,7 +98,9 @@ func TestSyncPluginErrors(t *testing.T) {
 	}
 }
 
-func TestSyncPluginOutputIsCappedWithBoundedMemory(t *testing.T) {
+// TestOutputPastTheCapIsAnError: 100 MiB through a 1 MiB cap is an error
+// naming both sizes, never a result, and the daemon keeps about the cap.
+func TestOutputPastTheCapIsAnError(t *testing.T) {
 	const limit = 1 << 20
 	root := pluginRoot(t, "Flood")
 	set := scan(t, newHost(t, Options{MaxOutputBytes: limit}), root)
@@ -107,16 +109,42 @@ func TestSyncPluginOutputIsCappedWithBoundedMemory(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	res, err := call(context.Background(), findTool(t, set, "Flood"), nil)
 	runtime.ReadMemStats(&after)
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		t.Fatalf("want an error, got a result of %d bytes", len(asJSON(t, res)))
 	}
-	text := textOf(t, res)
-	if !strings.HasPrefix(text, "flood line\nflood line") || !strings.Contains(text, "output truncated: 1048576 of 104857600 bytes kept") {
-		t.Fatalf("result starts %q and ends %q", text[:30], text[max(0, len(text)-80):])
+	if !errors.Is(err, ErrOutputTooLarge) || !strings.Contains(err.Error(), "printed 104857600 bytes, the cap is 1048576") {
+		t.Fatalf("error %q", err)
 	}
+	t.Logf("the call's error: %v", err)
 	// 100 MiB went through the pipe; the daemon kept about the cap.
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
 		t.Fatalf("allocated %d MiB to read 100 MiB with a 1 MiB cap", alloc>>20)
+	}
+}
+
+// TestStatusAfterTheCapIsHonoured: a plugin that logs 20 MiB (more than the
+// default 16 MiB cap) and then answers with a JSON error gets its error
+// through, synchronous or asynchronous, with memory bounded by the cap.
+func TestStatusAfterTheCapIsHonoured(t *testing.T) {
+	for _, typ := range []string{"synchronous", "asynchronous"} {
+		t.Run(typ, func(t *testing.T) {
+			root := pluginRoot(t, "FloodThenError")
+			writeFile(t, filepath.Join(root, "FloodThenError"), manifestFile,
+				`{"name":"FloodThenError","pluginType":"`+typ+`","entryPoint":{"command":"sh flood.sh"}}`)
+			set := scan(t, newHost(t, Options{}), root)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err := call(context.Background(), findTool(t, set, "FloodThenError"), nil)
+			runtime.ReadMemStats(&after)
+			var rep *ReportedError
+			if !errors.As(err, &rep) || rep.Text != "quota exceeded after a long log" {
+				t.Fatalf("error %v, want the plugin's own JSON error", err)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2*DefaultMaxOutputBytes+8<<20 {
+				t.Fatalf("allocated %d MiB for 20 MiB of output with a 16 MiB cap", alloc>>20)
+			}
+		})
 	}
 }
 

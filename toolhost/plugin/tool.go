@@ -99,7 +99,7 @@ func (h *Host) runToEnd(rctx context.Context, spec *runSpec, stdin []byte) (p *p
 		return nil, nil, false, err
 	}
 	kill := context.AfterFunc(rctx, func() { h.stop(p, context.Cause(rctx)) })
-	out = &capture{max: h.opts.MaxOutputBytes}
+	out = &capture{max: h.opts.MaxOutputBytes, tailMax: outputTailBytes}
 	_ = out.readFrom(p.stdout) // EOF, or the drain deadline after exit or kill
 	close(p.stdoutDone)
 	<-p.exited
@@ -116,8 +116,14 @@ func (h *Host) runToEnd(rctx context.Context, spec *runSpec, stdin []byte) (p *p
 // syncResult reads a finished run: an answer with a status is trusted
 // whatever the exit code (a JSON object without one only after a zero
 // exit); without one, a failure is an error quoting stderr and a success is
-// the raw text.
+// the raw text. Output past the cap is read to its end (drained, not
+// killed: the plugin's final status is wanted, and a killed plugin may
+// leave work half done) but kept only up to the cap plus a short tail; see
+// truncatedResult.
 func syncResult(p *process, out *capture) (any, error) {
+	if out.truncated() {
+		return truncatedResult(p, out)
+	}
 	if raw := findAnswer(out.buf); raw != nil && (p.succeeded() || isAnswer(raw)) {
 		return answerResult(p.spec.name, raw)
 	}
@@ -130,8 +136,8 @@ func syncResult(p *process, out *capture) (any, error) {
 // logRun writes one debug line per finished run; output sizes, never contents.
 func (h *Host) logRun(p *process, out *capture) {
 	if out.truncated() {
-		h.log.Warn().Str("plugin", p.spec.name).Int64("stdout_bytes", out.total).Int("kept", len(out.buf)).
-			Msg("plugin output exceeded the cap; the rest was discarded")
+		h.log.Warn().Str("plugin", p.spec.name).Int64("stdout_bytes", out.total).Int("cap", out.max).
+			Msg("plugin output exceeded max_output_bytes; only its start and last bytes were kept")
 	}
 	h.log.Debug().Str("plugin", p.spec.name).Int("pid", p.pid).Str("exit", p.exitText()).
 		Int64("stdout_bytes", out.total).Int64("stderr_bytes", p.errOut.total).
