@@ -77,10 +77,9 @@ type Node struct {
 	cur      *settings  // replaced whole by Reload, never modified
 	reloadMu sync.Mutex // one reload at a time
 
-	registry *toolhost.Registry
-	disp     *toolhost.Dispatcher
-	addrs    func() ([]string, error)
-	timings  timings
+	disp    *toolhost.Dispatcher
+	addrs   func() ([]string, error)
+	timings timings
 
 	extraTools []toolhost.Tool
 	plugins    *pluginRuntime // plugin host, callbacks and outbox (plugins.go)
@@ -168,7 +167,6 @@ func withTimings(t timings) Option {
 func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	n := &Node{
 		log:       log,
-		registry:  toolhost.NewRegistry(),
 		addrs:     localIPs,
 		timings:   defaultTimings(),
 		state:     newStateBox(),
@@ -184,26 +182,22 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	n.decodeBudget = newBudget(n.timings.decodeBudget)
 	n.warnings = newLogThrottle(time.Now)
 	n.plugins = newPluginRuntime(log, n.getenv)
-	n.sources = append([]ToolSource{n.plugins.source}, n.sources...)
-	st, tools, warnings, err := n.prepare(cfg)
+	pl, err := n.prepare(cfg)
 	if err != nil {
 		n.plugins.close()
 		return nil, err
 	}
-	for _, w := range warnings {
+	for _, w := range pl.warnings {
 		log.Warn().Msg(w)
 	}
-	if err := n.registry.Replace(tools); err != nil {
-		n.plugins.close()
-		return nil, fmt.Errorf("register tools: %w", err)
-	}
-	n.cur = st
-	n.ph.apply(st.placeholderJobs, cfg.Placeholders) // started by Run
+	n.plugins.commit(pl.plugins)
+	n.cur = pl.st
+	n.ph.apply(pl.st.placeholderJobs, cfg.Placeholders) // started by Run
 	queue := cfg.Node.Queue
 	if queue == 0 {
 		queue = -1 // toolhost reads 0 as "default"; the config means "no queue"
 	}
-	n.disp = toolhost.NewDispatcher(n.registry, cfg.Policy(), toolhost.Limits{
+	n.disp = toolhost.NewDispatcher(pl.reg, cfg.Policy(), toolhost.Limits{
 		MaxConcurrent:  cfg.Node.MaxConcurrent,
 		Queue:          queue,
 		MaxResultBytes: cfg.Node.MaxResultBytes,
@@ -215,19 +209,32 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	return n, nil
 }
 
-// prepare validates cfg and builds everything it implies, touching nothing
-// of the running node, so that a bad config leaves the old one in force.
-func (n *Node) prepare(cfg config.Config) (*settings, []toolhost.Tool, []string, error) {
+// plan is a whole configuration ready to be put in force: the settings,
+// the checked tool registry, the plugin scan and its host, the placeholder
+// jobs. prepare builds it without touching what is in force; commit swaps
+// it in; discard drops it.
+type plan struct {
+	st       *settings
+	reg      *toolhost.Registry
+	plugins  *pluginPlan
+	warnings []string
+}
+
+// prepare validates cfg and builds everything it implies, so that a bad
+// config leaves the old one wholly in force. The one thing it changes is
+// the set of running direct plugins (their tools exist only once loaded),
+// which it does last, after every check; discard loads them back.
+func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	key, err := cfg.Key(n.getenv)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	hubURL, err := config.HubURL(cfg.Hub.URL, key)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	st := &settings{cfg: cfg, hubURL: hubURL, name: cfg.Hub.Name}
 	if st.name == "" {
@@ -243,21 +250,54 @@ func (n *Node) prepare(cfg config.Config) (*settings, []toolhost.Tool, []string,
 	files := toolhost.FileOptions{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes, Deny: deny}
 	tools := append([]toolhost.Tool{toolhost.NewFileTool(files)}, builtin.New(toolhost.NewFileAccess(files))...)
 	tools = append(tools, n.extraTools...)
-	var warnings []string
+	pp, pluginTools, err := n.plugins.prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pl := &plan{st: st, reg: toolhost.NewRegistry(), plugins: pp}
+	fail := func(err error) (*plan, error) {
+		n.plugins.discard(pp)
+		return nil, err
+	}
+	tools = append(tools, pluginTools...)
 	for _, src := range n.sources {
 		more, warn, err := src(cfg, n.log)
 		if err != nil {
-			return nil, nil, nil, err
+			return fail(err)
 		}
 		tools = append(tools, more...)
-		warnings = append(warnings, warn...)
+		pl.warnings = append(pl.warnings, warn...)
 	}
-	jobs, warn, err := n.placeholderJobs(cfg)
+	var static []*plugin.StaticPlugin
+	if pp.set != nil {
+		static = pp.set.Static
+	}
+	jobs, warn, err := n.placeholderJobs(cfg, static)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("placeholders: %w", err)
+		return fail(fmt.Errorf("placeholders: %w", err))
 	}
-	st.placeholderJobs, warnings = jobs, append(warnings, warn...)
-	return st, tools, warnings, nil
+	st.placeholderJobs = jobs
+	pl.warnings = append(append(pp.warnings, pl.warnings...), warn...)
+	if err := pl.reg.Replace(tools); err != nil {
+		return fail(fmt.Errorf("register tools: %w", err))
+	}
+	// Last, as it starts and stops processes.
+	directTools := n.plugins.loadDirectFor(pp)
+	if err := pl.reg.Replace(append(tools, directTools...)); err != nil {
+		return fail(fmt.Errorf("register tools: %w", err))
+	}
+	pl.warnings = append(pl.warnings, directWarnings(pp.loaded)...)
+	return pl, nil
+}
+
+// commit puts pl in force. Calls see the new tools and the new policy
+// together (one swap in the dispatcher); the rest follows at once.
+func (n *Node) commit(pl *plan) {
+	n.plugins.commit(pl.plugins)
+	n.disp.Swap(pl.reg, pl.st.cfg.Policy())
+	n.mu.Lock()
+	n.cur = pl.st
+	n.mu.Unlock()
 }
 
 func (n *Node) settings() *settings {

@@ -17,12 +17,12 @@ import (
 // placeholderJobs is every placeholder job cfg implies, in the order that
 // settles a key claimed twice (the first keeps it): the config's own, the
 // static plugins of the scan prepare has just made, then other sources.
-func (n *Node) placeholderJobs(cfg config.Config) ([]placeholders.Job, []string, error) {
+func (n *Node) placeholderJobs(cfg config.Config, staticPlugins []*plugin.StaticPlugin) ([]placeholders.Job, []string, error) {
 	jobs, err := configPlaceholderJobs(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	static, warnings := staticPluginJobs(n.StaticPlugins(), cfg.Plugins)
+	static, warnings := staticPluginJobs(staticPlugins, cfg.Plugins)
 	jobs = append(jobs, static...)
 	more, warn, err := n.ph.fromSources(cfg, n.log)
 	if err != nil {

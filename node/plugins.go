@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +11,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/direct"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
@@ -46,16 +44,22 @@ type pluginRuntime struct {
 	callbacks *plugin.CallbackServer
 	host      *plugin.Host
 	hostOpts  hostSettings
-	retired   []*plugin.Host    // replaced by a reload; their async runs may still go on
-	async     map[string]bool   // every asynchronous plugin seen: callbacks are taken for these
-	hosted    map[string]string // manifest path → name of every plugin of the last scan
-	static    []*plugin.StaticPlugin
-	skipped   []SkippedPlugin // what the last scan found but does not run as a tool
-	dirs      []string        // the dirs of the last scan, for the watcher
-	watch     bool
+	retired   []*plugin.Host // replaced by a reload; their async runs may still go on
+	// prunedKills counts the kills of retired hosts closed once idle, so
+	// that PluginKills never goes down.
+	prunedKills uint64
+	async       map[string]bool   // every asynchronous plugin seen: callbacks are taken for these
+	hosted      map[string]string // manifest path → name of every plugin of the last scan
+	static      []*plugin.StaticPlugin
+	skipped     []SkippedPlugin // what the last scan found but does not run as a tool
+	dirs        []string        // the dirs of the last scan, for the watcher
+	watch       bool
 	// direct runs the Node.js hosts of direct plugins (service, hybridservice).
 	direct     *direct.Host
 	directDirs map[string]bool // folders of the direct plugins of the last scan
+	// directInForce is what direct was last loaded with by a committed
+	// config, to go back to when a later reload is refused.
+	directInForce directLoad
 }
 
 // hostSettings are the [plugins] settings a Host is built with; a reload
@@ -75,84 +79,6 @@ func newPluginRuntime(log zerolog.Logger, getenv func(string) string) *pluginRun
 		rescanned:   make(chan struct{}, 1),
 		direct:      direct.NewHost(direct.Options{Log: log}),
 	}
-}
-
-// source is the ToolSource of plugin folders: it scans the dirs on every New
-// and Reload. Bad, duplicate and unsupported plugins are warnings; only a
-// problem with the setup itself (state dir, env file…) is an error.
-func (rt *pluginRuntime) source(cfg config.Config, _ zerolog.Logger) ([]toolhost.Tool, []string, error) {
-	p := cfg.Plugins
-	if len(p.Dirs) == 0 {
-		rt.scanned(p, nil, rt.loadDirect(cfg, nil))
-		return nil, nil, nil
-	}
-	host, warnings, err := rt.hostFor(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	set, err := host.Scan(p.Dirs)
-	if err != nil {
-		return nil, nil, fmt.Errorf("plugins: %w", err)
-	}
-	if err := rt.checkNoneBroke(set); err != nil {
-		return nil, nil, err
-	}
-	// After the checks: a reload refused above must not replace modules.
-	loaded := rt.loadDirect(cfg, set.Direct)
-	rt.scanned(p, set, loaded)
-	tools := append(slices.Clone(set.Tools), loaded.Tools...)
-	return tools, append(append(warnings, set.Warnings()...), directWarnings(loaded)...), nil
-}
-
-// hostFor returns the Host for p, making the runtime's shared parts the
-// first time and a new Host when the settings it was made with changed.
-func (rt *pluginRuntime) hostFor(p config.PluginsConfig) (*plugin.Host, []string, error) {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if rt.closed {
-		return nil, nil, fmt.Errorf("plugins: %w", plugin.ErrClosed)
-	}
-	var warnings []string
-	stateDir, err := p.StateDirectory(rt.getenv, os.Geteuid())
-	if err != nil {
-		return nil, nil, fmt.Errorf("plugins: %w", err)
-	}
-	if rt.box == nil {
-		box, err := openOutbox(stateDir, rt.outboxReady, rt.log)
-		if err != nil {
-			return nil, nil, fmt.Errorf("plugins: %w", err)
-		}
-		cb, err := plugin.NewCallbackServer(box, rt.isKnown, rt.log)
-		if err != nil {
-			box.close()
-			return nil, nil, fmt.Errorf("plugins: %w", err)
-		}
-		rt.box, rt.stateDir, rt.callbacks = box, stateDir, cb
-		rt.log.Debug().Str("state_dir", stateDir).Msg("asynchronous plugin results are kept under the state directory until sent")
-	} else if stateDir != rt.stateDir {
-		warnings = append(warnings, fmt.Sprintf("plugins.state_dir: still using %s; a new state directory takes effect after a restart", rt.stateDir))
-	}
-	want := hostSettings{
-		passEnv:         fmt.Sprint(p.PassEnv),
-		envFile:         p.EnvFile,
-		maxOutputBytes:  p.MaxOutputBytes,
-		asyncMaxRuntime: p.AsyncMaxRuntime.D(),
-	}
-	if rt.host == nil || want != rt.hostOpts {
-		if rt.host != nil {
-			rt.retired = append(rt.retired, rt.host)
-		}
-		rt.host = plugin.NewHost(plugin.Options{
-			PassEnv:         slices.Clone(p.PassEnv),
-			EnvFile:         p.EnvFile,
-			MaxOutputBytes:  p.MaxOutputBytes,
-			AsyncMaxRuntime: p.AsyncMaxRuntime.D(),
-			CallbackBaseURL: rt.callbacks.BaseURL(),
-			Log:             rt.log,
-		})
-		rt.hostOpts = want
-	}
-	return rt.host, warnings, nil
 }
 
 // checkNoneBroke fails when a plugin in use now has a manifest (or
@@ -356,7 +282,9 @@ func (n *Node) PluginKills() uint64 {
 	n.plugins.mu.Lock()
 	hosts := append(slices.Clone(n.plugins.retired), n.plugins.host)
 	n.plugins.mu.Unlock()
-	total := n.plugins.direct.Kills()
+	n.plugins.mu.Lock()
+	total := n.plugins.direct.Kills() + n.plugins.prunedKills
+	n.plugins.mu.Unlock()
 	for _, h := range hosts {
 		if h != nil {
 			total += h.Kills()

@@ -45,19 +45,14 @@ func (n *Node) Rescan() (ReloadReport, error) {
 }
 
 func (n *Node) reload(cfg config.Config) (ReloadReport, error) {
-	st, tools, warnings, err := n.prepare(cfg)
+	pl, err := n.prepare(cfg)
 	if err != nil {
 		return ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
 	}
+	st, warnings := pl.st, pl.warnings
 	old := n.settings()
 	before, _ := n.disp.Manifests()
-	if err := n.registry.Replace(tools); err != nil {
-		return ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
-	}
-	n.disp.SetPolicy(cfg.Policy())
-	n.mu.Lock()
-	n.cur = st
-	n.mu.Unlock()
+	n.commit(pl)
 	after, _ := n.disp.Manifests()
 	placeholdersRemoved, phWarnings := n.applyPlaceholders(st) // placeholders.go
 	warnings = append(warnings, phWarnings...)

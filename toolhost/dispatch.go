@@ -69,10 +69,11 @@ var (
 // Dispatcher runs calls against the registry under the policy and the limits.
 // It is what the node calls for every execute_tool and cancel_tool.
 type Dispatcher struct {
-	reg    *Registry
-	policy atomic.Pointer[Policy]
-	lim    Limits
-	log    zerolog.Logger
+	// view is the tool set and the policy over it, swapped together so
+	// that a call never sees new tools under the old policy or the reverse.
+	view atomic.Pointer[toolView]
+	lim  Limits
+	log  zerolog.Logger
 
 	mu      sync.Mutex
 	calls   map[string]*call // accepted and not yet finished (queued or running), by requestId
@@ -132,26 +133,47 @@ type InFlightCall struct {
 // NewDispatcher returns a dispatcher over reg. Zero Limits fields take the defaults.
 func NewDispatcher(reg *Registry, policy Policy, lim Limits, log zerolog.Logger) *Dispatcher {
 	d := &Dispatcher{
-		reg:       reg,
 		lim:       lim.withDefaults(),
 		log:       log,
 		calls:     make(map[string]*call),
 		perTool:   make(map[string]int),
 		approvals: NewApprovals(),
 	}
-	d.SetPolicy(policy)
+	d.Swap(reg, policy)
 	return d
+}
+
+// toolView is what one call resolves its tool and rules against.
+type toolView struct {
+	reg    *Registry
+	policy *Policy
 }
 
 // SetPolicy replaces the policy. Every later call, and every later Manifests
 // or Tools, sees the new one; calls already accepted keep their limits.
 func (d *Dispatcher) SetPolicy(p Policy) {
 	c := p.clone()
-	d.policy.Store(&c)
+	for {
+		old := d.view.Load()
+		next := &toolView{policy: &c}
+		if old != nil {
+			next.reg = old.reg
+		}
+		if d.view.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// Swap puts reg and p in force in one step: every later call sees both or
+// neither. Calls already accepted keep the tool and limits they started with.
+func (d *Dispatcher) Swap(reg *Registry, p Policy) {
+	c := p.clone()
+	d.view.Store(&toolView{reg: reg, policy: &c})
 }
 
 // Policy returns the current policy.
-func (d *Dispatcher) Policy() Policy { return d.policy.Load().clone() }
+func (d *Dispatcher) Policy() Policy { return d.view.Load().policy.clone() }
 
 // Dispatch accepts one call and returns at once; it never blocks on the tool.
 //
@@ -191,8 +213,9 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 		d.rejectLocked(in, toolName, reply, ErrShuttingDown)
 		return true
 	}
-	pol := d.policy.Load()
-	e, ok := d.reg.lookup(toolName)
+	view := d.view.Load()
+	pol := view.policy
+	e, ok := view.reg.lookup(toolName)
 	if !ok || (!in.Local && !pol.Decide(e.spec).Exposed) {
 		d.rejectLocked(in, toolName, reply, fmt.Errorf("%w %q", ErrUnknownTool, toolName))
 		return true

@@ -131,8 +131,8 @@ type ToolInfo struct {
 // Tools lists every registered tool, sorted by name, with the current
 // policy's decision, timeout and cap.
 func (d *Dispatcher) Tools() []ToolInfo {
-	pol := d.policy.Load()
-	entries := d.reg.entries()
+	view := d.view.Load()
+	pol, entries := view.policy, view.reg.entries()
 	out := make([]ToolInfo, len(entries))
 	for i, e := range entries {
 		out[i] = ToolInfo{
@@ -152,9 +152,10 @@ func (d *Dispatcher) Tools() []ToolInfo {
 // successive results to decide when to reconnect (the server cannot update a
 // registration).
 func (d *Dispatcher) Manifests() ([]json.RawMessage, error) {
-	pol := d.policy.Load()
+	view := d.view.Load()
+	pol := view.policy
 	out := []json.RawMessage{}
-	for _, e := range d.reg.entries() {
+	for _, e := range view.reg.entries() {
 		if e.spec.Implicit || !pol.Decide(e.spec).Exposed {
 			continue
 		}

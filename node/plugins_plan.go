@@ -1,0 +1,228 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/direct"
+	"github.com/vcpnode/vcpnode/toolhost/plugin"
+)
+
+// pluginPlan is a scan of the plugin folders and the host to run it with,
+// built without touching what is in force: commit puts it in force,
+// discard undoes the little that preparing it had to do.
+type pluginPlan struct {
+	p        config.PluginsConfig
+	set      *plugin.Set // nil when no folder is configured
+	host     *plugin.Host
+	hostOpts hostSettings
+	newHost  bool // host was made for this plan and is not in force yet
+	opened   bool // the outbox and callback listener were opened for this plan
+	warnings []string
+
+	direct       directLoad // what the direct plugins are loaded with
+	loaded       direct.Loaded
+	directLoaded bool // loadDirect ran: discard loads directInForce again
+}
+
+// directLoad is what the direct plugin host is loaded with.
+type directLoad struct {
+	plugins []*plugin.DirectPlugin
+	cfg     config.Config
+}
+
+// prepare scans the folders of cfg with the host its settings call for
+// (a new one when they changed, not yet in force) and checks that no
+// plugin in use broke. Only the first configuration of plugins opens
+// something (the outbox under the state directory and the callback
+// listener); discard closes them again.
+func (rt *pluginRuntime) prepare(cfg config.Config) (*pluginPlan, []toolhost.Tool, error) {
+	p := cfg.Plugins
+	pp := &pluginPlan{p: p, direct: directLoad{cfg: cfg}}
+	if len(p.Dirs) == 0 {
+		return pp, nil, nil
+	}
+	if err := rt.openShared(pp); err != nil {
+		return nil, nil, err
+	}
+	if err := rt.pickHost(pp); err != nil {
+		rt.discard(pp)
+		return nil, nil, err
+	}
+	set, err := pp.host.Scan(p.Dirs)
+	if err != nil {
+		rt.discard(pp)
+		return nil, nil, fmt.Errorf("plugins: %w", err)
+	}
+	if err := rt.checkNoneBroke(set); err != nil {
+		rt.discard(pp)
+		return nil, nil, err
+	}
+	pp.set = set
+	pp.direct.plugins = set.Direct
+	pp.warnings = append(pp.warnings, set.Warnings()...)
+	return pp, slices.Clone(set.Tools), nil
+}
+
+// openShared makes the parts every host shares the first time plugins are
+// configured: the outbox (which locks the state directory) and the
+// callback listener.
+func (rt *pluginRuntime) openShared(pp *pluginPlan) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		return fmt.Errorf("plugins: %w", plugin.ErrClosed)
+	}
+	stateDir, err := pp.p.StateDirectory(rt.getenv, os.Geteuid())
+	if err != nil {
+		return fmt.Errorf("plugins: %w", err)
+	}
+	if rt.box != nil {
+		if stateDir != rt.stateDir {
+			pp.warnings = append(pp.warnings, fmt.Sprintf("plugins.state_dir: still using %s; a new state directory takes effect after a restart", rt.stateDir))
+		}
+		return nil
+	}
+	box, err := openOutbox(stateDir, rt.outboxReady, rt.log)
+	if err != nil {
+		return fmt.Errorf("plugins: %w", err)
+	}
+	cb, err := plugin.NewCallbackServer(box, rt.isKnown, rt.log)
+	if err != nil {
+		box.close()
+		return fmt.Errorf("plugins: %w", err)
+	}
+	rt.box, rt.stateDir, rt.callbacks = box, stateDir, cb
+	pp.opened = true
+	rt.log.Debug().Str("state_dir", stateDir).Msg("asynchronous plugin results are kept under the state directory until sent")
+	return nil
+}
+
+// pickHost chooses the host in force, or makes a new one when the settings
+// hosts are made with changed.
+func (rt *pluginRuntime) pickHost(pp *pluginPlan) error {
+	p := pp.p
+	want := hostSettings{
+		passEnv:         fmt.Sprint(p.PassEnv),
+		envFile:         p.EnvFile,
+		maxOutputBytes:  p.MaxOutputBytes,
+		asyncMaxRuntime: p.AsyncMaxRuntime.D(),
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	pp.hostOpts = want
+	if rt.host != nil && want == rt.hostOpts {
+		pp.host = rt.host
+		return nil
+	}
+	pp.host = plugin.NewHost(plugin.Options{
+		PassEnv:         slices.Clone(p.PassEnv),
+		EnvFile:         p.EnvFile,
+		MaxOutputBytes:  p.MaxOutputBytes,
+		AsyncMaxRuntime: p.AsyncMaxRuntime.D(),
+		CallbackBaseURL: rt.callbacks.BaseURL(),
+		Log:             rt.log,
+	})
+	pp.newHost = true
+	return nil
+}
+
+// loadDirectFor brings the direct plugins in line with the plan. It is the
+// one step of preparing that changes running processes, so it comes last,
+// after every check that can refuse the plan; discard loads what was in
+// force again.
+func (rt *pluginRuntime) loadDirectFor(pp *pluginPlan) []toolhost.Tool {
+	pp.loaded = rt.loadDirect(pp.direct.cfg, pp.direct.plugins)
+	pp.directLoaded = true
+	return pp.loaded.Tools
+}
+
+// commit puts the plan in force: its host, its scan (what `tools --all`,
+// the placeholder refresher and the watcher see), and prunes retired hosts
+// that have nothing left running.
+func (rt *pluginRuntime) commit(pp *pluginPlan) {
+	rt.mu.Lock()
+	if pp.newHost {
+		if rt.host != nil {
+			rt.retired = append(rt.retired, rt.host)
+		}
+		rt.host, rt.hostOpts = pp.host, pp.hostOpts
+	}
+	if pp.directLoaded {
+		rt.directInForce = pp.direct
+	}
+	rt.mu.Unlock()
+	rt.scanned(pp.p, pp.set, pp.loaded)
+	rt.pruneRetired()
+}
+
+// discard undoes what preparing pp did: the new host is closed (nothing
+// ran on it), the direct plugins are loaded as they were, and what was
+// opened for the first configuration of plugins is closed.
+func (rt *pluginRuntime) discard(pp *pluginPlan) {
+	if pp == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pluginHostCloseWait)
+	defer cancel()
+	if pp.directLoaded {
+		rt.mu.Lock()
+		prev := rt.directInForce
+		rt.mu.Unlock()
+		rt.loadDirect(prev.cfg, prev.plugins)
+	}
+	if pp.newHost {
+		_ = pp.host.Close(ctx)
+	}
+	if pp.opened {
+		rt.mu.Lock()
+		cb, box := rt.callbacks, rt.box
+		rt.callbacks, rt.box, rt.stateDir = nil, nil, ""
+		rt.mu.Unlock()
+		cctx, ccancel := context.WithTimeout(context.Background(), callbackCloseWait)
+		defer ccancel()
+		_ = cb.Close(cctx)
+		box.close()
+	}
+}
+
+// pruneRetired closes the retired hosts with no process left: nothing can
+// start on them any more, since their tools are no longer registered. A
+// call that looked its tool up just before the swap and starts now gets
+// the host's "closed" error.
+func (rt *pluginRuntime) pruneRetired() {
+	rt.mu.Lock()
+	var idle []*plugin.Host
+	for _, h := range rt.retired {
+		if h.Running() == 0 {
+			idle = append(idle, h)
+		}
+	}
+	rt.mu.Unlock()
+	if len(idle) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, h := range idle {
+		if err := h.Close(ctx); err != nil {
+			rt.log.Warn().Err(err).Msg("closing a retired plugin host")
+		}
+	}
+	// Dropped and counted in one step, so PluginKills never goes down.
+	rt.mu.Lock()
+	rt.retired = slices.DeleteFunc(rt.retired, func(h *plugin.Host) bool {
+		if slices.Contains(idle, h) {
+			rt.prunedKills += h.Kills()
+			return true
+		}
+		return false
+	})
+	rt.mu.Unlock()
+	rt.log.Debug().Int("hosts", len(idle)).Msg("closed plugin hosts retired by earlier reloads")
+}
