@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 //go:embed host.js
@@ -43,6 +45,9 @@ type Options struct {
 	Grace time.Duration
 	// LoadTimeout bounds loading the module and its initialize().
 	LoadTimeout time.Duration
+	// ProcessTrees tracks each host and what it starts (shared with the
+	// stdio plugins when given); nil: the Host makes its own.
+	ProcessTrees *proctree.Manager
 	// Log receives host events and, at debug, the plugins' output.
 	Log zerolog.Logger
 }

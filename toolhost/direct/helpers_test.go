@@ -36,12 +36,15 @@ var testPlugins = map[string]struct {
 	"Fast": {`"pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}`, map[string]string{
 		"index.js": "module.exports = { processToolCall: async (args) => ({ ok: true }) };\n",
 	}},
-	// Starts a child that ignores SIGTERM, in its process group.
+	// Starts two children that ignore SIGTERM: one in its process group,
+	// one in a session of its own (detached: setsid).
 	"Spawner": {`"pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}`, map[string]string{
 		"index.js": `const { spawn } = require('child_process');
 module.exports = { async processToolCall() {
   const c = spawn('sh', ['-c', 'trap "" TERM; sleep 600'], { stdio: 'ignore' });
-  return { pid: c.pid };
+  const d = spawn('sh', ['-c', 'trap "" TERM; sleep 600'], { stdio: 'ignore', detached: true });
+  d.unref();
+  return { pids: [c.pid, d.pid] };
 } };
 `}},
 	// CommonJS, a class instance (methods need their this), every call mode.

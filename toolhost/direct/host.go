@@ -13,6 +13,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 // Host runs the Node.js hosts of direct plugins, one process per plugin,
@@ -31,13 +32,25 @@ type Host struct {
 	active atomic.Int64
 
 	started, kills, restarts atomic.Uint64
+
+	trees     *proctree.Manager // nil when processes cannot be tracked here (treesErr)
+	treesErr  error
+	ownsTrees bool
 }
 
 // NewHost returns a Host with opts (zero fields take the defaults).
 func NewHost(opts Options) *Host {
 	opts = opts.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Host{opts: opts, log: opts.Log, ctx: ctx, cancel: cancel, slots: map[string]*slot{}}
+	h := &Host{opts: opts, log: opts.Log, ctx: ctx, cancel: cancel, slots: map[string]*slot{}, trees: opts.ProcessTrees}
+	if h.trees == nil {
+		h.trees, h.treesErr = proctree.New(proctree.Options{Log: opts.Log})
+		h.ownsTrees = h.treesErr == nil
+		if h.treesErr != nil {
+			h.trees = nil
+		}
+	}
+	return h
 }
 
 // Loaded is the outcome of one Load.
@@ -237,6 +250,9 @@ func (h *Host) Close(ctx context.Context) error {
 		stopAll(slots)
 		h.cancel()
 		h.alive.Wait()
+		if h.ownsTrees {
+			h.trees.Close()
+		}
 		close(done)
 	}()
 	select {

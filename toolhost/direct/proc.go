@@ -11,10 +11,11 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 // Messages on fd 3 (host.js documents both directions).
@@ -58,6 +59,8 @@ const (
 	// logLinesPerSecond bounds the debug lines one host's output makes;
 	// the rest are counted and reported.
 	logLinesPerSecond = 50
+	// treeGoneWait bounds the wait for a killed tree to empty.
+	treeGoneWait = 5 * time.Second
 )
 
 // proc is one running Node.js host: the leader of its own process group,
@@ -85,12 +88,14 @@ type proc struct {
 	killed    error
 	killOnce  sync.Once
 	readers   sync.WaitGroup
-	outputs   []*os.File // stdout and stderr read ends
+	outputs   []*os.File     // stdout and stderr read ends
+	tree      *proctree.Tree // the host and everything it started
 	exitState *os.ProcessState
 }
 
-// spawn starts node with the host script; argv[0] is nodePath.
-func spawn(nodePath string, args []string, dir string, env []string, log zerolog.Logger, name string) (_ *proc, err error) {
+// spawn starts node with the host script as the leader of a new process
+// tree (proctree: a cgroup, a walk of its descendants, or its process group).
+func spawn(trees *proctree.Manager, nodePath string, args []string, dir string, env []string, log zerolog.Logger, name string) (_ *proc, err error) {
 	ours, theirs, err := socketPair()
 	if err != nil {
 		return nil, fmt.Errorf("socket pair: %w", err)
@@ -128,11 +133,10 @@ func spawn(nodePath string, args []string, dir string, env []string, log zerolog
 		return nil, err
 	}
 	childFiles = append(childFiles, errW)
-	osp, err := os.StartProcess(nodePath, append([]string{nodePath}, args...), &os.ProcAttr{
+	osp, tree, err := trees.StartProcess(nodePath, append([]string{nodePath}, args...), &os.ProcAttr{
 		Dir:   dir,
 		Env:   env,
 		Files: []*os.File{scriptR, outW, errW, theirs},
-		Sys:   groupAttr(),
 	})
 	if err != nil {
 		outR.Close()
@@ -142,8 +146,9 @@ func spawn(nodePath string, args []string, dir string, env []string, log zerolog
 	conn, err := net.FileConn(ours)
 	ours.Close() // FileConn made its own descriptor
 	if err != nil {
-		_ = signalGroup(osp.Pid, syscall.SIGKILL)
+		tree.KillAll()
 		_, _ = osp.Wait()
+		tree.Release()
 		outR.Close()
 		errR.Close()
 		return nil, fmt.Errorf("socket pair: %w", err)
@@ -159,6 +164,7 @@ func spawn(nodePath string, args []string, dir string, env []string, log zerolog
 		control: make(chan inMsg, 8),
 		done:    make(chan struct{}),
 		outputs: []*os.File{outR, errR},
+		tree:    tree,
 	}
 	p.readers.Add(3)
 	go p.logOutput(outR, "stdout")
@@ -240,10 +246,18 @@ func (p *proc) readMessages() {
 // once every reader returned.
 func (p *proc) wait() {
 	state, err := p.os.Wait()
-	// Children the plugin started (and left in the group) die with it.
-	if groupAlive(p.pid) {
-		_ = signalGroup(p.pid, syscall.SIGKILL)
+	// What the plugin started dies with it, wherever it went (setsid…).
+	if p.tree.Alive() {
+		p.tree.KillAll()
+		deadline := time.Now().Add(treeGoneWait)
+		for p.tree.Alive() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // polling the kernel; nothing to wait on
+		}
+		if p.tree.Alive() {
+			p.log.Error().Int("pid", p.pid).Msg("processes of a direct plugin still alive after SIGKILL")
+		}
 	}
+	p.tree.Release()
 	// A descendant that left the group may hold the pipes: stop reading soon.
 	drain := time.Now().Add(time.Second)
 	_ = p.conn.SetReadDeadline(drain)
@@ -281,7 +295,7 @@ func (p *proc) reason() error {
 	return p.gone
 }
 
-// kill ends the host's whole process group at once (SIGKILL): used when it
+// kill ends the host's whole process tree at once (SIGKILL): used when it
 // is stuck or misbehaves, and after a graceful shutdown ran out of time.
 func (p *proc) kill(why error) {
 	p.killOnce.Do(func() {
@@ -290,7 +304,7 @@ func (p *proc) kill(why error) {
 			p.killed = why
 		}
 		p.mu.Unlock()
-		_ = signalGroup(p.pid, syscall.SIGKILL)
+		p.tree.KillAll()
 	})
 }
 

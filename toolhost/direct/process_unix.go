@@ -3,24 +3,9 @@
 package direct
 
 import (
-	"errors"
 	"os"
 	"syscall"
 )
-
-// processGroups: each host is the leader of its own process group, so what
-// the plugin starts is signalled with it.
-const processGroups = true
-
-func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
-
-func signalGroup(pgid int, sig syscall.Signal) error { return syscall.Kill(-pgid, sig) }
-
-// groupAlive reports whether group pgid still has a member.
-func groupAlive(pgid int) bool {
-	err := syscall.Kill(-pgid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
 
 // socketPair is the channel to a host: ours, and theirs for its fd 3.
 func socketPair() (ours, theirs *os.File, err error) {

@@ -61,10 +61,10 @@ func newSlot(h *Host, p *plugin.DirectPlugin, node, key string, mem int) *slot {
 // initialize. The returned error is a *loadError when the module itself
 // cannot run here.
 func (s *slot) launch() (*proc, error) {
-	if !processGroups {
-		return nil, &loadError{Reason: "hosting Node.js plugins needs a Unix system"}
+	if s.h.trees == nil {
+		return nil, &loadError{Reason: "cannot track Node.js host processes here: " + s.h.treesErr.Error()}
 	}
-	p, err := spawn(s.node, nodeArgs(s.mem, s.p.Name), s.p.Dir, s.p.Env, s.log, s.p.Name)
+	p, err := spawn(s.h.trees, s.node, nodeArgs(s.mem, s.p.Name), s.p.Dir, s.p.Env, s.log, s.p.Name)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", s.node, err)
 	}
