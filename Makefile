@@ -4,6 +4,8 @@
 #   make build                 bin/vcpnode, trimmed and stamped with the git version
 #   make test | vet | staticcheck | fmt-check
 #   make install               build, then scripts/install.sh (installs the service too)
+#   make release               archives, checksums, .deb and .rpm in dist/ (scripts/release.sh)
+#   make package-check         goreleaser check, then build and install-test the .deb
 
 GO      ?= go
 BIN     ?= bin/vcpnode
@@ -17,14 +19,16 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION ?= v0.8.2
 TOOLS := $(CURDIR)/bin/tools
 
-.PHONY: all check build test vet fmt-check staticcheck install clean
+.PHONY: all check build test vet fmt-check staticcheck install release package-check clean
 
 all: check
 
 check: fmt-check vet staticcheck test build
 
+# Static (no cgo) and reproducible: no paths of this machine, no VCS stamp
+# beyond the version and commit given here.
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/vcpnode
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/vcpnode
 	@echo "built $(BIN) ($(VERSION))"
 
 test:
@@ -48,5 +52,11 @@ staticcheck:
 install: build
 	scripts/install.sh --binary $(BIN) $(if $(PREFIX),--prefix $(PREFIX))
 
+release:
+	scripts/release.sh
+
+package-check:
+	scripts/package-check.sh
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -4,9 +4,10 @@
 #   2. a snapshot .deb for linux/amd64 only, built by GoReleaser from the same
 #      configuration as a release;
 #   3. its contents, conffiles and maintainer scripts, a static binary;
-#   4. dpkg -i into a throwaway root (a chroot holding just what the
-#      maintainer scripts need), then purge: the vcpnode user is created, the
-#      config is installed 0640 root:vcpnode, nothing is enabled.
+#   4. dpkg -i inside a throwaway root (a chroot holding dpkg and what the
+#      maintainer scripts need), then purge: the vcpnode user is created there
+#      (not on the host), the config is installed 0640 root:vcpnode and kept
+#      when edited, nothing is enabled.
 # Needs dpkg and root (chroot); prints "N passed, M failed" and exits 1 on a failure.
 set -euo pipefail
 
@@ -29,7 +30,7 @@ check() { # check NAME COMMAND...
 }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 
 goreleaser check
 
@@ -68,45 +69,49 @@ check "binary is static" bash -c 'file "$1" | grep -q "statically linked"' _ "$w
 check "binary runs" "$work/x/usr/bin/vcpnode" version
 check "unit runs /usr/bin/vcpnode" grep -q '^ExecStart=/usr/bin/vcpnode run --config /etc/vcpnode/config.toml$' "$work/x/usr/lib/systemd/system/vcpnode.service"
 
-# A throwaway root: the programs the maintainer scripts call and their
-# libraries, copies of the account files, and an empty dpkg database.
+# A throwaway root: dpkg, the programs the maintainer scripts call, their
+# libraries, copies of the account files and an empty dpkg database. dpkg runs
+# inside it (chroot), so user and group names resolve there, as on a real system.
 if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP dpkg -i into a throwaway root: needs root (chroot)"
 else
 	r=$work/root
 	cp /etc/passwd "$work/passwd.before"
-	mkdir -p "$r"/{etc,tmp,var/lib/dpkg/{info,updates,triggers},usr/bin,usr/sbin,bin,sbin}
+	# The merged-/usr layout: /bin/sh and /lib64/ld-linux… resolve under /usr.
+	mkdir -p "$r"/{etc/dpkg,dev,tmp,var/log,var/lib/dpkg/{info,updates,triggers},usr/{bin,sbin,lib,lib64}}
+	for d in bin sbin lib lib64; do ln -s "usr/$d" "$r/$d"; done
+	mknod -m 666 "$r/dev/null" c 1 3
 	: >"$r/var/lib/dpkg/status"
 	: >"$r/var/lib/dpkg/available"
 	cp /etc/passwd /etc/group /etc/shadow /etc/gshadow /etc/login.defs /etc/nsswitch.conf "$r/etc/" 2>/dev/null || true
-	for prog in sh dash cat getent useradd rm mv ls; do
+	for prog in sh dash cat getent useradd rm mv ls find diff tar \
+		dpkg dpkg-deb dpkg-split dpkg-query dpkg-divert; do
 		p=$(command -v "$prog") || continue
-		mkdir -p "$r$(dirname "$p")"
 		cp -L "$p" "$r$p"
 		ldd "$p" 2>/dev/null | grep -o '/[^ ]*' | while read -r lib; do
 			mkdir -p "$r$(dirname "$lib")"
 			cp -Ln "$lib" "$r$lib"
 		done
 	done
-	[ -e "$r/usr/sbin/nologin" ] || { cp -L /usr/sbin/nologin "$r/usr/sbin/nologin" 2>/dev/null || true; }
-	# dpkg looks for these on PATH inside the root; the scripts never run them.
+	# dpkg wants these on PATH; the maintainer scripts never run them.
 	for prog in ldconfig start-stop-daemon; do
 		printf '#!/bin/sh\nexit 0\n' >"$r/usr/sbin/$prog"
 		chmod 755 "$r/usr/sbin/$prog"
 	done
-	# getent and useradd need the nss "files" module.
-	for lib in /lib/x86_64-linux-gnu/libnss_files.so.2 /usr/lib/x86_64-linux-gnu/libnss_files.so.2; do
-		[ -e "$lib" ] && { mkdir -p "$r$(dirname "$lib")"; cp -Ln "$lib" "$r$lib"; }
-	done
+	cp "$deb" "$r/tmp/vcpnode.deb"
+	in_root() { PATH=/usr/sbin:/usr/bin chroot "$r" "$@"; }
 
-	check "dpkg -i into the throwaway root" dpkg --root="$r" --force-unsafe-io -i "$deb"
-	check "package installed" bash -c 'dpkg --root="$1" -s vcpnode | grep -q "^Status: install ok installed"' _ "$r"
+	check "dpkg -i in the throwaway root" in_root dpkg -i /tmp/vcpnode.deb
+	check "package installed" bash -c 'PATH=/usr/sbin:/usr/bin chroot "$1" dpkg -s vcpnode | grep -q "^Status: install ok installed"' _ "$r"
 	check "vcpnode user created" grep -q '^vcpnode:' "$r/etc/passwd"
 	check "the host's accounts untouched" cmp -s /etc/passwd "$work/passwd.before"
 	gid=$(awk -F: '$1 == "vcpnode" { print $3 }' "$r/etc/group")
-	check "config owned by group vcpnode" bash -c '[ "$(stat -c %g:%a "$1")" = "$2:640" ]' _ "$r/etc/vcpnode/config.toml" "$gid"
+	check "config 0640, group vcpnode" bash -c '[ "$(stat -c %g:%a "$1")" = "$2:640" ]' _ "$r/etc/vcpnode/config.toml" "$gid"
+	check "/etc/vcpnode 0750, group vcpnode" bash -c '[ "$(stat -c %g:%a "$1")" = "$2:750" ]' _ "$r/etc/vcpnode" "$gid"
 	check "nothing enabled" bash -c '! find "$1/etc/systemd" -name "vcpnode*" 2>/dev/null | grep -q .' _ "$r"
-	check "dpkg --purge" dpkg --root="$r" --purge vcpnode
+	echo "# edited" >>"$r/etc/vcpnode/config.toml"
+	check "reinstall keeps the edited config" bash -c 'PATH=/usr/sbin:/usr/bin chroot "$1" dpkg -i /tmp/vcpnode.deb && grep -q "^# edited" "$1/etc/vcpnode/config.toml"' _ "$r"
+	check "dpkg --purge" in_root dpkg --purge vcpnode
 	check "files removed" bash -c '[ ! -e "$1/usr/bin/vcpnode" ] && [ ! -e "$1/etc/vcpnode/config.toml" ]' _ "$r"
 fi
 
