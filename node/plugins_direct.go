@@ -22,11 +22,15 @@ func (rt *pluginRuntime) loadDirect(cfg config.Config, plugins []*plugin.DirectP
 	return rt.direct.Load(plugins, direct.Settings{Node: cfg.Plugins.Node, MaxMemoryMB: mem})
 }
 
-// directWarnings are the log lines for direct plugins that cannot run.
+// directWarnings are the log lines for direct plugins that cannot run, or
+// run without their HTTP routes.
 func directWarnings(l direct.Loaded) []string {
-	out := make([]string, 0, len(l.Unsupported))
+	out := make([]string, 0, len(l.Unsupported)+len(l.Notices))
 	for _, e := range l.Unsupported {
 		out = append(out, fmt.Sprintf("plugin %q (%s) not hosted: %s", e.Name, e.Path, e.Reason))
+	}
+	for _, e := range l.Notices {
+		out = append(out, fmt.Sprintf("plugin %q: %s", e.Name, e.Reason))
 	}
 	return out
 }

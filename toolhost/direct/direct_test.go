@@ -109,7 +109,7 @@ func TestESMPluginsLoad(t *testing.T) {
 // the others load beside them.
 func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
 	needNode(t)
-	root := pluginRoot(t, "NeedsServer", "NeedsPackage", "InitFails", "NoProcess", "Routes", "Bot", "Esm")
+	root := pluginRoot(t, "NeedsServer", "NeedsPackage", "InitFails", "NoProcess", "Routes", "Bot", "Esm", "HybridRoutes")
 	h := newTestHost(t, Options{})
 	l := h.Load(scanDirect(t, root), Settings{})
 	want := map[string][]string{
@@ -133,8 +133,14 @@ func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
 	if len(l.Unsupported) != len(want) {
 		t.Errorf("unsupported %v", l.Unsupported)
 	}
-	if len(l.Tools) != 1 || l.Tools[0].Spec().Name != "Esm" {
+	if len(l.Tools) != 2 {
 		t.Errorf("tools %v", l.Tools)
+	}
+	if v, err := invoke(nil, findTool(t, l, "HybridRoutes"), nil, ""); err != nil || !strings.Contains(asJSON(t, v), "still works") {
+		t.Errorf("a hybridservice with routes still answers: %s %v", asJSON(t, v), err)
+	}
+	if len(l.Notices) != 1 || l.Notices[0].Name != "HybridRoutes" || !strings.Contains(l.Notices[0].Reason, "registerApiRoutes") {
+		t.Errorf("notices %v", l.Notices)
 	}
 	if len(l.Services) != 1 || l.Services[0].Name != "Bot" {
 		t.Errorf("services %v", l.Services)
@@ -142,7 +148,7 @@ func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
 	if got := readFile(filepath.Join(root, "Bot", "started.txt")); got != "false" {
 		t.Errorf("service initialize wrote %q", got)
 	}
-	waitFor(t, "the failed hosts to be reaped", func() bool { return h.Running() == 2 })
+	waitFor(t, "the failed hosts to be reaped", func() bool { return h.Running() == 3 })
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	if err := h.Close(ctx); err != nil {

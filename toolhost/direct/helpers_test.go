@@ -89,6 +89,9 @@ class Plugin {
 }
 module.exports = new Plugin();
 `}},
+	"HybridRoutes": {`"pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}`, map[string]string{
+		"index.js": "module.exports = { processToolCall: async () => 'still works', registerApiRoutes(router) {} };\n",
+	}},
 	"Esm": {`"pluginType":"hybridservice","entryPoint":{"script":"main.mjs"},"communication":{"protocol":"direct"}`, map[string]string{
 		"main.mjs": `export async function processToolCall(args, ctx) { return 'esm says ' + args.say + ' to ' + ctx.pluginName; }
 export function initialize(config) { if (typeof config.PROJECT_BASE_PATH !== 'string') throw new Error('no PROJECT_BASE_PATH'); }

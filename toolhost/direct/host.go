@@ -59,6 +59,9 @@ type Loaded struct {
 	Tools []toolhost.Tool
 	// Services are the service plugins now running (they offer no tool).
 	Services []plugin.Entry
+	// Notices are plugins that run without something they offer (the HTTP
+	// routes of a hybridservice).
+	Notices []plugin.Entry
 	// Unsupported are the plugins that cannot run here, each with why: no
 	// Node.js, a module that does not load (its error's first line), a
 	// service that needs HTTP routes, an initialize() that failed.
@@ -148,6 +151,7 @@ func (h *Host) Load(plugins []*plugin.DirectPlugin, set Settings) Loaded {
 			r.s.cancel()
 			continue
 		}
+		r.s.notice = r.p.notice
 		h.slots[r.s.p.Path] = r.s
 		r.s.loop.Add(1)
 		go r.s.run(r.p)
@@ -173,6 +177,9 @@ func (h *Host) Load(plugins []*plugin.DirectPlugin, set Settings) Loaded {
 		if s == nil {
 			out.Unsupported = append(out.Unsupported, entry(p, ErrClosed.Error()))
 			continue
+		}
+		if s.notice != "" {
+			out.Notices = append(out.Notices, entry(p, s.notice))
 		}
 		if p.Answers() {
 			out.Tools = append(out.Tools, &tool{s: s, spec: s.p.Spec})

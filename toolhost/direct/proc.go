@@ -90,6 +90,7 @@ type proc struct {
 	readers   sync.WaitGroup
 	outputs   []*os.File     // stdout and stderr read ends
 	tree      *proctree.Tree // the host and everything it started
+	notice    string         // see slot.notice
 	exitState *os.ProcessState
 }
 

@@ -38,7 +38,9 @@ type slot struct {
 	cur     *proc         // the ready host, nil while down
 	changed chan struct{} // closed and replaced whenever cur or lastErr changes
 	lastErr error         // why the host is down
-	starts  int
+	// notice is the first host's: what the module offers that the node
+	// does not. Set by Load before the slot is published, then only read.
+	notice string
 }
 
 // loadError is a module that cannot run here: the scan lists it with Reason.
@@ -104,6 +106,7 @@ func (s *slot) launch() (*proc, error) {
 	if reason := exportProblem(s.p, m.Exports); reason != "" {
 		return nil, &loadError{Reason: reason}
 	}
+	p.notice = routesNotice(m.Exports)
 	if err := p.send(outMsg{T: "init"}); err != nil {
 		return nil, err
 	}
@@ -138,6 +141,22 @@ func exportProblem(p *plugin.DirectPlugin, exports []string) string {
 			strings.Join(routes, " and "))
 	}
 	return ""
+}
+
+// routesNotice says what a hybridservice that also serves HTTP routes
+// loses here; "" when it serves none.
+func routesNotice(exports []string) string {
+	var routes []string
+	for _, r := range []string{"registerRoutes", "registerApiRoutes"} {
+		if slices.Contains(exports, r) {
+			routes = append(routes, r)
+		}
+	}
+	if len(routes) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("exports %s: the node has no web server for plugins, so its HTTP routes are not served (its tool works)",
+		strings.Join(routes, " and "))
 }
 
 // loadReason is the first line of the module's load error, with a hint for
