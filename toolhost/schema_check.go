@@ -100,7 +100,7 @@ func CheckArgs(s Spec, args map[string]json.RawMessage) (map[string]json.RawMess
 	}
 	cmd, cmdProblem := selectCommand(s, args)
 	if cmdProblem != "" {
-		return nil, &ArgsError{Tool: s.Name, Problems: []string{cmdProblem}, Usage: Usage(s, "")}
+		return nil, &ArgsError{Tool: s.Name, Problems: []string{cmdProblem}, Usage: commandUsage(s, args)}
 	}
 	if cmd.Schema == nil {
 		return args, nil
@@ -110,6 +110,49 @@ func CheckArgs(s Spec, args map[string]json.RawMessage) (map[string]json.RawMess
 		return nil, &ArgsError{Tool: s.Name, Command: commandLabel(s, cmd), Problems: problems, Usage: Usage(s, cmd.Command)}
 	}
 	return out, nil
+}
+
+// maxUsageCommands is how many commands' invocation texts an error lists
+// when no command could be selected; a tool with more (an MCP server with
+// dozens of tools) shows only the command closest to what the model wrote.
+const maxUsageCommands = 4
+
+// commandUsage is the invocation text ending an error about the command
+// itself: every command's, or for a tool with many, the closest one's.
+func commandUsage(s Spec, args map[string]json.RawMessage) string {
+	if len(s.Commands) <= maxUsageCommands {
+		return Usage(s, "")
+	}
+	want, _ := jsonString(args[CommandArg])
+	want = strings.ToLower(strings.TrimSpace(want))
+	best, bestDist := "", -1
+	for _, name := range commandNames(s) {
+		if d := editDistance(want, strings.ToLower(name)); bestDist < 0 || d < bestDist {
+			best, bestDist = name, d
+		}
+	}
+	return Usage(s, best)
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // multiCommand reports whether s's commands are told apart by the

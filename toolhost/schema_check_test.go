@@ -297,3 +297,16 @@ func TestInvocationTextUsesTheSchemaDescription(t *testing.T) {
 		t.Errorf("one command without a tool description:\n%s", got)
 	}
 }
+
+func TestUnknownCommandOfAManyCommandToolShowsTheClosest(t *testing.T) {
+	s := Spec{Name: "fs"}
+	for _, n := range []string{"read_file", "write_file", "list_directory", "move_file", "search_files"} {
+		s.Commands = append(s.Commands, Command{Command: n, Schema: &Schema{}})
+	}
+	_, err := CheckArgs(s, kv("command", `"readfile"`))
+	text := err.Error()
+	if !strings.Contains(text, `unknown command "readfile": the commands are "read_file", "write_file", "list_directory", "move_file", "search_files"`) ||
+		!strings.Contains(text, "command:「始」read_file「末」") || strings.Contains(text, "command:「始」write_file「末」") {
+		t.Fatalf("error text:\n%s", text)
+	}
+}
