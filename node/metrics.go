@@ -138,6 +138,9 @@ func newNodeMetrics(n *Node) *nodeMetrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "vcpnode_plugin_kills_total", Help: "Plugin processes killed (timeout, cancel, shutdown).",
 		}, func() float64 { return float64(n.PluginKills()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vcpnode_plugin_restarts_total", Help: "Node.js hosts of direct plugins started again after they went away (crash, exit, kill).",
+		}, func() float64 { return float64(n.plugins.direct.Restarts()) }),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)

@@ -130,6 +130,7 @@ func TestMetricsScrape(t *testing.T) {
 		{"vcpnode_queue_depth", nil, 1},
 		{"vcpnode_approvals_pending", nil, 0},
 		{"vcpnode_plugin_kills_total", nil, 0},
+		{"vcpnode_plugin_restarts_total", nil, 0},
 		{"vcpnode_placeholder_pushes_total", nil, 0},
 	}
 	for _, tt := range tests {
