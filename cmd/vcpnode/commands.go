@@ -13,6 +13,7 @@ const (
 	groupSetup   = "setup"
 	groupDaemon  = "daemon"
 	groupControl = "control"
+	groupText    = "text"
 )
 
 // newRootCmd builds the whole command line, every command listed here, so
@@ -51,6 +52,7 @@ func newRootCmd(a *app) *cobra.Command {
 		&cobra.Group{ID: groupSetup, Title: "Set up:"},
 		&cobra.Group{ID: groupDaemon, Title: "Run the node:"},
 		&cobra.Group{ID: groupControl, Title: "Ask the running daemon:"},
+		&cobra.Group{ID: groupText, Title: "Read model replies:"},
 	)
 	add := func(group string, cmds ...*cobra.Command) {
 		for _, c := range cmds {
@@ -72,7 +74,6 @@ func newRootCmd(a *app) *cobra.Command {
 		newStatusCmd(a),
 		newToolsCmd(a),
 		newCallCmd(a),
-		newParseCmd(a),
 		newPlaceholdersCmd(a),
 		newApprovalsCmd(a),
 		newApproveCmd(a),
@@ -80,6 +81,8 @@ func newRootCmd(a *app) *cobra.Command {
 		newReloadCmd(a),
 		newReconnectCmd(a),
 	)
+	// Works on text alone, no daemon needed.
+	add(groupText, newParseCmd(a))
 	add(groupSetup, newVersionCmd(a))
 	root.SetHelpCommandGroupID(groupSetup)
 	root.SetCompletionCommandGroupID(groupSetup)
