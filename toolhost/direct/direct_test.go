@@ -213,6 +213,24 @@ func TestHungCallKillsAndRestartsItsHost(t *testing.T) {
 	}
 }
 
+// TestBusyLoopIsKilledAtTheDeadline: a module that never yields its event
+// loop cannot even see its AbortSignal; its host is killed after Grace.
+func TestBusyLoopIsKilledAtTheDeadline(t *testing.T) {
+	needNode(t)
+	root := pluginRoot(t, "Common")
+	h := newTestHost(t, Options{Grace: 500 * time.Millisecond})
+	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 300*time.Millisecond, toolhost.ErrTimeout)
+	defer cancel()
+	if _, err := invoke(ctx, tool, map[string]string{"mode": "spin"}, ""); !errors.Is(err, toolhost.ErrTimeout) {
+		t.Fatalf("spinning call: %v", err)
+	}
+	waitFor(t, "the spinning host to be killed", func() bool { return h.Kills() == 1 })
+	if v, err := invoke(nil, tool, nil, ""); err != nil || !strings.Contains(asJSON(t, v), `"calls":1`) {
+		t.Errorf("call after the kill: %s %v", asJSON(t, v), err)
+	}
+}
+
 // TestAbortSignalFiresOnCancelAndDeadline: a plugin that listens to its
 // signal sees why, and answers, so its host is not killed.
 func TestAbortSignalFiresOnCancelAndDeadline(t *testing.T) {

@@ -68,6 +68,7 @@ class Plugin {
     case 'exit': process.exit(7);
     case 'crash': setImmediate(() => { throw new Error('stray'); }); return 'soon gone';
     case 'hang': return new Promise(() => {});
+    case 'spin': for (;;) {}
     case 'heap': return { limit: require('v8').getHeapStatistics().heap_size_limit };
     case 'listen': return new Promise((resolve) => {
       ctx.signal.addEventListener('abort', () => {

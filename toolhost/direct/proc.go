@@ -309,6 +309,17 @@ func (p *proc) kill(why error) {
 	})
 }
 
+// dying reports whether the host is gone or being killed: new calls wait
+// for the next one.
+func (p *proc) dying() bool {
+	if isClosed(p.done) {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.killed != nil
+}
+
 // register makes the channel id's reply arrives on; false once the host is gone.
 func (p *proc) register(id string) (chan callReply, bool) {
 	p.mu.Lock()

@@ -248,7 +248,7 @@ func (s *slot) ready(ctx context.Context) (*proc, error) {
 		s.mu.Lock()
 		p, lastErr, changed := s.cur, s.lastErr, s.changed
 		s.mu.Unlock()
-		if p != nil && !isClosed(p.done) {
+		if p != nil && !p.dying() {
 			return p, nil
 		}
 		if errors.Is(lastErr, ErrClosed) {
@@ -322,7 +322,9 @@ func (s *slot) call(ctx context.Context, call toolhost.Call) (any, error) {
 		return plugin.DirectResult(s.p.Name, r.value)
 	case <-ctx.Done():
 		cause := context.Cause(ctx)
-		_ = p.send(outMsg{T: "cancel", ID: id, Reason: abortReason(cause)})
+		// Not waited for: a host whose event loop is stuck stops reading,
+		// and Invoke must return now.
+		go func() { _ = p.send(outMsg{T: "cancel", ID: id, Reason: abortReason(cause)}) }()
 		go s.watch(p, id, ch, cause)
 		return nil, cause
 	}
@@ -338,10 +340,10 @@ func (s *slot) watch(p *proc, id string, ch chan callReply, cause error) {
 	case <-ch:
 	case <-p.done:
 	case <-t.C:
-		s.h.kills.Add(1)
 		why := fmt.Errorf("the Node.js host was killed: call %s was still running %s after it was aborted (%v)", id, s.h.opts.Grace, cause)
 		s.log.Warn().Err(why).Int("pid", p.pid).Msg("killing the direct plugin's Node.js host")
 		p.kill(why)
+		s.h.kills.Add(1)
 	}
 }
 
