@@ -63,6 +63,13 @@ type outbox struct {
 	seq   uint64     // the last sequence number used
 	count int
 	size  int64
+	// queue holds the waiting messages' file names in sequence order: the
+	// directory is listed once, at open, so draining a backlog of n
+	// messages costs O(n), not a listing per batch.
+	queue []string
+	head  int // queue[:head] are sent; compacted as it grows
+
+	drainMu sync.Mutex // one drain at a time, so nothing is sent twice
 
 	ready chan<- struct{} // gets a token when there may be something to send
 	lock  *os.File        // held while the outbox is open: one daemon per state dir
@@ -88,8 +95,9 @@ func openOutbox(stateDir string, ready chan<- struct{}, log zerolog.Logger) (*ou
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
 	o.lock = lock
-	entries, err := os.ReadDir(o.dir)
+	entries, err := outboxReadDir(o.dir)
 	if err != nil {
+		o.close() // another daemon (or a retry) may take the state dir
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
 	for _, e := range entries {
@@ -100,6 +108,7 @@ func openOutbox(stateDir string, ready chan<- struct{}, log zerolog.Logger) (*ou
 			_ = os.Remove(filepath.Join(o.dir, name))
 		case ok && e.Type().IsRegular():
 			o.seq = max(o.seq, seq)
+			o.queue = append(o.queue, name) // ReadDir sorts by name: sequence order
 			o.count++
 			if info, err := e.Info(); err == nil {
 				o.size += info.Size()
@@ -112,6 +121,10 @@ func openOutbox(stateDir string, ready chan<- struct{}, log zerolog.Logger) (*ou
 	}
 	return o, nil
 }
+
+// outboxReadDir lists the outbox at open (a variable so tests can count
+// listings and make one fail).
+var outboxReadDir = os.ReadDir
 
 // close releases the state directory for another daemon. Messages stay on
 // disk for the next one.
@@ -154,6 +167,7 @@ func (o *outbox) Deliver(_ context.Context, pluginName, taskID string, body json
 	placed, err := writeDurably(o.dir, name, body)
 	if placed {
 		// Even if syncing the directory failed: the file is there and will be sent.
+		o.queue = append(o.queue, name)
 		o.count++
 		o.size += int64(len(body))
 		o.signal()
@@ -204,34 +218,38 @@ func syncDir(dir string) error {
 
 // drain sends the stored messages in order through send, deleting each once
 // send succeeded, up to one batch; if more wait, it signals ready again. A
-// message that cannot be read back is moved to outbox/bad and skipped. It
-// stops at the first send error, keeping that message and the rest for the
-// next connection.
+// message that cannot be read back is moved to outbox/bad and skipped; one
+// removed from the disk by someone else is skipped. It stops at the first
+// send error, keeping that message and the rest for the next connection.
 func (o *outbox) drain(send func(json.RawMessage) error) error {
 	if o == nil {
 		return nil
 	}
+	o.drainMu.Lock()
+	defer o.drainMu.Unlock()
 	sentN, sentBytes := 0, int64(0)
-	entries, err := os.ReadDir(o.dir) // sorted by name: sequence order
-	if err != nil {
-		o.log.Error().Err(err).Msg("cannot list the outbox; its callbacks wait for the next connection")
-		return nil
-	}
-	for _, e := range entries {
-		if _, ok := outboxSeq(e.Name()); !ok || !e.Type().IsRegular() {
-			continue
+	for {
+		name, ok := o.next()
+		if !ok {
+			return nil
 		}
 		if sentN >= outboxBatchMessages || sentBytes >= outboxBatchBytes {
 			o.signal() // the rest on the next turn
 			return nil
 		}
-		path := filepath.Join(o.dir, e.Name())
+		path := filepath.Join(o.dir, name)
 		body, size, err := readOutboxMessage(path)
-		if errors.Is(err, errCorruptMessage) {
-			o.quarantine(e.Name(), size, err)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			o.pop()
+			o.forget(0)
+			o.log.Warn().Str("file", path).Msg("a callback disappeared from the outbox before it was sent")
 			continue
-		}
-		if err != nil {
+		case errors.Is(err, errCorruptMessage):
+			o.pop()
+			o.quarantine(name, size, err)
+			continue
+		case err != nil:
 			// Perhaps passing (out of file descriptors): keep the order and
 			// try again at the next callback or connection.
 			o.log.Error().Err(err).Str("file", path).Msg("cannot read a callback from the outbox; it waits")
@@ -240,17 +258,39 @@ func (o *outbox) drain(send func(json.RawMessage) error) error {
 		if err := send(body); err != nil {
 			return err
 		}
+		o.pop()
 		sentN++
 		sentBytes += size
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			// It will be sent again; the server overwrites the same file.
+			// Sent; the file stays and is sent again after a restart (the
+			// server overwrites the same result file).
 			o.log.Warn().Err(err).Str("file", path).Msg("sent a callback but cannot delete it from the outbox")
-			continue
 		}
 		o.forget(size)
-		o.log.Debug().Str("file", e.Name()).Msg("callback forwarded to the main server")
+		o.log.Debug().Str("file", name).Msg("callback forwarded to the main server")
 	}
-	return nil
+}
+
+// next is the oldest waiting message's file name.
+func (o *outbox) next() (string, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.head >= len(o.queue) {
+		return "", false
+	}
+	return o.queue[o.head], true
+}
+
+// pop drops the oldest waiting message from the queue.
+func (o *outbox) pop() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.queue[o.head] = ""
+	o.head++
+	if o.head >= 1024 && o.head*2 >= len(o.queue) { // compact: amortised O(1)
+		o.queue = append(o.queue[:0], o.queue[o.head:]...)
+		o.head = 0
+	}
 }
 
 // readOutboxMessage reads a stored callback and checks it is what Deliver

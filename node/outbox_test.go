@@ -317,3 +317,91 @@ func TestOutboxRefusesASecondDaemon(t *testing.T) {
 	}
 	second.close()
 }
+
+// fillOutbox writes n valid messages straight into <state>/outbox, as a
+// previous daemon would have left them.
+func fillOutbox(t testing.TB, state string, n int) {
+	t.Helper()
+	dir := filepath.Join(state, "outbox")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		task := fmt.Sprintf("t%05d", i)
+		name := fmt.Sprintf("%0*d-VideoGen-%s.json", outboxSeqDigits, i, task)
+		if err := os.WriteFile(filepath.Join(dir, name), callbackBody("VideoGen", task, "r"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// countReadDir counts the outbox's directory listings during a test.
+func countReadDir(t *testing.T, fail error) *int {
+	t.Helper()
+	n := new(int)
+	prev := outboxReadDir
+	outboxReadDir = func(dir string) ([]os.DirEntry, error) {
+		*n++
+		if fail != nil {
+			return nil, fail
+		}
+		return prev(dir)
+	}
+	t.Cleanup(func() { outboxReadDir = prev })
+	return n
+}
+
+// TestOutboxDrainsABacklogWithOneListing: draining a backlog of many
+// batches costs one directory listing (at open), not one per batch, which
+// made a 10k backlog quadratic; order and new arrivals are kept.
+func TestOutboxDrainsABacklogWithOneListing(t *testing.T) {
+	state := t.TempDir()
+	const backlog = 20*outboxBatchMessages + 5
+	fillOutbox(t, state, backlog)
+	listings := countReadDir(t, nil)
+	o, _, _ := openTestOutbox(t, state)
+	deliver(t, o, "VideoGen", "t99999") // arrives after the backlog
+	got := drainAll(t, o)
+	if len(got) != backlog+1 || got[0] != "t00001" || got[backlog-1] != fmt.Sprintf("t%05d", backlog) || got[backlog] != "t99999" {
+		t.Fatalf("drained %d messages: first %v, last %v", len(got), got[:min(2, len(got))], got[max(0, len(got)-2):])
+	}
+	if *listings != 1 {
+		t.Errorf("the outbox directory was listed %d times for %d batches; want once, at open", *listings, backlog/outboxBatchMessages+1)
+	}
+	if o.waiting() != 0 || len(fileNames(t, filepath.Join(state, "outbox"))) != 0 {
+		t.Errorf("after draining: waiting %d, files %v", o.waiting(), fileNames(t, filepath.Join(state, "outbox")))
+	}
+}
+
+// TestOpenOutboxReleasesTheLockOnError: an open that fails after taking
+// the state-dir lock releases it, so the next attempt is not refused as
+// "in use by another vcpnode".
+func TestOpenOutboxReleasesTheLockOnError(t *testing.T) {
+	state := t.TempDir()
+	listErr := errors.New("input/output error")
+	countReadDir(t, listErr) // restored at cleanup
+	if _, err := openOutbox(state, make(chan struct{}, 1), zerolog.Nop()); !errors.Is(err, listErr) {
+		t.Fatalf("open with a failing listing = %v", err)
+	}
+	outboxReadDir = os.ReadDir
+	o, err := openOutbox(state, make(chan struct{}, 1), zerolog.Nop())
+	if err != nil {
+		t.Fatalf("open after a failed open: %v", err)
+	}
+	o.close()
+}
+
+// TestOutboxSkipsAMessageRemovedBehindItsBack: a file deleted by hand is
+// skipped, not waited for forever.
+func TestOutboxSkipsAMessageRemovedBehindItsBack(t *testing.T) {
+	state := t.TempDir()
+	o, _, _ := openTestOutbox(t, state)
+	deliver(t, o, "VideoGen", "t1")
+	deliver(t, o, "VideoGen", "t2")
+	if err := os.Remove(filepath.Join(state, "outbox", fmt.Sprintf("%0*d-VideoGen-t1.json", outboxSeqDigits, 1))); err != nil {
+		t.Fatal(err)
+	}
+	if got := drainAll(t, o); !slices.Equal(got, []string{"t2"}) {
+		t.Fatalf("drained %v, want t2", got)
+	}
+}
