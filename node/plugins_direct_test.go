@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -148,4 +149,36 @@ func TestDirectPluginScriptEditReloadsTheModule(t *testing.T) {
 func fileText(path string) string {
 	b, _ := os.ReadFile(path)
 	return strings.TrimSpace(string(b))
+}
+
+// TestWithoutNodeJSTheRestRuns: with no Node.js, direct plugins are listed
+// as needing it and the stdio plugins beside them are served as usual.
+func TestWithoutNodeJSTheRestRuns(t *testing.T) {
+	needCommands(t, "sh")
+	plugins := t.TempDir()
+	directPlugins(t, plugins)
+	writePlugin(t, plugins, "Alpha", syncManifest("Alpha", "a stdio plugin"), map[string]string{"answer.sh": answerScript})
+	opt := pluginHarness(t.TempDir(), false, plugins)
+	base := opt.config
+	opt.config = func(c *config.Config) {
+		base(c)
+		c.Plugins.Node = filepath.Join(t.TempDir(), "no-node-here")
+	}
+	h := startHarness(t, opt)
+	c := h.accept()
+	if names, _ := registered(t, h, c); !slices.Equal(names, []string{"Alpha"}) {
+		t.Fatalf("registered %v, want only the stdio plugin", names)
+	}
+	if res := h.call(c, "Alpha", nil); res.Status != wsproto.StatusSuccess || firstText(t, res) != "answered by Alpha" {
+		t.Errorf("Alpha answered %+v", res)
+	}
+	n := 0
+	for _, sp := range h.node.SkippedPlugins() {
+		if sp.Kind == "unsupported" && strings.HasPrefix(sp.Reason, "needs Node.js") && strings.Contains(sp.Reason, "no-node-here") {
+			n++
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d direct plugins listed as needing Node.js, want 4: %+v", n, h.node.SkippedPlugins())
+	}
 }

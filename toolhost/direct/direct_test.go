@@ -174,42 +174,54 @@ func TestWithoutNodeEverythingIsListedAsNeedingIt(t *testing.T) {
 }
 
 // TestHungCallKillsAndRestartsItsHost: a call that ignores its AbortSignal
-// past the deadline plus Grace gets its host killed; another call in flight
-// on that host fails clearly; the next call runs on a new host.
+// past its deadline (or a cancel_tool) plus Grace gets its host killed;
+// another call in flight on that host fails clearly; the next call runs on
+// a new host.
 func TestHungCallKillsAndRestartsItsHost(t *testing.T) {
 	needNode(t)
-	root := pluginRoot(t, "Common")
-	h := newTestHost(t, Options{Grace: 500 * time.Millisecond})
-	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
+	for _, cause := range []error{toolhost.ErrTimeout, toolhost.ErrCancelled} {
+		t.Run(cause.Error(), func(t *testing.T) {
+			root := pluginRoot(t, "Common")
+			h := newTestHost(t, Options{Grace: 500 * time.Millisecond})
+			tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
 
-	other := make(chan error, 1)
-	go func() {
-		_, err := invoke(nil, tool, map[string]string{"mode": "hang"}, "")
-		other <- err
-	}()
-	ctx, cancel := context.WithTimeoutCause(context.Background(), 300*time.Millisecond, toolhost.ErrTimeout)
-	defer cancel()
-	_, err := invoke(ctx, tool, map[string]string{"mode": "hang"}, "")
-	if !errors.Is(err, toolhost.ErrTimeout) {
-		t.Fatalf("timed-out call: %v", err)
-	}
-	select {
-	case err := <-other:
-		if !errors.Is(err, ErrRestarted) || !strings.Contains(err.Error(), "after it was aborted") {
-			t.Errorf("the other in-flight call: %v", err)
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("the other call never ended")
-	}
-	if h.Kills() != 1 {
-		t.Errorf("kills %d", h.Kills())
-	}
-	v, err := invoke(nil, tool, nil, "")
-	if err != nil || !strings.Contains(asJSON(t, v), `"calls":1`) {
-		t.Errorf("call after the restart: %s %v", asJSON(t, v), err)
-	}
-	if h.Restarts() != 1 {
-		t.Errorf("restarts %d", h.Restarts())
+			other := make(chan error, 1)
+			go func() {
+				_, err := invoke(nil, tool, map[string]string{"mode": "hang"}, "")
+				other <- err
+			}()
+			waitFor(t, "the first call to reach the host", func() bool { return pendingCalls(tool) == 1 })
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			done := make(chan error, 1)
+			go func() {
+				_, err := invoke(ctx, tool, map[string]string{"mode": "hang"}, "")
+				done <- err
+			}()
+			waitFor(t, "the second call to reach the host", func() bool { return pendingCalls(tool) == 2 })
+			cancel(cause) // the deadline or the server's cancel_tool, as the dispatcher signals them
+			if err := <-done; !errors.Is(err, cause) {
+				t.Fatalf("aborted call: %v", err)
+			}
+			select {
+			case err := <-other:
+				if !errors.Is(err, ErrRestarted) || !strings.Contains(err.Error(), "after it was aborted") {
+					t.Errorf("the other in-flight call: %v", err)
+				}
+			case <-time.After(waitLimit):
+				t.Fatal("the other call never ended")
+			}
+			if h.Kills() != 1 {
+				t.Errorf("kills %d", h.Kills())
+			}
+			v, err := invoke(nil, tool, nil, "")
+			if err != nil || !strings.Contains(asJSON(t, v), `"calls":1`) {
+				t.Errorf("call after the restart: %s %v", asJSON(t, v), err)
+			}
+			if h.Restarts() != 1 {
+				t.Errorf("restarts %d", h.Restarts())
+			}
+		})
 	}
 }
 
