@@ -55,7 +55,7 @@ if (n > 0) {
     'word', 'Tool', '始', '末', '「', '」', '{', '}', '<', '>', ':', '😀',
   ];
   // A small deterministic generator (mulberry32), so the file is reproducible.
-  let seed = 20261123;
+  let seed = Number(process.env.SEED || 20261123); // SEED=n makes another set
   const rand = () => {
     seed |= 0; seed = (seed + 0x6d2b79f5) | 0;
     let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
