@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,10 @@ type ControlConfig struct {
 	// Socket is the control socket's path; empty picks the default (see
 	// DefaultControlSocket). `vcpnode run --socket` overrides it.
 	Socket string `toml:"socket"`
+	// Group, a group name or number, may use the read-only commands
+	// (status, tools, approvals…): the socket becomes 0660 of that group.
+	// Changes stay with root and the daemon's user (SO_PEERCRED).
+	Group string `toml:"group"`
 }
 
 // AuditConfig is the [audit] table: the record of remote calls. Every call
@@ -38,6 +43,9 @@ type MetricsConfig struct {
 const MaxSocketPathBytes = 107
 
 func defaultControlConfig() ControlConfig { return ControlConfig{} }
+
+// groupName is what groupadd accepts (and a numeric gid).
+var groupName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*\$?$`)
 func defaultMetricsConfig() MetricsConfig { return MetricsConfig{} }
 
 func (c Config) checkControl(ps *problemList) {
@@ -47,6 +55,9 @@ func (c Config) checkControl(ps *problemList) {
 		} else if len(s) > MaxSocketPathBytes {
 			ps.add("control.socket", "is %d bytes long; Unix socket paths are limited to %d: choose a shorter path", len(s), MaxSocketPathBytes)
 		}
+	}
+	if g := c.Control.Group; g != "" && !groupName.MatchString(g) {
+		ps.add("control.group", "%q is not a group name or number", g)
 	}
 	if f := c.Audit.File; f != "" {
 		if msg := absPathProblem(f); msg != "" {

@@ -19,6 +19,7 @@ func TestControlConfigProblems(t *testing.T) {
 		{"defaults", "", nil},
 		{"everything set", `[control]
 socket = "/run/user/1000/vcpnode.sock"
+group = "vcpnode"
 [audit]
 file = "/var/log/vcpnode/audit.jsonl"
 [metrics]
@@ -38,6 +39,8 @@ file = "audit.jsonl"`, []string{
 			`t.toml:2:1: control.socket: "vcpnode.sock" is not an absolute path`,
 			`t.toml:4:1: audit.file: "audit.jsonl" is not an absolute path`,
 		}},
+		{"bad group", "[control]\ngroup = \"dev ops\"", []string{`t.toml:2:1: control.group: "dev ops" is not a group name or number`}},
+		{"numeric group", "[control]\ngroup = \"1001\"", nil},
 		{"socket path too long", "[control]\nsocket = \"" + long + "\"", []string{
 			"control.socket: is 108 bytes long; Unix socket paths are limited to 107",
 		}},

@@ -10,7 +10,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -160,4 +162,54 @@ func TestControlPermissions(t *testing.T) {
 		}
 		h.waitLog("control request refused")
 	})
+}
+
+// TestControlGroupReadsOnly: with [control] group, the socket is 0660 of the
+// group and a member (nobody, whose group is nogroup) may read status and
+// the approvals list, but still not change anything.
+func TestControlGroupReadsOnly(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a client as another user; run the tests as root to cover [control] group")
+	}
+	grp, err := user.LookupGroupId(strconv.Itoa(nobody))
+	if err != nil {
+		t.Skipf("no group with gid %d to test with: %v", nobody, err)
+	}
+	h := startHarness(t, harnessOpt{})
+	h.accept()
+	base, err := os.MkdirTemp("", "vcg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(base, "made", "s.sock") // vcpnode makes the directory: 0750, the group's
+	srv, err := ListenControl(h.ctx, h.node, ControlOptions{Socket: sock, Group: grp.Name, Log: h.node.log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	for path, want := range map[string]os.FileMode{sock: 0o660, filepath.Dir(sock): 0o750} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); fi.Mode().Perm() != want || int(st.Gid) != nobody {
+			t.Errorf("%s: mode %04o gid %d, want %04o gid %d", path, fi.Mode().Perm(), st.Gid, want, nobody)
+		}
+	}
+	rep := runAsNobody(t, sock)
+	if rep.StatusErr != "" || rep.ApprovalsHTTP != 0 {
+		t.Errorf("a group member: status error %q, approvals HTTP %d; want both allowed", rep.StatusErr, rep.ApprovalsHTTP)
+	}
+	if rep.ReconnectHTTP != 403 {
+		t.Errorf("a group member reconnected: HTTP %d %q, want 403", rep.ReconnectHTTP, rep.ReconnectErr)
+	}
+
+	// An unknown group is refused before anything listens.
+	if _, err := ListenControl(h.ctx, h.node, ControlOptions{Socket: filepath.Join(base, "x.sock"), Group: "no-such-group-vcpnode", Log: h.node.log}); err == nil || !strings.Contains(err.Error(), "[control] group") {
+		t.Errorf("unknown group: %v", err)
+	}
 }

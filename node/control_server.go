@@ -31,7 +31,10 @@ type ControlOptions struct {
 	Version string
 	// MetricsAddr is where /metrics is served, for status; empty when off.
 	MetricsAddr string
-	Log         zerolog.Logger
+	// Group ([control] group), a name or number, may use the read-only
+	// endpoints: the socket is made 0660 of that group.
+	Group string
+	Log   zerolog.Logger
 }
 
 // ControlServer serves the control API on a Unix socket.
@@ -39,6 +42,7 @@ type ControlServer struct {
 	n    *Node
 	opts ControlOptions
 	uid  int // the daemon's own uid: its owner may write
+	gid  int // [control] group's gid, or -1
 	ln   net.Listener
 	srv  *http.Server
 	done chan struct{} // closed when Serve has returned
@@ -54,11 +58,24 @@ const (
 // ListenControl listens on opts.Socket and serves the control API until
 // Close. It answers before the node has connected: call it before Run.
 func ListenControl(ctx context.Context, n *Node, opts ControlOptions) (*ControlServer, error) {
-	ln, err := listenControlSocket(ctx, opts.Socket)
+	gid := -1
+	if opts.Group != "" {
+		g, err := lookupGroup(opts.Group)
+		if err != nil {
+			return nil, fmt.Errorf("control socket: [control] group: %w", err)
+		}
+		gid = g
+	}
+	ln, err := listenControlSocket(ctx, opts.Socket, gid)
 	if err != nil {
 		return nil, err
 	}
-	s := &ControlServer{n: n, opts: opts, uid: os.Getuid(), ln: ln, done: make(chan struct{})}
+	if gid >= 0 {
+		if msg := groupCannotReach(opts.Socket, gid); msg != "" {
+			opts.Log.Warn().Str("group", opts.Group).Msg(msg)
+		}
+	}
+	s := &ControlServer{n: n, opts: opts, uid: os.Getuid(), gid: gid, ln: ln, done: make(chan struct{})}
 	s.SetMetricsAddr(opts.MetricsAddr)
 	s.srv = &http.Server{
 		Handler:           s.routes(),
@@ -116,8 +133,9 @@ func (s *ControlServer) routes() http.Handler {
 	mux.HandleFunc(pathCall, s.only(http.MethodPost, true, s.handleCall))
 	mux.HandleFunc(pathReload, s.only(http.MethodPost, true, s.handleReload))
 	mux.HandleFunc(pathReconnect, s.only(http.MethodPost, true, s.handleReconnect))
-	// The arguments of held calls are the owner's business alone.
-	mux.HandleFunc(pathApprovals, s.only(http.MethodGet, true, s.handleApprovals))
+	// The arguments of held calls are the owner's business, and their
+	// group's ([control] group) when they chose one.
+	mux.HandleFunc(pathApprovals, s.only(http.MethodGet, false, s.readers(s.handleApprovals)))
 	mux.HandleFunc(pathApprovals+"/{id}/{action}", s.only(http.MethodPost, true, s.handleDecision))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s; this daemon speaks the /v1/ API", r.URL.Path))
@@ -162,6 +180,25 @@ func (s *ControlServer) checkPeer(ctx context.Context) error {
 }
 
 func peerAllowed(peerUID, daemonUID int) bool { return peerUID == 0 || peerUID == daemonUID }
+
+// readers lets root, the daemon's user and members of [control] group
+// through.
+func (s *ControlServer) readers(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		err := s.checkPeer(r.Context())
+		if err != nil && s.gid >= 0 {
+			if p, _ := r.Context().Value(peerKey{}).(peer); p.err == nil && inGroup(p.uid, s.gid) {
+				err = nil
+			}
+		}
+		if err != nil {
+			s.opts.Log.Warn().Err(err).Str("path", r.URL.Path).Msg("control request refused")
+			writeError(w, http.StatusForbidden, err)
+			return
+		}
+		h(w, r)
+	}
+}
 
 func (s *ControlServer) handleStatus(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, s.status())

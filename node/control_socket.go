@@ -26,7 +26,7 @@ const probeTimeout = 2 * time.Second
 // listenControlSocket makes the socket's directory (0700) if needed,
 // replaces a stale socket, refuses to take over a live one or a file that is
 // not a socket, and listens with mode 0600.
-func listenControlSocket(ctx context.Context, path string) (*net.UnixListener, error) {
+func listenControlSocket(ctx context.Context, path string, gid int) (*net.UnixListener, error) {
 	switch {
 	case !filepath.IsAbs(path):
 		return nil, fmt.Errorf("control socket %q: not an absolute path", path)
@@ -35,8 +35,16 @@ func listenControlSocket(ctx context.Context, path string) (*net.UnixListener, e
 			path, len(path), config.MaxSocketPathBytes)
 	}
 	dir := filepath.Dir(path)
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("control socket: make its directory: %w", err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) && gid >= 0 {
+		// A directory made here may let the group in; an existing one is
+		// left as its owner set it (groupCannotReach warns).
+		if err := shareWithGroup(dir, 0o750, gid); err != nil {
+			return nil, fmt.Errorf("control socket: %w", err)
+		}
 	}
 	if err := checkSocketDir(dir); err != nil {
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
@@ -53,6 +61,12 @@ func listenControlSocket(ctx context.Context, path string) (*net.UnixListener, e
 	if err := os.Chmod(path, 0o600); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	if gid >= 0 {
+		if err := shareWithGroup(path, 0o660, gid); err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("control socket: %w", err)
+		}
 	}
 	return ln, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -32,4 +33,24 @@ func checkSocketDir(dir string) error {
 		return fmt.Errorf("directory %s is writable by other users (mode %v); make it 0700 or choose another path", dir, fi.Mode().Perm())
 	}
 	return nil
+}
+
+// groupCannotReach explains why members of the group gid could not open the
+// socket at path although it is theirs: a directory on the way they may not
+// search. "" when they can.
+func groupCannotReach(path string, gid int) string {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return ""
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		perm := fi.Mode().Perm()
+		if ok && perm&0o001 == 0 && (int(st.Gid) != gid || perm&0o010 == 0) {
+			return fmt.Sprintf("members of [control] group cannot reach the control socket: directory %s (mode %04o) does not let them in; give it to the group with mode 0750 (systemd: Group= and RuntimeDirectoryMode=0750) or let vcpnode make it", dir, perm)
+		}
+		if dir == filepath.Dir(dir) {
+			return ""
+		}
+	}
 }

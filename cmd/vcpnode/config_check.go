@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/user"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,13 @@ func (a *app) setupProblems(cfg config.Config) (problems []string, hosted *hoste
 		problems = append(problems, "hub: no key is set: put it in hub.key_file (or hub.key), or set "+config.EnvKey+"; the node cannot start without one")
 	case err != nil:
 		problems = append(problems, "hub: "+err.Error())
+	}
+	if g := cfg.Control.Group; g != "" {
+		if _, err := user.LookupGroup(g); err != nil {
+			if _, err := user.LookupGroupId(g); err != nil {
+				problems = append(problems, fmt.Sprintf("control.group: no group %q on this machine", g))
+			}
+		}
 	}
 	missing := false
 	for i, dir := range cfg.Plugins.Dirs {

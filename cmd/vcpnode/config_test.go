@@ -184,12 +184,12 @@ func TestConfigCheckIsComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(t.TempDir(), "gone")
-	bad := writeFile(t, "c.toml", "[plugins]\ndirs = [\""+missing+"\"]\n", 0o600)
+	bad := writeFile(t, "c.toml", "[plugins]\ndirs = [\""+missing+"\"]\n[control]\ngroup = \"no-such-group-vcpnode\"\n", 0o600)
 	ta := newTestApp(t)
 	if code := ta.run("config", "check", "--config", bad); code != exitError {
 		t.Errorf("exit %d, want %d", code, exitError)
 	}
-	for _, want := range []string{"hub: no key is set", "plugins.dirs[0]: " + missing + ": no such file or directory", "2 problems"} {
+	for _, want := range []string{"hub: no key is set", "plugins.dirs[0]: " + missing + ": no such file or directory", "control.group: no group \"no-such-group-vcpnode\"", "3 problems"} {
 		if out := ta.stdout.String() + ta.stderr.String(); !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

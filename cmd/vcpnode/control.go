@@ -182,7 +182,7 @@ func (a *app) startControl(ctx context.Context, n nodeRunner, cfg config.Config,
 		socket = config.DefaultControlSocket(a.getenv, getuid())
 	}
 	cs, err := node.ListenControl(ctx, real, node.ControlOptions{
-		Socket: socket, ConfigFile: configFile, Version: currentBuild().Version, Log: log,
+		Socket: socket, ConfigFile: configFile, Version: currentBuild().Version, Group: cfg.Control.Group, Log: log,
 	})
 	if err != nil {
 		return nil, err
