@@ -99,7 +99,10 @@ func startHarness(t *testing.T, o harnessOpt) *harness {
 	logs := &logBuffer{}
 	log := zerolog.New(logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	tools := append([]toolhost.Tool{toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())}, o.tools...)
-	n, err := New(cfg, log, WithTools(tools...), withTimings(tm),
+	// No environment: a developer's $VCPNODE_KEY, $STATE_DIRECTORY or
+	// credentials must not reach the node under test.
+	noEnv := func(string) string { return "" }
+	n, err := New(cfg, log, WithTools(tools...), withTimings(tm), WithGetenv(noEnv),
 		WithLocalIPs(func() ([]string, error) { return []string{"192.0.2.10"}, nil }))
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -59,13 +59,23 @@ func (a *app) controlSocket(f *controlFlags) (string, error) {
 			return sock, nil
 		}
 	}
-	sock := config.DefaultControlSocket(a.getenv, getuid())
+	sock := a.defaultSocket()
 	if _, err := os.Stat(sock); err != nil {
-		if _, err := os.Stat(config.SystemControlSocket); err == nil {
-			return config.SystemControlSocket, nil
+		if _, err := os.Stat(a.systemSocket); err == nil {
+			return a.systemSocket, nil
 		}
 	}
 	return sock, nil
+}
+
+// defaultSocket is config.DefaultControlSocket with the system service's
+// socket replaced by a.systemSocket (tests point it into a temp dir).
+func (a *app) defaultSocket() string {
+	sock := config.DefaultControlSocket(a.getenv, getuid())
+	if sock == config.SystemControlSocket {
+		return a.systemSocket
+	}
+	return sock
 }
 
 // controlClient is a client for the daemon, and a context for one request.
@@ -179,7 +189,7 @@ func (a *app) startControl(ctx context.Context, n nodeRunner, cfg config.Config,
 		socket = cfg.Control.Socket
 	}
 	if socket == "" {
-		socket = config.DefaultControlSocket(a.getenv, getuid())
+		socket = a.defaultSocket()
 	}
 	cs, err := node.ListenControl(ctx, real, node.ControlOptions{
 		Socket: socket, ConfigFile: configFile, Version: currentBuild().Version, Group: cfg.Control.Group, Log: log,

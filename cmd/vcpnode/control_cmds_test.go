@@ -431,3 +431,23 @@ func TestCompletion(t *testing.T) {
 	}
 	d.result(pending)
 }
+
+// The system service's socket is where control commands look when the
+// user's own is absent; tests inject it, so a real service never answers.
+func TestSystemSocketFallbackIsInjected(t *testing.T) {
+	d := startDaemon(t, "")
+	runtimeDir := filepath.Dir(shortSocket(t))
+
+	ta := newTestApp(t)
+	ta.env["RUNTIME_DIRECTORY"] = runtimeDir
+	ta.systemSocket = d.socket
+	if code := ta.run("status"); code != exitOK {
+		t.Fatalf("status with the system socket answering: exit %d\n%s", code, ta.stderr)
+	}
+
+	ta = newTestApp(t)
+	ta.env["RUNTIME_DIRECTORY"] = runtimeDir
+	if code := ta.run("status"); code != exitError || !strings.Contains(ta.stderr.String(), filepath.Join(runtimeDir, "vcpnode.sock")) {
+		t.Fatalf("status with no system socket: exit %d, stderr %q", code, ta.stderr)
+	}
+}

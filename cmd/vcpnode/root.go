@@ -49,6 +49,10 @@ type app struct {
 	// searches no system file (tests). euid is os.Geteuid when nil.
 	systemConfig string
 	euid         func() int
+	// systemSocket is the system service's control socket: the default for
+	// root, and where control commands look when the user's own is absent.
+	// Tests point it into a temp dir, never at a real service.
+	systemSocket string
 
 	// host is what `service` and `init` act on; nil is the real machine.
 	host *host
@@ -64,6 +68,7 @@ func newApp() *app {
 		getenv:     os.Getenv,
 		// The place `vcpnode init` and `service install` use as root.
 		systemConfig: defaultConfigPath(runtime.GOOS, true, os.Getenv, ""),
+		systemSocket: config.SystemControlSocket,
 		newNode: func(cfg config.Config, log zerolog.Logger, opts ...node.Option) (nodeRunner, error) {
 			return node.New(cfg, log, opts...)
 		},

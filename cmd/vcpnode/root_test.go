@@ -57,6 +57,8 @@ func newTestApp(t *testing.T) *testApp {
 			return ta.node, nil
 		},
 		signals: func() (<-chan os.Signal, func()) { return ta.sigs, func() {} },
+		// Never the real system service's socket, which may exist here.
+		systemSocket: filepath.Join(t.TempDir(), "system", "vcpnode.sock"),
 	}
 	return ta
 }

@@ -92,13 +92,33 @@ func (a *app) serve(ctx context.Context, n nodeRunner, log zerolog.Logger, sigs 
 	return a.serveWith(ctx, n, log, sigs, nil, nil)
 }
 
-// serveWith is serve where each signal on hups (SIGHUP) calls reload.
+// serveWith is serve where each signal on hups (SIGHUP) calls reload. The
+// reloads run on a goroutine of their own, one at a time, so that a slow
+// one (a plugin scan, a direct plugin starting) never delays the handling
+// of SIGTERM; SIGHUPs that arrive during a reload are folded into one more.
 func (a *app) serveWith(ctx context.Context, n nodeRunner, log zerolog.Logger, sigs, hups <-chan os.Signal, reload func()) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+
+	reloads := make(chan struct{}, 1)
+	reloaderDone := make(chan struct{})
+	go func() {
+		defer close(reloaderDone)
+		for {
+			select {
+			case <-reloads:
+				reload()
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	// A reload under way finishes before run returns: it is bounded, and
+	// nothing may outlive the command.
+	defer func() { cancel(); <-reloaderDone }()
 
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
@@ -124,7 +144,10 @@ func (a *app) serveWith(ctx context.Context, n nodeRunner, log zerolog.Logger, s
 			log.Warn().Str("signal", sig.String()).Msg("signal received again: cutting the shutdown grace period short")
 			n.Hurry()
 		case <-hups:
-			reload()
+			select {
+			case reloads <- struct{}{}:
+			default: // one is already queued: it will read the newest file
+			}
 		}
 	}
 }

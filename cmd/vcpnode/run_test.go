@@ -39,7 +39,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(execute(a, os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBuilt()
+	os.Exit(code)
 }
 
 // startRun runs `vcpnode run` in the background and returns its exit code channel.
@@ -175,7 +177,7 @@ func TestRunHandlesRealSignals(t *testing.T) {
 			defer cancel()
 			path := writeFile(t, "c.toml", "[log]\nformat = \"json\"\n", 0o600)
 			cmd := exec.CommandContext(ctx, os.Args[0], "run", "--config", path)
-			cmd.Env = append(os.Environ(), fakeNodeEnv+"="+mode)
+			cmd.Env = hermeticEnv(t, fakeNodeEnv+"="+mode)
 			stderr, err := cmd.StderrPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -234,5 +236,42 @@ func waitLine(t *testing.T, lines <-chan string, want string) {
 		case <-deadline:
 			t.Fatalf("timed out waiting for %q:\n%s", want, strings.Join(seen, "\n"))
 		}
+	}
+}
+
+// watchedNode closes stopping when its Run's context ends.
+type watchedNode struct{ running, stopping chan struct{} }
+
+func (w watchedNode) Run(ctx context.Context) error {
+	close(w.running)
+	<-ctx.Done()
+	close(w.stopping)
+	return nil
+}
+func (watchedNode) Hurry() {}
+
+// A slow SIGHUP reload does not hold up SIGTERM: the reload runs off the
+// signal loop.
+func TestSIGTERMIsNotDelayedByAReload(t *testing.T) {
+	ta := newTestApp(t)
+	n := watchedNode{running: make(chan struct{}), stopping: make(chan struct{})}
+	hups := make(chan os.Signal, 1)
+	reloading, finish := make(chan struct{}), make(chan struct{})
+	reload := func() { close(reloading); <-finish }
+	served := make(chan error, 1)
+	go func() { served <- ta.serveWith(context.Background(), n, zerolog.Nop(), ta.sigs, hups, reload) }()
+	waitClosed(t, n.running, "the node to run")
+	hups <- syscall.SIGHUP
+	waitClosed(t, reloading, "the reload to start")
+	ta.sigs <- syscall.SIGTERM
+	waitClosed(t, n.stopping, "the node to be stopped while the reload is still running")
+	close(finish)
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve = %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not return after the reload finished")
 	}
 }
