@@ -109,7 +109,7 @@ func TestESMPluginsLoad(t *testing.T) {
 // the others load beside them.
 func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
 	needNode(t)
-	root := pluginRoot(t, "NeedsServer", "NeedsPackage", "InitFails", "NoProcess", "Routes", "Bot", "Esm", "HybridRoutes")
+	root := pluginRoot(t, "NeedsServer", "NeedsPackage", "InitFails", "NoProcess", "Routes", "Bot", "Esm", "HybridRoutes", "ExitsOnLoad")
 	h := newTestHost(t, Options{})
 	l := h.Load(scanDirect(t, root), Settings{})
 	want := map[string][]string{
@@ -118,6 +118,7 @@ func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
 		"InitFails":    {"initialize() failed: no database"},
 		"NoProcess":    {"no processToolCall"},
 		"Routes":       {"registerRoutes", "no web server"},
+		"ExitsOnLoad":  {"ended during loading the module", "exit status 3", "fatal: no licence for this machine"},
 	}
 	for name, parts := range want {
 		reason := unsupportedReason(l, name)

@@ -109,6 +109,9 @@ export function initialize(config) { if (typeof config.PROJECT_BASE_PATH !== 'st
 	"InitFails": {`"pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}`, map[string]string{
 		"index.js": "module.exports = { initialize: async () => { throw new Error('no database\\nsecond line'); }, processToolCall: async () => 1 };\n",
 	}},
+	"ExitsOnLoad": {`"pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}`, map[string]string{
+		"index.js": "console.error('fatal: no licence for this machine'); process.exit(3);\n",
+	}},
 	"NoProcess": {`"pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}`, map[string]string{
 		"index.js": "module.exports = { initialize() {} };\n",
 	}},

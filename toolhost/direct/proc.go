@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,6 +92,7 @@ type proc struct {
 	outputs   []*os.File     // stdout and stderr read ends
 	tree      *proctree.Tree // the host and everything it started
 	notice    string         // see slot.notice
+	lastErr   string         // the last stderr line, for load failures (under mu)
 	exitState *os.ProcessState
 }
 
@@ -357,6 +359,13 @@ func (p *proc) logOutput(r *os.File, stream string) {
 					p.log.Debug().Str("stream", stream).Int("lines", dropped).Msg("plugin output lines not logged (too many)")
 				}
 				window, lines, dropped = now, 0, 0
+			}
+			if stream == "stderr" {
+				if l := clipLine(line); strings.TrimSpace(l) != "" {
+					p.mu.Lock()
+					p.lastErr = l
+					p.mu.Unlock()
+				}
 			}
 			if lines < logLinesPerSecond {
 				lines++

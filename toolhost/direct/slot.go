@@ -183,8 +183,20 @@ func firstLine(s *string) string {
 	return strings.TrimSpace(line)
 }
 
-// stderrHint is empty: the plugin's stderr goes to the log at debug.
-func stderrHint(*proc) string { return " (the plugin's output is in the log at debug level)" }
+// stderrHint quotes the last line the host wrote to stderr (usually the
+// error that ended it); the rest is in the log at debug level.
+func stderrHint(p *proc) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lastErr == "" {
+		return " (no output on stderr)"
+	}
+	line := p.lastErr
+	if len(line) > 200 {
+		line = line[:200] + "…"
+	}
+	return "; its last stderr line: " + strings.ToValidUTF8(line, "")
+}
 
 // run supervises the host after the first launch: when it goes away (a
 // crash, process.exit, a kill for a stuck call) it is started again after
