@@ -65,6 +65,9 @@ type NodeConfig struct {
 	Queue          int      `toml:"queue"`
 	MaxResultBytes int      `toml:"max_result_bytes"`
 	ShutdownGrace  Duration `toml:"shutdown_grace"`
+	// MemoryLimit is the Go runtime's soft memory limit in bytes
+	// (debug.SetMemoryLimit); 0 leaves the runtime's own (GOMEMLIMIT or none).
+	MemoryLimit int64 `toml:"memory_limit"`
 	// ExposedTools, when non-empty, is the only tools exposed.
 	ExposedTools []string `toml:"exposed_tools"`
 	HiddenTools  []string `toml:"hidden_tools"`

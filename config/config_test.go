@@ -183,6 +183,7 @@ func TestValidateFindsEachProblem(t *testing.T) {
 		{"result small", func(c *Config) { c.Node.MaxResultBytes = 1023 }, "node.max_result_bytes", "between 1024"},
 		{"result big", func(c *Config) { c.Node.MaxResultBytes = 100*MiB + 1 }, "node.max_result_bytes", "between 1024"},
 		{"grace negative", func(c *Config) { c.Node.ShutdownGrace = -1 }, "node.shutdown_grace", "negative"},
+		{"memory limit too small", func(c *Config) { c.Node.MemoryLimit = 1 << 20 }, "node.memory_limit", "16 MiB"},
 		{"hidden empty", func(c *Config) { c.Node.HiddenTools = []string{"x", ""} }, "node.hidden_tools[1]", "is empty"},
 		{"tool spaces", func(c *Config) { c.Node.ExposedTools = []string{" X"} }, "node.exposed_tools[0]", "leading or trailing"},
 		{"exposed and hidden", func(c *Config) { c.Node.ExposedTools, c.Node.HiddenTools = []string{"A", "B"}, []string{"B"} },
@@ -369,7 +370,7 @@ func TestExampleConfig(t *testing.T) {
 	live = append(live, []byte("\n"+strings.Join(sample, ""))...)
 	// Every key the Config knows is documented.
 	for _, key := range []string{"url", "key", "key_file", "name", "ping_interval", "pong_timeout", "handshake_timeout", "public_ip",
-		"max_concurrent", "queue", "max_result_bytes", "shutdown_grace", "exposed_tools", "hidden_tools",
+		"max_concurrent", "queue", "max_result_bytes", "shutdown_grace", "memory_limit", "exposed_tools", "hidden_tools",
 		"roots", "max_bytes", "level", "format", "expose", "timeout",
 		"dirs", "pass_env", "env_file", "async_max_runtime", "max_output_bytes", "state_dir", "watch", "node", "max_memory",
 		"approval", "approval_timeout", "socket", "group", "file", "listen", "allow_remote"} {

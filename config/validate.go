@@ -108,6 +108,9 @@ func (c Config) checkNode(ps *problemList) {
 	if n.ShutdownGrace < 0 {
 		ps.add("node.shutdown_grace", "must not be negative (got %s)", n.ShutdownGrace)
 	}
+	if n.MemoryLimit != 0 && n.MemoryLimit < minMemoryLimit {
+		ps.add("node.memory_limit", "must be 0 (no limit) or at least %d (16 MiB) (got %d)", minMemoryLimit, n.MemoryLimit)
+	}
 	checkToolList(ps, "node.exposed_tools", n.ExposedTools)
 	checkToolList(ps, "node.hidden_tools", n.HiddenTools)
 	for i, name := range n.HiddenTools {
@@ -116,6 +119,10 @@ func (c Config) checkNode(ps *problemList) {
 		}
 	}
 }
+
+// minMemoryLimit is below any node's working set: a smaller soft limit
+// would only make the garbage collector run without pause.
+const minMemoryLimit = 16 << 20
 
 func checkToolList(ps *problemList, key string, names []string) {
 	for i, name := range names {

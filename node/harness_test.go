@@ -111,6 +111,9 @@ func startHarness(t *testing.T, o harnessOpt) *harness {
 	h := &harness{t: t, hub: hub, node: n, logs: logs, ctx: ctx, cfg: cfg, stopWith: stop, stopped: make(chan error, 1)}
 	go func() { h.stopped <- n.Run(runCtx) }()
 	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("node log (last 8 KiB):\n%s", tail(logs.String(), 8<<10))
+		}
 		if err := h.shutdown(); err != nil {
 			t.Errorf("Run = %v, want nil after a plain cancel", err)
 		}

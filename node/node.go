@@ -192,6 +192,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	}
 	n.plugins.commit(pl.plugins)
 	n.cur = pl.st
+	applyMemoryLimit(cfg.Node.MemoryLimit)
 	n.ph.apply(pl.st.placeholderJobs, cfg.Placeholders) // started by Run
 	queue := cfg.Node.Queue
 	if queue == 0 {

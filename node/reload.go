@@ -53,6 +53,7 @@ func (n *Node) reload(cfg config.Config) (ReloadReport, error) {
 	old := n.settings()
 	before, _ := n.disp.Manifests()
 	n.commit(pl)
+	applyMemoryLimit(cfg.Node.MemoryLimit)
 	after, _ := n.disp.Manifests()
 	placeholdersRemoved, phWarnings := n.applyPlaceholders(st) // placeholders.go
 	warnings = append(warnings, phWarnings...)

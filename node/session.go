@@ -34,7 +34,7 @@ type session struct {
 	st   *settings // the config this connection was made with
 	conn *websocket.Conn
 	log  zerolog.Logger
-	out  chan []byte
+	out  chan outFrame
 	done chan struct{} // closed when run stops writing: send must not block after that
 
 	calls       sessionCalls // read and not yet answered (session_calls.go)
@@ -53,7 +53,7 @@ func newSession(n *Node, conn *websocket.Conn, st *settings) *session {
 		st:          st,
 		conn:        conn,
 		log:         n.log,
-		out:         make(chan []byte, outboxDepth),
+		out:         make(chan outFrame, outboxDepth),
 		done:        make(chan struct{}),
 		callCtx:     callCtx,
 		cancelCalls: cancelCalls,
@@ -89,6 +89,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 		s.conn.Close()
 		readErr := <-readerDone
 		s.endCalls() // session_calls.go
+		s.discardQueued()
 		// A write fails with ErrCloseSent when the reader has already closed
 		// the connection (a frame over the read limit, say): its error is
 		// the cause worth reporting.
@@ -125,7 +126,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	for {
 		select {
 		case frame := <-s.out:
-			if err := s.write(frame); err != nil {
+			if err := s.writeOut(frame); err != nil {
 				return stop(err)
 			}
 		case <-s.n.plugins.outboxReady:
@@ -177,7 +178,7 @@ func (s *session) flush() {
 	for {
 		select {
 		case frame := <-s.out:
-			if err := s.write(frame); err != nil {
+			if err := s.writeOut(frame); err != nil {
 				return
 			}
 		default:
@@ -272,7 +273,7 @@ func (s *session) handle(data []byte) {
 
 // enqueue queues a frame for the writer. It fails instead of blocking once
 // the session has ended.
-func (s *session) enqueue(frame []byte) error {
+func (s *session) enqueue(frame outFrame) error {
 	// Checked first: a select with room in out would pick either case.
 	select {
 	case <-s.done:
@@ -291,6 +292,39 @@ func (s *session) enqueue(frame []byte) error {
 // Results are bound to the connection that carried the call: the server
 // fails pending calls when a connection ends, so a late result has no taker.
 func (s *session) sendResult(o toolhost.Outcome) {
+	out, err := s.resultFrame(o)
+	if err != nil {
+		if o.Stream != nil {
+			o.Stream.Close()
+		}
+		frame, err := wsproto.Encode(wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusError, Error: "the node could not send this result: " + err.Error()})
+		if err != nil {
+			s.log.Error().Err(err).Str("request_id", clip(o.RequestID)).Msg("cannot encode a tool_result")
+			return
+		}
+		out = outFrame{data: frame}
+	}
+	if err := s.enqueue(out); err != nil {
+		out.discard()
+		s.n.warnings.warn(s.log, "result-dropped", func(e *zerolog.Event) {
+			e.Str("request_id", clip(o.RequestID)).Msg("result dropped: the connection that carried the call is gone, and the server has already failed it")
+		})
+	}
+}
+
+// resultFrame encodes an outcome, or prepares a streamed one, checked
+// against the server's frame limit.
+func (s *session) resultFrame(o toolhost.Outcome) (outFrame, error) {
+	if o.Err == "" && o.Stream != nil {
+		head, tail, err := wsproto.ToolResultParts(o.RequestID)
+		if err != nil {
+			return outFrame{}, err
+		}
+		if size := int64(len(head)+len(tail)) + o.Stream.MaxBytes(); size > config.ServerFrameLimit {
+			return outFrame{}, fmt.Errorf("result frame of up to %d bytes exceeds the server's %d-byte limit", size, config.ServerFrameLimit)
+		}
+		return outFrame{stream: &streamedResult{requestID: o.RequestID, head: head, body: o.Stream, tail: tail}}, nil
+	}
 	res := wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusSuccess, Result: o.Result}
 	if o.Err != "" {
 		res = wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusError, Error: o.Err}
@@ -299,18 +333,7 @@ func (s *session) sendResult(o toolhost.Outcome) {
 	if err == nil && len(frame) > config.ServerFrameLimit {
 		err = fmt.Errorf("result frame of %d bytes exceeds the server's %d-byte limit", len(frame), config.ServerFrameLimit)
 	}
-	if err != nil {
-		frame, err = wsproto.Encode(wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusError, Error: "the node could not send this result: " + err.Error()})
-		if err != nil {
-			s.log.Error().Err(err).Str("request_id", clip(o.RequestID)).Msg("cannot encode a tool_result")
-			return
-		}
-	}
-	if err := s.enqueue(frame); err != nil {
-		s.n.warnings.warn(s.log, "result-dropped", func(e *zerolog.Event) {
-			e.Str("request_id", clip(o.RequestID)).Msg("result dropped: the connection that carried the call is gone, and the server has already failed it")
-		})
-	}
+	return outFrame{data: frame}, err
 }
 
 func (s *session) write(frame []byte) error {

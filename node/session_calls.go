@@ -85,7 +85,7 @@ func (s *session) dispatch(m wsproto.ExecuteTool) {
 			Msg("execute_tool arrived after the node's close frame went out: not run and not answered")
 		return
 	}
-	call := toolhost.Call{RequestID: m.RequestID, Args: m.ToolArgs, Context: m.VCPContext}
+	call := toolhost.Call{RequestID: m.RequestID, Args: m.ToolArgs, Context: m.VCPContext, Streams: true}
 	reply := func(o toolhost.Outcome) {
 		s.sendResult(o)
 		s.calls.end()
@@ -123,7 +123,7 @@ func (s *session) answerPending(wait time.Duration) {
 		}
 		select {
 		case frame := <-s.out:
-			if err := s.write(frame); err != nil {
+			if err := s.writeOut(frame); err != nil {
 				s.calls.close()
 				return
 			}

@@ -114,7 +114,7 @@ func (d *Dispatcher) abandon(c *call, started time.Time, done <-chan invocation)
 	o := d.interrupted(c)
 	d.logDone(c.name, c.Call, o, time.Since(c.accepted), started.Sub(c.accepted), c.approval)
 	c.reply(o)
-	<-done
+	closeStream((<-done).value)
 	d.mu.Lock()
 	d.releaseLocked(c)
 	d.mu.Unlock()
@@ -137,8 +137,24 @@ func invoke(c *call, done chan<- invocation) {
 	done <- invocation{value: v, err: err}
 }
 
-// outcome turns what the tool returned into the reply.
+// closeStream releases a StreamResult nobody will write.
+func closeStream(v any) {
+	if s, ok := v.(StreamResult); ok {
+		s.Close()
+	}
+}
+
+// outcome turns what the tool returned into the reply. A StreamResult
+// that does not become the reply's Stream is closed here.
 func (d *Dispatcher) outcome(c *call, r invocation) Outcome {
+	o := d.outcomeOf(c, r)
+	if s, ok := r.value.(StreamResult); ok && o.Stream == nil {
+		s.Close()
+	}
+	return o
+}
+
+func (d *Dispatcher) outcomeOf(c *call, r invocation) Outcome {
 	if r.panicked != nil {
 		d.log.Error().Str(fieldTool, c.name).Str(fieldRequestID, c.RequestID).
 			Str("panic", fmt.Sprint(r.panicked)).Bytes("stack", r.stack).Msg("tool panicked; the call gets an error result")
@@ -154,6 +170,13 @@ func (d *Dispatcher) outcome(c *call, r invocation) Outcome {
 			return d.interrupted(c)
 		}
 		return d.failed(c, r.err)
+	}
+	if s, ok := r.value.(StreamResult); ok {
+		o, err := streamOutcome(c, s)
+		if err != nil {
+			return d.failed(c, err)
+		}
+		return o
 	}
 	raw, err := encodeResult(c.name, r.value, c.maxBytes)
 	if err != nil {
@@ -238,7 +261,7 @@ func (d *Dispatcher) logDone(tool string, in Call, o Outcome, total, queued time
 		ev = ev.Bool(fieldLocal, true)
 	}
 	if o.OK() {
-		rec.ResultBytes = len(o.Result)
+		rec.ResultBytes = o.ResultBytes()
 		ev = ev.Int(fieldBytes, rec.ResultBytes)
 	} else {
 		rec.Error = truncateUTF8(o.Err, logErrorBytes)

@@ -2,10 +2,10 @@ package toolhost
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"os"
@@ -151,8 +151,9 @@ func (t *fileTool) Spec() Spec {
 	}
 }
 
-// Invoke serves args["fileUrl"]. The success value is exactly the nested
-// shape the server checks: status "success", non-empty fileData, mimeType.
+// Invoke serves args["fileUrl"]. The success value is a StreamResult of
+// exactly the nested shape the server checks: status "success", non-empty
+// fileData, mimeType.
 func (t *fileTool) Invoke(ctx context.Context, call Call) (any, error) {
 	if !fileServingSupported {
 		return nil, fileErr(ErrFileServingDisabled, nil, "file serving is not supported on %s", runtime.GOOS)
@@ -175,30 +176,33 @@ func (t *fileTool) Invoke(ctx context.Context, call Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := readServedFile(ctx, requested, resolved, t.maxBytes)
+	f, err := openServedFile(requested, resolved, t.maxBytes)
 	if err != nil {
 		return nil, err
 	}
-	if hasPrivateKeyBlock(data) {
-		return nil, refusal(ErrSecretFile, requested, "it holds a private key")
+	// First pass: size, type and secrets, holding at most a chunk. The
+	// content is read again, chunk by chunk, while it is written out.
+	size, head, key, err := scanServedFile(ctx, f, t.maxBytes)
+	switch {
+	case errors.Is(err, errGrewPastCap):
+		err = refusal(ErrFileTooLarge, requested, fmt.Sprintf("it grew past this node's limit of %d bytes while being read", t.maxBytes))
+	case err != nil && ctx.Err() != nil:
+		err = fmt.Errorf("reading %s: %w", quotePath(requested), err)
+	case err != nil:
+		err = unreadable(requested, err)
+	case size == 0:
+		err = refusal(ErrFileEmpty, requested, ErrFileEmpty.Error())
+	case key:
+		err = refusal(ErrSecretFile, requested, "it holds a private key")
 	}
-	return map[string]any{
-		"status":   "success",
-		"fileData": encodeBase64(data),
-		"mimeType": mimeTypeOf(requested, resolved, data),
-	}, nil
-}
-
-// encodeBase64 is base64.StdEncoding.EncodeToString without its second copy
-// of the encoded text, which matters for files of tens of megabytes.
-func encodeBase64(data []byte) string {
-	var sb strings.Builder
-	sb.Grow(base64.StdEncoding.EncodedLen(len(data)))
-	enc := base64.NewEncoder(base64.StdEncoding, &sb)
-	// Writes to a strings.Builder cannot fail.
-	_, _ = enc.Write(data)
-	_ = enc.Close()
-	return sb.String()
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &fileStream{f: f, size: size, mimeType: mimeTypeOf(requested, resolved, head)}, nil
 }
 
 // fileURLArg extracts the fileUrl argument, which must be a JSON string.

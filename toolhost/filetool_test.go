@@ -8,6 +8,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -182,10 +184,22 @@ func TestFileToolServes(t *testing.T) {
 // checkFileResult asserts the exact nested success shape the server checks.
 func checkFileResult(t *testing.T, got any, wantData, wantMime string) {
 	t.Helper()
-	m, ok := got.(map[string]any)
+	s, ok := got.(StreamResult)
 	if !ok {
-		t.Fatalf("result is %T, want map[string]any", got)
+		t.Fatalf("result is %T, want a StreamResult", got)
 	}
+	var buf bytes.Buffer
+	if err := s.WriteJSON(&buf); err != nil {
+		t.Fatalf("WriteJSON: %v", err)
+	}
+	if int64(buf.Len()) > s.MaxBytes() {
+		t.Errorf("WriteJSON wrote %d bytes, over its MaxBytes %d", buf.Len(), s.MaxBytes())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatalf("streamed result %.200s is not JSON: %v", buf.Bytes(), err)
+	}
+	got = m
 	if len(m) != 3 || m["status"] != "success" {
 		t.Fatalf("result = %v, want exactly status, fileData, mimeType with status success", m)
 	}
@@ -427,26 +441,74 @@ func TestFileOptionsValidate(t *testing.T) {
 	}
 }
 
-func TestReadCappedStopsAFileThatGrows(t *testing.T) {
-	// The size measured before reading was 10 bytes; the file now holds 100.
+func TestScanServedFileStopsAFileThatGrows(t *testing.T) {
+	// The cap is 50 bytes; the file now holds 100.
 	grown := bytes.NewReader(bytes.Repeat([]byte("y"), 100))
-	_, err := readCapped(context.Background(), grown, 10, 50)
-	if !errors.Is(err, errGrewPastCap) {
-		t.Fatalf("readCapped error = %v, want errGrewPastCap", err)
+	if _, _, _, err := scanServedFile(context.Background(), grown, 50); !errors.Is(err, errGrewPastCap) {
+		t.Fatalf("scanServedFile error = %v, want errGrewPastCap", err)
 	}
-	// A file that grows but stays under the cap is read whole.
-	data, err := readCapped(context.Background(), bytes.NewReader(bytes.Repeat([]byte("y"), 40)), 10, 50)
-	if err != nil || len(data) != 40 {
-		t.Fatalf("readCapped = %d bytes, %v; want 40 bytes", len(data), err)
+	// A file under the cap is measured whole, its head kept for sniffing.
+	size, head, key, err := scanServedFile(context.Background(), bytes.NewReader(bytes.Repeat([]byte("y"), 40)), 50)
+	if err != nil || size != 40 || len(head) != 40 || key {
+		t.Fatalf("scanServedFile = %d, %d head bytes, key %v, %v; want 40, 40, false", size, len(head), key, err)
 	}
 }
 
-func TestReadCappedHonoursCancellation(t *testing.T) {
+func TestScanServedFileHonoursCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := readCapped(ctx, bytes.NewReader([]byte("data")), 4, 50)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("readCapped error = %v, want context.Canceled", err)
+	if _, _, _, err := scanServedFile(ctx, bytes.NewReader([]byte("data")), 50); !errors.Is(err, context.Canceled) {
+		t.Fatalf("scanServedFile error = %v, want context.Canceled", err)
+	}
+}
+
+// A key block that straddles two chunks is still found, by the scan and by
+// the stream.
+func TestPrivateKeyAcrossChunksIsFound(t *testing.T) {
+	for _, at := range []int{scanChunk - 5, scanChunk - 20, scanChunk + 3, 3*scanChunk - 11} {
+		data := append(bytes.Repeat([]byte("a"), at), "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n"...)
+		data = append(data, bytes.Repeat([]byte("z"), scanChunk)...)
+		if _, _, key, err := scanServedFile(context.Background(), bytes.NewReader(data), 1<<30); err != nil || !key {
+			t.Errorf("key at %d: scan found %v (%v)", at, key, err)
+		}
+		k := newKeyScanner()
+		found := false
+		for rest := data; len(rest) > 0; {
+			n := min(scanChunk, len(rest))
+			found = found || k.next(rest[:n])
+			rest = rest[n:]
+		}
+		if !found {
+			t.Errorf("key at %d: chunked scanner missed it", at)
+		}
+	}
+}
+
+// A file that gains a private key after it was checked fails the stream
+// before the key is written.
+func TestFileStreamRefusesAKeyThatAppeared(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "changing.txt")
+	clean := bytes.Repeat([]byte("x"), 3*scanChunk)
+	if err := os.WriteFile(p, clean, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tool := NewFileTool(FileOptions{Roots: []string{dir}})
+	v, err := tool.Invoke(context.Background(), Call{RequestID: "r", Args: stringArg(fileURL(p))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirty := append(bytes.Repeat([]byte("x"), 2*scanChunk), "-----BEGIN RSA PRIVATE KEY-----\nMIIE"...)
+	if err := os.WriteFile(p, append(dirty, clean[len(dirty):]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err = v.(StreamResult).WriteJSON(&out)
+	if !errors.Is(err, errKeyAppeared) {
+		t.Fatalf("WriteJSON = %v, want errKeyAppeared", err)
+	}
+	if bytes.Contains(out.Bytes(), []byte(base64.StdEncoding.EncodeToString([]byte("PRIVATE KEY")))[:8]) {
+		t.Error("part of the key block was written")
 	}
 }
 
@@ -467,15 +529,6 @@ func TestMaxFileBytesFor(t *testing.T) {
 	}
 	if DefaultMaxFileBytes > MaxFileBytesFor(100<<20) {
 		t.Errorf("DefaultMaxFileBytes %d does not fit the server's 100 MiB frame", DefaultMaxFileBytes)
-	}
-}
-
-func TestEncodeBase64MatchesStdEncoding(t *testing.T) {
-	for n := range 10 {
-		data := bytes.Repeat([]byte{0xfb, 0xff, 0x3e}, n)[:n+n/2]
-		if got, want := encodeBase64(data), base64.StdEncoding.EncodeToString(data); got != want {
-			t.Errorf("encodeBase64(%x) = %q, want %q", data, got, want)
-		}
 	}
 }
 
@@ -507,21 +560,33 @@ func FuzzPathFromFileURL(f *testing.F) {
 	})
 }
 
+// BenchmarkFileTool serves a file the way the session does: Invoke, then
+// the StreamResult written into a writer (io.Discard standing in for the
+// WebSocket frame writer). B/op is everything the tool allocates beyond
+// what that writer does.
 func BenchmarkFileTool(b *testing.B) {
-	dir := b.TempDir()
-	p := filepath.Join(dir, "one-mib.bin")
-	content := bytes.Repeat([]byte("0123456789abcdef"), 1<<16)
-	if err := os.WriteFile(p, content, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	tool := NewFileTool(FileOptions{Roots: []string{dir}, MaxBytes: 2 << 20})
-	call := Call{RequestID: "bench", Args: stringArg(fileURL(p))}
-	b.SetBytes(int64(len(content)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := tool.Invoke(context.Background(), call); err != nil {
-			b.Fatal(err)
-		}
+	for _, size := range []int{1 << 20, 10 << 20} {
+		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) {
+			dir := b.TempDir()
+			p := filepath.Join(dir, "file.bin")
+			content := bytes.Repeat([]byte("0123456789abcdef"), size/16)
+			if err := os.WriteFile(p, content, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			tool := NewFileTool(FileOptions{Roots: []string{dir}, MaxBytes: 16 << 20})
+			call := Call{RequestID: "bench", Args: stringArg(fileURL(p))}
+			b.SetBytes(int64(len(content)))
+			b.ReportAllocs()
+			for b.Loop() {
+				v, err := tool.Invoke(context.Background(), call)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := v.(StreamResult).WriteJSON(io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -14,6 +14,10 @@ type Outcome struct {
 	RequestID string
 	// Result is the marshalled result of a successful call.
 	Result json.RawMessage
+	// Stream, instead of Result, is a success to be written out by the
+	// caller (only for calls with Call.Streams); it must be written or
+	// closed.
+	Stream StreamResult
 	// Err is non-empty for an error result: the text the server (and the
 	// model) will see. It is never a bare JSON scalar (protocol.md §5 item 7).
 	Err string
@@ -21,6 +25,14 @@ type Outcome struct {
 	// errors.Is (ErrUnknownTool, ErrBusy, ErrTimeout…) or show it locally.
 	// It is nil on success.
 	Cause error
+}
+
+// ResultBytes is the size of a success: of Result, or at most that of Stream.
+func (o Outcome) ResultBytes() int {
+	if o.Stream != nil {
+		return int(o.Stream.MaxBytes())
+	}
+	return len(o.Result)
 }
 
 // OK reports whether the outcome is a success.

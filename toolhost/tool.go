@@ -32,6 +32,9 @@ type Call struct {
 	Context json.RawMessage
 	// Local marks calls made by the node's owner (e.g. `vcpnode call`), not the server.
 	Local bool
+	// Streams says the caller writes a StreamResult to the wire itself
+	// (Outcome.Stream); otherwise such a result arrives gathered in Result.
+	Streams bool
 }
 
 // Spec is what the node knows about a tool: the parts that may be sent to the

@@ -200,3 +200,18 @@ func encodeConnectionAck(m ConnectionAck) ([]byte, error) {
 	w.str("clientId", m.ClientID)
 	return w.end(), nil
 }
+
+// ToolResultParts returns a successful tool_result frame around a result
+// the caller writes itself between head and tail (a file streamed as it is
+// read): head ends with `"result":`, tail closes the frame. The result
+// written between them must be one JSON value.
+func ToolResultParts(requestID string) (head, tail []byte, err error) {
+	if requestID == "" {
+		return nil, nil, missing("requestId")
+	}
+	w := newFrameWriter(TypeToolResult, "", 48+len(requestID))
+	w.str("requestId", requestID)
+	w.str("status", StatusSuccess)
+	w.key("result")
+	return w.b, []byte("}}"), nil
+}

@@ -159,3 +159,22 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestToolResultPartsMakeTheSameFrame(t *testing.T) {
+	result := []byte(`{"status":"success","mimeType":"text/plain","fileData":"aGk="}`)
+	head, tail, err := ToolResultParts("req\"1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := append(append(append([]byte{}, head...), result...), tail...)
+	want, err := Encode(ToolResult{RequestID: "req\"1", Status: StatusSuccess, Result: result})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(frame) != string(want) {
+		t.Fatalf("parts give %s, Encode gives %s", frame, want)
+	}
+	if _, _, err := ToolResultParts(""); !errors.Is(err, ErrMissingField) {
+		t.Errorf("empty requestId: %v", err)
+	}
+}

@@ -21,7 +21,17 @@ import (
 // runChild is the node process: it connects to the parent's hub with n
 // tools, answers "settle" on stdin with its runtime stats on stdout, and
 // shuts down gracefully at EOF on stdin.
-func runChild(n int, sink bool) error {
+// childOptions configure the node in the child process.
+type childOptions struct {
+	tools      int
+	sink       bool
+	filesRoot  string
+	memLimit   int64
+	concurrent int
+}
+
+func runChild(o childOptions) error {
+	n, sink := o.tools, o.sink
 	hubURL := os.Getenv(envHubURL)
 	if hubURL == "" {
 		return errors.New("-child is started by rsscheck itself; run rsscheck without it")
@@ -29,6 +39,13 @@ func runChild(n int, sink bool) error {
 	cfg := config.Default()
 	cfg.Hub.URL = hubURL
 	cfg.Hub.Name = "rsscheck-node"
+	if o.filesRoot != "" {
+		cfg.Files.Roots = []string{o.filesRoot}
+	}
+	cfg.Node.MemoryLimit = o.memLimit
+	if o.concurrent > 0 {
+		cfg.Node.MaxConcurrent = o.concurrent
+	}
 	// The daemon's own log setup: info level, JSON, timestamps.
 	log := zerolog.New(os.Stderr).Level(zerolog.InfoLevel).With().Timestamp().Logger()
 	tools := make([]toolhost.Tool, n)

@@ -14,6 +14,7 @@
 //	go run ./internal/rsscheck               # node package, 50 in-process tools
 //	go run ./internal/rsscheck -binary /tmp/vcpnode
 //	go run ./internal/rsscheck -frames 10,50,90   # peak memory per large execute_tool
+//	go run ./internal/rsscheck -files 64 -memlimit 20971520   # serving 64 files of 1 MiB at once
 package main
 
 import (
@@ -50,12 +51,22 @@ func main() {
 	binary := flag.String("binary", "", "measure this vcpnode binary (`run` with a generated config) instead of the node package")
 	frames := flag.String("frames", "", "measure peak memory while the node takes one execute_tool of each size, in MiB (e.g. 10,50,90)")
 	sink := flag.Bool("sink", false, "internal: the child also registers the Sink tool (with -frames)")
+	files := flag.Int("files", 0, "measure memory while the node serves this many files at once, then idles (-idle, default 30s here)")
+	fileSize := flag.Int("filesize", 1<<20, "size of each file for -files, in bytes")
+	memLimit := flag.Int64("memlimit", 0, "node.memory_limit for the node (-files); internal for the child")
+	childFiles := flag.String("childfiles", "", "internal: the child serves files from this root")
+	concurrent := flag.Int("concurrent", 0, "internal: the child's node.max_concurrent")
 	flag.Parse()
 
 	var err error
 	switch {
 	case *child:
-		err = runChild(*tools, *sink)
+		err = runChild(childOptions{tools: *tools, sink: *sink, filesRoot: *childFiles, memLimit: *memLimit, concurrent: *concurrent})
+	case *files > 0:
+		if !flagSet("idle") {
+			*idle = 30 * time.Second
+		}
+		err = measureFiles(*files, *fileSize, *memLimit, *idle)
 	case *frames != "":
 		var sizes []int
 		if sizes, err = parseSizes(*frames); err == nil {
@@ -70,6 +81,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "rsscheck:", err)
 		os.Exit(1)
 	}
+}
+
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // child is the node running in a process of its own.

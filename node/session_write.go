@@ -1,0 +1,103 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// outFrame is one frame for the writer: bytes ready to send, or a result
+// written into the frame as it is produced (a file streamed from disk).
+type outFrame struct {
+	data   []byte
+	stream *streamedResult
+}
+
+// streamedResult is a tool_result whose result a StreamResult writes
+// between head and tail, straight into the WebSocket frame writer.
+type streamedResult struct {
+	requestID  string
+	head, tail []byte
+	body       toolhost.StreamResult
+}
+
+// discard releases a frame that will never be written.
+func (f outFrame) discard() {
+	if f.stream != nil {
+		f.stream.body.Close()
+	}
+}
+
+func (s *session) writeOut(f outFrame) error {
+	if f.stream != nil {
+		return s.writeStream(f.stream)
+	}
+	return s.write(f.data)
+}
+
+// errStreamBroken: a streamed result failed after its frame was begun. The
+// frame cannot be taken back, so the connection is given up; the server
+// fails the call when the connection closes.
+var errStreamBroken = errors.New("a streamed result failed halfway through its frame")
+
+func (s *session) writeStream(st *streamedResult) error {
+	defer st.body.Close()
+	size := int64(len(st.head)+len(st.tail)) + st.body.MaxBytes()
+	wait := 10*time.Second + time.Duration(size>>20)*time.Second
+	s.conn.SetWriteDeadline(time.Now().Add(wait))
+	w, err := s.conn.NextWriter(websocket.TextMessage)
+	if err != nil {
+		return config.RedactErr(fmt.Errorf("write: %w", err))
+	}
+	if _, err := w.Write(st.head); err != nil {
+		return config.RedactErr(fmt.Errorf("write: %w", err))
+	}
+	body := &errTrackingWriter{w: w}
+	if err := st.body.WriteJSON(body); err != nil {
+		if body.err != nil { // the connection failed, not the result
+			return config.RedactErr(fmt.Errorf("write: %w", body.err))
+		}
+		s.log.Error().Err(err).Str("request_id", clip(st.requestID)).
+			Msg("a streamed result failed after its frame was begun; closing the connection (the server fails the call)")
+		return fmt.Errorf("%w: %w", errStreamBroken, err)
+	}
+	if _, err := w.Write(st.tail); err != nil {
+		return config.RedactErr(fmt.Errorf("write: %w", err))
+	}
+	if err := w.Close(); err != nil {
+		return config.RedactErr(fmt.Errorf("write: %w", err))
+	}
+	return nil
+}
+
+// errTrackingWriter tells the writer's own failures from the result's.
+type errTrackingWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (t *errTrackingWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	if err != nil && t.err == nil {
+		t.err = err
+	}
+	return n, err
+}
+
+// discardQueued releases what is still queued once the writer has stopped.
+func (s *session) discardQueued() {
+	for {
+		select {
+		case f := <-s.out:
+			f.discard()
+		default:
+			return
+		}
+	}
+}
