@@ -73,6 +73,11 @@ func followConnection(ctx context.Context, nt *node.Notifier, n nodeRunner) {
 		select {
 		case <-changed:
 		case <-ctx.Done():
+			// A quick shutdown can end Run, and so ctx, while the change
+			// to stopping is still unread: say STOPPING=1 all the same.
+			if st, _ := src.State(); st.Phase == node.PhaseStopping || st.Phase == node.PhaseStopped {
+				_ = nt.Stopping(connectionStatus(st, hubBase(src.HubURL())))
+			}
 			return
 		}
 	}
