@@ -24,11 +24,21 @@ var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour |
 	cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // ParseCron parses a 5- or 6-field cron expression (seconds first when 6).
-func ParseCron(spec string) (Schedule, error) {
+func ParseCron(spec string) (_ Schedule, err error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
 		return nil, fmt.Errorf("%w: empty cron expression", ErrBadSchedule)
 	}
+	// robfig/cron v3.0.1 slices out of range on a time zone prefix with
+	// nothing after it ("TZ=UTC"); a manifest must not crash the daemon.
+	if (strings.HasPrefix(spec, "TZ=") || strings.HasPrefix(spec, "CRON_TZ=")) && !strings.ContainsAny(spec, " \t") {
+		return nil, fmt.Errorf("%w: cron %q: a time zone needs fields after it", ErrBadSchedule, spec)
+	}
+	defer func() { // the same for any other input the library does not expect
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: cron %q cannot be parsed (%v)", ErrBadSchedule, spec, r)
+		}
+	}()
 	s, err := cronParser.Parse(spec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: cron %q: %w (use 5 fields, or 6 with seconds first)", ErrBadSchedule, spec, err)

@@ -37,7 +37,7 @@ func TestParseCron(t *testing.T) {
 }
 
 func TestParseCronRejects(t *testing.T) {
-	for _, spec := range []string{"", "   ", "* * * *", "* * * * * * *", "61 * * * *", "every minute"} {
+	for _, spec := range []string{"", "   ", "* * * *", "* * * * * * *", "61 * * * *", "every minute", "TZ=UTC", "CRON_TZ=Asia/Shanghai"} {
 		if _, err := ParseCron(spec); !errors.Is(err, ErrBadSchedule) {
 			t.Errorf("ParseCron(%q) = %v, want ErrBadSchedule", spec, err)
 		}
@@ -58,4 +58,34 @@ func TestEvery(t *testing.T) {
 			t.Errorf("Every(%s) = %v, want ErrBadSchedule", d, err)
 		}
 	}
+}
+
+// FuzzParseCron: any refreshIntervalCron a manifest may hold gives a
+// schedule or ErrBadSchedule, never a panic; a schedule's fires move forward.
+func FuzzParseCron(f *testing.F) {
+	for _, s := range []string{"*/30 * * * * *", "0 */5 * * * *", "0 8 * * 1", "@hourly", "@every 1h30m",
+		"TZ=UTC 0 8 * * *", "CRON_TZ=Asia/Shanghai 0 0 * * *", "TZ=UTC", "0 0 30 2 *", "1-5/2 * * JAN-MAR MON-FRI", "? * * * *"} {
+		f.Add(s)
+	}
+	at := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, spec string) {
+		s, err := ParseCron(spec)
+		if err != nil {
+			if !errors.Is(err, ErrBadSchedule) {
+				t.Fatalf("ParseCron(%q) = %v, not ErrBadSchedule", spec, err)
+			}
+			return
+		}
+		prev := at
+		for range 3 {
+			next := s.Next(prev)
+			if next.IsZero() {
+				return // never fires (Feb 30)
+			}
+			if !next.After(prev) {
+				t.Fatalf("ParseCron(%q): Next(%s) = %s, not later", spec, prev, next)
+			}
+			prev = next
+		}
+	})
 }
