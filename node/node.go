@@ -102,7 +102,7 @@ type Node struct {
 	tel *telemetry // status, metrics and audit trail (metrics.go, audit.go)
 
 	decodeBudget *budget      // frames read, not yet decoded (session_read.go)
-	warnings     *logThrottle // warnings the server can cause at any rate
+	warnings     *toolhost.WarnLimiter // warnings the server can cause at any rate
 	// notifier tells systemd about reloads (notify.go); nil does nothing.
 	notifier *Notifier
 
@@ -180,7 +180,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		o(n)
 	}
 	n.decodeBudget = newBudget(n.timings.decodeBudget)
-	n.warnings = newLogThrottle(time.Now)
+	n.warnings = toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now)
 	n.plugins = newPluginRuntime(log, n.getenv)
 	pl, err := n.prepare(cfg)
 	if err != nil {

@@ -64,7 +64,7 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 			n.log.Info().Str("hub", config.RedactedURL(st.hubURL)).Msg("connected")
 			sess := newSession(n, conn, st)
 			err = sess.run(ctx, drained)
-			n.warnings.flush(n.log)
+			n.warnings.Flush(n.log)
 			if sess.registered {
 				sched.reset()
 			}

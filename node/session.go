@@ -249,7 +249,7 @@ func (s *session) handle(data []byte) {
 			// A call we cannot run is still a call the server waits on.
 			s.answer(toolhost.Outcome{RequestID: de.RequestID, Err: "the node could not read this call: " + err.Error()})
 		}
-		s.n.warnings.warn(s.log, "malformed", func(e *zerolog.Event) {
+		s.n.warnings.Warn(s.log, "malformed", func(e *zerolog.Event) {
 			e.Err(err).Int("bytes", len(data)).Msg("ignored a malformed frame")
 		})
 		return
@@ -306,7 +306,7 @@ func (s *session) sendResult(o toolhost.Outcome) {
 	}
 	if err := s.enqueue(out); err != nil {
 		out.discard()
-		s.n.warnings.warn(s.log, "result-dropped", func(e *zerolog.Event) {
+		s.n.warnings.Warn(s.log, "result-dropped", func(e *zerolog.Event) {
 			e.Str("request_id", clip(o.RequestID)).Msg("result dropped: the connection that carried the call is gone, and the server has already failed it")
 		})
 	}

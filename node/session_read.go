@@ -180,7 +180,7 @@ func (s *session) refuseBusy(frame []byte) {
 		s.answer(toolhost.Outcome{RequestID: id,
 			Err: fmt.Sprintf("node busy: %d bytes of frames are already waiting to be decoded; try again later", s.n.decodeBudget.size)})
 	}
-	s.n.warnings.warn(s.log, "busy", func(e *zerolog.Event) {
+	s.n.warnings.Warn(s.log, "busy", func(e *zerolog.Event) {
 		e.Str("type", clip(string(typ))).Str("request_id", clip(id)).Int("bytes", len(frame)).
 			Msg("node busy decoding earlier frames: refused a frame")
 	})

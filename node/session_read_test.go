@@ -128,11 +128,11 @@ func TestGarbageFloodLogsBoundedLines(t *testing.T) {
 	h.waitLog("similar warnings were left out of the log")
 
 	logs := h.logs.String()
-	if n := strings.Count(logs, "ignored a malformed frame"); n > throttleBurst {
-		t.Errorf("%d malformed-frame lines for %d frames, want at most %d", n, flood+1, throttleBurst)
+	if n := strings.Count(logs, "ignored a malformed frame"); n > toolhost.WarnBurst {
+		t.Errorf("%d malformed-frame lines for %d frames, want at most %d", n, flood+1, toolhost.WarnBurst)
 	}
-	if !strings.Contains(logs, fmt.Sprintf(`"suppressed":%d`, flood+1-throttleBurst)) {
-		t.Errorf("no count of the %d suppressed lines in:\n%s", flood+1-throttleBurst, tail(logs, 4000))
+	if !strings.Contains(logs, fmt.Sprintf(`"suppressed":%d`, flood+1-toolhost.WarnBurst)) {
+		t.Errorf("no count of the %d suppressed lines in:\n%s", flood+1-toolhost.WarnBurst, tail(logs, 4000))
 	}
 	for _, line := range strings.Split(logs, "\n") {
 		if len(line) > 4*config.KiB {

@@ -20,6 +20,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 // MaxCallbackBytes bounds one callback body. Real callbacks are a status and
@@ -69,6 +71,9 @@ type CallbackServer struct {
 	slots chan struct{}
 	// maxBody is MaxCallbackBytes except in tests.
 	maxBody int64
+	// refusals keeps a plugin posting bad callbacks in a loop from
+	// flooding the log.
+	refusals *toolhost.WarnLimiter
 
 	srv      *http.Server
 	served   chan struct{}
@@ -106,6 +111,8 @@ func newCallbackServer(sink CallbackSink, known func(name string) bool, log zero
 		slots:   make(chan struct{}, callbacksAtOnce),
 		maxBody: maxBody,
 		served:  make(chan struct{}),
+
+		refusals: toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now),
 	}
 	s.srv = &http.Server{
 		Handler:           s,
@@ -178,8 +185,10 @@ func (s *CallbackServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ce = refuseCallback(http.StatusServiceUnavailable, "%s", err)
 			w.Header().Set("Retry-After", callbackRetry)
 		}
-		s.log.Warn().Str("plugin", plugin).Str("task_id", task).Int("status", ce.status).Str("reason", ce.msg).
-			Msg("refused an asynchronous plugin callback")
+		s.refusals.Warn(s.log, "callback-refused", func(e *zerolog.Event) {
+			e.Str("plugin", clipLog(plugin)).Str("task_id", clipLog(task)).Int("status", ce.status).Str("reason", clipLog(ce.msg)).
+				Msg("refused an asynchronous plugin callback")
+		})
 		writeCallbackJSON(w, ce.status, map[string]string{"status": "error", "error": ce.msg})
 		return
 	}
@@ -187,6 +196,19 @@ func (s *CallbackServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"status":  "success",
 		"message": "Callback received; the node forwards it to the main server.",
 	})
+}
+
+// clipLog bounds a value a plugin chose (a name, a task id) in a log line.
+func clipLog(v string) string {
+	const max = 128
+	if len(v) <= max {
+		return v
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "…"
 }
 
 // receive checks and stores one callback. A *callbackError is the plugin's

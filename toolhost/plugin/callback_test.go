@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 // deliveredCallback is one callback the sink received.
@@ -317,4 +319,47 @@ func TestValidNames(t *testing.T) {
 			t.Errorf("ValidTaskID(%q) = %t, want %t", tt.name, got, tt.task)
 		}
 	}
+}
+
+// A plugin posting refused callbacks in a loop gets a few log lines and a
+// count, not one line each.
+func TestCallbackRefusalsAreRateLimitedInTheLog(t *testing.T) {
+	var logs syncBuffer
+	known := func(name string) bool { return name == "VideoGen" }
+	s, err := newCallbackServer(&recordingSink{}, known, zerolog.New(&logs), MaxCallbackBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Close(ctx)
+	})
+	const n = 40
+	for i := range n {
+		if status, _, _ := postCallback(t, "POST", s.BaseURL()+"/Unknown"+strings.Repeat("x", i)+"/t1", []byte(`{}`)); status < 400 {
+			t.Fatalf("callback %d for an unknown plugin: status %d", i, status)
+		}
+	}
+	lines := strings.Count(logs.String(), "refused an asynchronous plugin callback")
+	if lines != toolhost.WarnBurst {
+		t.Errorf("%d refusal lines for %d refused callbacks, want %d", lines, n, toolhost.WarnBurst)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
