@@ -101,7 +101,7 @@ type Node struct {
 
 	tel *telemetry // status, metrics and audit trail (metrics.go, audit.go)
 
-	decodeBudget *budget      // frames read, not yet decoded (session_read.go)
+	decodeBudget *budget               // frames read, not yet decoded (session_read.go)
 	warnings     *toolhost.WarnLimiter // warnings the server can cause at any rate
 	// notifier tells systemd about reloads (notify.go); nil does nothing.
 	notifier *Notifier
