@@ -46,6 +46,7 @@ func defaultControlConfig() ControlConfig { return ControlConfig{} }
 
 // groupName is what groupadd accepts (and a numeric gid).
 var groupName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*\$?$`)
+
 func defaultMetricsConfig() MetricsConfig { return MetricsConfig{} }
 
 func (c Config) checkControl(ps *problemList) {
