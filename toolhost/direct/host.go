@@ -217,15 +217,16 @@ func stopAll(slots []*slot) {
 	wg.Wait()
 }
 
-// track counts p until it is reaped.
-func (h *Host) track(p *proc) {
+// track counts a host about to start; the returned function, called by
+// the host's reaper before its done closes, uncounts it (so Running is
+// exact as soon as a caller sees done).
+func (h *Host) track() (untrack func()) {
 	h.alive.Add(1)
 	h.active.Add(1)
-	go func() {
-		<-p.done
+	return func() {
 		h.active.Add(-1)
 		h.alive.Done()
-	}()
+	}
 }
 
 // Running is how many Node.js host processes are running or not yet reaped.

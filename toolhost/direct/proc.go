@@ -92,13 +92,16 @@ type proc struct {
 	outputs   []*os.File     // stdout and stderr read ends
 	tree      *proctree.Tree // the host and everything it started
 	notice    string         // see slot.notice
+	reaped    func()         // called before done closes
 	lastErr   string         // the last stderr line, for load failures (under mu)
 	exitState *os.ProcessState
 }
 
 // spawn starts node with the host script as the leader of a new process
 // tree (proctree: a cgroup, a walk of its descendants, or its process group).
-func spawn(trees *proctree.Manager, nodePath string, args []string, dir string, env []string, log zerolog.Logger, name string) (_ *proc, err error) {
+// reaped is called once the host and its tree are gone, just before done closes.
+func spawn(trees *proctree.Manager, nodePath string, args []string, dir string, env []string, log zerolog.Logger, name string,
+	reaped func()) (_ *proc, err error) {
 	ours, theirs, err := socketPair()
 	if err != nil {
 		return nil, fmt.Errorf("socket pair: %w", err)
@@ -168,6 +171,7 @@ func spawn(trees *proctree.Manager, nodePath string, args []string, dir string, 
 		done:    make(chan struct{}),
 		outputs: []*os.File{outR, errR},
 		tree:    tree,
+		reaped:  reaped,
 	}
 	p.readers.Add(3)
 	go p.logOutput(outR, "stdout")
@@ -288,6 +292,7 @@ func (p *proc) wait() {
 	for _, ch := range pending {
 		close(ch)
 	}
+	p.reaped()
 	close(p.done)
 }
 

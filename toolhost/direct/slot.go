@@ -66,12 +66,13 @@ func (s *slot) launch() (*proc, error) {
 	if s.h.trees == nil {
 		return nil, &loadError{Reason: "cannot track Node.js host processes here: " + s.h.treesErr.Error()}
 	}
-	p, err := spawn(s.h.trees, s.node, nodeArgs(s.mem, s.p.Name), s.p.Dir, s.p.Env, s.log, s.p.Name)
+	untrack := s.h.track()
+	p, err := spawn(s.h.trees, s.node, nodeArgs(s.mem, s.p.Name), s.p.Dir, s.p.Env, s.log, s.p.Name, untrack)
 	if err != nil {
+		untrack()
 		return nil, fmt.Errorf("start %s: %w", s.node, err)
 	}
 	s.h.started.Add(1)
-	s.h.track(p)
 	ok := false
 	defer func() {
 		if !ok {
