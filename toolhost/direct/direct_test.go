@@ -388,6 +388,16 @@ func TestReloadKeepsUnchangedModulesAndReplacesEdited(t *testing.T) {
 	if got := readFile(filepath.Join(root, "Bot", "stopped.txt")); got != "ok" {
 		t.Errorf("the removed service was not shut down: %q", got)
 	}
+	// A helper file beside the entry script counts too; a data file does not.
+	writeAndBump(t, filepath.Join(root, "Common", "state.json"), `{"runtime":"data"}`)
+	if l2 := h.Load(onlyCommon, Settings{}); h.Started() != 3 || len(l2.Tools) != 1 {
+		t.Errorf("a data file written by the plugin reloaded it: started=%d", h.Started())
+	}
+	writeAndBump(t, filepath.Join(root, "Common", "helper.js"), "module.exports = 1;\n")
+	l = h.Load(onlyCommon, Settings{})
+	if h.Started() != 4 {
+		t.Errorf("an edited helper .js did not reload the module: started=%d", h.Started())
+	}
 	v, err = invoke(nil, findTool(t, l, "Common"), nil, "")
 	if err != nil || !strings.Contains(asJSON(t, v), `"calls":1`) {
 		t.Errorf("after the edit: %s %v", asJSON(t, v), err)

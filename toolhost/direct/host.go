@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -194,19 +195,47 @@ func entry(p *plugin.DirectPlugin, reason string) plugin.Entry {
 	return plugin.Entry{Name: p.Name, Type: p.Type, Path: p.Path, Reason: reason}
 }
 
-// identity is what a running host was made from, including the script
-// file's size and time, so a rescan reloads an edited module.
+// identity is what a running host was made from, including the size and
+// time of its script files (moduleFiles), so a rescan reloads an edited module.
 func identity(p *plugin.DirectPlugin, node string, mem int) string {
 	sum := sha256.New()
 	fmt.Fprintf(sum, "%s\x00%s\x00%d\x00%s\x00%s\x00%s\x00%s\x00", node, p.Type, mem, p.Dir, p.Script, p.Config, p.Name)
 	for _, kv := range p.Env {
 		fmt.Fprintf(sum, "%s\x00", kv)
 	}
-	if fi, err := os.Stat(p.Script); err == nil {
-		fmt.Fprintf(sum, "%d\x00%d", fi.Size(), fi.ModTime().UnixNano())
+	for _, f := range moduleFiles(p) {
+		if fi, err := os.Stat(f); err == nil {
+			fmt.Fprintf(sum, "%s\x00%d\x00%d\x00", f, fi.Size(), fi.ModTime().UnixNano())
+		}
 	}
 	fmt.Fprintf(sum, "\x00%v", p.Spec)
 	return hex.EncodeToString(sum.Sum(nil))
+}
+
+// moduleFiles are the files whose change reloads a module: its entry
+// script and the JavaScript files beside it and at the top of its folder
+// (not subfolders or node_modules, and no data files, which plugins write).
+func moduleFiles(p *plugin.DirectPlugin) []string {
+	files := []string{p.Script}
+	dirs := []string{p.Dir}
+	if d := filepath.Dir(p.Script); d != p.Dir {
+		dirs = append(dirs, d)
+	}
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries { // sorted by name
+			switch filepath.Ext(e.Name()) {
+			case ".js", ".mjs", ".cjs":
+				if f := filepath.Join(dir, e.Name()); !e.IsDir() && f != p.Script {
+					files = append(files, f)
+				}
+			}
+		}
+	}
+	return files
 }
 
 func stopAll(slots []*slot) {
