@@ -41,6 +41,8 @@ type Config struct {
 	Metrics MetricsConfig `toml:"metrics"` // control.go
 
 	Placeholders PlaceholdersConfig `toml:"placeholders"` // placeholders.go
+
+	MCP MCPConfig `toml:"mcp"` // mcp.go
 }
 
 // HubConfig is the [hub] table: where the main server is and how to talk to it.
@@ -136,6 +138,8 @@ func Default() Config {
 		Metrics: defaultMetricsConfig(),
 
 		Placeholders: defaultPlaceholdersConfig(),
+
+		MCP: defaultMCPConfig(),
 	}
 }
 

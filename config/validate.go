@@ -40,6 +40,7 @@ func (c Config) problems() []Problem {
 	c.checkPlugins(&ps)
 	c.checkControl(&ps)
 	c.checkPlaceholders(&ps)
+	c.checkMCP(&ps)
 	return ps
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/mcp"
 )
 
 // ControlOptions configure ListenControl.
@@ -256,6 +257,10 @@ func (s *ControlServer) status() StatusResponse {
 func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 	pol := s.n.Config().Policy()
 	out := ToolsResponse{Tools: []ToolStatus{}}
+	servers := map[string]mcp.Status{} // by source, "mcp:NAME"
+	for _, st := range s.n.MCPServers() {
+		servers["mcp:"+st.Name] = st
+	}
 	for _, t := range s.n.Tools() {
 		mode, wait := pol.Approval(t.Spec.Name)
 		ts := ToolStatus{
@@ -266,7 +271,27 @@ func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 		if mode == toolhost.ApprovalAsk {
 			ts.ApprovalTimeoutMs = wait.Milliseconds()
 		}
+		if st, ok := servers[t.Spec.Source]; ok {
+			delete(servers, t.Spec.Source)
+			ts.State = string(st.State)
+			if st.State != mcp.StateRunning && st.LastError != "" {
+				ts.Reason += "; MCP server down: " + st.LastError
+			}
+		}
 		out.Tools = append(out.Tools, ts)
+	}
+	for _, st := range s.n.MCPServers() {
+		if _, left := servers["mcp:"+st.Name]; !left {
+			continue
+		}
+		why := "its tools were never listed"
+		if st.LastError != "" {
+			why += ": " + st.LastError
+		}
+		out.Tools = append(out.Tools, ToolStatus{
+			Name: st.Tool, Source: "mcp:" + st.Name, Reason: string(st.State) + ": " + why,
+			Skipped: string(st.State), State: string(st.State),
+		})
 	}
 	for _, sp := range s.n.SkippedPlugins() {
 		name := sp.Name

@@ -104,6 +104,10 @@ type ToolStatus struct {
 	// "service" (a running direct service plugin), "unsupported", "invalid",
 	// "duplicate" or "disabled" (Reason says why).
 	Skipped string `json:"skipped,omitempty"`
+	// State is the MCP server's state for a tool from [mcp.servers]
+	// ("starting", "running", "restarting"); a server that never listed
+	// its tools has no registered tool and is listed with Skipped = State.
+	State string `json:"state,omitempty"`
 }
 
 // ToolsResponse is GET /v1/tools.

@@ -83,6 +83,7 @@ type Node struct {
 
 	extraTools []toolhost.Tool
 	plugins    *pluginRuntime // plugin host, callbacks and outbox (plugins.go)
+	mcp        *mcpRuntime    // MCP servers as tools (mcp.go)
 	sources    []ToolSource
 	getenv     func(string) string
 	protected  []string // files never served, whatever the roots
@@ -182,9 +183,12 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	n.decodeBudget = newBudget(n.timings.decodeBudget)
 	n.warnings = toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now)
 	n.plugins = newPluginRuntime(log, n.getenv)
+	n.mcp = newMCPRuntime(log, n.getenv)
+	n.sources = append([]ToolSource{n.mcp.source}, n.sources...)
 	pl, err := n.prepare(cfg)
 	if err != nil {
 		n.plugins.close()
+		n.mcp.close()
 		return nil, err
 	}
 	for _, w := range pl.warnings {
@@ -205,6 +209,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	}, log)
 	if err := n.startTelemetry(cfg); err != nil {
 		n.plugins.close()
+		n.mcp.close()
 		return nil, err
 	}
 	return n, nil
@@ -380,12 +385,14 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 	}()
 	stopPlugins := n.startPlugins(ctx)
+	stopMCP := n.startMCP(ctx)
 	stopPlaceholders := n.ph.start()
 	n.connectLoop(ctx, drained)
 	wg.Wait()
 	n.bg.Wait()
 	stopPlaceholders()
 	stopPlugins() // after the drain: in-flight plugin calls were given their grace
+	stopMCP()
 	n.state.update(func(s *ConnState) { s.Phase = PhaseStopped })
 	n.log.Info().Msg("stopped")
 	return nil

@@ -120,7 +120,7 @@ func changedSections(a, b config.Config) []string {
 	}{
 		{"hub", a.Hub, b.Hub}, {"node", a.Node, b.Node}, {"files", a.Files, b.Files},
 		{"log", a.Log, b.Log}, {"tools", a.Tools, b.Tools},
-		{"placeholders", a.Placeholders, b.Placeholders}, {"plugins", a.Plugins, b.Plugins},
+		{"placeholders", a.Placeholders, b.Placeholders}, {"plugins", a.Plugins, b.Plugins}, {"mcp", a.MCP, b.MCP},
 	} {
 		if !reflect.DeepEqual(c.x, c.y) {
 			out = append(out, c.name)

@@ -87,7 +87,9 @@ func (s Spec) Typed() bool {
 //     boolean given for a string parameter becomes its text;
 //   - an absent argument (or null, or an empty string for a non-string
 //     parameter) takes the parameter's default when it has one;
-//   - aliases are mapped back to the parameter's Name;
+//   - aliases are mapped back to the parameter's Name (except for a
+//     parameter named "command" of a tool with named commands, which stays
+//     under its alias since "command" carries the selection);
 //   - keys the server injects (IsInjectedArg) are passed on untouched, and
 //     so is "command" for a tool that has named commands.
 //
@@ -235,8 +237,20 @@ func checkParams(params []Param, args map[string]json.RawMessage, named bool) (m
 	var problems []string
 	used := make(map[string]bool, len(args))
 	for _, p := range params {
+		// A parameter named "command" of a tool whose commands are told
+		// apart by "command" stays under its alias: the selection keeps
+		// that key, and the tool maps the alias back itself.
+		name := p.Name
+		if named && p.Name == CommandArg {
+			name = p.WireName()
+		}
 		key, raw, present := lookupParam(p, args)
-		if present && p.Alias != "" && p.Alias != p.Name {
+		if name != p.Name {
+			// "command" is the selection here, never this parameter.
+			raw, present = args[name]
+			key = name
+		}
+		if present && p.Alias != "" && p.Alias != p.Name && name == p.Name {
 			if _, both := args[p.Name]; both {
 				if _, alias := args[p.Alias]; alias {
 					problems = append(problems, fmt.Sprintf("argument %q is given twice, as %q and as %q", p.Name, p.Name, p.Alias))
@@ -254,7 +268,7 @@ func checkParams(params []Param, args map[string]json.RawMessage, named bool) (m
 		if !present {
 			switch {
 			case p.Default != nil:
-				out[p.Name] = p.Default
+				out[name] = p.Default
 			case p.Required:
 				problems = append(problems, fmt.Sprintf("missing required argument %q (%s)", p.WireName(), typeText(p.Type)))
 			}
@@ -269,7 +283,7 @@ func checkParams(params []Param, args map[string]json.RawMessage, named bool) (m
 			problems = append(problems, fmt.Sprintf("argument %q: %s is not one of %s", p.WireName(), clip(string(v)), enumText(p.Enum)))
 			continue
 		}
-		out[p.Name] = v
+		out[name] = v
 	}
 	var unknown []string
 	for k, v := range args {

@@ -310,3 +310,29 @@ func TestUnknownCommandOfAManyCommandToolShowsTheClosest(t *testing.T) {
 		t.Fatalf("error text:\n%s", text)
 	}
 }
+
+// A parameter named "command" (an MCP shell tool's, say) of a tool whose
+// commands are selected by "command" keeps both: the selection under
+// "command", the parameter under its alias.
+func TestCheckArgsParameterNamedCommand(t *testing.T) {
+	sc, err := SchemaFromJSON(json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string"}},"required":["command"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alias := sc.Params[0].WireName()
+	if alias == CommandArg {
+		t.Fatalf("no alias for command: %+v", sc.Params[0])
+	}
+	s := Spec{Name: "McpShell", Commands: []Command{{Command: "run", Schema: sc}, {Command: "other", Schema: &Schema{}}}}
+	out, err := CheckArgs(s, map[string]json.RawMessage{"command": json.RawMessage(`"run"`), alias: json.RawMessage(`"ls -l"`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out["command"]) != `"run"` || string(out[alias]) != `"ls -l"` || len(out) != 2 {
+		t.Errorf("out = %s", out)
+	}
+	_, err = CheckArgs(s, map[string]json.RawMessage{"command": json.RawMessage(`"run"`)})
+	if err == nil || !strings.Contains(err.Error(), `missing required argument "`+alias+`"`) {
+		t.Errorf("the selection taken for the parameter: %v", err)
+	}
+}

@@ -129,6 +129,9 @@ func toolRow(t node.ToolStatus, withReason bool) string {
 	if source == "" {
 		source = "-"
 	}
+	if t.State != "" {
+		source += " (" + t.State + ")" // an MCP server's state
+	}
 	row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", t.Name, exposed, ctlAge(time.Duration(t.TimeoutMs)*time.Millisecond), limit, approval, source)
 	if withReason {
 		row += "\t" + t.Reason

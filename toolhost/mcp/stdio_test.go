@@ -52,7 +52,7 @@ func TestStdioServerListedAsOneTool(t *testing.T) {
 	if st.State != StateRunning || st.Tools != 9 || st.Transport != "stdio" {
 		t.Errorf("status = %+v", st)
 	}
-	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], `tool "broken" left out: invalid inputSchema: properties: not a JSON object`) {
+	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], `tool "broken" left out: invalid JSON Schema`) {
 		t.Errorf("warnings = %q", st.Warnings)
 	}
 }
@@ -76,10 +76,10 @@ func TestStdioCallMapsArguments(t *testing.T) {
 	}
 
 	odd := f.tool("McpBasic").Spec().Commands[5].Schema
-	if odd.Params[0].Alias != "file_path" || odd.Params[1].Alias != "command_arg" {
+	if odd.Params[0].Alias != "file_path" || odd.Params[1].Alias != "command_" {
 		t.Fatalf("aliases = %+v", odd.Params)
 	}
-	got, err = call(ctx, t, tool, map[string]any{"command": "odd", "file_path": "/srv/a", "command_arg": "go"})
+	got, err = call(ctx, t, tool, map[string]any{"command": "odd", "file_path": "/srv/a", "command_": "go"})
 	if err != nil {
 		t.Fatal(err)
 	}

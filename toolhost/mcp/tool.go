@@ -17,7 +17,7 @@ import (
 
 // commandArg is the argument that selects the MCP tool, the VCP convention
 // for multi-command plugins.
-const commandArg = "command"
+const commandArg = toolhost.CommandArg
 
 // injectedArgs are keys the VCP server adds to every call; an MCP tool that
 // does not declare them must not receive them (many schemas forbid extra

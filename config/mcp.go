@@ -1,0 +1,189 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MCPConfig is the [mcp] table: MCP servers this node offers as VCP tools
+// ([mcp.servers.NAME]) and how `vcpnode mcp` offers this node's tools to
+// MCP clients ([mcp.serve]).
+type MCPConfig struct {
+	Servers map[string]MCPServerConfig `toml:"servers"`
+	Serve   MCPServeConfig             `toml:"serve"`
+}
+
+// MCPServerConfig is one [mcp.servers.NAME] table: a stdio server (command)
+// or a streamable HTTP server (url).
+type MCPServerConfig struct {
+	Command string            `toml:"command"`
+	Args    []string          `toml:"args"`
+	Env     map[string]string `toml:"env"`
+	Cwd     string            `toml:"cwd"`
+	URL     string            `toml:"url"`
+	// Headers are sent to a url server; a value "$NAME" is read from the
+	// daemon's environment when connecting (never VCPNODE_KEY).
+	Headers map[string]string `toml:"headers"`
+	// Tool is the VCP tool name; empty means "Mcp" + NAME in CamelCase.
+	Tool    string   `toml:"tool"`
+	Include []string `toml:"include"`
+	Exclude []string `toml:"exclude"`
+	// Timeout is the tool's per-call timeout; zero means the default (60s).
+	Timeout Duration `toml:"timeout"`
+}
+
+// MCPServeConfig is the [mcp.serve] table, read by `vcpnode mcp`.
+type MCPServeConfig struct {
+	// Tools offered to MCP clients; empty means the tools exposed to the
+	// VCP server.
+	Tools []string `toml:"tools"`
+	// Listen, when set, also serves streamable HTTP on this loopback
+	// address (host:port); TokenFile (0600) holds the bearer token.
+	Listen    string `toml:"listen"`
+	TokenFile string `toml:"token_file"`
+}
+
+func defaultMCPConfig() MCPConfig {
+	// Empty, not nil: `config show` writes [] and must read back equal.
+	return MCPConfig{Serve: MCPServeConfig{Tools: []string{}}}
+}
+
+// MCPToolName is the VCP tool an [mcp.servers.NAME] table makes: its tool
+// key, or "Mcp" + NAME in CamelCase ("brave-search" → "McpBraveSearch").
+func MCPToolName(name string, s MCPServerConfig) string {
+	if s.Tool != "" {
+		return s.Tool
+	}
+	var b strings.Builder
+	b.WriteString("Mcp")
+	upper := true
+	for _, r := range name {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			upper = true
+			continue
+		}
+		if upper && r >= 'a' && r <= 'z' {
+			r -= 'a' - 'A'
+		}
+		upper = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// carriableName: letters, digits and _, what the VCP text protocol carries.
+func carriableName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+func (c Config) checkMCP(ps *problemList) {
+	names := make([]string, 0, len(c.MCP.Servers))
+	for name := range c.MCP.Servers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	tools := map[string]string{}
+	for _, name := range names {
+		s := c.MCP.Servers[name]
+		key := keyPath("mcp", "servers", name)
+		switch {
+		case s.Command == "" && s.URL == "":
+			ps.add(key, "set command (a stdio server) or url (a streamable HTTP server)")
+		case s.Command != "" && s.URL != "":
+			ps.add(key, "set command or url, not both")
+		}
+		if s.URL != "" {
+			if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
+				ps.add(key+".url", "%q must start with http:// or https://", s.URL)
+			}
+			if len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
+				ps.add(key, "args, env and cwd are for stdio servers (command), not url")
+			}
+		}
+		if s.Command != "" && len(s.Headers) > 0 {
+			ps.add(key+".headers", "are for streamable HTTP servers (url), not command")
+		}
+		if s.Cwd != "" {
+			if msg := absPathProblem(s.Cwd); msg != "" {
+				ps.add(key+".cwd", "%s", msg)
+			}
+		}
+		for k := range s.Env {
+			switch {
+			case !envName.MatchString(k):
+				ps.add(key+".env", "%q is not an environment variable name", k)
+			case k == EnvKey:
+				ps.add(key+".env", "%s holds the hub key and is never given to MCP servers", EnvKey)
+			}
+		}
+		for k, v := range s.Headers {
+			ref, isRef := strings.CutPrefix(v, "$")
+			switch {
+			case !isRef:
+			case !envName.MatchString(ref):
+				ps.add(key+".headers", "%s: %q is not \"$\" and an environment variable name", k, v)
+			case ref == EnvKey:
+				ps.add(key+".headers", "%s: %s holds the hub key and is never sent to MCP servers", k, EnvKey)
+			}
+		}
+		tool := MCPToolName(name, s)
+		if !carriableName(tool) {
+			ps.add(key+".tool", "%q: a VCP tool name is letters, digits and _", tool)
+		} else if other, dup := tools[tool]; dup {
+			ps.add(key+".tool", "%q is already the tool of mcp.servers.%s; set tool = \"…\"", tool, other)
+		}
+		tools[tool] = name
+		if len(s.Include) > 0 && len(s.Exclude) > 0 {
+			ps.add(key, "set include or exclude, not both")
+		}
+		if s.Timeout != 0 && (s.Timeout.D() < minToolTimeout || s.Timeout.D() > maxToolTimeout) {
+			ps.add(key+".timeout", "must be between 1s and %s (got %s)", maxToolTimeout, s.Timeout)
+		}
+	}
+	checkToolList(ps, "mcp.serve.tools", c.MCP.Serve.Tools)
+	if l := c.MCP.Serve.Listen; l != "" {
+		if msg := LoopbackListenProblem(l); msg != "" {
+			ps.add("mcp.serve.listen", "%s", msg)
+		}
+		if c.MCP.Serve.TokenFile == "" {
+			ps.add("mcp.serve.token_file", "is needed with mcp.serve.listen: MCP clients over HTTP must send its bearer token")
+		}
+	}
+	if f := c.MCP.Serve.TokenFile; f != "" {
+		if msg := absPathProblem(f); msg != "" {
+			ps.add("mcp.serve.token_file", "%s", msg)
+		}
+	}
+}
+
+// LoopbackListenProblem says what is wrong with a host:port that must be on
+// loopback (127.0.0.1, [::1] or localhost), or returns "".
+func LoopbackListenProblem(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return fmt.Sprintf("%q is not host:port, like \"127.0.0.1:8808\"", listen)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Sprintf("%q has no valid port number", listen)
+	}
+	if host == "localhost" {
+		return ""
+	}
+	if addr, err := netip.ParseAddr(host); err != nil || !addr.IsLoopback() {
+		return fmt.Sprintf("%q is not a loopback address; MCP over HTTP is served on 127.0.0.1 or [::1] only", listen)
+	}
+	return ""
+}
