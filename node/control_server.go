@@ -132,6 +132,7 @@ func (s *ControlServer) routes() http.Handler {
 	mux.HandleFunc(pathPrompt, s.only(http.MethodGet, false, s.handlePrompt))             // prompt.go
 	mux.HandleFunc(pathPlaceholders, s.only(http.MethodGet, false, s.handlePlaceholders)) // placeholders_control.go
 	mux.HandleFunc(pathCall, s.only(http.MethodPost, true, s.handleCall))
+	mux.HandleFunc(pathMCPTools, s.only(http.MethodGet, true, s.handleMCPTools)) // control_mcp.go
 	mux.HandleFunc(pathReload, s.only(http.MethodPost, true, s.handleReload))
 	mux.HandleFunc(pathReconnect, s.only(http.MethodPost, true, s.handleReconnect))
 	// The arguments of held calls are the owner's business, and their
@@ -323,7 +324,17 @@ func (s *ControlServer) handleCall(w http.ResponseWriter, r *http.Request) {
 	started := time.Now()
 	// The request's context ends when the client goes away (Ctrl-C), which
 	// cancels the call.
-	o := s.n.CallLocal(r.Context(), id, req.Tool, req.Args)
+	var o toolhost.Outcome
+	switch req.Via {
+	case "":
+		o = s.n.CallLocal(r.Context(), id, req.Tool, req.Args)
+	case viaMCP:
+		id = "mcp-" + rand.Text()[:8]
+		o = s.n.callMCP(r.Context(), id, req.Tool, req.Args) // control_mcp.go
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Errorf("via %q: the only caller named is \"mcp\"", req.Via))
+		return
+	}
 	switch {
 	case errors.Is(o.Cause, toolhost.ErrUnknownTool):
 		writeError(w, http.StatusNotFound, o.Cause)

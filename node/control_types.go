@@ -120,6 +120,9 @@ type ToolsResponse struct {
 type CallRequest struct {
 	Tool string                     `json:"tool"`
 	Args map[string]json.RawMessage `json:"args,omitempty"`
+	// Via is "mcp" for `vcpnode mcp`: only the tools offered to MCP
+	// clients may be called, and the approval gate applies (see MCPTools).
+	Via string `json:"via,omitempty"`
 }
 
 // CallResponse is the outcome of a local call: what the server would have

@@ -220,13 +220,15 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 		d.rejectLocked(in, toolName, reply, fmt.Errorf("%w %q", ErrUnknownTool, toolName))
 		return true
 	}
-	// The owner's approval gate (approval.go). Local calls are the owner's own.
+	// The owner's approval gate (approval.go). Local calls are the owner's
+	// own, unless Gated (an MCP client calling for its model).
 	mode, approvalWait := pol.Approval(toolName)
-	if !in.Local && mode == ApprovalDeny {
+	gate := !in.Local || in.Gated
+	if gate && mode == ApprovalDeny {
 		d.rejectLocked(in, toolName, reply, fmt.Errorf("tool %q %w", toolName, ErrRefused))
 		return true
 	}
-	ask := !in.Local && mode == ApprovalAsk
+	ask := gate && mode == ApprovalAsk
 	toolMax := pol.MaxConcurrent(toolName)
 	// A call awaiting approval takes no queue place yet: it is checked
 	// against the limits once approved.
@@ -251,7 +253,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 		ready: make(chan struct{}),
 		ask:   ask, awaiting: ask, approvalWait: approvalWait, approval: DecisionAuto,
 	}
-	if in.Local && mode != ApprovalAuto {
+	if !gate && mode != ApprovalAuto {
 		c.approval = DecisionLocal
 	}
 	if e.spec.MaxResultBytes > 0 {

@@ -35,6 +35,10 @@ type Call struct {
 	// Streams says the caller writes a StreamResult to the wire itself
 	// (Outcome.Stream); otherwise such a result arrives gathered in Result.
 	Streams bool
+	// Gated local calls still pass the owner's approval gate ("ask" waits
+	// for `vcpnode approve`, "deny" refuses): calls from MCP clients, which
+	// act for a model rather than for the owner at the keyboard.
+	Gated bool
 }
 
 // Spec is what the node knows about a tool: the parts that may be sent to the

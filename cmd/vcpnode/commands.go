@@ -74,6 +74,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newStatusCmd(a),
 		newToolsCmd(a),
 		newCallCmd(a),
+		newMCPCmd(a),
 		newPlaceholdersCmd(a),
 		newApprovalsCmd(a),
 		newApproveCmd(a),

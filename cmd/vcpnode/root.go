@@ -33,7 +33,8 @@ type nodeRunner interface {
 // drive them with buffers, a fake environment and fake signals.
 type app struct {
 	stdout, stderr io.Writer
-	// stdin is read by commands that take "-" for standard input; nil means os.Stdin.
+	// stdin is read by commands that take "-" for standard input, and by
+	// `vcpnode mcp`; nil means os.Stdin.
 	stdin io.Reader
 	// stderrFile is the real stderr when there is one: it decides colours
 	// and whether journald is listening.

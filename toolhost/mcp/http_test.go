@@ -134,7 +134,8 @@ func TestHTTPLargeResultMeetsTheDispatcherCap(t *testing.T) {
 	d := toolhost.NewDispatcher(reg, toolhost.Policy{}, toolhost.Limits{MaxResultBytes: 1 << 20}, f.host.o.Log)
 	out := make(chan toolhost.Outcome, 1)
 	d.Dispatch(context.Background(), "McpWeb", toolhost.Call{RequestID: "b1", Local: true,
-		Args: map[string]json.RawMessage{"command": json.RawMessage(`"big"`)}}, func(o toolhost.Outcome) { out <- o })
+		// 2 MiB: the cap is the point here; the 50 MiB result is sent over stdio.
+		Args: map[string]json.RawMessage{"command": json.RawMessage(`"big"`), "bytes": json.RawMessage(`2097152`)}}, func(o toolhost.Outcome) { out <- o })
 	select {
 	case o := <-out:
 		if !errors.Is(o.Cause, toolhost.ErrResultTooLarge) {

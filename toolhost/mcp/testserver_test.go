@@ -106,9 +106,15 @@ func newTestServer(kind string) *sdk.Server {
 			os.Exit(3)
 			return nil, nil
 		})
-	srv.AddTool(&sdk.Tool{Name: "big", Description: "Returns 50 MiB of text (8 MiB under -race).", InputSchema: obj(``)},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return textResult(strings.Repeat("x", bigResultBytes)), nil
+	srv.AddTool(&sdk.Tool{Name: "big", Description: "Returns 50 MiB of text (8 MiB under -race), or the bytes asked for.",
+		InputSchema: obj(`"bytes":{"type":"integer"}`)},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var args struct{ Bytes int }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			if args.Bytes <= 0 {
+				args.Bytes = bigResultBytes
+			}
+			return textResult(strings.Repeat("x", args.Bytes)), nil
 		})
 	srv.AddTool(&sdk.Tool{Name: "broken", Description: "Declares an invalid schema.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":"nope"}`)},

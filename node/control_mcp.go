@@ -1,0 +1,178 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// `vcpnode mcp` offers this node's tools to MCP clients through these.
+const (
+	pathMCPTools = "/v1/mcp/tools"
+	viaMCP       = "mcp"
+)
+
+// MCPTool is one tool as `vcpnode mcp` publishes it in tools/list.
+type MCPTool struct {
+	Name  string `json:"name"`
+	Title string `json:"title,omitempty"`
+	// Description is the tool's description; for a tool without a schema,
+	// followed by its invocation text (what the VCP server is told).
+	Description string `json:"description"`
+	// InputSchema is a JSON Schema object: the tool's own (typed tools), or
+	// one that takes string arguments (plugins, which have no schema).
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Typed       bool            `json:"typed"`
+}
+
+// MCPToolsResponse is GET /v1/mcp/tools.
+type MCPToolsResponse struct {
+	Tools []MCPTool `json:"tools"`
+}
+
+// MCPTools lists the tools offered to MCP clients: [mcp.serve] tools, or
+// by default the tools exposed to the VCP server.
+func (c *ControlClient) MCPTools(ctx context.Context) ([]MCPTool, error) {
+	var out MCPToolsResponse
+	return out.Tools, c.do(ctx, http.MethodGet, pathMCPTools, nil, &out)
+}
+
+func (s *ControlServer) handleMCPTools(w http.ResponseWriter, _ *http.Request) {
+	out := MCPToolsResponse{Tools: []MCPTool{}}
+	for _, t := range s.n.mcpServed() {
+		out.Tools = append(out.Tools, mcpTool(t.Spec))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// mcpServed is the registered tools MCP clients may see and call.
+func (n *Node) mcpServed() []toolhost.ToolInfo {
+	names := n.Config().MCP.Serve.Tools
+	var out []toolhost.ToolInfo
+	for _, t := range n.Tools() {
+		switch {
+		case t.Spec.Implicit:
+			// Called by the VCP server by name with its own arguments; of no use to a model.
+		case len(names) > 0:
+			if slices.Contains(names, t.Spec.Name) {
+				out = append(out, t)
+			}
+		case t.Exposure.Exposed:
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// callMCP runs a call from an MCP client: through the dispatcher like the
+// owner's `vcpnode call` (limits, deadline, audit), but only for a tool
+// offered to MCP clients, and past the approval gate.
+func (n *Node) callMCP(ctx context.Context, requestID, tool string, args map[string]json.RawMessage) toolhost.Outcome {
+	if !slices.ContainsFunc(n.mcpServed(), func(t toolhost.ToolInfo) bool { return t.Spec.Name == tool }) {
+		err := fmt.Errorf("%w %q: it is not offered to MCP clients ([mcp.serve] tools, or the exposed tools)", toolhost.ErrUnknownTool, tool)
+		return toolhost.Outcome{RequestID: requestID, Err: err.Error(), Cause: err}
+	}
+	done := make(chan toolhost.Outcome, 1)
+	call := toolhost.Call{RequestID: requestID, Args: args, Local: true, Gated: true}
+	if !n.disp.Dispatch(ctx, tool, call, func(o toolhost.Outcome) { done <- o }) {
+		return toolhost.Outcome{RequestID: requestID, Err: fmt.Sprintf("request id %q is already in flight", requestID)}
+	}
+	return <-done
+}
+
+// mcpTool describes s for an MCP client.
+func mcpTool(s toolhost.Spec) MCPTool {
+	t := MCPTool{Name: s.Name, Title: s.DisplayName, Typed: s.Typed()}
+	typed := commandsWithSchema(s)
+	if len(typed) == 1 && len(s.Commands) == 1 {
+		t.Description = strings.TrimSpace(s.Description)
+		if t.Description == "" {
+			t.Description = toolhost.Usage(s, "")
+		}
+		t.InputSchema = schemaJSON(typed[0].Schema)
+		return t
+	}
+	// Several commands, or none typed: the invocation text says how to call
+	// it, and "command" selects the command.
+	t.Description = strings.TrimSpace(strings.TrimSpace(s.Description) + "\n\n" + toolhost.Usage(s, ""))
+	props := map[string]any{}
+	var commands []string
+	for _, c := range s.Commands {
+		if c.Command != "" {
+			commands = append(commands, c.Command)
+		}
+		if c.Schema == nil {
+			continue
+		}
+		for _, p := range c.Schema.Params {
+			if _, seen := props[p.Name]; !seen && p.Name != toolhost.CommandArg {
+				props[p.Name] = paramSchema(p)
+			}
+		}
+	}
+	schema := map[string]any{"type": "object", "properties": props}
+	if len(commands) > 0 {
+		props[toolhost.CommandArg] = map[string]any{"type": "string", "enum": commands,
+			"description": "which command of " + s.Name + " to run"}
+		schema["required"] = []string{toolhost.CommandArg}
+	}
+	if !t.Typed {
+		// Plugins read every argument as text, as the VCP server sends them.
+		schema["additionalProperties"] = map[string]any{"type": "string"}
+	}
+	t.InputSchema, _ = json.Marshal(schema)
+	return t
+}
+
+func commandsWithSchema(s toolhost.Spec) []toolhost.Command {
+	var out []toolhost.Command
+	for _, c := range s.Commands {
+		if c.Schema != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// schemaJSON is the JSON Schema of sc: its source's own when it has one.
+func schemaJSON(sc *toolhost.Schema) json.RawMessage {
+	if len(sc.Raw) > 0 {
+		return sc.Raw
+	}
+	props := map[string]any{}
+	var required []string
+	for _, p := range sc.Params {
+		props[p.Name] = paramSchema(p)
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	schema := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		schema["required"] = required
+	}
+	b, _ := json.Marshal(schema)
+	return b
+}
+
+func paramSchema(p toolhost.Param) map[string]any {
+	m := map[string]any{}
+	if p.Type != "" {
+		m["type"] = string(p.Type)
+	}
+	if p.Description != "" {
+		m["description"] = p.Description
+	}
+	if len(p.Enum) > 0 {
+		m["enum"] = p.Enum
+	}
+	if p.Default != nil {
+		m["default"] = p.Default
+	}
+	return m
+}
