@@ -67,7 +67,7 @@ func TestMCPServerThroughHub(t *testing.T) {
 		t.Fatalf("manifest = %+v", m)
 	}
 	resize := m.Capabilities.InvocationCommands[0]
-	wantDesc := "Resizes an image.\nCommand resize: pass command:「始」resize「末」.\nParameters:\n" +
+	wantDesc := "A tool of the MCP server \"imgtools\".\nCommand resize: Resizes an image. Pass command:「始」resize「末」.\nParameters:\n" +
 		"- path (string, required): the image\n- size (integer, required)\n" +
 		"- keep_ratio (boolean, optional) (the parameter \"keep-ratio\")"
 	wantExample := "<<<[TOOL_REQUEST]>>>\ntool_name:「始」McpImg「末」,\ncommand:「始」resize「末」,\npath:「始」<path>「末」,\nsize:「始」1「末」\n<<<[END_TOOL_REQUEST]>>>"

@@ -24,8 +24,8 @@ func TestStdioServerListedAsOneTool(t *testing.T) {
 	if spec.Source != "mcp:basic" || spec.DisplayName != "MCP Test Server" || spec.Version != "1.2.3" || !spec.DistributedExposed {
 		t.Errorf("spec = %+v", spec)
 	}
-	if !strings.Contains(spec.Description, "Used by the tests of toolhost/mcp.") {
-		t.Errorf("description lacks the server's instructions: %q", spec.Description)
+	if spec.Description != `A tool of the MCP server "Test Server".` {
+		t.Errorf("description = %q", spec.Description)
 	}
 	var names []string
 	for _, c := range spec.Commands {

@@ -88,20 +88,15 @@ func buildToolSet(cfg ServerConfig, init *sdk.InitializeResult, tools []*sdk.Too
 	set.spec.Source = "mcp:" + cfg.Name
 	set.spec.Timeout = cfg.Timeout
 	set.spec.DistributedExposed = true
-	title, version, instructions := cfg.Name, "", ""
+	title, version := cfg.Name, ""
 	if init != nil && init.ServerInfo != nil {
 		title, version = firstOf(init.ServerInfo.Title, init.ServerInfo.Name, cfg.Name), init.ServerInfo.Version
 	}
-	if init != nil {
-		instructions = strings.TrimSpace(init.Instructions)
-	}
 	set.spec.DisplayName = "MCP " + title
 	set.spec.Version = version
-	desc := fmt.Sprintf("Tools of the MCP server %q. Choose the tool with command:「始」TOOL「末」 and give its arguments.", title)
-	if instructions != "" {
-		desc += "\n" + clip(instructions, 2000)
-	}
-	set.spec.Description = desc
+	// The generated text of each command starts with this, so it stays one
+	// line; the server's instructions are left out for the same reason.
+	set.spec.Description = fmt.Sprintf("A tool of the MCP server %q.", title)
 
 	// The key covers everything the registration is made of.
 	var b strings.Builder
