@@ -211,7 +211,15 @@ func (s *ControlServer) status() StatusResponse {
 	st, _ := n.State()
 	conn := ConnectionStatus{
 		Phase: st.Phase, Since: st.Since, ServerID: st.ServerID, Attempt: st.Attempt,
-		LastError: st.LastError, Sessions: st.Sessions, Reconnects: max(st.Sessions-1, 0),
+		LastError: st.LastError, Registered: st.Registered, Sessions: st.Sessions, Reconnects: max(st.Sessions-1, 0),
+	}
+	if !st.LastErrorAt.IsZero() {
+		at := st.LastErrorAt
+		conn.LastErrorAt = &at
+	}
+	if !st.DisconnectedAt.IsZero() {
+		at := st.DisconnectedAt
+		conn.DisconnectedAt = &at
 	}
 	if st.Phase == PhaseBackoff && !st.RetryAt.IsZero() {
 		at := st.RetryAt
@@ -219,6 +227,9 @@ func (s *ControlServer) status() StatusResponse {
 	}
 	var counts ToolCounts
 	for _, t := range n.Tools() {
+		if t.Spec.Implicit {
+			continue // never registered (internal_request_file): the server does not count it
+		}
 		counts.Registered++
 		if t.Exposure.Exposed {
 			counts.Exposed++
@@ -301,7 +312,7 @@ func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 			name = "(" + filepath.Base(filepath.Dir(sp.Path)) + ")"
 		}
 		out.Tools = append(out.Tools, ToolStatus{
-			Name: name, Source: sp.Path, Reason: sp.Kind + ": " + sp.Reason, Skipped: sp.Kind,
+			Name: name, Source: sp.Path, Reason: skippedReason(sp.Kind, sp.Reason), Skipped: sp.Kind,
 		})
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -442,4 +453,18 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func writeError(w http.ResponseWriter, code int, err error) {
 	writeJSON(w, code, ErrorResponse{Error: config.Redact(err.Error())})
+}
+
+// skippedReason is "kind: reason", with a reason for every kind even when
+// the scan gave none (a disabled plugin is disabled by its file name).
+func skippedReason(kind, reason string) string {
+	if reason == "" {
+		switch kind {
+		case "disabled":
+			reason = "its manifest is renamed plugin-manifest.json.block; rename it back to enable the plugin"
+		default:
+			reason = "no reason recorded"
+		}
+	}
+	return kind + ": " + reason
 }

@@ -49,10 +49,18 @@ type ConnectionStatus struct {
 	// Attempt counts failed attempts since the last good session.
 	Attempt int `json:"attempt,omitempty"`
 	// RetryAt is when the next attempt starts, while backing off.
-	RetryAt    *time.Time `json:"retryAt,omitempty"`
-	LastError  string     `json:"lastError,omitempty"`
-	Sessions   int        `json:"sessions"`
-	Reconnects int        `json:"reconnects"`
+	RetryAt   *time.Time `json:"retryAt,omitempty"`
+	LastError string     `json:"lastError,omitempty"`
+	// LastErrorAt is when LastError happened; a LastError older than
+	// Since while connected is from before the current connection.
+	LastErrorAt *time.Time `json:"lastErrorAt,omitempty"`
+	// DisconnectedAt is when the connection dropped (or the daemon
+	// started); absent while connected.
+	DisconnectedAt *time.Time `json:"disconnectedAt,omitempty"`
+	// Registered: connected, with the tools sent to the server.
+	Registered bool `json:"registered"`
+	Sessions   int  `json:"sessions"`
+	Reconnects int  `json:"reconnects"`
 }
 
 // ToolCounts sums up the registered tools under the current policy.

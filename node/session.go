@@ -103,6 +103,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 		return stop(err)
 	}
 	s.registered = true
+	s.n.state.update(func(st *ConnState) { st.Registered = true })
 	ph := s.newPlaceholderPush() // placeholders_push.go
 	defer ph.stop()
 	if err := ph.sendSnapshot(s); err != nil {

@@ -30,8 +30,18 @@ type ConnState struct {
 	Attempt int
 	// RetryAt is when the next attempt starts (PhaseBackoff only).
 	RetryAt time.Time
-	// LastError is the last connection error, already redacted.
-	LastError string
+	// LastError is the last connection error, already redacted, and
+	// LastErrorAt when it happened. It is kept once connected again, for
+	// the record; status marks it as before the current connection.
+	LastError   string
+	LastErrorAt time.Time
+	// DisconnectedAt is when the last connection ended (or the daemon
+	// started, before the first one); zero while connected. Since only
+	// covers the current phase, which restarts with every attempt.
+	DisconnectedAt time.Time
+	// Registered says the tools of the current connection are on the wire
+	// (register_tools sent); false whenever not connected.
+	Registered bool
 	// Sessions counts connections that were established.
 	Sessions int
 }
@@ -44,18 +54,33 @@ type stateBox struct {
 }
 
 func newStateBox() *stateBox {
-	return &stateBox{s: ConnState{Phase: PhaseConnecting, Since: time.Now()}, changed: make(chan struct{})}
+	now := time.Now()
+	return &stateBox{s: ConnState{Phase: PhaseConnecting, Since: now, DisconnectedAt: now}, changed: make(chan struct{})}
 }
 
 func (b *stateBox) update(f func(*ConnState)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	old := b.s.Phase
+	old := b.s
 	f(&b.s)
 	// Text from the server (close reasons, serverId) may echo the key.
 	b.s.LastError, b.s.ServerID = config.Redact(b.s.LastError), config.Redact(b.s.ServerID)
-	if b.s.Phase != old {
-		b.s.Since = time.Now()
+	now := time.Now()
+	if b.s.Phase != old.Phase {
+		b.s.Since = now
+		switch {
+		case b.s.Phase == PhaseConnected:
+			b.s.DisconnectedAt = time.Time{}
+		case old.Phase == PhaseConnected:
+			b.s.DisconnectedAt = now
+			b.s.Registered = false
+		}
+	}
+	if b.s.Phase != PhaseConnected {
+		b.s.Registered = false
+	}
+	if b.s.LastError != "" && (b.s.LastError != old.LastError || b.s.Attempt != old.Attempt) {
+		b.s.LastErrorAt = now
 	}
 	close(b.changed)
 	b.changed = make(chan struct{})

@@ -25,7 +25,7 @@ func TestStatusCommand(t *testing.T) {
 		"server id "+conn.ServerID(),
 		"node name laptop",
 		"sessions 1 (0 reconnects)",
-		"tools 2 exposed, 4 not exposed, 0 unsupported, 0 invalid (vcpnode tools --all)",
+		"tools 1 exposed, 4 not exposed, 0 unsupported, 0 invalid (vcpnode tools --all)", // internal_request_file is never registered
 		"placeholders 0 (vcpnode placeholders)",
 		"approvals none pending",
 		"config "+d.configFile(),
@@ -40,7 +40,7 @@ func TestStatusCommand(t *testing.T) {
 
 	var st node.StatusResponse
 	d.ctlJSON(&st, "status")
-	if st.Connection.Phase != node.PhaseConnected || st.Connection.ServerID != conn.ServerID() || st.Tools.Exposed != 2 {
+	if st.Connection.Phase != node.PhaseConnected || st.Connection.ServerID != conn.ServerID() || st.Tools.Exposed != 1 || !st.Connection.Registered {
 		t.Errorf("status --json = %+v", st)
 	}
 }
@@ -238,7 +238,7 @@ func TestReloadAndReconnectCommands(t *testing.T) {
 		t.Errorf("reload = %d %q", code, out)
 	}
 	code, out, _ = d.ctl("reconnect")
-	if code != exitOK || out != "already connected; nothing to do (the daemon was connected)\n" {
+	if code != exitOK || !strings.HasPrefix(out, "already connected to "+d.node.HubURL()+", server id "+first.ServerID()+"; tools registered") {
 		t.Errorf("reconnect = %d %q", code, out)
 	}
 
@@ -449,5 +449,64 @@ func TestSystemSocketFallbackIsInjected(t *testing.T) {
 	ta.env["RUNTIME_DIRECTORY"] = runtimeDir
 	if code := ta.run("status"); code != exitError || !strings.Contains(ta.stderr.String(), filepath.Join(runtimeDir, "vcpnode.sock")) {
 		t.Fatalf("status with no system socket: exit %d, stderr %q", code, ta.stderr)
+	}
+}
+
+// reconnect waits for the daemon to be connected with its tools
+// registered, like tailscale up, and says when it is not.
+func TestReconnectWaitsForTheConnection(t *testing.T) {
+	d := startDaemon(t, "")
+	first := d.accept()
+	d.hub.Stop(d.ctx)
+	<-first.Done()
+
+	code, out, errOut := d.ctl("reconnect", "--timeout", "1s")
+	if code != exitError || out != "" || !strings.Contains(errOut, "vcpnode: not connected: the daemon is ") || !strings.Contains(errOut, "after 1s") {
+		t.Errorf("reconnect with the hub down: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if err := d.hub.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = d.ctl("reconnect", "--timeout", "30s")
+	if code != exitOK || !strings.HasPrefix(out, "connected to "+d.node.HubURL()) || !strings.Contains(out, "tools registered") {
+		t.Errorf("reconnect: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	var st node.StatusResponse
+	d.ctlJSON(&st, "status")
+	if !st.Connection.Registered || st.Connection.DisconnectedAt != nil || st.Connection.LastErrorAt == nil || st.Connection.LastError == "" {
+		t.Errorf("status after the reconnect = %+v", st.Connection)
+	}
+}
+
+// While reconnecting, status counts the time since the drop (not since the
+// current backoff began) and the failed attempts as JSON does, and dates
+// the last error.
+func TestStatusCountsFromTheDrop(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
+	retry := now.Add(3 * time.Second)
+	st := node.StatusResponse{Now: now, StartedAt: now.Add(-time.Hour), Connection: node.ConnectionStatus{
+		Phase: node.PhaseBackoff, Since: now.Add(-400 * time.Millisecond), DisconnectedAt: at(21 * time.Second),
+		Attempt: 3, RetryAt: &retry, LastError: "dial: connection refused", LastErrorAt: at(400 * time.Millisecond),
+	}}
+	var b strings.Builder
+	if err := printStatus(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{"connection disconnected for 21s; next attempt in 3s (3 failed attempts so far)", "last error (400ms ago) dial: connection refused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
+	}
+	// Connected again: the old error is marked as such.
+	st.Connection = node.ConnectionStatus{Phase: node.PhaseConnected, Since: now.Add(-time.Minute), Registered: true,
+		LastError: "dial: connection refused", LastErrorAt: at(2 * time.Minute)}
+	b.Reset()
+	if err := printStatus(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	if out := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(out, "last error (2m ago, before this connection) dial") || !strings.Contains(out, "tools registered") {
+		t.Errorf("status when connected again:\n%s", b.String())
 	}
 }

@@ -1,30 +1,100 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/node"
 )
 
+// errNotConnected: reconnect's wait ended without a registered connection.
+var errNotConnected = errors.New("not connected")
+
+// reconnectPoll is how often reconnect looks at the daemon's state.
+const reconnectPoll = 100 * time.Millisecond
+
+// reconnectReport is what `reconnect --json` prints.
+type reconnectReport struct {
+	Request    node.ReconnectResponse `json:"request"`
+	Connected  bool                   `json:"connected"`
+	Connection node.ConnectionStatus  `json:"connection"`
+}
+
 func newReconnectCmd(a *app) *cobra.Command {
 	var f controlFlags
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "reconnect",
-		Short: "Make a disconnected daemon try the server now instead of waiting out its backoff",
+		Short: "Make a disconnected daemon try the server now, and wait until it is connected",
 		Long: "reconnect cuts the running daemon's wait between connection attempts short, for\n" +
-			"when you know the server is back. It does nothing while the daemon is connected\n" +
-			"or already connecting.",
+			"when you know the server is back, then waits up to --timeout for the daemon to be\n" +
+			"connected with its tools registered, and says which. It exits 1 if the daemon is\n" +
+			"still not connected then (with the last error). A connected daemon is left as it is.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return askDaemon(a, cmd, &f, (*node.ControlClient).Reconnect, func(w io.Writer, rep node.ReconnectResponse) error {
-				_, err := fmt.Fprintf(w, "%s (the daemon was %s)\n", rep.Message, rep.Phase)
+			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout+timeout)
+			if err != nil {
 				return err
-			})
+			}
+			defer done()
+			return a.runReconnect(ctx, c, timeout, f.json)
 		},
 	}
 	f.add(cmd, true)
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for the connection (`DURATION`, like 30s; 0 does not wait)")
 	return cmd
+}
+
+func (a *app) runReconnect(ctx context.Context, c *node.ControlClient, timeout time.Duration, asJSON bool) error {
+	rep, err := c.Reconnect(ctx)
+	if err != nil {
+		return err
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(reconnectPoll)
+	defer tick.Stop()
+	var st node.StatusResponse
+	for {
+		if st, err = c.Status(ctx); err != nil {
+			return err
+		}
+		if st.Connection.Registered || waitCtx.Err() != nil {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-waitCtx.Done():
+		}
+	}
+	conn := st.Connection
+	if asJSON {
+		if err := writeJSON(a.stdout, reconnectReport{Request: rep, Connected: conn.Registered, Connection: conn}); err != nil {
+			return err
+		}
+	}
+	if !conn.Registered {
+		msg := fmt.Sprintf("%s: the daemon is %s after %s (%s)", errNotConnected, conn.Phase, ctlAge(timeout), count(conn.Attempt, "failed attempt"))
+		if conn.LastError != "" {
+			msg += "; last error: " + ctlClip(conn.LastError, 160)
+		}
+		return errors.New(msg)
+	}
+	if asJSON {
+		return nil
+	}
+	what := "connected"
+	if !rep.Reconnecting && rep.Phase == node.PhaseConnected {
+		what = "already connected"
+	}
+	server := ""
+	if conn.ServerID != "" {
+		server = ", server id " + conn.ServerID
+	}
+	_, err = fmt.Fprintf(a.stdout, "%s to %s%s; tools registered (connected for %s)\n", what, st.HubURL, server, ctlAge(st.Now.Sub(conn.Since)))
+	return err
 }

@@ -44,20 +44,40 @@ func printStatus(w io.Writer, st node.StatusResponse) error {
 	line("vcpnode", "%s, pid %d, up %s", version, st.PID, ago(st.StartedAt))
 
 	c := st.Connection
+	// Disconnected time counts from the drop, not from the current phase,
+	// which restarts with every attempt; attempts are counted as in JSON.
+	down := ago(c.Since)
+	if c.DisconnectedAt != nil {
+		down = ago(*c.DisconnectedAt)
+	}
 	switch c.Phase {
 	case node.PhaseConnected:
-		line("connection", "connected for %s (since %s)", ago(c.Since), c.Since.Local().Format(time.DateTime))
+		registered := ", tools registered"
+		if !c.Registered {
+			registered = ", registering tools"
+		}
+		line("connection", "connected for %s (since %s)%s", ago(c.Since), c.Since.Local().Format(time.DateTime), registered)
 	case node.PhaseBackoff:
 		next := "now"
 		if c.RetryAt != nil {
 			next = "in " + ctlAge(c.RetryAt.Sub(st.Now))
 		}
-		line("connection", "disconnected for %s; next attempt %s (attempt %d)", ago(c.Since), next, c.Attempt+1)
+		line("connection", "disconnected for %s; next attempt %s (%s so far)", down, next, count(c.Attempt, "failed attempt"))
+	case node.PhaseConnecting:
+		line("connection", "connecting (disconnected for %s, %s so far)", down, count(c.Attempt, "failed attempt"))
 	default:
 		line("connection", "%s for %s", c.Phase, ago(c.Since))
 	}
 	if c.LastError != "" {
-		line("last error", "%s", ctlClip(c.LastError, 160))
+		when := ""
+		if c.LastErrorAt != nil {
+			when = ago(*c.LastErrorAt) + " ago"
+			if c.Phase == node.PhaseConnected && c.LastErrorAt.Before(c.Since) {
+				when += ", before this connection"
+			}
+			when = "(" + when + ") "
+		}
+		line("last error", "%s%s", when, ctlClip(c.LastError, 160))
 	}
 	line("hub", "%s", st.HubURL)
 	serverID := c.ServerID

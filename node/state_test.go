@@ -1,0 +1,35 @@
+package node
+
+import (
+	"testing"
+)
+
+// The time since the drop survives the attempts that follow it; the last
+// error gets a time whenever it is set again; registration ends with the
+// connection.
+func TestStateBoxTracksTheDrop(t *testing.T) {
+	b := newStateBox()
+	started, _ := b.get()
+	if started.DisconnectedAt.IsZero() {
+		t.Fatal("before the first connection, DisconnectedAt should be the start")
+	}
+	b.update(func(s *ConnState) { s.Phase = PhaseConnected })
+	b.update(func(s *ConnState) { s.Registered = true })
+	if s, _ := b.get(); !s.DisconnectedAt.IsZero() || !s.Registered {
+		t.Fatalf("connected: %+v", s)
+	}
+	b.update(func(s *ConnState) { s.Phase = PhaseBackoff; s.Attempt = 1; s.LastError = "refused" })
+	drop, _ := b.get()
+	if drop.DisconnectedAt.IsZero() || drop.Registered || drop.LastErrorAt.IsZero() {
+		t.Fatalf("after the drop: %+v", drop)
+	}
+	b.update(func(s *ConnState) { s.Phase = PhaseConnecting })
+	b.update(func(s *ConnState) { s.Phase = PhaseBackoff; s.Attempt = 2; s.LastError = "refused" })
+	again, _ := b.get()
+	if !again.DisconnectedAt.Equal(drop.DisconnectedAt) || !again.Since.After(drop.Since) {
+		t.Errorf("a later attempt moved DisconnectedAt (%v → %v) or kept Since", drop.DisconnectedAt, again.DisconnectedAt)
+	}
+	if !again.LastErrorAt.After(drop.LastErrorAt) {
+		t.Errorf("the same error at a new attempt kept its old time %v", again.LastErrorAt)
+	}
+}
