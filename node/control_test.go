@@ -113,6 +113,9 @@ func TestControlStatus(t *testing.T) {
 	}
 	var exposed, hidden int
 	for _, ti := range h.node.Tools() {
+		if ti.Spec.Implicit {
+			continue // internal_request_file: never registered, not counted
+		}
 		if ti.Exposure.Exposed {
 			exposed++
 		} else {
