@@ -79,6 +79,12 @@ func (rt *mcpRuntime) source(cfg config.Config, _ zerolog.Logger) ([]toolhost.To
 		return nil, nil, fmt.Errorf("mcp: %w", err)
 	}
 	host.Wait(ctx)
+	// What changed up to here is in the tools returned below: no rescan
+	// for it (a change from now on signals again).
+	select {
+	case <-rt.changed:
+	default:
+	}
 	var warnings []string
 	for _, st := range host.Status() {
 		warnings = append(warnings, st.Warnings...)
