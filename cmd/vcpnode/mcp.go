@@ -218,6 +218,8 @@ func (a *app) serveMCPHTTP(ctx context.Context, f *controlFlags, srv *sdk.Server
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
+	sigs, stopSigs := a.signals()
+	defer stopSigs()
 	hs := &http.Server{Handler: auth, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(a.stderr, "vcpnode mcp: serving MCP over HTTP at http://%s/ (bearer token from %s)\n", ln.Addr(), serve.TokenFile)
 	done := make(chan error, 1)
@@ -225,12 +227,13 @@ func (a *app) serveMCPHTTP(ctx context.Context, f *controlFlags, srv *sdk.Server
 	select {
 	case err := <-done:
 		return fmt.Errorf("mcp: %w", err)
+	case <-sigs:
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hs.Shutdown(sctx)
-		return nil
 	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	return nil
 }
 
 // readTokenFile reads a bearer token from a file only its owner can read.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -160,5 +162,67 @@ func TestMCPHTTPRefusesNonLoopbackAndLooseToken(t *testing.T) {
 	if code := ta.run("mcp", "--http", "--config", cfg, "--socket", d.socket); code == exitOK ||
 		!strings.Contains(ta.stderr.String(), "chmod 600") {
 		t.Errorf("a token file others can read: %d %s", code, ta.stderr)
+	}
+}
+
+// bearerTransport adds a token to every request of the SDK's HTTP client.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestMCPOverHTTPWithBearerToken(t *testing.T) {
+	d := startDaemon(t, "")
+	d.accept()
+	const token = "0123456789abcdef0123456789abcdef"
+	tok := writeFile(t, "token", token+"\n", 0o600)
+	cfg := writeFile(t, "mcp.toml", testHubConfig(d.hub, "[mcp.serve]\nlisten = \"127.0.0.1:0\"\ntoken_file = \""+tok+"\"\n"), 0o600)
+	ta := newTestApp(t)
+	exited := make(chan int, 1)
+	go func() { exited <- ta.run("mcp", "--http", "--config", cfg, "--socket", d.socket) }()
+	var url string
+	eventuallyCtl(t, d.ctx, "the listening line", func() bool {
+		_, rest, ok := strings.Cut(ta.stderr.String(), "serving MCP over HTTP at ")
+		url, _, _ = strings.Cut(rest, " ")
+		return ok && strings.HasSuffix(url, "/")
+	})
+	if resp, err := http.Post(url, "application/json", strings.NewReader(`{}`)); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the token: %v %v", resp, err)
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "web", Version: "1"}, nil)
+	cs, err := client.Connect(d.ctx, &sdk.StreamableClientTransport{Endpoint: url,
+		HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(d.ctx, &sdk.CallToolParams{Name: "Echo", Arguments: map[string]any{"message": "over http"}})
+	if err != nil || res.IsError || !strings.Contains(callText(t, res), "over http") {
+		t.Errorf("call = %+v %v", res, err)
+	}
+	cs.Close()
+	ta.sigs <- syscall.SIGTERM
+	select {
+	case code := <-exited:
+		if code != exitOK {
+			t.Errorf("exit %d: %s", code, ta.stderr)
+		}
+	case <-d.ctx.Done():
+		t.Fatal("vcpnode mcp --http did not stop on SIGTERM")
+	}
+}
+
+func eventuallyCtl(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }
