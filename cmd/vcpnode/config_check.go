@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/builtin"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
@@ -69,7 +70,17 @@ func (a *app) setupProblems(cfg config.Config) (problems []string, hosted *hoste
 // scanTools reads the plugin folders as the daemon does and lists the tools.
 func scanTools(cfg config.Config) (*hostedTools, error) {
 	h := &hostedTools{names: []string{toolhost.FileToolName}, timeouts: map[string]time.Duration{}}
+	// The built-in tools the node always has (exposed only when named).
+	files := toolhost.FileOptions{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes}
+	for _, t := range builtin.New(toolhost.NewFileAccess(files)) {
+		spec := t.Spec()
+		h.names = append(h.names, spec.Name)
+		if spec.Timeout > 0 {
+			h.timeouts[spec.Name] = spec.Timeout
+		}
+	}
 	if len(cfg.Plugins.Dirs) == 0 {
+		slices.Sort(h.names)
 		return h, nil
 	}
 	p := cfg.Plugins
