@@ -258,11 +258,18 @@ func (s *ControlServer) status() StatusResponse {
 			RequestID: c.RequestID, Tool: c.Tool, Started: c.Started, Deadline: c.Deadline, State: state, Local: c.Local,
 		})
 	}
+	ph := n.Placeholders().Placeholders
+	phErrors := 0
+	for _, p := range ph {
+		if p.LastError != "" {
+			phErrors++
+		}
+	}
 	return StatusResponse{
 		Version: s.opts.Version, PID: os.Getpid(), StartedAt: n.tel.started, Now: time.Now(),
 		Name: n.Name(), HubURL: n.HubURL(), ConfigFile: s.opts.ConfigFile, Socket: s.opts.Socket,
 		Metrics: *s.metricsAddr.Load(), Connection: conn, Tools: counts, InFlight: inflight,
-		PendingApprovals: n.Approvals().Len(), Placeholders: len(n.Placeholders().Placeholders),
+		PendingApprovals: n.Approvals().Len(), Placeholders: len(ph), PlaceholderErrors: phErrors,
 	}
 }
 

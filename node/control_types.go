@@ -38,6 +38,9 @@ type StatusResponse struct {
 	PendingApprovals int `json:"pendingApprovals"`
 	// Placeholders counts the {{placeholders}} this node feeds the server.
 	Placeholders int `json:"placeholders"`
+	// PlaceholderErrors counts placeholders whose last refresh failed (a
+	// static plugin's error answer, a failing command).
+	PlaceholderErrors int `json:"placeholderErrors"`
 }
 
 // ConnectionStatus is the hub connection as the reconnect loop sees it.

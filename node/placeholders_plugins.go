@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,6 +44,10 @@ func (s staticSource) Run(ctx context.Context) (placeholders.Output, error) {
 	out, err := s.p.Run(ctx)
 	if err != nil {
 		return placeholders.Output{}, err
+	}
+	if msg, failed := reportedError(out.Stdout); failed {
+		// Not a value: the plugin says it failed. The last good value stays.
+		return placeholders.Output{}, fmt.Errorf("the plugin reported an error: %s", msg)
 	}
 	return placeholders.Output{Text: out.Stdout, TimedOut: out.TimedOut, Truncated: out.Truncated}, nil
 }
@@ -112,4 +117,29 @@ func scanStaticPlugins(cfg config.Config, log zerolog.Logger) (jobs []placeholde
 	}
 	jobs, warnings = staticPluginJobs(set.Static, p)
 	return jobs, append(set.Warnings(), warnings...), closeHost, nil
+}
+
+// reportedError recognises the VCP error answer {"status":"error",
+// "error":…} (or "message") in a static plugin's output.
+func reportedError(stdout string) (string, bool) {
+	var v struct {
+		Status  string          `json:"status"`
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	text := strings.TrimSpace(stdout)
+	if !strings.HasPrefix(text, "{") || json.Unmarshal([]byte(text), &v) != nil || !strings.EqualFold(v.Status, "error") {
+		return "", false
+	}
+	var msg string
+	if json.Unmarshal(v.Error, &msg) != nil || msg == "" {
+		msg = string(v.Error)
+	}
+	if msg == "" || msg == "null" {
+		msg = v.Message
+	}
+	if msg == "" {
+		msg = "no message"
+	}
+	return msg, true
 }

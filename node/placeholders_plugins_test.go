@@ -117,3 +117,36 @@ func TestStaticPluginsThroughTheHub(t *testing.T) {
 		}
 	}
 }
+
+// A static plugin that answers {"status":"error",…} has failed: no value,
+// and its error is shown where placeholders are listed.
+func TestStaticPluginReportedError(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "Plugin")
+	folder := filepath.Join(dir, "Broken")
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"plugin-manifest.json": `{"name":"Broken","pluginType":"static","entryPoint":{"command":"sh run.sh"},
+			"capabilities":{"systemPromptPlaceholders":[{"placeholder":"{{Broken}}"}]}}`,
+		"run.sh": `echo '{"status":"error","error":"API key missing"}'` + "\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(folder, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := config.Default()
+	cfg.Plugins.Dirs = []string{dir}
+	resp, _, err := EvaluatePlaceholders(context.Background(), cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Placeholders) != 1 {
+		t.Fatalf("placeholders = %+v", resp.Placeholders)
+	}
+	p := resp.Placeholders[0]
+	if p.HasValue || !strings.Contains(p.LastError, "the plugin reported an error: API key missing") {
+		t.Errorf("{{Broken}} = %+v, want no value and the plugin's error", p)
+	}
+}

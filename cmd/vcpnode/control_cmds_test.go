@@ -488,13 +488,13 @@ func TestStatusCountsFromTheDrop(t *testing.T) {
 	st := node.StatusResponse{Now: now, StartedAt: now.Add(-time.Hour), Connection: node.ConnectionStatus{
 		Phase: node.PhaseBackoff, Since: now.Add(-400 * time.Millisecond), DisconnectedAt: at(21 * time.Second),
 		Attempt: 3, RetryAt: &retry, LastError: "dial: connection refused", LastErrorAt: at(400 * time.Millisecond),
-	}}
+	}, Placeholders: 2, PlaceholderErrors: 1}
 	var b strings.Builder
 	if err := printStatus(&b, st); err != nil {
 		t.Fatal(err)
 	}
 	out := strings.Join(strings.Fields(b.String()), " ")
-	for _, want := range []string{"connection disconnected for 21s; next attempt in 3s (3 failed attempts so far)", "last error (400ms ago) dial: connection refused"} {
+	for _, want := range []string{"connection disconnected for 21s; next attempt in 3s (3 failed attempts so far)", "last error (400ms ago) dial: connection refused", "placeholders 2, 1 failing (vcpnode placeholders shows the errors)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, b.String())
 		}

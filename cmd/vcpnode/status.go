@@ -89,7 +89,11 @@ func printStatus(w io.Writer, st node.StatusResponse) error {
 	line("sessions", "%d (%d reconnects)", c.Sessions, c.Reconnects)
 	line("tools", "%d exposed, %d not exposed, %d unsupported, %d invalid (vcpnode tools --all)",
 		st.Tools.Exposed, st.Tools.Hidden, st.Tools.Unsupported, st.Tools.Invalid)
-	line("placeholders", "%d (vcpnode placeholders)", st.Placeholders)
+	if st.PlaceholderErrors > 0 {
+		line("placeholders", "%d, %d failing (vcpnode placeholders shows the errors)", st.Placeholders, st.PlaceholderErrors)
+	} else {
+		line("placeholders", "%d (vcpnode placeholders)", st.Placeholders)
+	}
 	switch st.PendingApprovals {
 	case 0:
 		line("approvals", "none pending")
