@@ -352,6 +352,16 @@ func TestPluginFolderChangesReconnectWithTheNewSet(t *testing.T) {
 	if names, _ := registered(t, h, h.accept()); !slices.Equal(names, []string{"Beta"}) {
 		t.Fatalf("after blocking Alpha: registered %v", names)
 	}
+	// tools --all says why it is off, never "disabled: " alone.
+	_, client := startControl(t, h, "")
+	tools, err := client.Tools(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(tools, func(ts ToolStatus) bool { return ts.Name == "Alpha" })
+	if i < 0 || tools[i].Skipped != "disabled" || !strings.Contains(tools[i].Reason, "renamed plugin-manifest.json.block") {
+		t.Errorf("Alpha in tools --all = %+v", tools)
+	}
 }
 
 func TestPluginSetupErrors(t *testing.T) {
