@@ -50,6 +50,12 @@ func pluginHarness(stateDir string, watch bool, dirs ...string) harnessOpt {
 		c.Plugins.Dirs = dirs
 		c.Plugins.StateDir = stateDir
 		c.Plugins.Watch = watch
+		// Python plugins can take seconds just to start on a loaded
+		// machine; the examples' own 10 s would then fail the test.
+		c.Tools = map[string]config.ToolConfig{}
+		for _, name := range []string{"UnitConverter", "DelayedEcho", "TextStats", "GatedAsync"} {
+			c.Tools[name] = config.ToolConfig{Timeout: config.Duration(60 * time.Second)}
+		}
 	}}
 }
 

@@ -40,6 +40,11 @@ const (
 	clipRunes = 100
 )
 
+// demoSlack multiplies the demo's time limits (the whole demo, the
+// example plugins' timeouts, the wait for the callback). Tests raise it: on
+// a loaded machine starting Python alone can take seconds.
+var demoSlack = 1
+
 // demoKey makes the key the demo's hub and node share. Tests replace it to
 // check that the key never reaches the output.
 var demoKey = rand.Text
@@ -163,7 +168,7 @@ func runDemo(parent context.Context, stdout io.Writer, log zerolog.Logger, sigs 
 
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	ctx, cancelTimeout := context.WithTimeoutCause(ctx, demoTimeout, errDemoTimedOut)
+	ctx, cancelTimeout := context.WithTimeoutCause(ctx, time.Duration(demoSlack)*demoTimeout, errDemoTimedOut)
 	defer cancelTimeout()
 	stopSignals := watchDemoSignals(sigs, log, cancel, n.Hurry)
 	defer stopSignals()

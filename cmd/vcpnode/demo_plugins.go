@@ -67,6 +67,16 @@ func setupDemoPlugins(cfg *config.Config) (*demoPlugins, func(), error) {
 	cfg.Plugins.StateDir = state
 	cfg.Plugins.Watch = false
 	cfg.Node.ExposedTools = append(cfg.Node.ExposedTools, "UnitConverter", "DelayedEcho")
+	if demoSlack > 1 {
+		for _, name := range []string{"UnitConverter", "DelayedEcho"} {
+			if cfg.Tools == nil {
+				cfg.Tools = map[string]config.ToolConfig{}
+			}
+			t := cfg.Tools[name]
+			t.Timeout = config.Duration(time.Duration(demoSlack) * 10 * time.Second) // the manifests say 10 s
+			cfg.Tools[name] = t
+		}
+	}
 	return dp, func() { os.RemoveAll(state) }, nil
 }
 
@@ -111,7 +121,7 @@ func (dp *demoPlugins) awaitCallback(ctx context.Context, d *demo, conn *fakehub
 		return
 	}
 	d.out.printf("\nwaiting for DelayedEcho's result: the plugin posts it to the node, which forwards it\n")
-	wctx, cancel := context.WithTimeout(ctx, demoCallbackWait)
+	wctx, cancel := context.WithTimeout(ctx, time.Duration(demoSlack)*demoCallbackWait)
 	defer cancel()
 	m, err := conn.WaitType(wctx, wsproto.TypePluginCallbackForward)
 	if err != nil {
