@@ -284,7 +284,8 @@ func (h *Host) retire(p *process) {
 				if p.tree.Alive() { // stopped earlier already: kill what is left
 					p.tree.KillAll()
 				}
-				ctx = context.Background() // and keep polling until it is gone
+				ctx = context.Background()        // and keep polling until it is gone,
+				tick.Reset(10 * time.Millisecond) // closely: Close is waiting
 			}
 		}
 		h.log.Debug().Str("plugin", p.spec.name).Int("pid", p.pid).Dur("duration", time.Since(p.started)).

@@ -320,27 +320,40 @@ func (b *walkBackend) live(snap map[int]procInfo) []int {
 	return out
 }
 
-// snapshot walks (reaping what it can) and returns this tree's live members.
-func (b *walkBackend) snapshot() []int {
+// snapshot walks (reaping what it can) and returns this tree's live
+// members, and whether one of them is still in the leader's process group.
+func (b *walkBackend) snapshot() (live []int, groupInUse bool) {
 	snap := b.w.walk()
 	b.w.mu.Lock()
 	defer b.w.mu.Unlock()
-	return b.live(snap)
+	live = b.live(snap)
+	for _, pid := range live {
+		if snap[pid].pgid == b.leader {
+			groupInUse = true
+		}
+	}
+	return live, groupInUse
 }
 
 func (b *walkBackend) signal(sig syscall.Signal) {
-	for _, pid := range b.snapshot() {
+	live, groupInUse := b.snapshot()
+	for _, pid := range live {
 		_ = syscall.Kill(pid, sig)
 	}
-	b.w.mu.Lock()
-	leader := b.leader
-	b.w.mu.Unlock()
-	if leader > 0 {
-		_ = syscall.Kill(-leader, sig) // the group, in case a member was just forked
+	// The group too, in case a member was forked since the walk. Only while
+	// a member is in it: a group id is free for reuse once the group is empty.
+	if groupInUse {
+		b.w.mu.Lock()
+		leader := b.leader
+		b.w.mu.Unlock()
+		_ = syscall.Kill(-leader, sig)
 	}
 }
 
-func (b *walkBackend) alive() bool { return len(b.snapshot()) > 0 }
+func (b *walkBackend) alive() bool {
+	live, _ := b.snapshot()
+	return len(live) > 0
+}
 
 func (b *walkBackend) reap() { b.w.walk() }
 
@@ -350,7 +363,8 @@ func (b *walkBackend) killAll() {
 	stopped := make(map[int]bool)
 	for round := 0; round < 1000; round++ {
 		fresh := false
-		for _, pid := range b.snapshot() {
+		live, _ := b.snapshot()
+		for _, pid := range live {
 			if !stopped[pid] {
 				_ = syscall.Kill(pid, syscall.SIGSTOP)
 				stopped[pid] = true
