@@ -18,7 +18,7 @@ func newConfigCmd(a *app) *cobra.Command {
 		Args:  noSubcommand,
 		RunE:  helpAndFail,
 	}
-	cmd.PersistentFlags().StringVarP(&configFlag, "config", "c", "", "config `FILE` (default $"+envConfig+")")
+	cmd.PersistentFlags().StringVarP(&configFlag, "config", "c", "", "config `FILE` ("+configDefaultHelp+")")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "check",
 		Short: "Report every problem in the config file at once (exit 1 if any)",

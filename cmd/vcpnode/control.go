@@ -36,7 +36,7 @@ type controlFlags struct {
 
 func (f *controlFlags) add(cmd *cobra.Command, withJSON bool) {
 	cmd.Flags().StringVar(&f.socket, "socket", "", "the daemon's control socket `PATH` (default: [control] socket of the config, else where 'vcpnode run' listens by default)")
-	cmd.Flags().StringVarP(&f.config, "config", "c", "", "config `FILE` whose [control] socket to use (default $"+envConfig+" when set)")
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", "config `FILE` whose [control] socket to use ("+configDefaultHelp+")")
 	if withJSON {
 		cmd.Flags().BoolVar(&f.json, "json", false, "print the daemon's answer as JSON")
 	}

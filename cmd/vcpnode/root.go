@@ -23,6 +23,9 @@ import (
 // envConfig names the config file when --config is not given.
 const envConfig = "VCPNODE_CONFIG"
 
+// configDefaultHelp is how --config is found when absent, for usage texts.
+const configDefaultHelp = "default $" + envConfig + ", else ~/.config/vcpnode/config.toml, else /etc/vcpnode/config.toml as root"
+
 // nodeRunner is what `run` needs from a node; *node.Node implements it.
 type nodeRunner interface {
 	Run(ctx context.Context) error

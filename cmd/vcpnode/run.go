@@ -77,7 +77,7 @@ func newRunCmd(a *app) *cobra.Command {
 			return a.serveWith(cmd.Context(), n, log, sigs, hups, ctl.reload)
 		},
 	}
-	cmd.Flags().StringVarP(&configFlag, "config", "c", "", "config `FILE` (default $"+envConfig+")")
+	cmd.Flags().StringVarP(&configFlag, "config", "c", "", "config `FILE` ("+configDefaultHelp+")")
 	cmd.Flags().StringVar(&socketFlag, "socket", "", "control socket `PATH` (default: [control] socket, else $XDG_RUNTIME_DIR/vcpnode.sock, or /run/vcpnode/vcpnode.sock for root and systemd)")
 	return cmd
 }
