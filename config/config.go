@@ -42,7 +42,8 @@ type Config struct {
 
 	Placeholders PlaceholdersConfig `toml:"placeholders"` // placeholders.go
 
-	MCP MCPConfig `toml:"mcp"` // mcp.go
+	MCP      MCPConfig      `toml:"mcp"`      // mcp.go
+	Observer ObserverConfig `toml:"observer"` // observer.go
 }
 
 // HubConfig is the [hub] table: where the main server is and how to talk to it.
@@ -139,7 +140,8 @@ func Default() Config {
 
 		Placeholders: defaultPlaceholdersConfig(),
 
-		MCP: defaultMCPConfig(),
+		MCP:      defaultMCPConfig(),
+		Observer: defaultObserverConfig(),
 	}
 }
 

@@ -41,6 +41,7 @@ func (c Config) problems() []Problem {
 	c.checkControl(&ps)
 	c.checkPlaceholders(&ps)
 	c.checkMCP(&ps)
+	c.checkObserver(&ps)
 	return ps
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +48,9 @@ type ControlServer struct {
 	ln   net.Listener
 	srv  *http.Server
 	done chan struct{} // closed when Serve has returned
+	// closing ends event streams, which Shutdown would otherwise wait for.
+	closing     chan struct{}
+	closingOnce sync.Once
 
 	metricsAddr atomic.Pointer[string] // see SetMetricsAddr
 }
@@ -76,7 +80,7 @@ func ListenControl(ctx context.Context, n *Node, opts ControlOptions) (*ControlS
 			opts.Log.Warn().Str("group", opts.Group).Msg(msg)
 		}
 	}
-	s := &ControlServer{n: n, opts: opts, uid: os.Getuid(), gid: gid, ln: ln, done: make(chan struct{})}
+	s := &ControlServer{n: n, opts: opts, uid: os.Getuid(), gid: gid, ln: ln, done: make(chan struct{}), closing: make(chan struct{})}
 	s.SetMetricsAddr(opts.MetricsAddr)
 	s.srv = &http.Server{
 		Handler:           s.routes(),
@@ -108,6 +112,7 @@ func (s *ControlServer) Socket() string { return s.opts.Socket }
 // Close stops accepting, waits for requests in progress until ctx ends (then
 // cuts them off), and removes the socket file.
 func (s *ControlServer) Close(ctx context.Context) error {
+	s.closingOnce.Do(func() { close(s.closing) })
 	err := s.srv.Shutdown(ctx)
 	if err != nil {
 		s.srv.Close()
@@ -139,6 +144,8 @@ func (s *ControlServer) routes() http.Handler {
 	// group's ([control] group) when they chose one.
 	mux.HandleFunc(pathApprovals, s.only(http.MethodGet, false, s.readers(s.handleApprovals)))
 	mux.HandleFunc(pathApprovals+"/{id}/{action}", s.only(http.MethodPost, true, s.handleDecision))
+	// Events carry approval arguments and results: readable as approvals are.
+	mux.HandleFunc(pathEvents, s.only(http.MethodGet, false, s.readers(s.handleEvents))) // control_events.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s; this daemon speaks the /v1/ API", r.URL.Path))
 	})
@@ -269,7 +276,8 @@ func (s *ControlServer) status() StatusResponse {
 		Version: s.opts.Version, PID: os.Getpid(), StartedAt: n.tel.started, Now: time.Now(),
 		Name: n.Name(), HubURL: n.HubURL(), ConfigFile: s.opts.ConfigFile, Socket: s.opts.Socket,
 		Metrics: *s.metricsAddr.Load(), Connection: conn, Tools: counts, InFlight: inflight,
-		PendingApprovals: n.Approvals().Len(), Placeholders: len(ph), PlaceholderErrors: phErrors,
+		PendingApprovals: n.Approvals().Len() + len(n.obs.approvals.list()), Placeholders: len(ph), PlaceholderErrors: phErrors,
+		Observers: n.ObserverStatuses(),
 	}
 }
 
@@ -404,6 +412,9 @@ func (s *ControlServer) handleApprovals(w http.ResponseWriter, _ *http.Request) 
 	for _, p := range s.n.Approvals().Pending() {
 		out.Pending = append(out.Pending, approvalStatus(p))
 	}
+	for _, a := range s.n.obs.approvals.list() {
+		out.Pending = append(out.Pending, serverApprovalStatus(a))
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -418,6 +429,20 @@ func (s *ControlServer) handleDecision(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
+	if _, ok := s.n.obs.approvals.get(id); ok {
+		a, err := s.n.obs.answer(id, action == DecisionApprove, req.Reason)
+		if err != nil {
+			code := http.StatusServiceUnavailable
+			if errors.Is(err, ErrNoSuchServerApproval) {
+				code = http.StatusNotFound
+			}
+			writeError(w, code, err)
+			return
+		}
+		s.opts.Log.Info().Str("tool", a.Tool).Str("request_id", a.RequestID).Str("decision", action).Msg("owner answered a server approval")
+		writeJSON(w, http.StatusOK, DecisionResponse{Decision: action, Approval: serverApprovalStatus(a)})
+		return
+	}
 	p, err := s.n.Approvals().Decide(id, action == DecisionApprove, req.Reason)
 	if err != nil {
 		writeError(w, http.StatusNotFound, err)
@@ -428,7 +453,14 @@ func (s *ControlServer) handleDecision(w http.ResponseWriter, r *http.Request) {
 }
 
 func approvalStatus(p toolhost.PendingApproval) ApprovalStatus {
-	return ApprovalStatus{ID: p.ID, RequestID: p.RequestID, Tool: p.Tool, Args: p.Args, Requested: p.Requested, Expires: p.Expires}
+	return ApprovalStatus{ID: p.ID, RequestID: p.RequestID, Tool: p.Tool, Args: p.Args, Requested: p.Requested, Expires: p.Expires, Where: WaitsOnNode}
+}
+
+func serverApprovalStatus(a serverApproval) ApprovalStatus {
+	return ApprovalStatus{
+		ID: a.RequestID, RequestID: a.RequestID, Tool: a.Tool, Args: a.Args, Requested: a.Requested, Expires: a.Expires,
+		Where: WaitsOnServer, Maid: a.Maid, TTLMs: a.TTL.Milliseconds(),
+	}
 }
 
 // decodeBody reads an optional JSON body into v; unknown fields are errors,

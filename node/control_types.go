@@ -16,6 +16,7 @@ const (
 	pathReload    = "/v1/reload"
 	pathReconnect = "/v1/reconnect"
 	pathApprovals = "/v1/approvals"
+	pathEvents    = "/v1/events"
 )
 
 // StatusResponse is GET /v1/status.
@@ -41,6 +42,8 @@ type StatusResponse struct {
 	// PlaceholderErrors counts placeholders whose last refresh failed (a
 	// static plugin's error answer, a failing command).
 	PlaceholderErrors int `json:"placeholderErrors"`
+	// Observers are the observer connections ([observer] enabled).
+	Observers []ObserverStatus `json:"observers,omitempty"`
 }
 
 // ConnectionStatus is the hub connection as the reconnect loop sees it.
@@ -166,14 +169,28 @@ type ReconnectResponse struct {
 	Message      string `json:"message"`
 }
 
+// Where a pending approval waits.
+const (
+	WaitsOnNode   = "node"   // this node holds the call (approval = "ask")
+	WaitsOnServer = "server" // the server holds it (its manual approval)
+)
+
 // ApprovalStatus is a call awaiting the owner's approval.
 type ApprovalStatus struct {
+	// ID is what approve and deny take: a short number for this node's
+	// calls, the server's requestId ("approve-…") for the server's.
 	ID        string                     `json:"id"`
 	RequestID string                     `json:"requestId"`
 	Tool      string                     `json:"tool"`
 	Args      map[string]json.RawMessage `json:"args,omitempty"`
 	Requested time.Time                  `json:"requested"`
 	Expires   time.Time                  `json:"expires"`
+	// Where is WaitsOnNode or WaitsOnServer.
+	Where string `json:"where"`
+	// Maid is the agent that asked (server approvals).
+	Maid string `json:"maid,omitempty"`
+	// TTLMs is the server's approvalTtlMs (server approvals).
+	TTLMs int64 `json:"ttlMs,omitempty"`
 }
 
 // ApprovalsResponse is GET /v1/approvals.

@@ -109,6 +109,9 @@ type Node struct {
 
 	// ph holds the placeholder store and refresher (placeholders.go).
 	ph *placeholderFeed
+
+	events *eventLog    // recent events and subscribers (events.go)
+	obs    *observerSet // observer connections (observer.go)
 }
 
 // settings is what one config resolves to. Sessions take a snapshot at
@@ -116,6 +119,7 @@ type Node struct {
 type settings struct {
 	cfg    config.Config
 	hubURL *url.URL // carries the key: never log it, use RedactedURL
+	key    string   // for the observer URLs: never log it
 	name   string
 
 	placeholderJobs []placeholders.Job // placeholders.go
@@ -207,6 +211,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		Queue:          queue,
 		MaxResultBytes: cfg.Node.MaxResultBytes,
 	}, log)
+	n.initEvents(cfg) // observer_node.go
 	if err := n.startTelemetry(cfg); err != nil {
 		n.plugins.close()
 		n.mcp.close()
@@ -242,7 +247,7 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &settings{cfg: cfg, hubURL: hubURL, name: cfg.Hub.Name}
+	st := &settings{cfg: cfg, hubURL: hubURL, key: key, name: cfg.Hub.Name}
 	if st.name == "" {
 		st.name, _ = os.Hostname()
 	}
@@ -387,7 +392,9 @@ func (n *Node) Run(ctx context.Context) error {
 	stopPlugins := n.startPlugins(ctx)
 	stopMCP := n.startMCP(ctx)
 	stopPlaceholders := n.ph.start()
+	waitObservers := n.runObservers(ctx)
 	n.connectLoop(ctx, drained)
+	waitObservers()
 	wg.Wait()
 	n.bg.Wait()
 	stopPlaceholders()

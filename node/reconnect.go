@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"syscall"
 	"time"
 
@@ -135,11 +136,17 @@ func (e *handshakeRefusedError) Error() string { return "handshake refused with 
 
 // dial opens the WebSocket. Every error it returns is redacted.
 func (n *Node) dial(ctx context.Context, st *settings) (*websocket.Conn, error) {
+	return dialWS(ctx, st.hubURL, st.cfg.Hub.HandshakeTimeout.D())
+}
+
+// dialWS opens a WebSocket to u (node or observer endpoint). Every error it
+// returns is redacted.
+func dialWS(ctx context.Context, u *url.URL, handshakeTimeout time.Duration) (*websocket.Conn, error) {
 	d := websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment,
-		HandshakeTimeout: st.cfg.Hub.HandshakeTimeout.D(),
+		HandshakeTimeout: handshakeTimeout,
 	}
-	conn, resp, err := d.DialContext(ctx, st.hubURL.String(), nil)
+	conn, resp, err := d.DialContext(ctx, u.String(), nil)
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
 	}

@@ -97,6 +97,7 @@ func (n *Node) restartSession() {
 func (n *Node) CallLocal(ctx context.Context, requestID, tool string, args map[string]json.RawMessage) toolhost.Outcome {
 	done := make(chan toolhost.Outcome, 1)
 	call := toolhost.Call{RequestID: requestID, Args: args, Local: true}
+	n.callStarted(requestID, tool, true)
 	if !n.disp.Dispatch(ctx, tool, call, func(o toolhost.Outcome) { done <- o }) {
 		return toolhost.Outcome{RequestID: requestID, Err: fmt.Sprintf("request id %q is already in flight", requestID)}
 	}

@@ -86,6 +86,7 @@ func (s *session) dispatch(m wsproto.ExecuteTool) {
 		return
 	}
 	call := toolhost.Call{RequestID: m.RequestID, Args: m.ToolArgs, Context: m.VCPContext, Streams: true}
+	s.n.callStarted(m.RequestID, m.ToolName, false)
 	reply := func(o toolhost.Outcome) {
 		s.sendResult(o)
 		s.calls.end()

@@ -217,6 +217,8 @@ type CallRecord struct {
 	// Error is the error text, truncated; empty on success.
 	Error       string
 	ResultBytes int
+	// Result is the successful call's marshalled result (shared, read-only).
+	Result json.RawMessage
 	// Approval is how the approval gate decided; empty when the call ended
 	// before reaching it (unknown tool, busy, shutting down).
 	Approval ApprovalDecision
@@ -246,7 +248,7 @@ func (d *Dispatcher) Observe(f func(CallRecord)) {
 // observers. Argument values are never logged here.
 func (d *Dispatcher) logDone(tool string, in Call, o Outcome, total, queued time.Duration, approval ApprovalDecision) {
 	rec := CallRecord{
-		Tool: tool, RequestID: in.RequestID, Local: in.Local, Outcome: outcomeKind(o),
+		Tool: tool, RequestID: in.RequestID, Local: in.Local, Outcome: outcomeKind(o), Result: o.Result,
 		Approval: approval, Duration: total, Queued: queued, Finished: time.Now(),
 	}
 	ev := d.log.Info().Str(fieldTool, tool).Str(fieldRequestID, in.RequestID).

@@ -87,6 +87,21 @@ func printStatus(w io.Writer, st node.StatusResponse) error {
 	line("server id", "%s", serverID)
 	line("node name", "%s", st.Name)
 	line("sessions", "%d (%d reconnects)", c.Sessions, c.Reconnects)
+	for _, o := range st.Observers {
+		label := "observer " + o.Channel
+		switch o.Phase {
+		case node.PhaseConnected:
+			line(label, "connected for %s (%d sessions)", ago(o.Since), o.Sessions)
+		case node.PhaseBackoff:
+			next := "now"
+			if o.RetryAt != nil {
+				next = "in " + ctlAge(o.RetryAt.Sub(st.Now))
+			}
+			line(label, "disconnected for %s; next attempt %s: %s", ago(o.Since), next, ctlClip(o.LastError, 120))
+		default:
+			line(label, "%s for %s", o.Phase, ago(o.Since))
+		}
+	}
 	line("tools", "%d exposed, %d not exposed, %d unsupported, %d invalid (vcpnode tools --all)",
 		st.Tools.Exposed, st.Tools.Hidden, st.Tools.Unsupported, st.Tools.Invalid)
 	if st.PlaceholderErrors > 0 {

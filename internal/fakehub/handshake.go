@@ -27,10 +27,15 @@ func (h *Hub) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.wg.Done()
 
+	channel, _, isObserver := observerChannel(r.RequestURI)
 	if reason := h.admit(r); reason != "" {
 		// The reason never includes the path: it may hold a near-miss key.
 		h.logf("fakehub: refused handshake from %s: %s", r.RemoteAddr, reason)
 		destroySocket(w)
+		return
+	}
+	if isObserver {
+		h.handleObserver(w, r, channel)
 		return
 	}
 	ws, err := h.upgrader.Upgrade(w, r, nil)
@@ -82,7 +87,11 @@ func (h *Hub) admit(r *http.Request) string {
 		}
 		reason = "told to refuse handshakes"
 	default:
-		if key, ok := keyFromRequestURI(r.RequestURI); !ok || key != h.opts.Key {
+		key, ok := keyFromRequestURI(r.RequestURI)
+		if !ok {
+			_, key, ok = observerChannel(r.RequestURI)
+		}
+		if !ok || key != h.opts.Key {
 			reason = "wrong path or key"
 		}
 	}

@@ -68,6 +68,14 @@ type Options struct {
 	// written. Calls are serialised; it must not call back into the Hub or
 	// the Conn, and should return quickly (the reader waits for it).
 	OnFrame func(Frame)
+	// ReplayDelay is how long a known device must stay connected to VCPlog
+	// before missed broadcasts are replayed; zero means 3 s, as the server.
+	ReplayDelay time.Duration
+	// ReplayInterval spaces replayed broadcasts; zero means 80 ms.
+	ReplayInterval time.Duration
+	// ReplayOverlap re-sends this many broadcasts the device already got
+	// before the ones it missed, as a server unsure of a dead socket would.
+	ReplayOverlap int
 	// Logf, if set, receives lifecycle lines (connections, refusals), never
 	// frames or the key. It is called from several goroutines, and never
 	// after Close has returned.
@@ -96,6 +104,7 @@ type Hub struct {
 	okCount    int
 	refused    int
 	changed    chan struct{} // closed and replaced on every state change
+	obs        observerState // observer.go
 }
 
 // Start listens on 127.0.0.1 on a free port and serves until Close.
@@ -105,6 +114,12 @@ func Start(opts Options) (*Hub, error) {
 	}
 	if opts.ReadLimit <= 0 {
 		opts.ReadLimit = DefaultReadLimit
+	}
+	if opts.ReplayDelay <= 0 {
+		opts.ReplayDelay = 3 * time.Second
+	}
+	if opts.ReplayInterval <= 0 {
+		opts.ReplayInterval = 80 * time.Millisecond
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -213,6 +228,7 @@ func (h *Hub) Close() {
 	srv := h.srv
 	h.srv = nil
 	conns := h.liveLocked()
+	observers := h.liveObserversLocked()
 	h.notifyLocked()
 	h.mu.Unlock()
 
@@ -221,6 +237,9 @@ func (h *Hub) Close() {
 	}
 	for _, c := range conns {
 		c.Drop()
+	}
+	for _, o := range observers {
+		o.Drop()
 	}
 	h.wg.Wait()
 }
@@ -238,11 +257,15 @@ func (h *Hub) Stop(ctx context.Context) {
 	srv, serveDone := h.srv, h.serveDone
 	h.srv = nil
 	conns := h.liveLocked()
+	observers := h.liveObserversLocked()
 	h.notifyLocked()
 	h.mu.Unlock()
 
 	_ = srv.Close()
 	<-serveDone // Serve returns as soon as its listener is closed
+	for _, o := range observers {
+		o.Drop() // the observer side needs no orderly close for any test
+	}
 	closeAll(ctx, conns, websocket.CloseNoStatusReceived, "")
 }
 

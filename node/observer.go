@@ -1,0 +1,305 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/config"
+)
+
+// The observer connections (shared/spec/observer.md): one per channel
+// beside the node connection, each with its own reconnect loop, so a
+// failing one never disturbs the node session or the other.
+
+// maxObserverFrame is the largest broadcast kept; a larger one is read to
+// its end and dropped, the connection kept.
+const maxObserverFrame = 1 << 20
+
+// ObserverStatus is one observer connection as `vcpnode status` shows it.
+type ObserverStatus struct {
+	Channel   string     `json:"channel"`
+	Phase     Phase      `json:"phase"`
+	Since     time.Time  `json:"since"`
+	Attempt   int        `json:"attempt,omitempty"`
+	RetryAt   *time.Time `json:"retryAt,omitempty"`
+	LastError string     `json:"lastError,omitempty"`
+	Sessions  int        `json:"sessions"`
+}
+
+// observerSettings is what one attempt connects with.
+type observerSettings struct {
+	base, key, device string // key: never log it
+	hub               config.HubConfig
+}
+
+// observerSet owns the observer connections, the server approvals they
+// bring and the events they publish. A daemon has one (Node.obs); `vcpnode
+// watch` without a daemon makes its own.
+type observerSet struct {
+	log       zerolog.Logger
+	settings  func() observerSettings
+	retry     retryPolicy
+	jitter    func() float64
+	perMinute int
+	burst     int
+	events    *eventLog
+	approvals *serverApprovals
+	warnings  *logThrottle
+	notify    func(serverApproval) // nil: none
+
+	mu    sync.Mutex
+	conns map[string]*observerConn // by channel
+	order []string
+}
+
+// observerConn is one channel's state; conn is set while connected.
+type observerConn struct {
+	channel string
+	mu      sync.Mutex
+	st      ObserverStatus
+	conn    *websocket.Conn
+	writeMu sync.Mutex // one data-frame writer at a time
+	dedupe  replayFilter
+}
+
+func newObserverSet(log zerolog.Logger, events *eventLog, settings func() observerSettings, t timings) *observerSet {
+	o := &observerSet{
+		log: log, settings: settings, retry: t.retry, jitter: t.jitter,
+		perMinute: t.connsPerMinute, burst: t.connBurst,
+		events: events, warnings: newLogThrottle(time.Now),
+		conns: map[string]*observerConn{},
+	}
+	o.approvals = newServerApprovals(events)
+	return o
+}
+
+// run keeps one connection per channel until ctx ends.
+func (o *observerSet) run(ctx context.Context, channels []string) {
+	var wg sync.WaitGroup
+	for _, ch := range channels {
+		c := &observerConn{channel: ch, st: ObserverStatus{Channel: ch, Phase: PhaseConnecting, Since: time.Now()}}
+		o.mu.Lock()
+		o.conns[ch] = c
+		o.order = append(o.order, ch)
+		o.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o.loop(ctx, c)
+		}()
+	}
+	wg.Wait()
+	o.approvals.close()
+	o.warnings.flush(o.log)
+}
+
+// statuses lists the connections in config order.
+func (o *observerSet) statuses() []ObserverStatus {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]ObserverStatus, 0, len(o.order))
+	for _, ch := range o.order {
+		c := o.conns[ch]
+		c.mu.Lock()
+		out = append(out, c.st)
+		c.mu.Unlock()
+	}
+	return out
+}
+
+func (c *observerConn) update(f func(*ObserverStatus)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.st.Phase
+	f(&c.st)
+	if c.st.Phase != old {
+		c.st.Since = time.Now()
+	}
+}
+
+// loop dials, serves and waits, with the node's retry schedule and
+// connection limiter, until ctx ends.
+func (o *observerSet) loop(ctx context.Context, c *observerConn) {
+	sched := newRetrySchedule(o.retry, time.Now, o.jitter)
+	limit := newConnLimiter(o.perMinute, o.burst, time.Now)
+	log := o.log.With().Str("channel", c.channel).Logger()
+	for ctx.Err() == nil {
+		if d := limit.delay(); d > 0 {
+			c.update(func(s *ObserverStatus) { s.Phase = PhaseBackoff; at := time.Now().Add(d); s.RetryAt = &at })
+			if !sleepCtx(ctx, d) {
+				break
+			}
+			continue
+		}
+		c.update(func(s *ObserverStatus) { s.Phase = PhaseConnecting; s.RetryAt = nil })
+		st := o.settings()
+		u, err := config.ObserverURL(st.base, st.key, c.channel, st.device)
+		var conn *websocket.Conn
+		if err == nil {
+			conn, err = dialWS(ctx, u, st.hub.HandshakeTimeout.D())
+		}
+		if reachedServer(err) {
+			limit.take()
+		}
+		if err == nil {
+			sched.reset()
+			c.update(func(s *ObserverStatus) { s.Phase = PhaseConnected; s.Attempt = 0; s.Sessions++ })
+			log.Info().Str("hub", config.RedactedURL(u)).Msg("observer connected")
+			err = o.serve(ctx, c, conn, st.hub)
+			if ctx.Err() != nil {
+				break
+			}
+			log.Warn().Err(err).Msg("observer connection lost")
+		} else if ctx.Err() != nil {
+			break
+		}
+		wait := sched.next()
+		msg := config.Redact(err.Error())
+		c.update(func(s *ObserverStatus) {
+			s.Phase = PhaseBackoff
+			s.Attempt = sched.attempts()
+			at := time.Now().Add(wait)
+			s.RetryAt = &at
+			s.LastError = msg
+		})
+		log.Debug().Str("error", msg).Dur("retry_in", wait.Round(time.Millisecond)).Msg("observer will reconnect")
+		if !sleepCtx(ctx, wait) {
+			break
+		}
+	}
+	c.update(func(s *ObserverStatus) { s.Phase = PhaseStopped; s.RetryAt = nil })
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// serve reads broadcasts until the connection fails or ctx ends. The
+// client pings every ping_interval; silence past pong_timeout more ends it.
+func (o *observerSet) serve(ctx context.Context, c *observerConn, conn *websocket.Conn, hub config.HubConfig) error {
+	defer conn.Close()
+	conn.SetReadLimit(config.ServerFrameLimit)
+	alive := func() { _ = conn.SetReadDeadline(time.Now().Add(hub.PingInterval.D() + hub.PongTimeout.D())) }
+	alive()
+	conn.SetPongHandler(func(string) error { alive(); return nil })
+	conn.SetPingHandler(func(data string) error {
+		alive()
+		err := conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(controlWriteWait))
+		var ne net.Error
+		if err == nil || errors.Is(err, websocket.ErrCloseSent) || (errors.As(err, &ne) && ne.Timeout()) {
+			return nil
+		}
+		return err
+	})
+	c.mu.Lock()
+	c.conn = conn
+	c.dedupe.reconnected(time.Now())
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.conn = nil
+		c.mu.Unlock()
+	}()
+
+	stop := make(chan struct{})
+	pingerDone := make(chan struct{})
+	go func() {
+		defer close(pingerDone)
+		t := time.NewTicker(hub.PingInterval.D())
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(controlWriteWait)) != nil {
+					conn.Close()
+					return
+				}
+			case <-ctx.Done():
+				_ = conn.WriteControl(websocket.CloseMessage,
+					websocket.FormatCloseMessage(websocket.CloseGoingAway, "node stopping"), time.Now().Add(time.Second))
+				conn.Close()
+				return
+			case <-stop:
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-pingerDone }()
+
+	for {
+		_, r, err := conn.NextReader()
+		if err != nil {
+			return observerReadError(err, hub)
+		}
+		data, err := io.ReadAll(io.LimitReader(r, maxObserverFrame+1))
+		if err != nil {
+			return observerReadError(err, hub)
+		}
+		if len(data) > maxObserverFrame {
+			n, err := io.Copy(io.Discard, r)
+			if err != nil {
+				return observerReadError(err, hub)
+			}
+			o.warnings.warn(o.log, "observer-large", func(e *zerolog.Event) {
+				e.Str("channel", c.channel).Int64("bytes", int64(len(data))+n).Int("limit", maxObserverFrame).
+					Msg("observer broadcast too large: dropped")
+			})
+			alive()
+			continue
+		}
+		alive()
+		o.handle(c, data)
+	}
+}
+
+func observerReadError(err error, hub config.HubConfig) error {
+	var ne net.Error
+	var ce *websocket.CloseError
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("no pong or frame from the server for %s: connection presumed dead", hub.PingInterval.D()+hub.PongTimeout.D())
+	case errors.As(err, &ce):
+		return fmt.Errorf("server closed the connection (code %d %q)", ce.Code, config.Redact(ce.Text))
+	default:
+		return config.RedactErr(fmt.Errorf("read: %w", err))
+	}
+}
+
+// write sends one data frame on the channel's current connection.
+func (o *observerSet) write(channel string, data []byte) error {
+	o.mu.Lock()
+	c := o.conns[channel]
+	o.mu.Unlock()
+	if c == nil {
+		return fmt.Errorf("the %s observer channel is not configured ([observer] channels)", channel)
+	}
+	c.mu.Lock()
+	conn := c.conn
+	c.mu.Unlock()
+	if conn == nil {
+		return fmt.Errorf("not connected to the server's %s channel right now (vcpnode status shows it); try again once it is", channel)
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_ = conn.SetWriteDeadline(time.Now().Add(controlWriteWait))
+	if err := conn.WriteMessage(websocket.TextMessage, data); err != nil {
+		conn.Close() // the reader notices and the loop reconnects
+		return config.RedactErr(fmt.Errorf("send on %s: %w", channel, err))
+	}
+	return nil
+}

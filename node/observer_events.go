@@ -1,0 +1,345 @@
+package node
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// What the observer channels bring in: broadcasts become events, approval
+// requests become server approvals. Replays after a reconnect are dropped
+// (approvals by requestId, other broadcasts by content).
+
+const (
+	// replayWindow is how long after a reconnect a broadcast identical to
+	// one received before counts as a replay: the server starts replaying
+	// after 3 s and sends at most 100, one every 80 ms.
+	replayWindow = time.Minute
+	// replayMemory is how many broadcasts are remembered for that check
+	// (the server's replay cache holds 100).
+	replayMemory = 200
+	// approvalMemory bounds the approval ids remembered as seen.
+	approvalMemory = 1000
+)
+
+// replayFilter remembers recent broadcasts by content hash.
+type replayFilter struct {
+	gen   int // connection generation
+	since time.Time
+	seen  map[[32]byte]int // hash → generation it arrived on
+	order [][32]byte
+}
+
+func (f *replayFilter) reconnected(now time.Time) {
+	f.gen++
+	f.since = now
+}
+
+// duplicate records data and reports whether it is a replay of a broadcast
+// an earlier connection already delivered.
+func (f *replayFilter) duplicate(data []byte, now time.Time) bool {
+	if f.seen == nil {
+		f.seen = map[[32]byte]int{}
+	}
+	h := sha256.Sum256(data)
+	if gen, ok := f.seen[h]; ok && gen < f.gen && now.Sub(f.since) < replayWindow {
+		return true
+	}
+	if _, ok := f.seen[h]; !ok {
+		f.order = append(f.order, h)
+		if len(f.order) > replayMemory {
+			delete(f.seen, f.order[0])
+			f.order = f.order[1:]
+		}
+	}
+	f.seen[h] = f.gen
+	return false
+}
+
+// broadcast is the envelope every server message has.
+type broadcast struct {
+	Type    string          `json:"type"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+func (o *observerSet) handle(c *observerConn, data []byte) {
+	var m broadcast
+	if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
+		o.warnings.warn(o.log, "observer-malformed", func(e *zerolog.Event) {
+			e.Str("channel", c.channel).Int("bytes", len(data)).Msg("malformed observer broadcast (not a JSON object with a type): dropped")
+		})
+		return
+	}
+	if m.Type == "connection_ack" {
+		return
+	}
+	if m.Type == "tool_approval_request" {
+		o.approvalRequest(c, m)
+		return
+	}
+	c.mu.Lock()
+	dup := c.dedupe.duplicate(data, time.Now())
+	c.mu.Unlock()
+	if dup {
+		return
+	}
+	ev := Event{Source: EventSourceServer, Channel: c.channel, Type: m.Type, Kind: EventInfo}
+	if len(m.Data) <= maxEventData {
+		ev.Data = m.Data
+	}
+	var d struct {
+		ToolName  string `json:"tool_name"`
+		ToolName2 string `json:"toolName"`
+		Status    string `json:"status"`
+		Content   any    `json:"content"`
+		Message   string `json:"message"`
+	}
+	_ = json.Unmarshal(m.Data, &d) // data has no fixed schema: take what fits
+	ev.Tool = d.ToolName
+	if ev.Tool == "" {
+		ev.Tool = d.ToolName2
+	}
+	ev.Status = d.Status
+	switch v := d.Content.(type) {
+	case string:
+		ev.Text = v
+	case nil:
+		ev.Text = d.Message
+	default:
+		raw, _ := json.Marshal(v)
+		ev.Text = string(raw)
+	}
+	if ev.Text == "" {
+		ev.Text = m.Message
+	}
+	ev.Text = clipText(ev.Text, maxEventText)
+	if m.Type == "vcp_log" {
+		ev.Kind = EventToolLog
+	}
+	o.events.publish(ev)
+}
+
+func (o *observerSet) approvalRequest(c *observerConn, m broadcast) {
+	var d struct {
+		RequestID     string                     `json:"requestId"`
+		ToolName      string                     `json:"toolName"`
+		Maid          string                     `json:"maid"`
+		Args          map[string]json.RawMessage `json:"args"`
+		Timestamp     string                     `json:"timestamp"`
+		ApprovalTTLMs int64                      `json:"approvalTtlMs"`
+	}
+	if err := json.Unmarshal(m.Data, &d); err != nil || d.RequestID == "" {
+		o.warnings.warn(o.log, "observer-malformed", func(e *zerolog.Event) {
+			e.Str("channel", c.channel).Msg("tool_approval_request without a requestId: dropped")
+		})
+		return
+	}
+	now := time.Now()
+	requested := now
+	if t, err := time.Parse(time.RFC3339Nano, d.Timestamp); err == nil && t.Before(now) {
+		requested = t
+	}
+	ttl := time.Duration(d.ApprovalTTLMs) * time.Millisecond
+	if ttl <= 0 {
+		ttl = 5 * time.Minute // the server's default
+	}
+	a := serverApproval{
+		RequestID: clipText(d.RequestID, maxLogValue), Tool: d.ToolName, Maid: d.Maid, Args: d.Args,
+		Requested: requested, Expires: requested.Add(ttl), TTL: ttl, Channel: c.channel,
+	}
+	if !o.approvals.add(a, now) {
+		return // a replay, or already expired
+	}
+	ev := Event{
+		Source: EventSourceServer, Channel: c.channel, Type: m.Type, Kind: EventApprovalRequest,
+		Tool: a.Tool, RequestID: a.RequestID, Maid: a.Maid, Text: clipText(argSummaryText(a.Args), maxEventText),
+	}
+	if len(m.Data) <= maxEventData {
+		ev.Data = m.Data
+	}
+	o.events.publish(ev)
+	if o.notify != nil {
+		o.notify(a)
+	}
+}
+
+// argSummaryText is k=v pairs for an event line; the CLI has its own.
+func argSummaryText(args map[string]json.RawMessage) string {
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+clipText(string(args[k]), 80))
+	}
+	return strings.Join(parts, " ")
+}
+
+// serverApproval is a call the server holds until a human answers.
+type serverApproval struct {
+	RequestID string
+	Tool      string
+	Maid      string
+	Args      map[string]json.RawMessage
+	Requested time.Time
+	Expires   time.Time
+	TTL       time.Duration
+	Channel   string
+}
+
+// ErrNoSuchServerApproval: the id is not a pending server approval.
+var ErrNoSuchServerApproval = errors.New("no such server approval")
+
+// serverApprovals are the pending server approvals, and every id seen, so a
+// replayed request that was answered or expired never shows again.
+type serverApprovals struct {
+	events *eventLog
+	mu     sync.Mutex
+	closed bool
+	// pending by requestId; each has a timer that expires it.
+	pending map[string]*pendingServerApproval
+	seen    map[string]struct{}
+	order   []string
+}
+
+type pendingServerApproval struct {
+	a     serverApproval
+	timer *time.Timer
+}
+
+func newServerApprovals(events *eventLog) *serverApprovals {
+	return &serverApprovals{events: events, pending: map[string]*pendingServerApproval{}, seen: map[string]struct{}{}}
+}
+
+// add records a request; false when it was seen before or has expired.
+func (s *serverApprovals) add(a serverApproval, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.seen[a.RequestID]; ok || s.closed {
+		return false
+	}
+	s.seen[a.RequestID] = struct{}{}
+	s.order = append(s.order, a.RequestID)
+	if len(s.order) > approvalMemory {
+		old := s.order[0]
+		s.order = s.order[1:]
+		if _, pending := s.pending[old]; !pending {
+			delete(s.seen, old)
+		}
+	}
+	if !a.Expires.After(now) {
+		return false
+	}
+	p := &pendingServerApproval{a: a}
+	p.timer = time.AfterFunc(a.Expires.Sub(now), func() { s.expire(a.RequestID) })
+	s.pending[a.RequestID] = p
+	return true
+}
+
+func (s *serverApprovals) expire(id string) {
+	s.mu.Lock()
+	p, ok := s.pending[id]
+	if ok {
+		delete(s.pending, id)
+	}
+	s.mu.Unlock()
+	if ok {
+		s.events.publish(Event{Source: EventSourceServer, Channel: p.a.Channel, Kind: EventApprovalExpired,
+			Tool: p.a.Tool, RequestID: id, Status: "expired"})
+	}
+}
+
+// list is the pending approvals, oldest first.
+func (s *serverApprovals) list() []serverApproval {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	out := make([]serverApproval, 0, len(s.pending))
+	for _, p := range s.pending {
+		if p.a.Expires.After(now) {
+			out = append(out, p.a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Requested.Before(out[j].Requested) })
+	return out
+}
+
+func (s *serverApprovals) get(id string) (serverApproval, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.pending[id]
+	if !ok || !p.a.Expires.After(time.Now()) {
+		return serverApproval{}, false
+	}
+	return p.a, true
+}
+
+// remove takes id out once answered; false if it went meanwhile.
+func (s *serverApprovals) remove(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.pending[id]
+	if ok {
+		p.timer.Stop()
+		delete(s.pending, id)
+	}
+	return ok
+}
+
+func (s *serverApprovals) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for id, p := range s.pending {
+		p.timer.Stop()
+		delete(s.pending, id)
+	}
+}
+
+// approvalResponse is the frame the server expects on /VCPlog/.
+type approvalResponse struct {
+	Type string `json:"type"`
+	Data struct {
+		RequestID string `json:"requestId"`
+		Approved  bool   `json:"approved"`
+		Reason    string `json:"reason"`
+	} `json:"data"`
+}
+
+// answer sends tool_approval_response for a pending server approval. The
+// server ignores answers to unknown or decided ids without a reply, so the
+// check that it is still pending is made here.
+func (o *observerSet) answer(id string, approve bool, reason string) (serverApproval, error) {
+	a, ok := o.approvals.get(id)
+	if !ok {
+		return serverApproval{}, fmt.Errorf("%w: %q (it may have been answered or have expired; vcpnode approvals lists the pending ones)", ErrNoSuchServerApproval, id)
+	}
+	var f approvalResponse
+	f.Type = "tool_approval_response"
+	f.Data.RequestID, f.Data.Approved, f.Data.Reason = a.RequestID, approve, reason
+	raw, err := json.Marshal(f)
+	if err != nil {
+		return a, fmt.Errorf("encode tool_approval_response: %w", err)
+	}
+	if err := o.write(a.Channel, raw); err != nil {
+		return a, err
+	}
+	o.approvals.remove(id)
+	verdict := "denied"
+	if approve {
+		verdict = "approved"
+	}
+	o.events.publish(Event{Source: EventSourceServer, Channel: a.Channel, Kind: EventApprovalAnswered,
+		Tool: a.Tool, RequestID: a.RequestID, Approval: verdict, Text: clipText(reason, maxEventText)})
+	return a, nil
+}

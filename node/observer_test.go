@@ -1,0 +1,349 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/internal/fakehub"
+)
+
+func observerHarness(t *testing.T, hubOpts fakehub.Options, more func(*config.Config)) (*harness, *ControlClient) {
+	t.Helper()
+	h := startHarness(t, harnessOpt{hubOpts: hubOpts, config: func(c *config.Config) {
+		c.Observer.Enabled = true
+		if more != nil {
+			more(c)
+		}
+	}})
+	h.accept()
+	_, client := startControl(t, h, "")
+	return h, client
+}
+
+func (h *harness) acceptObserver(channel string) *fakehub.ObserverConn {
+	h.t.Helper()
+	o, err := h.hub.AcceptObserver(h.ctx, channel)
+	if err != nil {
+		h.t.Fatalf("accept observer %s: %v", channel, err)
+	}
+	return o
+}
+
+// eventStream reads GET /v1/events into a channel.
+func eventStream(t *testing.T, h *harness, c *ControlClient, q EventsQuery) <-chan Event {
+	t.Helper()
+	ctx, cancel := context.WithCancel(h.ctx)
+	t.Cleanup(cancel)
+	out := make(chan Event, 1024)
+	started := make(chan struct{})
+	go func() {
+		_ = c.Events(ctx, q, func(ev Event) error {
+			if ev.Kind == EventStreamStart {
+				close(started)
+				return nil
+			}
+			out <- ev
+			return nil
+		})
+	}()
+	select {
+	case <-started:
+	case <-h.ctx.Done():
+		t.Fatal("event stream never started")
+	}
+	return out
+}
+
+// nextEvent returns the next event that is not of the skipped kinds.
+func nextEvent(t *testing.T, h *harness, evs <-chan Event, skip ...string) Event {
+	t.Helper()
+	for {
+		select {
+		case ev := <-evs:
+			skipped := false
+			for _, k := range skip {
+				skipped = skipped || ev.Kind == k
+			}
+			if !skipped {
+				return ev
+			}
+		case <-h.ctx.Done():
+			t.Fatal("no event came")
+		}
+	}
+}
+
+func waitObserversConnected(t *testing.T, h *harness, c *ControlClient, sessions int) StatusResponse {
+	t.Helper()
+	for {
+		st, err := c.Status(h.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := len(st.Observers) == 2 && st.Observers[0].Sessions >= sessions // VCPlog's
+		for _, o := range st.Observers {
+			ok = ok && o.Phase == PhaseConnected
+		}
+		if ok {
+			return st
+		}
+		select {
+		case <-h.ctx.Done():
+			t.Fatalf("observers never connected: %+v", st.Observers)
+		case <-time.After(10 * time.Millisecond): // status has no change channel
+		}
+	}
+}
+
+func TestObserverConnectionsBesideTheNode(t *testing.T) {
+	h, client := observerHarness(t, fakehub.Options{}, nil)
+	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(fakehub.ChannelVCPInfo)
+	if logConn.Device() != "test-node" {
+		t.Fatalf("deviceName %q, want the node name", logConn.Device())
+	}
+	st := waitObserversConnected(t, h, client, 1)
+	if st.Observers[0].Channel != "VCPlog" || st.Observers[1].Channel != "vcpinfo" {
+		t.Fatalf("observers %+v", st.Observers)
+	}
+	nodeConn := h.hub.Conns()[0]
+
+	// A dropped observer connection comes back; the node session is untouched.
+	logConn.Drop()
+	again := h.acceptObserver(fakehub.ChannelVCPLog)
+	if again.Device() != "test-node" {
+		t.Fatalf("reconnected as %q", again.Device())
+	}
+	waitObserversConnected(t, h, client, 2)
+	if s, _ := h.node.State(); s.Sessions != 1 || s.Phase != PhaseConnected {
+		t.Fatalf("node state after an observer drop: %+v", s)
+	}
+	if conns := h.hub.Conns(); len(conns) != 1 || conns[0] != nodeConn {
+		t.Fatalf("node connection changed: %v", conns)
+	}
+	h.call(nodeConn, "Echo", map[string]any{"message": "still here"})
+}
+
+func TestEventsStreamServerAndNode(t *testing.T) {
+	h, client := observerHarness(t, fakehub.Options{}, nil)
+	h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(fakehub.ChannelVCPInfo)
+	waitObserversConnected(t, h, client, 1)
+	evs := eventStream(t, h, client, EventsQuery{})
+
+	h.hub.LogToolResult("Weather", "success", "Sunny\nand warm")
+	ev := nextEvent(t, h, evs)
+	if ev.Source != EventSourceServer || ev.Kind != EventToolLog || ev.Tool != "Weather" || ev.Status != "success" || ev.Text != "Sunny\nand warm" || ev.Channel != "VCPlog" {
+		t.Fatalf("vcp_log event %+v", ev)
+	}
+	if _, err := h.hub.BroadcastJSON(fakehub.ChannelVCPInfo, "plugin_status", map[string]string{"message": "indexing done"}); err != nil {
+		t.Fatal(err)
+	}
+	ev = nextEvent(t, h, evs)
+	if ev.Kind != EventInfo || ev.Type != "plugin_status" || ev.Text != "indexing done" || ev.Channel != "vcpinfo" {
+		t.Fatalf("vcpinfo event %+v", ev)
+	}
+
+	h.call(h.hub.Conns()[0], "Echo", map[string]any{"message": "hello"})
+	start := nextEvent(t, h, evs)
+	end := nextEvent(t, h, evs)
+	if start.Kind != EventCallStart || start.Source != EventSourceNode || start.Tool != "Echo" {
+		t.Fatalf("start %+v", start)
+	}
+	if end.Kind != EventCallEnd || end.Status != "ok" || end.DurationMs == nil || end.RequestID != start.RequestID || !strings.Contains(end.Text, "hello") {
+		t.Fatalf("end %+v", end)
+	}
+
+	// Filters: only the server's, only one tool.
+	serverOnly := eventStream(t, h, client, EventsQuery{EventFilter: EventFilter{Source: EventSourceServer, Tool: "B"}})
+	h.call(h.hub.Conns()[0], "Echo", map[string]any{"message": "x"})
+	h.hub.LogToolResult("A", "success", "a")
+	h.hub.LogToolResult("B", "error", "b failed")
+	if ev := nextEvent(t, h, serverOnly); ev.Tool != "B" || ev.Status != "error" {
+		t.Fatalf("filtered stream gave %+v", ev)
+	}
+	// The backlog holds what was published before the stream began.
+	backlog := eventStream(t, h, client, EventsQuery{Backlog: true, EventFilter: EventFilter{Tool: "Weather"}})
+	if ev := nextEvent(t, h, backlog); ev.Tool != "Weather" || ev.Kind != EventToolLog {
+		t.Fatalf("backlog %+v", ev)
+	}
+}
+
+func TestBadBroadcastsAreDroppedWithAWarning(t *testing.T) {
+	h, client := observerHarness(t, fakehub.Options{}, nil)
+	h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(fakehub.ChannelVCPInfo)
+	waitObserversConnected(t, h, client, 1)
+	evs := eventStream(t, h, client, EventsQuery{})
+	for range 20 {
+		h.hub.Broadcast(fakehub.ChannelVCPLog, []byte("{not json"))
+	}
+	h.hub.Broadcast(fakehub.ChannelVCPLog, []byte(`{"type":"vcp_log","data":{"content":"`+strings.Repeat("x", maxObserverFrame)+`"}}`))
+	h.hub.LogToolResult("After", "success", "fine")
+	if ev := nextEvent(t, h, evs); ev.Tool != "After" {
+		t.Fatalf("first event after bad input %+v", ev)
+	}
+	h.waitLog("malformed observer broadcast")
+	h.waitLog("observer broadcast too large: dropped")
+	if n := strings.Count(h.logs.String(), "malformed observer broadcast"); n > throttleBurst {
+		t.Fatalf("%d malformed warnings: not rate-limited", n)
+	}
+	if st, _ := client.Status(h.ctx); st.Observers[0].Sessions != 1 {
+		t.Fatalf("bad input cost the connection: %+v", st.Observers[0])
+	}
+}
+
+func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
+	h, client := observerHarness(t, fakehub.Options{}, nil)
+	h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(fakehub.ChannelVCPInfo)
+	waitObserversConnected(t, h, client, 1)
+	evs := eventStream(t, h, client, EventsQuery{})
+
+	ask := func(tool string, ttl time.Duration) string {
+		id, err := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: tool, Maid: "Nova", Args: map[string]any{"command": "rm -rf /tmp/x"}, TTL: ttl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev := nextEvent(t, h, evs, EventApprovalAnswered); ev.Kind != EventApprovalRequest || ev.RequestID != id || ev.Maid != "Nova" {
+			t.Fatalf("approval event %+v", ev)
+		}
+		return id
+	}
+	approved := ask("Shell", time.Minute)
+	denied := ask("Shell", time.Minute)
+	list, err := client.Approvals(h.ctx)
+	if err != nil || len(list.Pending) != 2 {
+		t.Fatalf("approvals = %+v, %v", list, err)
+	}
+	p := list.Pending[0]
+	if p.ID != approved || p.Where != WaitsOnServer || p.TTLMs != 60000 || p.Tool != "Shell" || string(p.Args["command"]) != `"rm -rf /tmp/x"` {
+		t.Fatalf("listed %+v", p)
+	}
+	if _, err := client.Decide(h.ctx, approved, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Decide(h.ctx, denied, false, "not on my machine"); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{
+		approved: `{"type":"tool_approval_response","data":{"requestId":"` + approved + `","approved":true,"reason":""}}`,
+		denied:   `{"type":"tool_approval_response","data":{"requestId":"` + denied + `","approved":false,"reason":"not on my machine"}}`,
+	} {
+		ans, err := h.hub.WaitApprovalAnswer(h.ctx, id)
+		if err != nil || string(ans.Raw) != want {
+			t.Fatalf("hub got %s (%v), want %s", ans.Raw, err, want)
+		}
+	}
+	// Answered ones are gone; answering again is a clear error.
+	if list, _ := client.Approvals(h.ctx); len(list.Pending) != 0 {
+		t.Fatalf("answered approvals still listed: %+v", list.Pending)
+	}
+	var apiErr *APIError
+	if _, err := client.Decide(h.ctx, approved, true, ""); !errors.As(err, &apiErr) || apiErr.Status != 404 {
+		t.Fatalf("second answer: %v", err)
+	}
+
+	// Expiry: the approval disappears when its window passes.
+	short := ask("Shell", 300*time.Millisecond)
+	for {
+		ev := nextEvent(t, h, evs, EventApprovalAnswered)
+		if ev.Kind == EventApprovalExpired && ev.RequestID == short {
+			break
+		}
+	}
+	if list, _ := client.Approvals(h.ctx); len(list.Pending) != 0 {
+		t.Fatalf("expired approval still listed: %+v", list.Pending)
+	}
+	if _, err := h.hub.WaitApprovalAnswer(h.ctx, short); !errors.Is(err, fakehub.ErrApprovalExpired) {
+		t.Fatalf("hub side of the expired approval: %v", err)
+	}
+}
+
+func TestReplayedBroadcastsAreNotShownTwice(t *testing.T) {
+	h, client := observerHarness(t, fakehub.Options{ReplayDelay: 20 * time.Millisecond, ReplayInterval: time.Millisecond, ReplayOverlap: 3}, nil)
+	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(fakehub.ChannelVCPInfo)
+	waitObserversConnected(t, h, client, 1)
+	evs := eventStream(t, h, client, EventsQuery{EventFilter: EventFilter{Kinds: []string{EventToolLog, EventApprovalRequest}}})
+
+	h.hub.LogToolResult("Seen", "success", "once")
+	answered, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Answered", TTL: time.Minute})
+	pending, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Pending", TTL: time.Minute})
+	for range 3 {
+		nextEvent(t, h, evs)
+	}
+	if _, err := client.Decide(h.ctx, answered, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.hub.WaitApprovalAnswer(h.ctx, answered); err != nil {
+		t.Fatal(err)
+	}
+	logConn.Drop()
+	<-logConn.Done()
+	h.hub.LogToolResult("Missed", "success", "while away")
+	h.acceptObserver(fakehub.ChannelVCPLog)
+	if err := h.hub.WaitReplays(h.ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	h.hub.LogToolResult("Live", "success", "after the replay")
+	var got []string
+	for {
+		ev := nextEvent(t, h, evs)
+		got = append(got, ev.Tool)
+		if ev.Tool == "Live" {
+			break
+		}
+	}
+	if strings.Join(got, ",") != "Missed,Live" {
+		t.Fatalf("after reconnect got %v, want the missed broadcast once and no replayed duplicates", got)
+	}
+	list, _ := client.Approvals(h.ctx)
+	if len(list.Pending) != 1 || list.Pending[0].ID != pending {
+		t.Fatalf("approvals after replay %+v", list.Pending)
+	}
+}
+
+func TestApprovalNotifiesWithoutBlocking(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "notified")
+	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$@\" > %q.tmp && mv %q.tmp %q\nexec sleep 20\n", out, out, out)
+	if err := os.WriteFile(filepath.Join(dir, "notify-send"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	h, client := observerHarness(t, fakehub.Options{}, func(c *config.Config) { c.Observer.Notify = true })
+	h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(fakehub.ChannelVCPInfo)
+	waitObserversConnected(t, h, client, 1)
+	evs := eventStream(t, h, client, EventsQuery{})
+	first, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", TTL: time.Minute})
+	// The first notifier hangs (sleep 20): the next approval still arrives at once.
+	second, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", TTL: time.Minute})
+	for _, id := range []string{first, second} {
+		if ev := nextEvent(t, h, evs); ev.RequestID != id {
+			t.Fatalf("event %+v, want %s", ev, id)
+		}
+	}
+	for {
+		data, err := os.ReadFile(out)
+		if err == nil {
+			if s := string(data); !strings.Contains(s, "Shell (asked by Nova)") || !strings.Contains(s, "vcpnode approve "+first) {
+				t.Fatalf("notification said %q", s)
+			}
+			break
+		}
+		select {
+		case <-h.ctx.Done():
+			t.Fatal("notify-send never ran")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
