@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -429,7 +430,8 @@ func (s *ControlServer) handleDecision(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	if _, ok := s.n.obs.approvals.get(id); ok {
+	// Server approvals go by the server's requestId, "approve-…".
+	if _, ok := s.n.obs.approvals.get(id); ok || strings.HasPrefix(id, "approve-") {
 		a, err := s.n.obs.answer(id, action == DecisionApprove, req.Reason)
 		if err != nil {
 			code := http.StatusServiceUnavailable

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -79,16 +78,6 @@ func clipText(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-// firstLine is the first non-empty line of s.
-func firstLine(s string) string {
-	for line := range strings.SplitSeq(s, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			return line
-		}
-	}
-	return ""
 }
 
 // eventLog is a ring of recent events and the live subscribers. Publishing

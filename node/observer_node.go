@@ -3,7 +3,11 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -60,12 +64,27 @@ func (n *Node) recordCall(rec toolhost.CallRecord) {
 	n.events.publish(ev)
 }
 
-// resultText is a result as a person would read it: a string's text, an
-// object's "content"/"result"/"message" string, else the JSON itself.
+// resultText is a result as a person would read it: a string's text, the
+// text parts of MCP-style content, an object's "content"/"result"/"message"
+// string, else the JSON itself.
 func resultText(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
+	}
+	var parts struct {
+		Content []struct{ Type, Text string }
+	}
+	if json.Unmarshal(raw, &parts) == nil && len(parts.Content) > 0 {
+		var texts []string
+		for _, p := range parts.Content {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+		if len(texts) > 0 {
+			return strings.Join(texts, "\n")
+		}
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) == nil {
@@ -80,3 +99,55 @@ func resultText(raw json.RawMessage) string {
 
 // ObserverStatuses are the observer connections, for status.
 func (n *Node) ObserverStatuses() []ObserverStatus { return n.obs.statuses() }
+
+// WatchHub connects to the server's observer channels without a daemon
+// (`vcpnode watch` when none runs) and calls each for every event passing
+// f, until ctx ends or each fails. The channels are cfg's [observer]
+// channels, enabled or not. Its device name is the node's name plus
+// "-watch", so the server's replay cache keeps it apart from the daemon.
+func WatchHub(ctx context.Context, cfg config.Config, log zerolog.Logger, getenv func(string) string, f EventFilter, each func(Event) error) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	key, err := cfg.Key(getenv)
+	if err != nil {
+		return err
+	}
+	if _, err := config.HubURL(cfg.Hub.URL, key); err != nil {
+		return err
+	}
+	name := cfg.Hub.Name
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	st := observerSettings{base: cfg.Hub.URL, key: key, device: name + "-watch", hub: cfg.Hub}
+	events := newEventLog(cfg.Observer.Buffer)
+	obs := newObserverSet(log, events, func() observerSettings { return st }, defaultTimings())
+	sub := events.subscribe(false, 0)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		obs.run(ctx, cfg.Observer.Channels)
+	}()
+	defer func() { cancel(); <-done }()
+	for {
+		evs, dropped, err := sub.next(ctx, nil)
+		if err != nil {
+			return nil // ctx ended: the watch is over
+		}
+		if dropped > 0 {
+			if err := each(Event{Kind: EventDropped, Dropped: dropped, Time: time.Now()}); err != nil {
+				return err
+			}
+		}
+		for _, ev := range evs {
+			if f.Match(ev) {
+				if err := each(ev); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}

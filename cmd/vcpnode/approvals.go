@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -102,10 +103,22 @@ func printApprovals(w io.Writer, list node.ApprovalsResponse) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTOOL\tREQUEST\tWAITING\tREFUSED IN\tARGUMENTS")
+	fmt.Fprintln(tw, "ID\tWHERE\tTOOL\tREQUEST\tWAITING\tREFUSED IN\tARGUMENTS")
 	for _, p := range list.Pending {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Tool, p.RequestID,
-			ctlAge(list.Now.Sub(p.Requested)), ctlAge(p.Expires.Sub(list.Now)), ctlClip(argSummary(p.Args), approvalArgsWidth))
+		where, request, refused := p.Where, p.RequestID, ctlAge(p.Expires.Sub(list.Now))
+		if where == "" {
+			where = node.WaitsOnNode // a daemon older than server approvals
+		}
+		if where == node.WaitsOnServer {
+			// The id is the server's requestId; say who asked instead.
+			request = "-"
+			if p.Maid != "" {
+				request = "by " + p.Maid
+			}
+			refused += " of " + ctlAge(time.Duration(p.TTLMs)*time.Millisecond)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, where, p.Tool, request,
+			ctlAge(list.Now.Sub(p.Requested)), refused, ctlClip(argSummary(p.Args), approvalArgsWidth))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

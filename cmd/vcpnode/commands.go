@@ -76,6 +76,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newCallCmd(a),
 		newMCPCmd(a),
 		newPlaceholdersCmd(a),
+		newWatchCmd(a),
 		newApprovalsCmd(a),
 		newApproveCmd(a),
 		newDenyCmd(a),

@@ -292,10 +292,10 @@ func TestApprovalCommandsThroughTheHub(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("approvals: exit %d", code)
 	}
-	wantLines(t, out, "ID TOOL REQUEST WAITING REFUSED IN ARGUMENTS",
+	wantLines(t, out, "ID WHERE TOOL REQUEST WAITING REFUSED IN ARGUMENTS",
 		"answer with: vcpnode approve ID, or vcpnode deny ID [--reason TEXT]")
 	squeezed := strings.Join(strings.Fields(out), " ")
-	for _, want := range []string{`1 Echo fh-1 `, `count=3 message="deploy to prod"`, `2 Echo fh-2 `, `message=second`} {
+	for _, want := range []string{`1 node Echo fh-1 `, `count=3 message="deploy to prod"`, `2 node Echo fh-2 `, `message=second`} {
 		if !strings.Contains(squeezed, want) {
 			t.Errorf("approvals lacks %q:\n%s", want, out)
 		}
