@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 // The observer connections (shared/spec/observer.md): one per channel
@@ -52,7 +53,7 @@ type observerSet struct {
 	burst     int
 	events    *eventLog
 	approvals *serverApprovals
-	warnings  *logThrottle
+	warnings  *toolhost.WarnLimiter
 	notify    func(serverApproval) // nil: none
 
 	mu    sync.Mutex
@@ -74,7 +75,7 @@ func newObserverSet(log zerolog.Logger, events *eventLog, settings func() observ
 	o := &observerSet{
 		log: log, settings: settings, retry: t.retry, jitter: t.jitter,
 		perMinute: t.connsPerMinute, burst: t.connBurst,
-		events: events, warnings: newLogThrottle(time.Now),
+		events: events, warnings: toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now),
 		conns: map[string]*observerConn{},
 	}
 	o.approvals = newServerApprovals(events)
@@ -98,7 +99,7 @@ func (o *observerSet) run(ctx context.Context, channels []string) {
 	}
 	wg.Wait()
 	o.approvals.close()
-	o.warnings.flush(o.log)
+	o.warnings.Flush(o.log)
 }
 
 // statuses lists the connections in config order.
@@ -255,7 +256,7 @@ func (o *observerSet) serve(ctx context.Context, c *observerConn, conn *websocke
 			if err != nil {
 				return observerReadError(err, hub)
 			}
-			o.warnings.warn(o.log, "observer-large", func(e *zerolog.Event) {
+			o.warnings.Warn(o.log, "observer-large", func(e *zerolog.Event) {
 				e.Str("channel", c.channel).Int64("bytes", int64(len(data))+n).Int("limit", maxObserverFrame).
 					Msg("observer broadcast too large: dropped")
 			})

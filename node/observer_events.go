@@ -27,6 +27,8 @@ const (
 	replayMemory = 200
 	// approvalMemory bounds the approval ids remembered as seen.
 	approvalMemory = 1000
+	// maxApprovalID bounds a requestId (the server's are ~30 bytes).
+	maxApprovalID = 256
 )
 
 // replayFilter remembers recent broadcasts by content hash.
@@ -73,7 +75,7 @@ type broadcast struct {
 func (o *observerSet) handle(c *observerConn, data []byte) {
 	var m broadcast
 	if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
-		o.warnings.warn(o.log, "observer-malformed", func(e *zerolog.Event) {
+		o.warnings.Warn(o.log, "observer-malformed", func(e *zerolog.Event) {
 			e.Str("channel", c.channel).Int("bytes", len(data)).Msg("malformed observer broadcast (not a JSON object with a type): dropped")
 		})
 		return
@@ -136,9 +138,9 @@ func (o *observerSet) approvalRequest(c *observerConn, m broadcast) {
 		Timestamp     string                     `json:"timestamp"`
 		ApprovalTTLMs int64                      `json:"approvalTtlMs"`
 	}
-	if err := json.Unmarshal(m.Data, &d); err != nil || d.RequestID == "" {
-		o.warnings.warn(o.log, "observer-malformed", func(e *zerolog.Event) {
-			e.Str("channel", c.channel).Msg("tool_approval_request without a requestId: dropped")
+	if err := json.Unmarshal(m.Data, &d); err != nil || d.RequestID == "" || len(d.RequestID) > maxApprovalID {
+		o.warnings.Warn(o.log, "observer-malformed", func(e *zerolog.Event) {
+			e.Str("channel", c.channel).Msg("tool_approval_request without a usable requestId: dropped")
 		})
 		return
 	}
@@ -152,7 +154,7 @@ func (o *observerSet) approvalRequest(c *observerConn, m broadcast) {
 		ttl = 5 * time.Minute // the server's default
 	}
 	a := serverApproval{
-		RequestID: clipText(d.RequestID, maxLogValue), Tool: d.ToolName, Maid: d.Maid, Args: d.Args,
+		RequestID: d.RequestID, Tool: d.ToolName, Maid: d.Maid, Args: d.Args,
 		Requested: requested, Expires: requested.Add(ttl), TTL: ttl, Channel: c.channel,
 	}
 	if !o.approvals.add(a, now) {

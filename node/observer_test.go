@@ -12,6 +12,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 func observerHarness(t *testing.T, hubOpts fakehub.Options, more func(*config.Config)) (*harness, *ControlClient) {
@@ -192,7 +193,7 @@ func TestBadBroadcastsAreDroppedWithAWarning(t *testing.T) {
 	}
 	h.waitLog("malformed observer broadcast")
 	h.waitLog("observer broadcast too large: dropped")
-	if n := strings.Count(h.logs.String(), "malformed observer broadcast"); n > throttleBurst {
+	if n := strings.Count(h.logs.String(), "malformed observer broadcast"); n > toolhost.WarnBurst {
 		t.Fatalf("%d malformed warnings: not rate-limited", n)
 	}
 	if st, _ := client.Status(h.ctx); st.Observers[0].Sessions != 1 {
