@@ -52,6 +52,9 @@ type Event struct {
 	// Text is the result, content or error, clipped to maxEventText.
 	Text  string `json:"text,omitempty"`
 	Local bool   `json:"local,omitempty"`
+	// ApprovalID is what `vcpnode approve` takes, for approval requests
+	// (the server's requestId, or this node's short number).
+	ApprovalID string `json:"approvalId,omitempty"`
 	// Maid is the agent that asked, for server approval requests.
 	Maid string `json:"maid,omitempty"`
 	// Data is the server's data object as sent, when at most maxEventData.

@@ -393,8 +393,14 @@ func (n *Node) Run(ctx context.Context) error {
 	stopMCP := n.startMCP(ctx)
 	stopPlaceholders := n.ph.start()
 	waitObservers := n.runObservers(ctx)
+	approvalsDone := make(chan struct{})
+	go func() {
+		defer close(approvalsDone)
+		n.publishLocalApprovals(ctx)
+	}()
 	n.connectLoop(ctx, drained)
 	waitObservers()
+	<-approvalsDone
 	wg.Wait()
 	n.bg.Wait()
 	stopPlaceholders()

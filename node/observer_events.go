@@ -163,6 +163,7 @@ func (o *observerSet) approvalRequest(c *observerConn, m broadcast) {
 	ev := Event{
 		Source: EventSourceServer, Channel: c.channel, Type: m.Type, Kind: EventApprovalRequest,
 		Tool: a.Tool, RequestID: a.RequestID, Maid: a.Maid, Text: clipText(argSummaryText(a.Args), maxEventText),
+		ApprovalID: a.RequestID,
 	}
 	if len(m.Data) <= maxEventData {
 		ev.Data = m.Data

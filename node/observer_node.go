@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -45,6 +46,32 @@ func (n *Node) runObservers(ctx context.Context) (wait func()) {
 	return func() { <-done }
 }
 
+// publishLocalApprovals turns each call that starts waiting for the
+// owner's approval into an event, until ctx ends. How it ended is in the
+// call's end event.
+func (n *Node) publishLocalApprovals(ctx context.Context) {
+	seen := map[string]bool{}
+	for {
+		changed := n.Approvals().Changes()
+		now := map[string]bool{}
+		for _, p := range n.Approvals().Pending() {
+			now[p.ID] = true
+			if !seen[p.ID] {
+				n.events.publish(Event{
+					Source: EventSourceNode, Kind: EventApprovalRequest, Tool: p.Tool, RequestID: p.RequestID,
+					Text: clipText(argSummaryText(p.Args), maxEventText), ApprovalID: p.ID,
+				})
+			}
+		}
+		seen = now
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // callStarted publishes a call this node accepted.
 func (n *Node) callStarted(requestID, tool string, local bool) {
 	n.events.publish(Event{Source: EventSourceNode, Kind: EventCallStart, Tool: tool, RequestID: requestID, Local: local})
@@ -57,12 +84,20 @@ func (n *Node) recordCall(rec toolhost.CallRecord) {
 		Time: rec.Finished, Source: EventSourceNode, Kind: EventCallEnd, Tool: rec.Tool, RequestID: rec.RequestID,
 		Status: rec.Outcome, DurationMs: &ms, Approval: string(rec.Approval), Local: rec.Local, Text: rec.Error,
 	}
-	if ev.Text == "" && len(rec.Result) > 0 {
+	switch n := len(rec.Result); {
+	case ev.Text != "" || n == 0:
+	case n <= maxParsedResult:
 		ev.Text = resultText(rec.Result)
+	default: // a file's base64, say: not worth decoding on the call's path
+		ev.Text = fmt.Sprintf("(a result of %d bytes)", n)
 	}
 	ev.Text = clipText(ev.Text, maxEventText)
 	n.events.publish(ev)
 }
+
+// maxParsedResult bounds the results recordCall decodes for their text: it
+// runs on the call's path, before the reply.
+const maxParsedResult = 64 << 10
 
 // resultText is a result as a person would read it: a string's text, the
 // text parts of MCP-style content, an object's "content"/"result"/"message"

@@ -348,3 +348,24 @@ func TestApprovalNotifiesWithoutBlocking(t *testing.T) {
 		}
 	}
 }
+
+func TestLocalApprovalIsAnEvent(t *testing.T) {
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
+		c.Tools = map[string]config.ToolConfig{"Echo": {Approval: "ask"}}
+	}})
+	conn := h.accept()
+	_, client := startControl(t, h, "")
+	evs := eventStream(t, h, client, EventsQuery{EventFilter: EventFilter{Source: EventSourceNode}})
+	result := asyncCall(h, conn, "r-1", "Echo", map[string]string{"message": "hi"})
+	ev := nextEvent(t, h, evs, EventCallStart)
+	if ev.Kind != EventApprovalRequest || ev.ApprovalID != "1" || ev.RequestID != "r-1" || ev.Tool != "Echo" || !strings.Contains(ev.Text, `message="hi"`) {
+		t.Fatalf("approval event %+v", ev)
+	}
+	if _, err := client.Decide(h.ctx, "1", false, "no"); err != nil {
+		t.Fatal(err)
+	}
+	<-result
+	if ev := nextEvent(t, h, evs); ev.Kind != EventCallEnd || ev.Approval != "denied" || ev.Status != "denied" && ev.Status != "error" {
+		t.Fatalf("end event %+v", ev)
+	}
+}

@@ -232,7 +232,11 @@ func (p *eventPrinter) line(ev node.Event) string {
 		if ev.Maid != "" {
 			by = " by " + ev.Maid
 		}
-		text = fmt.Sprintf("asked%s: %s (vcpnode approve %s)", by, ctlClip(text, 60), ev.RequestID)
+		id := ev.ApprovalID
+		if id == "" {
+			id = ev.RequestID
+		}
+		text = fmt.Sprintf("asked%s: %s (vcpnode approve %s)", by, ctlClip(text, 60), id)
 	case node.EventDropped:
 		text = fmt.Sprintf("%d events dropped: this watch read too slowly", ev.Dropped)
 	}
@@ -240,7 +244,7 @@ func (p *eventPrinter) line(ev node.Event) string {
 	if tool == "" {
 		tool = "-"
 	}
-	return fmt.Sprintf("%s %s %-9s %-16s %-14s %s",
+	return fmt.Sprintf("%s %s %-9s %-18s %-14s %s",
 		p.paint(ansiDim, ev.Time.Local().Format(time.TimeOnly)), source, what, tool, p.paintStatus(status), ctlClip(text, 100))
 }
 
