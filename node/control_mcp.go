@@ -7,8 +7,11 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/mcp"
 )
 
 // `vcpnode mcp` offers this node's tools to MCP clients through these.
@@ -175,4 +178,35 @@ func paramSchema(p toolhost.Param) map[string]any {
 		m["default"] = p.Default
 	}
 	return m
+}
+
+// MCPServerStatus is one [mcp.servers.NAME] in GET /v1/status.
+type MCPServerStatus struct {
+	Name      string    `json:"name"`
+	Tool      string    `json:"tool"`
+	Transport string    `json:"transport"`         // "stdio" or "http"
+	State     string    `json:"state"`             // starting, running, restarting, stopped
+	Since     time.Time `json:"since"`             // when it entered State
+	Tools     int       `json:"tools"`             // MCP tools offered, from its last listing
+	Restarts  int       `json:"restarts"`          // since the daemon started it
+	Attempt   int       `json:"attempt,omitempty"` // failed starts in a row
+	// RetryAt is when the next start is tried, while restarting.
+	RetryAt *time.Time `json:"retryAt,omitempty"`
+	// LastError is why it is not running (its last stderr line or exit),
+	// one line, key redacted.
+	LastError string `json:"lastError,omitempty"`
+}
+
+func mcpServerStatus(in []mcp.Status) []MCPServerStatus {
+	var out []MCPServerStatus
+	for _, st := range in {
+		last, _, _ := strings.Cut(strings.TrimSpace(st.LastError), "\n")
+		out = append(out, MCPServerStatus{
+			Name: st.Name, Tool: st.Tool, Transport: st.Transport, State: string(st.State), Since: st.Since,
+			Tools: st.Tools, Restarts: st.Restarts, Attempt: st.Attempt, RetryAt: st.RetryAt,
+			// The server's own words may echo anything, the key included.
+			LastError: config.Redact(last),
+		})
+	}
+	return out
 }

@@ -278,7 +278,8 @@ func (s *ControlServer) status() StatusResponse {
 		Name: n.Name(), HubURL: n.HubURL(), ConfigFile: s.opts.ConfigFile, Socket: s.opts.Socket,
 		Metrics: *s.metricsAddr.Load(), Connection: conn, Tools: counts, InFlight: inflight,
 		PendingApprovals: n.Approvals().Len() + len(n.obs.approvals.list()), Placeholders: len(ph), PlaceholderErrors: phErrors,
-		Observers: n.ObserverStatuses(),
+		Observers:  n.ObserverStatuses(),
+		MCPServers: mcpServerStatus(n.MCPServers()),
 	}
 }
 
@@ -303,7 +304,7 @@ func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 			delete(servers, t.Spec.Source)
 			ts.State = string(st.State)
 			if st.State != mcp.StateRunning && st.LastError != "" {
-				ts.Reason += "; MCP server down: " + st.LastError
+				ts.Reason += "; MCP server down: " + config.Redact(st.LastError)
 			}
 		}
 		out.Tools = append(out.Tools, ts)
@@ -314,7 +315,7 @@ func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 		}
 		why := "its tools were never listed"
 		if st.LastError != "" {
-			why += ": " + st.LastError
+			why += ": " + config.Redact(st.LastError)
 		}
 		out.Tools = append(out.Tools, ToolStatus{
 			Name: st.Tool, Source: "mcp:" + st.Name, Reason: string(st.State) + ": " + why,

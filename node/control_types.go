@@ -44,6 +44,8 @@ type StatusResponse struct {
 	PlaceholderErrors int `json:"placeholderErrors"`
 	// Observers are the observer connections ([observer] enabled).
 	Observers []ObserverStatus `json:"observers,omitempty"`
+	// MCPServers are the [mcp.servers] this daemon runs, by name.
+	MCPServers []MCPServerStatus `json:"mcpServers,omitempty"`
 }
 
 // ConnectionStatus is the hub connection as the reconnect loop sees it.

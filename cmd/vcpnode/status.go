@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -18,7 +19,7 @@ func newStatusCmd(a *app) *cobra.Command {
 		Short: "Show the running daemon's connection, tools, calls in flight and pending approvals",
 		Long: "status asks the running daemon (over its control socket) how it is doing: the\n" +
 			"connection to the main server and since when, the next retry and last error while\n" +
-			"disconnected, how many tools are exposed, the calls in flight, the calls awaiting\n" +
+			"disconnected, how many tools are exposed, each MCP server's state, the calls in flight, the calls awaiting\n" +
 			"approval, and its version and uptime.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -104,6 +105,9 @@ func printStatus(w io.Writer, st node.StatusResponse) error {
 	}
 	line("tools", "%d exposed, %d not exposed, %d unsupported, %d invalid (vcpnode tools --all)",
 		st.Tools.Exposed, st.Tools.Hidden, st.Tools.Unsupported, st.Tools.Invalid)
+	for _, m := range st.MCPServers {
+		line("mcp "+m.Name, "%s", mcpServerLine(m, st.Now))
+	}
 	if st.PlaceholderErrors > 0 {
 		line("placeholders", "%d, %d failing (vcpnode placeholders shows the errors)", st.Placeholders, st.PlaceholderErrors)
 	} else {
@@ -139,4 +143,27 @@ func printStatus(w io.Writer, st node.StatusResponse) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", call.Tool, call.RequestID, state, ago(call.Started), ctlAge(call.Deadline.Sub(st.Now)))
 	}
 	return tw.Flush()
+}
+
+// mcpServerLine is one MCP server's state: what it offers while running,
+// the next attempt and why while restarting.
+func mcpServerLine(m node.MCPServerStatus, now time.Time) string {
+	ago := func(t time.Time) string { return ctlAge(now.Sub(t)) }
+	var b strings.Builder
+	switch m.State {
+	case "running":
+		fmt.Fprintf(&b, "running for %s, %s as %s (%s)", ago(m.Since), count(m.Tools, "tool"), m.Tool, m.Transport)
+	case "restarting":
+		next := "now"
+		if m.RetryAt != nil {
+			next = "in " + ctlAge(m.RetryAt.Sub(now))
+		}
+		fmt.Fprintf(&b, "restarting with backoff: next attempt %s (attempt %d, %s)", next, m.Attempt, count(m.Restarts, "restart"))
+	default:
+		fmt.Fprintf(&b, "%s for %s (%s)", m.State, ago(m.Since), m.Transport)
+	}
+	if m.State != "running" && m.LastError != "" {
+		fmt.Fprintf(&b, "; last error: %s", ctlClip(m.LastError, 160))
+	}
+	return b.String()
 }

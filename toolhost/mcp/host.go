@@ -145,8 +145,12 @@ type Status struct {
 	Since     time.Time `json:"since"`
 	Tools     int       `json:"tools"`
 	Restarts  int       `json:"restarts"`
-	LastError string    `json:"lastError,omitempty"`
-	Warnings  []string  `json:"warnings,omitempty"`
+	// Attempt counts failed starts in a row; RetryAt is when the next one
+	// starts, while restarting.
+	Attempt   int        `json:"attempt,omitempty"`
+	RetryAt   *time.Time `json:"retryAt,omitempty"`
+	LastError string     `json:"lastError,omitempty"`
+	Warnings  []string   `json:"warnings,omitempty"`
 }
 
 // Status lists every server, by name.
@@ -155,7 +159,11 @@ func (h *Host) Status() []Status {
 	for _, s := range h.list() {
 		s.mu.Lock()
 		st := Status{Name: s.cfg.Name, Tool: s.cfg.ToolName(), Transport: s.cfg.Transport(),
-			State: s.state, Since: s.since, Restarts: s.restarts, LastError: s.lastErr}
+			State: s.state, Since: s.since, Restarts: s.restarts, Attempt: s.attempt, LastError: s.lastErr}
+		if s.state == StateRestarting && !s.retryAt.IsZero() {
+			at := s.retryAt
+			st.RetryAt = &at
+		}
 		if s.set != nil {
 			st.Tools, st.Warnings = len(s.set.names), slices.Clone(s.set.warnings)
 		}

@@ -44,7 +44,9 @@ type server struct {
 	ending   *session // the session being torn down, until its reason is known
 	lastErr  string   // why the server is not running
 	restarts int
-	set      *toolSet // the last listing; nil before the first
+	attempt  int       // failed attempts in a row, for status
+	retryAt  time.Time // when the next attempt starts, while restarting
+	set      *toolSet  // the last listing; nil before the first
 }
 
 // session is one connection to the server, with what ended it.
@@ -126,10 +128,12 @@ func (s *server) run(ctx context.Context) {
 			s.log.Warn().Str("reason", live.reason).Int("attempt", attempt).Msg("MCP server stopped; restarting it")
 			s.setState(StateRestarting, live.reason)
 		}
+		wait := s.o.Backoff(attempt)
 		s.mu.Lock()
 		s.restarts++
+		s.attempt, s.retryAt = attempt, time.Now().Add(wait)
 		s.mu.Unlock()
-		t := time.NewTimer(s.o.Backoff(attempt))
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -197,6 +201,7 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 	}
 	s.mu.Lock()
 	s.state, s.since, s.live, s.lastErr = StateRunning, time.Now(), live, ""
+	s.attempt = 0
 	s.mu.Unlock()
 	s.log.Info().Int("tools", len(set.commands)).Msg("MCP server running")
 	s.update(set)
@@ -300,6 +305,9 @@ func (s *server) setState(st State, why string) {
 	defer s.mu.Unlock()
 	if s.state != st {
 		s.state, s.since = st, time.Now()
+	}
+	if st != StateRestarting {
+		s.retryAt = time.Time{}
 	}
 	if why != "" {
 		s.lastErr = why
