@@ -50,6 +50,9 @@ type timings struct {
 	// Above readLimit, so that a frame the server may send always fits.
 	decodeBudget int64
 	busyWait     time.Duration
+	// beforeDecode, if set, runs on the decoder goroutine before each frame
+	// is decoded: a seam for tests that hold a decode to watch the reader.
+	beforeDecode func(frameBytes int)
 }
 
 func defaultTimings() timings {

@@ -94,6 +94,9 @@ func (s *session) readLoop() error {
 	go func() {
 		defer close(decoded)
 		for in := range inbox {
+			if s.n.timings.beforeDecode != nil {
+				s.n.timings.beforeDecode(len(in.frame))
+			}
 			s.handle(in.frame)
 			s.n.decodeBudget.release(in.cost)
 			if in.counted {

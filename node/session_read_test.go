@@ -33,31 +33,93 @@ func blobCall(id string, n int) wsproto.ExecuteTool {
 	return wsproto.ExecuteTool{RequestID: id, ToolName: "Size", ToolArgs: map[string]json.RawMessage{"blob": blob}}
 }
 
-// A 50 MiB execute_tool with ping 1 s / pong 1 s: the frame is decoded off
-// the reader, pongs keep arriving, the connection survives and the call is
-// answered on it.
+// A 50 MiB execute_tool does not cost the connection: while its decode is
+// held (as a slow decode on a loaded machine would be), the node's reader
+// still answers the hub's pings and its 1 s pings still go out and get
+// their pongs; once released, the call is answered on the same connection.
+// Liveness is proved by those round trips happening during the decode, not
+// by the scheduler meeting a window: the pong timeout is generous so that a
+// stalled test process cannot end the connection, while the ping interval
+// stays short so that pings do flow during the transfer and the decode.
 func TestLargeFrameKeepsTheConnection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends a 50 MiB frame")
 	}
+	const size = 50 << 20
+	decoding := make(chan struct{})
+	resume := make(chan struct{})
 	h := startHarness(t, harnessOpt{
 		tools: []toolhost.Tool{sizeTool{}},
 		config: func(c *config.Config) {
 			c.Hub.PingInterval = config.Duration(time.Second)
-			c.Hub.PongTimeout = config.Duration(time.Second)
+			c.Hub.PongTimeout = config.Duration(time.Minute)
 			c.Node.ExposedTools = append(c.Node.ExposedTools, "Size")
+		},
+		timings: func(tm *timings) {
+			tm.beforeDecode = func(n int) {
+				if n > size {
+					close(decoding)
+					<-resume
+				}
+			}
 		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := h.accept()
-	const size = 50 << 20
-	res, err := c.CallExecute(ctx, blobCall("big", size))
-	if err != nil {
-		t.Fatal(err)
+	type result struct {
+		res wsproto.ToolResult
+		err error
 	}
-	if res.Status != wsproto.StatusSuccess || firstText(t, res) != strconv.Itoa(size+2) {
-		t.Fatalf("big call: %+v", res)
+	done := make(chan result, 1)
+	go func() {
+		res, err := c.CallExecute(ctx, blobCall("big", size))
+		done <- result{res, err}
+	}()
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(resume)
+		}
+	}
+	defer release() // a failing test must not leave the decoder held
+
+	select {
+	case <-decoding:
+	case r := <-done:
+		t.Fatalf("the call was answered before its frame was decoded: %+v, %v", r.res, r.err)
+	case <-ctx.Done():
+		t.Fatal("the large frame never reached the decoder")
+	}
+	// The decode is held: the reader and the pinger must go on regardless.
+	pings := c.PingsReceived()
+	for i := range 3 {
+		if err := c.Ping(ctx); err != nil {
+			t.Fatalf("hub ping %d during the decode: %v", i+1, err)
+		}
+	}
+	if err := c.WaitPings(ctx, pings+2); err != nil {
+		t.Fatalf("the node stopped pinging during the decode: %v", err)
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("the call was answered while its decode was held: %+v, %v", r.res, r.err)
+	default:
+	}
+	release()
+
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		t.Fatal("no result for the large call")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.res.Status != wsproto.StatusSuccess || firstText(t, r.res) != strconv.Itoa(size+2) {
+		t.Fatalf("big call: %+v", r.res)
 	}
 	// Still the first connection, still alive: a ping round trip proves it.
 	if err := c.Ping(ctx); err != nil {
