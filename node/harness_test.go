@@ -68,11 +68,17 @@ type harnessOpt struct {
 	config  func(*config.Config)
 	timings func(*timings)
 	tools   []toolhost.Tool
+	// patience bounds every wait in the test (h.ctx); 0 means 30 s.
+	patience time.Duration
 }
 
 func startHarness(t *testing.T, o harnessOpt) *harness {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	patience := o.patience
+	if patience == 0 {
+		patience = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	t.Cleanup(cancel)
 
 	hubOpts := o.hubOpts

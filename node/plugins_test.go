@@ -82,6 +82,29 @@ func writePlugin(t *testing.T, dir, folder, manifest string, files map[string]st
 	}
 }
 
+// loadedMachine gives the named plugin tools, and the test's waits, time
+// enough for interpreters that start slowly on a loaded machine: the
+// shipped 10 s timeouts are for a node, not for a test sharing 2 cores with
+// a dozen compilers. Through [tools.X] timeout, as an owner would.
+func loadedMachine(o harnessOpt, tools ...string) harnessOpt {
+	inner := o.config
+	o.config = func(c *config.Config) {
+		if inner != nil {
+			inner(c)
+		}
+		if c.Tools == nil {
+			c.Tools = map[string]config.ToolConfig{}
+		}
+		for _, name := range tools {
+			tc := c.Tools[name]
+			tc.Timeout = config.Duration(2 * time.Minute)
+			c.Tools[name] = tc
+		}
+	}
+	o.patience = 4 * time.Minute
+	return o
+}
+
 func syncManifest(name, description string) string {
 	return fmt.Sprintf(`{"name":%q,"displayName":%q,"pluginType":"synchronous","description":%q,
 "entryPoint":{"command":"sh answer.sh"},"communication":{"protocol":"stdio","timeout":5000}}`, name, name, description)
@@ -173,7 +196,7 @@ func postToNode(t *testing.T, url, body string) int {
 
 func TestExamplePluginsThroughTheHub(t *testing.T) {
 	needCommands(t, "python3", "node")
-	h := startHarness(t, pluginHarness(t.TempDir(), false, examplePlugins(t)))
+	h := startHarness(t, loadedMachine(pluginHarness(t.TempDir(), false, examplePlugins(t)), "UnitConverter", "TextStats", "DelayedEcho"))
 	c := h.accept()
 	names, manifests := registered(t, h, c)
 	if want := []string{"DelayedEcho", "TextStats", "UnitConverter"}; !slices.Equal(names, want) {
@@ -232,7 +255,7 @@ var asyncPlaceholder = regexp.MustCompile(`\{\{VCP_ASYNC_RESULT::([A-Za-z0-9_.-]
 
 func TestAsyncPluginCallbackIsForwarded(t *testing.T) {
 	needCommands(t, "python3")
-	h := startHarness(t, pluginHarness(t.TempDir(), false, examplePlugins(t)))
+	h := startHarness(t, loadedMachine(pluginHarness(t.TempDir(), false, examplePlugins(t)), "DelayedEcho"))
 	c := h.accept()
 	res := h.call(c, "DelayedEcho", map[string]any{"text": "hello later", "delay": "0"})
 	if res.Status != wsproto.StatusSuccess {
