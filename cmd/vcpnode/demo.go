@@ -194,21 +194,36 @@ func runDemo(parent context.Context, stdout io.Writer, log zerolog.Logger, sigs 
 }
 
 // watchDemoSignals cancels the demo at the first signal and hurries the
-// node's shutdown at the next ones, like `run`. The returned function stops
-// watching and waits for the watcher.
+// node's shutdown at the next ones, like `run`. Signals that arrived while
+// the demo was being set up are acted on before it returns, so the node is
+// never started for a demo already interrupted (whatever the scheduler does
+// with the watcher). The returned function stops watching and waits for the
+// watcher.
 func watchDemoSignals(sigs <-chan os.Signal, log zerolog.Logger, cancel context.CancelCauseFunc, hurry func()) func() {
+	received := 0
+	onSignal := func(sig os.Signal) {
+		if received++; received == 1 {
+			log.Info().Str("signal", sig.String()).Msg("stopping the demo; send the signal again to stop without waiting")
+			cancel(fmt.Errorf("%w by %s", errDemoInterrupted, sig))
+			return
+		}
+		hurry()
+	}
+	for pending := true; pending; {
+		select {
+		case sig := <-sigs:
+			onSignal(sig)
+		default:
+			pending = false
+		}
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for received := 0; ; {
+		for {
 			select {
 			case sig := <-sigs:
-				if received++; received == 1 {
-					log.Info().Str("signal", sig.String()).Msg("stopping the demo; send the signal again to stop without waiting")
-					cancel(fmt.Errorf("%w by %s", errDemoInterrupted, sig))
-					continue
-				}
-				hurry()
+				onSignal(sig)
 			case <-done:
 				return
 			}
@@ -244,6 +259,11 @@ func (d *demo) failed(ctx context.Context, what string, err error) {
 // connect waits for the node's connection and its registration; nil means
 // the demo cannot go on.
 func (d *demo) connect(ctx context.Context, hub *fakehub.Hub) *fakehub.Conn {
+	// Checked first: Accept prefers a queued connection to a done ctx.
+	if err := ctx.Err(); err != nil {
+		d.failed(ctx, "the node did not connect", err)
+		return nil
+	}
 	conn, err := hub.Accept(ctx)
 	if err != nil {
 		d.failed(ctx, "the node did not connect", err)

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
@@ -169,6 +173,33 @@ func TestDemoStopsCleanlyOnSignal(t *testing.T) {
 	})
 	if code := report(ta.stderr, nil, err); code != exitError {
 		t.Errorf("exit code %d, want %d", code, exitError)
+	}
+}
+
+// Signals that came while the demo was being set up are acted on before
+// watchDemoSignals returns, not whenever its goroutine gets to run: the node
+// must never be started for an interrupted demo. Later ones still hurry.
+func TestWatchDemoSignalsActsOnPendingSignalsAtOnce(t *testing.T) {
+	sigs := make(chan os.Signal, 2)
+	sigs <- syscall.SIGINT
+	sigs <- syscall.SIGTERM
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	hurried := make(chan struct{}, 4)
+	stop := watchDemoSignals(sigs, zerolog.Nop(), cancel, func() { hurried <- struct{}{} })
+	defer stop()
+	if cause := context.Cause(ctx); !errors.Is(cause, errDemoInterrupted) || !strings.Contains(cause.Error(), "interrupt") {
+		t.Fatalf("cause right after watchDemoSignals = %v, want %v by interrupt", cause, errDemoInterrupted)
+	}
+	if len(hurried) != 1 {
+		t.Fatalf("hurried %d times for the pending second signal, want 1", len(hurried))
+	}
+	<-hurried
+	sigs <- syscall.SIGTERM
+	select {
+	case <-hurried:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a later signal did not hurry the node")
 	}
 }
 
