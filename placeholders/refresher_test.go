@@ -11,7 +11,9 @@ import (
 	"github.com/rs/zerolog"
 )
 
-const testWait = 5 * time.Second
+// testWait bounds every wait for something that must happen: generous,
+// because the suite must pass on a loaded 2-core machine.
+const testWait = 30 * time.Second
 
 // step is one scripted run: what Run returns.
 type step struct {
