@@ -15,7 +15,7 @@ import (
 
 // waitLimit bounds every wait in these tests; reaching it is a failure, not
 // a synchronisation step.
-const waitLimit = 10 * time.Second
+const waitLimit = 30 * time.Second
 
 // gateTool blocks every call until the test answers it through the gate it
 // publishes on entered.
