@@ -369,3 +369,26 @@ func TestLocalApprovalIsAnEvent(t *testing.T) {
 		t.Fatalf("end event %+v", ev)
 	}
 }
+
+func TestObserverWithoutPongsReconnects(t *testing.T) {
+	h, client := observerHarness(t, fakehub.Options{}, func(c *config.Config) {
+		c.Hub.PingInterval = config.Duration(100 * time.Millisecond)
+		c.Hub.PongTimeout = config.Duration(300 * time.Millisecond)
+	})
+	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(fakehub.ChannelVCPInfo)
+	nodeConn := h.hub.Conns()[0]
+	logConn.StopPonging()
+	h.acceptObserver(fakehub.ChannelVCPLog) // the node gave up on the silent one and reconnected
+	<-logConn.Done()
+	if logConn.PingsReceived() == 0 {
+		t.Fatal("the node never pinged the observer connection")
+	}
+	st := waitObserversConnected(t, h, client, 2)
+	if !strings.Contains(st.Observers[0].LastError, "no pong or frame from the server") {
+		t.Fatalf("last error %q", st.Observers[0].LastError)
+	}
+	if s, _ := h.node.State(); s.Sessions != 1 || h.hub.Conns()[0] != nodeConn {
+		t.Fatalf("the node session was disturbed: %+v", s)
+	}
+}

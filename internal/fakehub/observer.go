@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -44,6 +45,24 @@ type ObserverConn struct {
 	seq     uint64
 	done    chan struct{}
 	writeMu sync.Mutex
+	noPong  atomic.Bool
+	pings   atomic.Int64
+}
+
+// StopPonging makes the connection ignore the client's pings from now on,
+// so only the client's liveness check can notice.
+func (o *ObserverConn) StopPonging() { o.noPong.Store(true) }
+
+// PingsReceived counts the client's pings, answered or not.
+func (o *ObserverConn) PingsReceived() int { return int(o.pings.Load()) }
+
+func (o *ObserverConn) onPing(data string) error {
+	o.pings.Add(1)
+	if !o.noPong.Load() {
+		// A failed write shows on the read side; nothing to do here.
+		_ = o.ws.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(defaultWriteTimeout))
+	}
+	return nil
 }
 
 // Channel is "VCPlog" or "vcpinfo".
@@ -165,6 +184,8 @@ func (h *Hub) handleObserver(w http.ResponseWriter, r *http.Request, channel str
 	}
 	ws.SetReadLimit(h.opts.ReadLimit)
 	o := &ObserverConn{hub: h, ws: ws, channel: channel, device: deviceOf(r), done: make(chan struct{})}
+	o.noPong.Store(h.opts.NoPong)
+	ws.SetPingHandler(o.onPing)
 	h.mu.Lock()
 	if h.closed || h.srv == nil {
 		h.mu.Unlock()
