@@ -59,7 +59,13 @@ func newMCPCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv := newMCPServer(c, tools)
+			bridge := newMCPServer(c, tools)
+			// The daemon's tool set changes with reloads, plugin folders and
+			// MCP servers: follow it, and clients hear list_changed.
+			fctx, stopFollow := context.WithCancel(ctx)
+			defer stopFollow()
+			go bridge.follow(fctx, a.mcpRefreshEvery(), a.stderr)
+			srv := bridge.srv
 			if httpMode {
 				return a.serveMCPHTTP(ctx, &f, srv, listen)
 			}
@@ -86,31 +92,35 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // newMCPServer publishes tools as MCP tools whose calls go to the daemon.
-func newMCPServer(c *node.ControlClient, tools []node.MCPTool) *sdk.Server {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "vcpnode", Title: "vcpnode", Version: version}, nil)
-	for _, t := range tools {
-		name := t.Name
-		srv.AddTool(&sdk.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema},
-			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-				args := map[string]json.RawMessage{}
-				if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
-					if err := json.Unmarshal(raw, &args); err != nil {
-						return errorResult("arguments must be a JSON object: " + err.Error()), nil
-					}
-				}
-				// No timeout here: the tool's own deadline bounds the call in
-				// the daemon; the client's cancellation ends this request.
-				res, err := c.Call(ctx, node.CallRequest{Tool: name, Args: args, Via: "mcp"})
-				if err != nil {
-					return errorResult(err.Error()), nil
-				}
-				if !res.OK {
-					return errorResult(res.Error), nil
-				}
-				return mcpResult(res.Result), nil
-			})
+func newMCPServer(c *node.ControlClient, tools []node.MCPTool) *mcpBridge {
+	b := &mcpBridge{c: c, offered: map[string]node.MCPTool{},
+		srv: sdk.NewServer(&sdk.Implementation{Name: "vcpnode", Title: "vcpnode", Version: version},
+			// Clients are told to follow list changes even when no tool is offered yet.
+			&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}})}
+	b.sync(tools)
+	return b
+}
+
+// callTool runs tool name in the daemon for an MCP client.
+func (b *mcpBridge) callTool(name string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		args := map[string]json.RawMessage{}
+		if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &args); err != nil {
+				return errorResult("arguments must be a JSON object: " + err.Error()), nil
+			}
+		}
+		// No timeout here: the tool's own deadline bounds the call in
+		// the daemon; the client's cancellation ends this request.
+		res, err := b.c.Call(ctx, node.CallRequest{Tool: name, Args: args, Via: "mcp"})
+		if err != nil {
+			return errorResult(err.Error()), nil
+		}
+		if !res.OK {
+			return errorResult(res.Error), nil
+		}
+		return mcpResult(res.Result), nil
 	}
-	return srv
 }
 
 func errorResult(text string) *sdk.CallToolResult {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +92,66 @@ func TestStatusShowsMCPServers(t *testing.T) {
 			t.Fatalf("status never showed the restarting server:\n%s", out)
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+// TestMCPCommandFollowsDaemonTools: after a daemon reload changes the
+// offered tools, `vcpnode mcp` tells its client (tools/list_changed) and
+// lists the new set; the new tool can be called.
+func TestMCPCommandFollowsDaemonTools(t *testing.T) {
+	d := startDaemon(t, "")
+	d.accept()
+	changed := make(chan struct{}, 16)
+	cs := mcpSessionWith(t, d, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	}, 50*time.Millisecond)
+	names := func() []string {
+		list, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tool := range list.Tools {
+			out = append(out, tool.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := names(); !slices.Equal(got, []string{"Echo"}) {
+		t.Fatalf("tools/list = %v; want [Echo]", got)
+	}
+
+	// Offer NodeInfo instead of Echo, and reload the daemon.
+	path := d.configFile()
+	if err := os.WriteFile(path, []byte(strings.Replace(testHubConfig(d.hub, ""),
+		`exposed_tools = ["Echo"]`, `exposed_tools = ["NodeInfo"]`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := d.ctl("reload"); code != exitOK {
+		t.Fatalf("reload: %s", errOut)
+	}
+	for {
+		select {
+		case <-changed:
+		case <-d.ctx.Done():
+			t.Fatalf("the client never heard notifications/tools/list_changed; tools/list = %v", names())
+		}
+		// Additions and removals notify apart: wait for the whole change.
+		if got := names(); slices.Equal(got, []string{"NodeInfo"}) {
+			break
+		}
+	}
+	res, err := cs.CallTool(d.ctx, &sdk.CallToolParams{Name: "NodeInfo", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Errorf("the newly offered tool: %+v %v", res, err)
+	}
+	res, err = cs.CallTool(d.ctx, &sdk.CallToolParams{Name: "Echo", Arguments: map[string]any{"message": "x"}})
+	if err == nil && !res.IsError {
+		t.Errorf("a tool no longer offered ran: %+v", res)
 	}
 }

@@ -17,21 +17,31 @@ import (
 // connects an SDK client to it, as an editor would over the command's stdio.
 func mcpSession(t *testing.T, d *testDaemon) *sdk.ClientSession {
 	t.Helper()
+	return mcpSessionWith(t, d, nil, 0)
+}
+
+// mcpSessionWith is mcpSession with client options and the command's
+// refresh interval (0: the default).
+func mcpSessionWith(t *testing.T, d *testDaemon, opts *sdk.ClientOptions, refresh time.Duration) *sdk.ClientSession {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ta := newTestApp(t)
-	ta.app.stdin, ta.app.stdout = inR, outW
+	ta.app.stdin, ta.app.stdout, ta.app.mcpRefresh = inR, outW, refresh
 	exited := make(chan int, 1)
 	go func() {
 		exited <- ta.run("mcp", "--socket", d.socket)
 		outW.Close()
 	}()
-	client := sdk.NewClient(&sdk.Implementation{Name: "editor", Version: "1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "editor", Version: "1"}, opts)
 	cs, err := client.Connect(d.ctx, &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, ta.stderr)
 	}
 	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("vcpnode mcp said:\n%s", ta.stderr)
+		}
 		cs.Close() // closes the command's stdin: it must exit cleanly
 		select {
 		case code := <-exited:

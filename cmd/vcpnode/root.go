@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -62,6 +63,9 @@ type app struct {
 	host *host
 	// helpErr is set when --help named a command that does not exist.
 	helpErr error
+	// mcpRefresh is how often `vcpnode mcp` rereads the daemon's tools;
+	// 0 means mcpRefresh (tests make it short).
+	mcpRefresh time.Duration
 }
 
 func newApp() *app {
