@@ -39,6 +39,7 @@ type Config struct {
 	Control ControlConfig `toml:"control"` // control.go
 	Audit   AuditConfig   `toml:"audit"`   // control.go
 	Metrics MetricsConfig `toml:"metrics"` // control.go
+	Console ConsoleConfig `toml:"console"` // console.go
 
 	Placeholders PlaceholdersConfig `toml:"placeholders"` // placeholders.go
 
@@ -137,6 +138,7 @@ func Default() Config {
 		Plugins: defaultPluginsConfig(),
 		Control: defaultControlConfig(),
 		Metrics: defaultMetricsConfig(),
+		Console: defaultConsoleConfig(),
 
 		Placeholders: defaultPlaceholdersConfig(),
 

@@ -373,7 +373,7 @@ func TestExampleConfig(t *testing.T) {
 		"max_concurrent", "queue", "max_result_bytes", "shutdown_grace", "memory_limit", "exposed_tools", "hidden_tools",
 		"roots", "max_bytes", "level", "format", "expose", "timeout",
 		"dirs", "pass_env", "env_file", "async_max_runtime", "max_output_bytes", "state_dir", "watch", "node", "max_memory",
-		"approval", "approval_timeout", "socket", "group", "file", "listen", "allow_remote", "tools", "token_file"} {
+		"approval", "approval_timeout", "socket", "group", "file", "listen", "allow_remote", "tools", "token_file", "idle_timeout"} {
 		if !strings.Contains(string(live), "\n"+key+" = ") {
 			t.Errorf("the example does not show %s", key)
 		}

@@ -39,6 +39,7 @@ func (c Config) problems() []Problem {
 	c.checkTools(&ps)
 	c.checkPlugins(&ps)
 	c.checkControl(&ps)
+	c.checkConsole(&ps)
 	c.checkPlaceholders(&ps)
 	c.checkMCP(&ps)
 	c.checkObserver(&ps)

@@ -109,6 +109,12 @@ func (c *ControlClient) Reconnect(ctx context.Context) (ReconnectResponse, error
 	return out, c.do(ctx, http.MethodPost, pathReconnect, nil, &out)
 }
 
+// ConsoleLogin mints a one-time web console login URL (POST /v1/console/login).
+func (c *ControlClient) ConsoleLogin(ctx context.Context) (ConsoleLoginResponse, error) {
+	var out ConsoleLoginResponse
+	return out, c.do(ctx, http.MethodPost, pathConsoleLogin, nil, &out)
+}
+
 // Approvals lists the calls awaiting the owner (GET /v1/approvals).
 func (c *ControlClient) Approvals(ctx context.Context) (ApprovalsResponse, error) {
 	var out ApprovalsResponse

@@ -54,6 +54,7 @@ type ControlServer struct {
 	closingOnce sync.Once
 
 	metricsAddr atomic.Pointer[string] // see SetMetricsAddr
+	console     atomic.Pointer[ConsoleServer]
 }
 
 const (
@@ -146,7 +147,8 @@ func (s *ControlServer) routes() http.Handler {
 	mux.HandleFunc(pathApprovals, s.only(http.MethodGet, false, s.readers(s.handleApprovals)))
 	mux.HandleFunc(pathApprovals+"/{id}/{action}", s.only(http.MethodPost, true, s.handleDecision))
 	// Events carry approval arguments and results: readable as approvals are.
-	mux.HandleFunc(pathEvents, s.only(http.MethodGet, false, s.readers(s.handleEvents))) // control_events.go
+	mux.HandleFunc(pathEvents, s.only(http.MethodGet, false, s.readers(s.handleEvents)))  // control_events.go
+	mux.HandleFunc(pathConsoleLogin, s.only(http.MethodPost, true, s.handleConsoleLogin)) // console_server.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s; this daemon speaks the /v1/ API", r.URL.Path))
 	})
@@ -407,6 +409,21 @@ func (s *ControlServer) handleReconnect(w http.ResponseWriter, _ *http.Request) 
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// setConsole is the web console serving this API, or nil.
+func (s *ControlServer) setConsole(c *ConsoleServer) { s.console.Store(c) }
+
+// ErrConsoleOff is the answer to a login request while no console is served.
+var ErrConsoleOff = errors.New("the web console is off: set [console] listen = \"127.0.0.1:7465\" in the config and restart the daemon")
+
+func (s *ControlServer) handleConsoleLogin(w http.ResponseWriter, _ *http.Request) {
+	c := s.console.Load()
+	if c == nil {
+		writeError(w, http.StatusConflict, ErrConsoleOff)
+		return
+	}
+	writeJSON(w, http.StatusOK, c.NewLogin())
 }
 
 func (s *ControlServer) handleApprovals(w http.ResponseWriter, _ *http.Request) {

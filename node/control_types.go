@@ -17,6 +17,8 @@ const (
 	pathReconnect = "/v1/reconnect"
 	pathApprovals = "/v1/approvals"
 	pathEvents    = "/v1/events"
+	// pathConsoleLogin mints a one-time web console login URL.
+	pathConsoleLogin = "/v1/console/login"
 )
 
 // StatusResponse is GET /v1/status.
@@ -217,6 +219,13 @@ const (
 type DecisionResponse struct {
 	Decision string         `json:"decision"` // DecisionApprove or DecisionDeny
 	Approval ApprovalStatus `json:"approval"`
+}
+
+// ConsoleLoginResponse is POST /v1/console/login.
+type ConsoleLoginResponse struct {
+	// URL logs a browser in once; it expires unused at Expires.
+	URL     string    `json:"url"`
+	Expires time.Time `json:"expires"`
 }
 
 // ErrorResponse is every error the control API returns.

@@ -69,6 +69,9 @@ func (n *Node) reload(cfg config.Config) (ReloadReport, error) {
 	if old.cfg.Log != cfg.Log {
 		rep.RestartNeeded = append(rep.RestartNeeded, "log")
 	}
+	if old.cfg.Console != cfg.Console {
+		rep.RestartNeeded = append(rep.RestartNeeded, "console") // its listener and sessions
+	}
 	if !sameHub(old, st) || !sameManifests(before, after) || placeholdersRemoved {
 		rep.Reconnected = true
 		n.restartSession()

@@ -82,6 +82,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newDenyCmd(a),
 		newReloadCmd(a),
 		newReconnectCmd(a),
+		newConsoleCmd(a),
 	)
 	// Works on text alone, no daemon needed.
 	add(groupText, newParseCmd(a))

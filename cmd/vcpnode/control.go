@@ -205,6 +205,14 @@ func (a *app) startControl(ctx context.Context, n nodeRunner, cfg config.Config,
 	if ms != nil {
 		cs.SetMetricsAddr(ms.Addr())
 	}
+	con, err := node.ListenConsole(cs, cfg.Console, log)
+	if err != nil {
+		if ms != nil {
+			ms.Close(ctx)
+		}
+		cs.Close(ctx)
+		return nil, err
+	}
 	return &daemonControl{
 		reload: func() {
 			rep, err := real.ReloadFile(configFile)
@@ -222,6 +230,9 @@ func (a *app) startControl(ctx context.Context, n nodeRunner, cfg config.Config,
 			}
 			if ms != nil {
 				ms.Close(ctx)
+			}
+			if con != nil {
+				con.Close(ctx)
 			}
 		},
 	}, nil

@@ -24,12 +24,13 @@ const ctlTestKey = "Ctl-K3y_never.shown~7"
 // testDaemon is a real node with its control socket, connected to a fake hub
 // on loopback: what the control commands talk to.
 type testDaemon struct {
-	t      *testing.T
-	ctx    context.Context // bounds every wait of the test
-	hub    *fakehub.Hub
-	node   *node.Node
-	socket string
-	logs   *syncBuffer
+	t       *testing.T
+	ctx     context.Context // bounds every wait of the test
+	hub     *fakehub.Hub
+	node    *node.Node
+	socket  string
+	logs    *syncBuffer
+	console *node.ConsoleServer // nil unless [console] listen is set
 }
 
 // shortSocket is a socket path inside the 107-byte limit.
@@ -77,11 +78,19 @@ func startDaemon(t *testing.T, extra string, more ...toolhost.Tool) *testDaemon 
 	if err != nil {
 		t.Fatal(err)
 	}
+	con, err := node.ListenConsole(srv, cfg.Console, zerolog.New(logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.console = con
 	runCtx, stop := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- n.Run(runCtx) }()
 	t.Cleanup(func() {
 		stop()
+		if con != nil {
+			con.Close(context.Background())
+		}
 		select {
 		case <-stopped:
 		case <-time.After(20 * time.Second):

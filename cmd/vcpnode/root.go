@@ -66,6 +66,8 @@ type app struct {
 	// mcpRefresh is how often `vcpnode mcp` rereads the daemon's tools;
 	// 0 means mcpRefresh (tests make it short).
 	mcpRefresh time.Duration
+	// openURL opens a browser (`vcpnode console`); nil is xdg-open/open.
+	openURL func(string) error
 }
 
 func newApp() *app {

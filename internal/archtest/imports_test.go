@@ -57,6 +57,8 @@ func TestImportDirections(t *testing.T) {
 		{module + "/toolhost/textproto", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
 		// The text protocol does no I/O: it parses and generates text only.
 		{module + "/toolhost/textproto", false, []string{"os", "os/exec", "net", "io/fs", "net/http"}},
+		// The console is assets only: every action is the /v1/ API's.
+		{module + "/console", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
 		// The CLI reaches the network only through node (and the demo's fake hub).
 		{module + "/cmd/vcpnode", false, []string{gorilla, backoff}},
 	}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/vcpnode/vcpnode/node"
+)
+
+func TestConsoleCommand(t *testing.T) {
+	off := startDaemon(t, "")
+	code, out, errOut := off.ctl("console", "--no-open")
+	if code != exitError || out != "" || !strings.Contains(errOut, `set [console] listen = "127.0.0.1:7465"`) {
+		t.Errorf("console without [console] listen: exit %d, %q, %q", code, out, errOut)
+	}
+
+	d := startDaemon(t, "\n[console]\nlisten = \"127.0.0.1:0\"\n")
+	var opened []string
+	ta := newTestApp(t)
+	ta.app.openURL = func(u string) error { opened = append(opened, u); return nil }
+	if code := ta.run("console", "--socket", d.socket); code != exitOK {
+		t.Fatalf("console: exit %d: %s", code, ta.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(ta.stdout.String()), "\n")
+	url := lines[len(lines)-1]
+	if !strings.HasPrefix(url, "http://"+d.console.Addr()+"/login?token=") || len(opened) != 1 || opened[0] != url {
+		t.Fatalf("console printed %q and opened %v", ta.stdout, opened)
+	}
+	// The URL logs a browser in (once).
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for i, want := range []int{http.StatusSeeOther, http.StatusUnauthorized} {
+		res, err := hc.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("use %d of the URL = %d, want %d", i+1, res.StatusCode, want)
+		}
+		if ck := res.Header.Get("Set-Cookie"); i == 0 && (!strings.Contains(ck, "HttpOnly") || !strings.Contains(ck, "SameSite=Strict")) {
+			t.Errorf("session cookie %q is not HttpOnly and SameSite=Strict", ck)
+		}
+	}
+	var lr node.ConsoleLoginResponse
+	d.ctlJSON(&lr, "console", "--no-open")
+	if !strings.Contains(lr.URL, "/login?token=") || lr.URL == url || lr.Expires.IsZero() {
+		t.Errorf("console --json = %+v", lr)
+	}
+}
