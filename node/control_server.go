@@ -148,6 +148,7 @@ func (s *ControlServer) routes() http.Handler {
 	mux.HandleFunc(pathApprovals+"/{id}/{action}", s.only(http.MethodPost, true, s.handleDecision))
 	// Events carry approval arguments and results: readable as approvals are.
 	mux.HandleFunc(pathEvents, s.only(http.MethodGet, false, s.readers(s.handleEvents)))  // control_events.go
+	mux.HandleFunc(pathParse, s.only(http.MethodPost, false, s.handleParse))              // parse_control.go
 	mux.HandleFunc(pathConsoleLogin, s.only(http.MethodPost, true, s.handleConsoleLogin)) // console_server.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s; this daemon speaks the /v1/ API", r.URL.Path))
@@ -298,6 +299,7 @@ func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 			Name: t.Spec.Name, DisplayName: t.Spec.DisplayName, Version: t.Spec.Version, Source: t.Spec.Source,
 			Builtin: t.Spec.Builtin, Implicit: t.Spec.Implicit, Exposed: t.Exposure.Exposed, Reason: t.Exposure.Reason,
 			TimeoutMs: t.Timeout.Milliseconds(), MaxConcurrent: t.MaxConcurrent, Approval: string(mode),
+			Commands: commandStatuses(t.Spec.Commands),
 		}
 		if mode == toolhost.ApprovalAsk {
 			ts.ApprovalTimeoutMs = wait.Milliseconds()
@@ -335,6 +337,27 @@ func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 		})
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// commandStatuses shows a tool's commands and, for typed ones, their
+// parameters: the console builds its forms from them.
+func commandStatuses(cmds []toolhost.Command) []CommandStatus {
+	var out []CommandStatus
+	for _, c := range cmds {
+		cs := CommandStatus{Command: c.Command, Description: c.Description, Example: c.Example}
+		if c.Schema != nil {
+			cs.Typed = true
+			cs.Params = []ParamStatus{}
+			for _, p := range c.Schema.Params {
+				cs.Params = append(cs.Params, ParamStatus{
+					Name: p.Name, Description: p.Description, Type: string(p.Type), Required: p.Required,
+					Enum: p.Enum, Default: p.Default, Alias: p.Alias,
+				})
+			}
+		}
+		out = append(out, cs)
+	}
+	return out
 }
 
 func (s *ControlServer) handleCall(w http.ResponseWriter, r *http.Request) {

@@ -126,6 +126,31 @@ type ToolStatus struct {
 	// ("starting", "running", "restarting"); a server that never listed
 	// its tools has no registered tool and is listed with Skipped = State.
 	State string `json:"state,omitempty"`
+	// Commands are the tool's invocation commands; typed ones list their
+	// parameters.
+	Commands []CommandStatus `json:"commands,omitempty"`
+}
+
+// CommandStatus is one invocation command of a tool.
+type CommandStatus struct {
+	Command     string `json:"command,omitempty"`
+	Description string `json:"description,omitempty"`
+	Example     string `json:"example,omitempty"`
+	// Typed commands have their arguments checked against Params.
+	Typed  bool          `json:"typed,omitempty"`
+	Params []ParamStatus `json:"params,omitempty"`
+}
+
+// ParamStatus is one parameter of a typed command (toolhost.Param).
+type ParamStatus struct {
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Type        string            `json:"type,omitempty"`
+	Required    bool              `json:"required,omitempty"`
+	Enum        []json.RawMessage `json:"enum,omitempty"`
+	Default     json.RawMessage   `json:"default,omitempty"`
+	// Alias is the name the VCP text protocol uses when Name cannot be.
+	Alias string `json:"alias,omitempty"`
 }
 
 // ToolsResponse is GET /v1/tools.

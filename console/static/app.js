@@ -1,0 +1,506 @@
+// vcpnode console: one page per tab, every action a call to the daemon's
+// /v1/ API (the same handlers as the control socket). No framework.
+
+const $ = (sel) => document.querySelector(sel);
+
+// el builds an element: el("td", {class: "ok"}, "text", child…).
+function el(tag, attrs = {}, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (v === true) e.setAttribute(k, "");
+    else e.setAttribute(k, v);
+  }
+  for (const kid of kids.flat()) {
+    if (kid === undefined || kid === null || kid === false) continue;
+    e.append(kid instanceof Node ? kid : String(kid));
+  }
+  return e;
+}
+
+// api calls the daemon. poll marks background refreshes, which do not keep
+// the session alive.
+async function api(method, path, body, {poll = false} = {}) {
+  const headers = {};
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (poll) headers["X-Vcpnode-Poll"] = "1";
+  const res = await fetch(path, {method, headers, body: body === undefined ? undefined : JSON.stringify(body)});
+  let data = null;
+  try { data = await res.json(); } catch { /* not JSON */ }
+  if (res.status === 401) {
+    banner("Not logged in, or the session ended. Run `vcpnode console` for a new login link.");
+    throw new Error(data?.error || "not logged in");
+  }
+  if (!res.ok) throw new Error(data?.error || `${res.status} ${res.statusText}`);
+  banner("");
+  return data;
+}
+
+function banner(text) {
+  const b = $("#banner");
+  b.textContent = text;
+  b.hidden = !text;
+}
+
+function age(ms) {
+  if (ms < 0) ms = 0;
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${s % 60 ? (s % 60) + "s" : ""}`;
+  const h = Math.floor(m / 60);
+  return `${h}h${m % 60}m`;
+}
+
+// ---- pages and navigation --------------------------------------------------
+
+const pages = {};
+let current = null;
+
+function show(name) {
+  if (!pages[name] || (name === "activity" && $("#tab-activity").hidden)) name = "status";
+  for (const a of document.querySelectorAll("#tabs a")) {
+    if (a.dataset.page === name) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  for (const p of Object.keys(pages)) $(`#page-${p}`).hidden = p !== name;
+  if (current && pages[current].leave) pages[current].leave();
+  current = name;
+  pages[name].enter?.();
+}
+
+window.addEventListener("hashchange", () => show(location.hash.slice(1)));
+
+// every runs fn now and then every ms while the page is current.
+function every(page, ms, fn) {
+  let timer = null;
+  const tick = async () => {
+    try { await fn(); } catch (e) { /* the banner says it */ }
+    if (current === page) timer = setTimeout(tick, ms);
+  };
+  return {
+    enter() { clearTimeout(timer); tick(); },
+    leave() { clearTimeout(timer); },
+  };
+}
+
+// ---- Status ------------------------------------------------------------------
+
+pages.status = every("status", 2000, async () => {
+  const s = await api("GET", "/v1/status", undefined, {poll: true});
+  const now = Date.parse(s.now);
+  const c = s.connection;
+  const phase = el("span", {class: c.phase === "connected" ? "ok" : c.phase === "backoff" ? "bad" : "warn", id: "status-phase"}, c.phase);
+  const rows = [
+    ["Connection", phase],
+    ["Server", s.hubUrl],
+    ["Server id", c.serverId || "—"],
+    ["Since", `${age(now - Date.parse(c.since))} ago`],
+    ["Node name", s.name],
+    ["Uptime", age(now - Date.parse(s.startedAt))],
+    ["Reconnects", c.reconnects],
+    ["Last error", c.lastError || "—"],
+    ["Tools", `${s.tools.exposed} exposed, ${s.tools.hidden} hidden` + (s.tools.unsupported ? `, ${s.tools.unsupported} unsupported` : "") + (s.tools.invalid ? `, ${s.tools.invalid} invalid` : "")],
+    ["Pending approvals", s.pendingApprovals],
+    ["Version", `${s.version} (pid ${s.pid})`],
+  ];
+  if (c.retryAt) rows.splice(4, 0, ["Next attempt", `in ${age(Date.parse(c.retryAt) - now)}`]);
+  $("#status-list").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+  const body = $("#inflight tbody");
+  body.replaceChildren(...s.inFlight.map((f) =>
+    el("tr", {}, el("td", {}, f.tool), el("td", {}, f.state.replace("_", " ")), el("td", {}, f.requestId + (f.local ? " (local)" : "")), el("td", {}, age(now - Date.parse(f.started))))));
+  $("#inflight").hidden = s.inFlight.length === 0;
+  $("#inflight-empty").hidden = s.inFlight.length !== 0;
+  setApprovalCount(s.pendingApprovals);
+});
+
+// ---- Tools -------------------------------------------------------------------
+
+let toolsCache = null;
+
+async function loadTools(poll = false) {
+  const res = await api("GET", "/v1/tools", undefined, {poll});
+  toolsCache = res;
+  return res;
+}
+
+function paramLine(p) {
+  const bits = [p.type || "any"];
+  if (p.required) bits.push("required");
+  if (p.enum) bits.push("one of " + p.enum.map((v) => JSON.stringify(v)).join(", "));
+  if (p.default !== undefined) bits.push("default " + JSON.stringify(p.default));
+  return el("li", {}, el("code", {}, p.name), ` (${bits.join(", ")})`, p.description ? ` — ${p.description}` : "");
+}
+
+function toolCard(t, overridable) {
+  const id = "tool-" + t.name.replace(/[^A-Za-z0-9_-]/g, "_");
+  const head = el("h3", {id: id + "-h"}, t.displayName && t.displayName !== t.name ? `${t.displayName} ` : "", el("code", {}, t.name),
+    t.skipped ? el("span", {class: "warn"}, t.skipped) : el("span", {class: t.exposed ? "ok" : "muted"}, t.exposed ? "exposed" : "not exposed"));
+  const kids = [head, el("div", {class: "muted"}, t.reason)];
+  const facts = [];
+  if (t.source) facts.push(`source ${t.source}`);
+  if (!t.skipped) facts.push(`timeout ${age(t.timeoutMs)}`, `approval ${t.approval}` + (t.approvalTimeoutMs ? ` (waits ${age(t.approvalTimeoutMs)})` : ""));
+  if (t.maxConcurrent) facts.push(`at most ${t.maxConcurrent} at once`);
+  kids.push(el("div", {class: "muted"}, facts.join(" · ")));
+  if (overridable && !t.skipped && !t.implicit) {
+    const expose = el("input", {type: "checkbox", id: id + "-expose", checked: t.exposed});
+    expose.addEventListener("change", () => setOverride(t.name, {expose: expose.checked}));
+    const approval = el("select", {id: id + "-approval"}, ...["auto", "ask", "deny"].map((m) => el("option", {value: m, selected: m === t.approval}, m)));
+    approval.addEventListener("change", () => setOverride(t.name, {approval: approval.value}));
+    const reset = el("button", {type: "button", class: "secondary", id: id + "-reset"}, "Reset to config");
+    reset.addEventListener("click", () => setOverride(t.name, {reset: true}));
+    kids.push(el("div", {class: "tool-controls"},
+      el("label", {class: "field inline"}, expose, "Exposed to the server"),
+      el("label", {class: "field inline", for: id + "-approval"}, "Approval", approval),
+      t.override ? [el("span", {class: "warn"}, "overridden here"), reset] : null));
+  }
+  const cmds = (t.commands || []).filter((c) => c.typed || c.command || c.description);
+  if (cmds.length) {
+    kids.push(el("details", {}, el("summary", {}, `${cmds.length} command${cmds.length > 1 ? "s" : ""}, schema`),
+      ...cmds.map((c) => el("div", {},
+        c.command ? el("h4", {}, el("code", {}, c.command)) : null,
+        c.params ? el("ul", {}, c.params.map(paramLine)) : el("pre", {}, c.description || "")))));
+  }
+  return el("li", {class: "card", "aria-labelledby": id + "-h"}, kids);
+}
+
+async function setOverride(name, change) {
+  try {
+    await api("POST", `/v1/tools/${encodeURIComponent(name)}/override`, change);
+  } catch (e) {
+    banner(`Could not change ${name}: ${e.message}`);
+  }
+  await pages.tools.enter();
+}
+
+pages.tools = {
+  async enter() {
+    try {
+      const res = await loadTools();
+      const overridable = !!res.overridesFile;
+      $("#tools-hint").hidden = !overridable;
+      $("#tools-list").replaceChildren(el("ul", {class: "cards"}, res.tools.map((t) => toolCard(t, overridable))));
+    } catch (e) { banner(e.message); }
+  },
+};
+
+// ---- Executor ----------------------------------------------------------------
+
+const HISTORY_KEY = "vcpnode.runs";
+const history = JSON.parse(sessionStorage.getItem(HISTORY_KEY) || "[]");
+
+function typedCommands(t) { return (t?.commands || []).filter((c) => c.typed); }
+
+function renderParams() {
+  const t = toolsCache?.tools.find((x) => x.name === $("#exec-tool").value);
+  const cmds = typedCommands(t);
+  const cmdField = $("#exec-command-field");
+  cmdField.hidden = cmds.length < 2;
+  if (cmds.length >= 2 && $("#exec-command").dataset.tool !== t.name) {
+    $("#exec-command").dataset.tool = t.name;
+    $("#exec-command").replaceChildren(...cmds.map((c) => el("option", {value: c.command}, c.command)));
+  }
+  const cmd = cmds.length >= 2 ? cmds.find((c) => c.command === $("#exec-command").value) : cmds[0];
+  const raw = !cmd || $("#exec-raw-toggle").checked;
+  $("#exec-raw-field").hidden = !raw;
+  $("#exec-raw-toggle").checked = raw;
+  $("#exec-raw-toggle").disabled = !cmd;
+  const box = $("#exec-params");
+  if (raw) { box.replaceChildren(); return; }
+  box.replaceChildren(...cmd.params.map((p) => {
+    const id = "param-" + p.name.replace(/[^A-Za-z0-9_-]/g, "_");
+    let input;
+    const dflt = p.default; // enum and default arrive as JSON values
+
+    if (p.enum) {
+      input = el("select", {id}, p.required ? null : el("option", {value: ""}, "(none)"),
+        p.enum.map((v) => el("option", {value: JSON.stringify(v), selected: dflt !== undefined && JSON.stringify(dflt) === JSON.stringify(v)}, String(v))));
+    } else if (p.type === "boolean") {
+      input = el("input", {type: "checkbox", id, checked: dflt === true});
+    } else if (p.type === "integer" || p.type === "number") {
+      input = el("input", {type: "number", id, step: p.type === "integer" ? "1" : "any", value: dflt ?? "", required: p.required});
+    } else if (p.type === "array" || p.type === "object") {
+      input = el("textarea", {id, rows: "3", spellcheck: "false", placeholder: p.type === "array" ? "[ … ] as JSON" : "{ … } as JSON"});
+      if (dflt !== undefined) input.value = JSON.stringify(dflt);
+    } else {
+      input = el("input", {type: "text", id, value: dflt ?? "", required: p.required});
+    }
+    input.dataset.param = p.name;
+    input.dataset.type = p.enum ? "enum" : (p.type || "string");
+    const label = el("label", {for: id}, p.name, p.required ? " *" : "");
+    const desc = p.description ? el("span", {class: "muted", id: id + "-d"}, p.description) : null;
+    if (desc) input.setAttribute("aria-describedby", id + "-d");
+    return p.type === "boolean" && !p.enum
+      ? el("div", {class: "field inline"}, input, label, desc)
+      : el("div", {class: "field"}, label, input, desc);
+  }));
+}
+
+// formArgs reads the generated form into the call's arguments.
+function formArgs() {
+  if ($("#exec-raw-toggle").checked) {
+    const v = JSON.parse($("#exec-raw").value || "{}");
+    if (typeof v !== "object" || Array.isArray(v) || v === null) throw new Error("the arguments must be a JSON object");
+    return v;
+  }
+  const args = {};
+  const cmds = typedCommands(toolsCache.tools.find((x) => x.name === $("#exec-tool").value));
+  if (cmds.length >= 2) args.command = $("#exec-command").value;
+  for (const input of document.querySelectorAll("#exec-params [data-param]")) {
+    const name = input.dataset.param;
+    switch (input.dataset.type) {
+      case "boolean": args[name] = input.checked; break;
+      case "enum": if (input.value !== "") args[name] = JSON.parse(input.value); break;
+      case "integer": case "number": if (input.value !== "") args[name] = Number(input.value); break;
+      case "array": case "object":
+        if (input.value.trim() !== "") {
+          try { args[name] = JSON.parse(input.value); } catch { throw new Error(`${name}: not valid JSON`); }
+        }
+        break;
+      default: if (input.value !== "") args[name] = input.value;
+    }
+  }
+  return args;
+}
+
+// renderResult shows a tool_result's result: text parts as text, images as
+// images, anything else as JSON.
+function renderResult(r) {
+  const out = el("div", {class: "result"});
+  const status = r.ok ? el("span", {class: "ok"}, "ok") : el("span", {class: "bad"}, r.outcome || "error");
+  out.append(el("p", {}, el("strong", {}, r.tool), " — ", status, ` in ${r.durationMs} ms`, el("span", {class: "muted"}, ` (${r.requestId})`)));
+  if (r.error) out.append(el("pre", {class: "bad"}, r.error));
+  const res = r.result;
+  const parts = res && Array.isArray(res.content) ? res.content : null;
+  if (parts) {
+    for (const p of parts) {
+      if (p.type === "text") out.append(el("pre", {}, p.text));
+      else if (p.type === "image" && p.data) out.append(el("img", {src: `data:${p.mimeType || "image/png"};base64,${p.data}`, alt: "image from " + r.tool}));
+      else if (p.type === "image_url" && p.image_url?.url?.startsWith("data:")) out.append(el("img", {src: p.image_url.url, alt: "image from " + r.tool}));
+      else out.append(el("pre", {}, JSON.stringify(p, null, 2)));
+    }
+  } else if (res !== undefined && res !== null) {
+    out.append(el("pre", {}, typeof res === "string" ? res : JSON.stringify(res, null, 2)));
+  }
+  return out;
+}
+
+function addHistory(r) {
+  history.push({at: new Date().toISOString(), ...r});
+  while (history.length > 20) history.shift();
+  try { sessionStorage.setItem(HISTORY_KEY, JSON.stringify(history)); } catch { /* too big: keep it in memory */ }
+  renderHistory();
+}
+
+function renderHistory() {
+  $("#exec-history").replaceChildren(...history.slice().reverse().map((r) =>
+    el("li", {}, el("details", {}, el("summary", {}, `${r.at.slice(11, 19)} ${r.tool} — ${r.ok ? "ok" : r.outcome} (${r.durationMs} ms)`), renderResult(r)))));
+}
+
+async function runCall(tool, args, into) {
+  into.replaceChildren(el("p", {class: "muted"}, `Running ${tool}…`));
+  try {
+    const r = await api("POST", "/v1/call", {tool, args});
+    into.replaceChildren(renderResult(r));
+    addHistory(r);
+    return r;
+  } catch (e) {
+    into.replaceChildren(el("p", {class: "bad"}, e.message));
+    return null;
+  }
+}
+
+pages.executor = {
+  async enter() {
+    try {
+      const res = await loadTools();
+      const sel = $("#exec-tool");
+      const keep = sel.value;
+      sel.replaceChildren(...res.tools.filter((t) => !t.skipped).map((t) => el("option", {value: t.name}, t.name)));
+      if (keep) sel.value = keep;
+      renderParams();
+      renderHistory();
+    } catch (e) { banner(e.message); }
+  },
+};
+
+$("#exec-tool").addEventListener("change", () => { $("#exec-raw-toggle").checked = false; renderParams(); });
+$("#exec-command").addEventListener("change", renderParams);
+$("#exec-raw-toggle").addEventListener("change", renderParams);
+$("#exec-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  let args;
+  try { args = formArgs(); } catch (e) { $("#exec-result").replaceChildren(el("p", {class: "bad"}, e.message)); return; }
+  $("#exec-run").disabled = true;
+  await runCall($("#exec-tool").value, args, $("#exec-result"));
+  $("#exec-run").disabled = false;
+});
+
+// ---- Parser ------------------------------------------------------------------
+
+pages.parser = {};
+
+$("#parse-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const out = $("#parse-result");
+  let res;
+  try {
+    res = await api("POST", "/v1/parse", {text: $("#parse-text").value, fuzzy: $("#parse-fuzzy").checked});
+  } catch (e) { out.replaceChildren(el("p", {class: "bad"}, e.message)); return; }
+  const items = res.calls.map((c, i) => {
+    const args = {};
+    for (const [k, v] of Object.entries(c.args || {})) args[k] = v;
+    const resultBox = el("div", {"aria-live": "polite"});
+    const run = el("button", {type: "button", id: `parse-run-${i}`}, `Run ${c.tool}`);
+    run.addEventListener("click", async () => { run.disabled = true; await runCall(c.tool, args, resultBox); run.disabled = false; });
+    return el("li", {class: "card"},
+      el("h3", {}, el("code", {}, c.tool), el("span", {class: "muted"}, `${c.format}, line ${c.line}`)),
+      el("pre", {}, JSON.stringify(args, null, 2)),
+      c.notes ? el("ul", {class: "warn"}, c.notes.map((n) => el("li", {}, n))) : null,
+      run, resultBox);
+  });
+  const rejected = res.rejected.map((r) => el("li", {class: "warn"}, `line ${r.line} (${r.format}): ${r.reason}`));
+  out.replaceChildren(
+    el("p", {id: "parse-summary"}, `${res.calls.length} call${res.calls.length === 1 ? "" : "s"} found` + (res.rejected.length ? `, ${res.rejected.length} block(s) not calls` : "")),
+    el("ol", {class: "cards"}, items),
+    rejected.length ? el("ul", {}, rejected) : null);
+});
+
+// ---- Approvals -----------------------------------------------------------------
+
+const seenApprovals = new Set();
+let approvalsPrimed = false;
+
+function setApprovalCount(n) {
+  const b = $("#approvals-count");
+  b.textContent = n;
+  b.hidden = !n;
+}
+
+function notifyNew(pending) {
+  for (const p of pending) {
+    if (seenApprovals.has(p.id)) continue;
+    seenApprovals.add(p.id);
+    if (approvalsPrimed && "Notification" in window && Notification.permission === "granted") {
+      new Notification(`vcpnode: ${p.tool} waits for approval`, {body: "Open the console to approve or deny it.", tag: p.id});
+    }
+  }
+  approvalsPrimed = true;
+}
+
+function approvalCard(p, now) {
+  const id = "appr-" + p.id.replace(/[^A-Za-z0-9_-]/g, "_");
+  const reason = el("input", {type: "text", id: id + "-reason", placeholder: "optional"});
+  const decide = async (action) => {
+    try {
+      await api("POST", `/v1/approvals/${encodeURIComponent(p.id)}/${action}`, reason.value ? {reason: reason.value} : {});
+      $("#approvals-result").replaceChildren(el("p", {}, `${action === "approve" ? "Approved" : "Denied"} ${p.tool} (${p.requestId}).`));
+    } catch (e) { $("#approvals-result").replaceChildren(el("p", {class: "bad"}, e.message)); }
+    refreshApprovals();
+  };
+  return el("li", {class: "card", "aria-labelledby": id + "-h"},
+    el("h3", {id: id + "-h"}, el("code", {}, p.tool), el("span", {class: "muted"}, `${p.requestId} · expires in ${age(Date.parse(p.expires) - now)}`)),
+    el("pre", {}, JSON.stringify(p.args || {}, null, 2)),
+    el("div", {class: "field"}, el("label", {for: id + "-reason"}, "Reason (sent with a denial)"), reason),
+    el("div", {class: "tool-controls"},
+      el("button", {type: "button", id: id + "-approve", onclick: () => decide("approve")}, "Approve"),
+      el("button", {type: "button", class: "danger", id: id + "-deny", onclick: () => decide("deny")}, "Deny")));
+}
+
+async function refreshApprovals() {
+  const res = await api("GET", "/v1/approvals", undefined, {poll: true});
+  notifyNew(res.pending);
+  setApprovalCount(res.pending.length);
+  if (current !== "approvals") return;
+  const now = Date.parse(res.now);
+  const list = $("#approvals-list");
+  // Keep cards being typed in; replace the list only when the set changed.
+  const ids = res.pending.map((p) => p.id).join(",");
+  if (list.dataset.ids !== ids) {
+    list.dataset.ids = ids;
+    list.replaceChildren(...res.pending.map((p) => approvalCard(p, now)));
+  }
+  $("#approvals-empty").hidden = res.pending.length !== 0;
+}
+
+pages.approvals = every("approvals", 1500, refreshApprovals);
+
+// Pending approvals are watched on every page, for the badge and notifications.
+setInterval(() => { if (current !== "approvals") refreshApprovals().catch(() => {}); }, 3000);
+
+function notifyState() {
+  const s = $("#notify-state");
+  if (!("Notification" in window)) { s.textContent = "This browser has no notifications."; $("#notify-enable").hidden = true; return; }
+  s.textContent = Notification.permission === "granted" ? "Notifications are on." : Notification.permission === "denied" ? "Notifications are blocked in this browser." : "";
+  $("#notify-enable").hidden = Notification.permission !== "default";
+}
+$("#notify-enable").addEventListener("click", async () => { await Notification.requestPermission(); notifyState(); });
+
+// ---- Activity (GET /v1/events, when the daemon has it) --------------------------
+
+let activityAbort = null;
+const activity = [];
+
+function eventLine(ev) {
+  const when = (ev.time || ev.at || "").slice(11, 19);
+  const bits = [when, ev.source, ev.kind || ev.type, ev.tool, ev.status, ev.durationMs !== undefined ? `${ev.durationMs} ms` : null,
+    (ev.text || ev.summary || ev.message || "").split("\n")[0]];
+  return bits.filter((b) => b !== undefined && b !== null && b !== "").join("  ");
+}
+
+function renderActivity() {
+  const f = $("#activity-filter").value.toLowerCase();
+  const rows = activity.filter((l) => !f || l.toLowerCase().includes(f)).slice(-300).reverse();
+  $("#activity-list").replaceChildren(...rows.map((l) => el("li", {}, l)));
+}
+
+pages.activity = {
+  async enter() {
+    activityAbort?.abort();
+    activityAbort = new AbortController();
+    activity.length = 0;
+    try {
+      const res = await fetch("/v1/events?backlog=100", {signal: activityAbort.signal, headers: {"X-Vcpnode-Poll": "1"}});
+      if (!res.ok) throw new Error(`events: ${res.status}`);
+      const reader = res.body.getReader();
+      const dec = new TextDecoder();
+      let buf = "";
+      for (;;) {
+        const {value, done} = await reader.read();
+        if (done) break;
+        buf += dec.decode(value, {stream: true});
+        let nl;
+        while ((nl = buf.indexOf("\n")) >= 0) {
+          let line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          if (line.startsWith("data:")) line = line.slice(5).trim();
+          if (!line || line.startsWith(":") || line.startsWith("event:") || line.startsWith("id:")) continue;
+          try { activity.push(eventLine(JSON.parse(line))); } catch { activity.push(line); }
+          if (activity.length > 1000) activity.splice(0, activity.length - 1000);
+        }
+        renderActivity();
+      }
+    } catch (e) {
+      if (e.name !== "AbortError") banner(e.message);
+    }
+  },
+  leave() { activityAbort?.abort(); },
+};
+$("#activity-filter").addEventListener("input", renderActivity);
+
+// The Activity tab appears only when the daemon serves the event stream.
+async function probeEvents() {
+  try {
+    const ctl = new AbortController();
+    const res = await fetch("/v1/events?backlog=0", {signal: ctl.signal, headers: {"X-Vcpnode-Poll": "1"}});
+    ctl.abort();
+    $("#tab-activity").hidden = res.status === 404;
+  } catch { /* aborted after the headers: fine */ }
+}
+
+// ---- start -------------------------------------------------------------------
+
+notifyState();
+await probeEvents();
+show(location.hash.slice(1) || "status");

@@ -1,0 +1,202 @@
+package node
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// -screenshots writes the pages' pictures into docs/console for the README.
+var screenshots = flag.Bool("screenshots", false, "write the console's screenshots to docs/console")
+
+const chromiumPath = "/usr/bin/chromium"
+
+// newBrowser starts one headless Chromium with an empty profile. Without
+// Chromium the test is skipped, except under CI where .ci/run installs it.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromiumPath
+	if _, err := os.Stat(path); err != nil {
+		p, lerr := exec.LookPath("chromium")
+		if lerr != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("no Chromium at %s or on PATH under CI (.ci/run installs Debian's chromium)", chromiumPath)
+			}
+			t.Skipf("no Chromium at %s or on PATH: the console's browser test needs it (apt-get install chromium)", chromiumPath)
+		}
+		path = p
+	}
+	// Not t.TempDir: Chromium's helpers may still be writing to the profile
+	// when the test ends, which t.TempDir would report as an error.
+	profile, err := os.MkdirTemp("", "vcpnode-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1100, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc(); os.RemoveAll(profile) })
+	// Start the browser now, so that a failure to start is reported as such.
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	return ctx
+}
+
+// TestConsoleBrowser drives the real console in headless Chromium: one
+// browser for the whole story, each page checked against the daemon and
+// the fake hub.
+func TestConsoleBrowser(t *testing.T) {
+	bctx := newBrowser(t)
+	gate := newGateTool()
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}, gate}, config: func(c *config.Config) {
+		c.Node.ExposedTools = []string{"Echo", "Thumb"}
+		c.Tools = map[string]config.ToolConfig{"Echo": {Approval: "ask", ApprovalTimeout: config.Duration(time.Minute), Timeout: config.Duration(5 * time.Minute)}}
+	}})
+	conn := h.accept()
+	h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected && s.ServerID != "" })
+	con, c := startConsole(t, h, time.Hour)
+
+	lr, err := c.ConsoleLogin(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(what string, actions ...chromedp.Action) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(bctx, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Run(ctx, actions...); err != nil {
+			var page string
+			dctx, dcancel := context.WithTimeout(bctx, 5*time.Second)
+			defer dcancel()
+			_ = chromedp.Run(dctx, chromedp.Evaluate(`document.body.innerText + "\n" + document.querySelector("#exec-tool")?.value + "\n" + document.querySelector("main").innerHTML`, &page))
+			t.Fatalf("%s: %v\nthe page says:\n%s", what, err, page)
+		}
+	}
+	shot := func(name string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			var buf []byte // quality 100 makes a PNG
+			if err := chromedp.FullScreenshot(&buf, 100).Do(ctx); err != nil {
+				return err
+			}
+			if len(buf) == 0 {
+				t.Errorf("screenshot %s is empty", name)
+			}
+			if *screenshots {
+				dir := filepath.Join("..", "docs", "console")
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+				return os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644)
+			}
+			return nil
+		})
+	}
+
+	// Log in with the token: the page shows the live status.
+	var phase, serverID string
+	run("log in and see status",
+		chromedp.Navigate(lr.URL),
+		chromedp.WaitVisible(`#status-phase`, chromedp.ByQuery),
+		chromedp.Text(`#status-phase`, &phase, chromedp.ByQuery),
+		chromedp.Text(`#status-list`, &serverID, chromedp.ByQuery),
+		shot("status"),
+	)
+	st, _ := h.node.State()
+	if phase != "connected" || !strings.Contains(serverID, st.ServerID) {
+		t.Errorf("status page: phase %q, list %q; want connected and server id %s", phase, serverID, st.ServerID)
+	}
+
+	// Tools: every tool with its schema.
+	var tools string
+	run("tools page",
+		chromedp.Navigate("http://"+con.Addr()+"/#tools"),
+		chromedp.WaitVisible(`#tool-Thumb-h`, chromedp.ByQuery),
+		chromedp.Text(`#tools-list`, &tools, chromedp.ByQuery),
+		shot("tools"),
+	)
+	for _, want := range []string{"Thumb", "exposed", "Gate", "not exposed", "approval ask"} {
+		if !strings.Contains(tools, want) {
+			t.Errorf("tools page lacks %q:\n%s", want, tools)
+		}
+	}
+
+	// Executor: the form generated from Thumb's schema runs it.
+	var result string
+	run("executor",
+		chromedp.Navigate("http://"+con.Addr()+"/#executor"),
+		chromedp.WaitVisible(`#exec-tool`, chromedp.ByQuery),
+		chromedp.SetValue(`#exec-tool`, "Thumb", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#exec-tool").dispatchEvent(new Event("change"))`, nil),
+		chromedp.WaitVisible(`#param-size`, chromedp.ByQuery),
+		chromedp.SendKeys(`#param-path`, "cat.png", chromedp.ByQuery),
+		chromedp.SendKeys(`#param-size`, "128", chromedp.ByQuery),
+		chromedp.SetValue(`#param-format`, `"jpeg"`, chromedp.ByQuery),
+		chromedp.Click(`#exec-run`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#exec-result .result`, chromedp.ByQuery),
+		chromedp.Text(`#exec-result`, &result, chromedp.ByQuery),
+		chromedp.WaitVisible(`#exec-history li`, chromedp.ByQuery),
+		shot("executor"),
+	)
+	for _, want := range []string{"Thumb", "ok", `"size": 128`, `"format": "jpeg"`, `"crop": false`, `"path": "cat.png"`} {
+		if !strings.Contains(result, want) {
+			t.Errorf("executor result lacks %q:\n%s", want, result)
+		}
+	}
+
+	// Parser: a pasted reply's call is found and run.
+	reply := "Let me look.\n<<<[TOOL_REQUEST]>>>\ntool_name:「始」Thumb「末」,\npath:「始」dog.png「末」,\nsize:「始」64「末」\n<<<[END_TOOL_REQUEST]>>>\n"
+	var parsed, ran string
+	run("parser",
+		chromedp.Navigate("http://"+con.Addr()+"/#parser"),
+		chromedp.WaitVisible(`#parse-text`, chromedp.ByQuery),
+		chromedp.SetValue(`#parse-text`, reply, chromedp.ByQuery),
+		chromedp.Click(`#parse-run`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#parse-run-0`, chromedp.ByQuery),
+		chromedp.Text(`#parse-summary`, &parsed, chromedp.ByQuery),
+		chromedp.Click(`#parse-run-0`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#parse-result .result`, chromedp.ByQuery),
+		chromedp.Text(`#parse-result .result`, &ran, chromedp.ByQuery),
+		shot("parser"),
+	)
+	if parsed != "1 call found" || !strings.Contains(ran, `"size": 64`) || !strings.Contains(ran, `"path": "dog.png"`) {
+		t.Errorf("parser: %q, ran %q", parsed, ran)
+	}
+
+	// Approvals: a server call to Echo waits; approving it in the page
+	// sends its result to the hub.
+	echoed := asyncCall(h, conn, "srv-1", "Echo", map[string]string{"text": "hello from the server"})
+	run("approvals",
+		chromedp.Navigate("http://"+con.Addr()+"/#approvals"),
+		chromedp.WaitVisible(`#approvals-list li`, chromedp.ByQuery),
+		shot("approvals"),
+		chromedp.Click(`#approvals-list button[id$="-approve"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#approvals-empty`, chromedp.ByQuery),
+	)
+	res := waitResult(h, echoed)
+	if res.Status != "success" || !strings.Contains(string(res.Result), "hello from the server") {
+		t.Errorf("approved call's result at the hub: %+v", res)
+	}
+}
