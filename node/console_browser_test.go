@@ -73,6 +73,7 @@ func TestConsoleBrowser(t *testing.T) {
 	gate := newGateTool()
 	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}, gate}, config: func(c *config.Config) {
 		c.Node.ExposedTools = []string{"Echo", "Thumb"}
+		c.Plugins.StateDir = t.TempDir() // the console's tool switches
 		c.Tools = map[string]config.ToolConfig{"Echo": {Approval: "ask", ApprovalTimeout: config.Duration(time.Minute), Timeout: config.Duration(5 * time.Minute)}}
 	}})
 	conn := h.accept()
@@ -142,6 +143,19 @@ func TestConsoleBrowser(t *testing.T) {
 			t.Errorf("tools page lacks %q:\n%s", want, tools)
 		}
 	}
+	if got, _ := registered(t, h, conn); strings.Join(got, ",") != "Echo,Thumb" {
+		t.Fatalf("registered at start: %v", got)
+	}
+	// Switching Thumb off in the page changes the server's registration.
+	run("switch Thumb off",
+		chromedp.Click(`#tool-Thumb-expose`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#tool-Thumb-reset`, chromedp.ByQuery),
+	)
+	<-conn.Done()
+	conn = h.accept()
+	if got, _ := registered(t, h, conn); strings.Join(got, ",") != "Echo" {
+		t.Errorf("registered after switching Thumb off: %v", got)
+	}
 
 	// Executor: the form generated from Thumb's schema runs it.
 	var result string
@@ -198,5 +212,21 @@ func TestConsoleBrowser(t *testing.T) {
 	res := waitResult(h, echoed)
 	if res.Status != "success" || !strings.Contains(string(res.Result), "hello from the server") {
 		t.Errorf("approved call's result at the hub: %+v", res)
+	}
+
+	// Activity: the event stream shows this node's calls, the approved
+	// server call among them.
+	var activity string
+	run("activity",
+		chromedp.Navigate("http://"+con.Addr()+"/#activity"),
+		chromedp.WaitVisible(`#tab-activity`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#activity-list").innerText.includes("Echo")`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Text(`#activity-list`, &activity, chromedp.ByQuery),
+		shot("activity"),
+	)
+	for _, want := range []string{"call_end", "Thumb", "Echo"} {
+		if !strings.Contains(activity, want) {
+			t.Errorf("activity lacks %q:\n%s", want, activity)
+		}
 	}
 }

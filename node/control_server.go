@@ -148,6 +148,7 @@ func (s *ControlServer) routes() http.Handler {
 	mux.HandleFunc(pathApprovals+"/{id}/{action}", s.only(http.MethodPost, true, s.handleDecision))
 	// Events carry approval arguments and results: readable as approvals are.
 	mux.HandleFunc(pathEvents, s.only(http.MethodGet, false, s.readers(s.handleEvents)))  // control_events.go
+	mux.HandleFunc(pathToolOverride, s.only(http.MethodPost, true, s.handleToolOverride)) // overrides.go
 	mux.HandleFunc(pathParse, s.only(http.MethodPost, false, s.handleParse))              // parse_control.go
 	mux.HandleFunc(pathConsoleLogin, s.only(http.MethodPost, true, s.handleConsoleLogin)) // console_server.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -289,6 +290,10 @@ func (s *ControlServer) status() StatusResponse {
 func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 	pol := s.n.Config().Policy()
 	out := ToolsResponse{Tools: []ToolStatus{}}
+	ov := s.n.overrides.Load()
+	if ov != nil {
+		out.OverridesFile = ov.path
+	}
 	servers := map[string]mcp.Status{} // by source, "mcp:NAME"
 	for _, st := range s.n.MCPServers() {
 		servers["mcp:"+st.Name] = st
@@ -300,6 +305,11 @@ func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 			Builtin: t.Spec.Builtin, Implicit: t.Spec.Implicit, Exposed: t.Exposure.Exposed, Reason: t.Exposure.Reason,
 			TimeoutMs: t.Timeout.Milliseconds(), MaxConcurrent: t.MaxConcurrent, Approval: string(mode),
 			Commands: commandStatuses(t.Spec.Commands),
+		}
+		if ov != nil {
+			if o, ok := ov.o.Tools[t.Spec.Name]; ok {
+				ts.Override = &o
+			}
 		}
 		if mode == toolhost.ApprovalAsk {
 			ts.ApprovalTimeoutMs = wait.Milliseconds()

@@ -3,6 +3,8 @@ package node
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // The control API: JSON over HTTP/1.1 on a Unix socket, under /v1/. These
@@ -129,6 +131,9 @@ type ToolStatus struct {
 	// Commands are the tool's invocation commands; typed ones list their
 	// parameters.
 	Commands []CommandStatus `json:"commands,omitempty"`
+	// Override is set when console switches (config.OverridesFile) change
+	// this tool's exposure or approval.
+	Override *config.ToolOverride `json:"override,omitempty"`
 }
 
 // CommandStatus is one invocation command of a tool.
@@ -156,6 +161,9 @@ type ParamStatus struct {
 // ToolsResponse is GET /v1/tools.
 type ToolsResponse struct {
 	Tools []ToolStatus `json:"tools"`
+	// OverridesFile keeps the console's tool switches; empty when there is
+	// no state directory (the switches are then unavailable).
+	OverridesFile string `json:"overridesFile,omitempty"`
 }
 
 // CallRequest is POST /v1/call: run a tool locally, exposure policy and

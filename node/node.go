@@ -79,6 +79,10 @@ type Node struct {
 	mu       sync.Mutex
 	cur      *settings  // replaced whole by Reload, never modified
 	reloadMu sync.Mutex // one reload at a time
+	// baseCfg is the config as given, before the console's tool switches
+	// (overrides.go); guarded by reloadMu.
+	baseCfg   config.Config
+	overrides atomic.Pointer[overridesInForce]
 
 	disp    *toolhost.Dispatcher
 	addrs   func() ([]string, error)
@@ -192,6 +196,9 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	n.plugins = newPluginRuntime(log, n.getenv)
 	n.mcp = newMCPRuntime(log, n.getenv)
 	n.sources = append([]ToolSource{n.mcp.source}, n.sources...)
+	n.baseCfg = cfg
+	cfg, ov, ovPath := n.withOverrides(cfg)
+	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})
 	pl, err := n.prepare(cfg)
 	if err != nil {
 		n.plugins.close()

@@ -41,14 +41,17 @@ func (n *Node) Reload(cfg config.Config) (ReloadReport, error) {
 func (n *Node) Rescan() (ReloadReport, error) {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
-	return n.reload(n.settings().cfg)
+	return n.reload(n.baseCfg)
 }
 
-func (n *Node) reload(cfg config.Config) (ReloadReport, error) {
+func (n *Node) reload(base config.Config) (ReloadReport, error) {
+	cfg, ov, ovPath := n.withOverrides(base)
 	pl, err := n.prepare(cfg)
 	if err != nil {
 		return ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
 	}
+	n.baseCfg = base
+	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})
 	st, warnings := pl.st, pl.warnings
 	old := n.settings()
 	before, _ := n.disp.Manifests()

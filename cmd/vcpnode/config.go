@@ -45,11 +45,31 @@ func newConfigCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The console's tool switches apply over the file; say where
+			// each comes from.
+			var header []string
+			if ovPath, err := cfg.OverridesPath(a.getenv, a.geteuid()); err == nil {
+				ov, err := config.LoadOverrides(ovPath)
+				if err != nil {
+					fmt.Fprintf(a.stderr, "warning: %v (the daemon leaves it out)\n", err)
+				}
+				if lines := ov.Describe(); len(lines) > 0 {
+					header = append(header, "# tool switches from "+ovPath+" (set in the web console), applied over the file:")
+					for _, l := range lines {
+						header = append(header, "#   "+l)
+					}
+					cfg = ov.Apply(cfg)
+				}
+			}
 			out, err := toml.Marshal(cfg.Redacted())
 			if err != nil {
 				return fmt.Errorf("encode config: %w", err)
 			}
-			fmt.Fprintf(a.stdout, "# %s with defaults filled in; the key is redacted\n%s", path, out)
+			fmt.Fprintf(a.stdout, "# %s with defaults filled in; the key is redacted\n", path)
+			for _, h := range header {
+				fmt.Fprintln(a.stdout, h)
+			}
+			fmt.Fprintf(a.stdout, "%s", out)
 			return nil
 		},
 	})

@@ -2,9 +2,11 @@ package main
 
 import (
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
 )
 
@@ -46,5 +48,33 @@ func TestConsoleCommand(t *testing.T) {
 	d.ctlJSON(&lr, "console", "--no-open")
 	if !strings.Contains(lr.URL, "/login?token=") || lr.URL == url || lr.Expires.IsZero() {
 		t.Errorf("console --json = %+v", lr)
+	}
+}
+
+// config show applies the console's tool switches and names their file.
+func TestConfigShowReportsToolSwitches(t *testing.T) {
+	state := t.TempDir()
+	path := writeFile(t, "config.toml", "[hub]\nkey = \"k\"\n\n[plugins]\nstate_dir = \""+state+"\"\n\n[tools.Echo]\ntimeout = \"30s\"\n", 0o600)
+	off := false
+	ov := config.Overrides{}
+	if err := ov.Set("Echo", config.ToolOverride{Expose: &off, Approval: "ask"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ov.Save(filepath.Join(state, config.OverridesFile)); err != nil {
+		t.Fatal(err)
+	}
+	ta := newTestApp(t)
+	if code := ta.run("config", "show", "-c", path); code != exitOK {
+		t.Fatalf("config show: exit %d: %s", code, ta.stderr)
+	}
+	out := ta.stdout.String()
+	for _, want := range []string{
+		"# tool switches from " + filepath.Join(state, config.OverridesFile) + " (set in the web console), applied over the file:",
+		`#   [tools.Echo] expose = false, approval = "ask"`,
+		"expose = false", "approval = 'ask'", "timeout = '30s'",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config show lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -400,7 +400,7 @@ function approvalCard(p, now) {
     refreshApprovals();
   };
   return el("li", {class: "card", "aria-labelledby": id + "-h"},
-    el("h3", {id: id + "-h"}, el("code", {}, p.tool), el("span", {class: "muted"}, `${p.requestId} · expires in ${age(Date.parse(p.expires) - now)}`)),
+    el("h3", {id: id + "-h"}, el("code", {}, p.tool), el("span", {class: "muted"}, `${p.where === "server" ? "on the server" + (p.maid ? ` (asked by ${p.maid})` : "") : "on this node"} · ${p.requestId} · expires in ${age(Date.parse(p.expires) - now)}`)),
     el("pre", {}, JSON.stringify(p.args || {}, null, 2)),
     el("div", {class: "field"}, el("label", {for: id + "-reason"}, "Reason (sent with a denial)"), reason),
     el("div", {class: "tool-controls"},
@@ -444,7 +444,8 @@ const activity = [];
 
 function eventLine(ev) {
   const when = (ev.time || ev.at || "").slice(11, 19);
-  const bits = [when, ev.source, ev.kind || ev.type, ev.tool, ev.status, ev.durationMs !== undefined ? `${ev.durationMs} ms` : null,
+  const bits = [when, ev.source, ev.kind === "info" || ev.kind === "tool_log" ? `${ev.kind} ${ev.channel || ""}/${ev.type || ""}` : ev.kind, ev.tool, ev.status,
+    ev.kind === "dropped" ? `${ev.dropped} events lost` : null, ev.durationMs !== undefined ? `${ev.durationMs} ms` : null,
     (ev.text || ev.summary || ev.message || "").split("\n")[0]];
   return bits.filter((b) => b !== undefined && b !== null && b !== "").join("  ");
 }
@@ -461,7 +462,7 @@ pages.activity = {
     activityAbort = new AbortController();
     activity.length = 0;
     try {
-      const res = await fetch("/v1/events?backlog=100", {signal: activityAbort.signal, headers: {"X-Vcpnode-Poll": "1"}});
+      const res = await fetch("/v1/events?since=0", {signal: activityAbort.signal, headers: {"X-Vcpnode-Poll": "1"}});
       if (!res.ok) throw new Error(`events: ${res.status}`);
       const reader = res.body.getReader();
       const dec = new TextDecoder();
@@ -476,7 +477,10 @@ pages.activity = {
           buf = buf.slice(nl + 1);
           if (line.startsWith("data:")) line = line.slice(5).trim();
           if (!line || line.startsWith(":") || line.startsWith("event:") || line.startsWith("id:")) continue;
-          try { activity.push(eventLine(JSON.parse(line))); } catch { activity.push(line); }
+          let ev;
+          try { ev = JSON.parse(line); } catch { activity.push(line); continue; }
+          if (ev.kind === "stream_start") continue;
+          activity.push(eventLine(ev));
           if (activity.length > 1000) activity.splice(0, activity.length - 1000);
         }
         renderActivity();
@@ -493,7 +497,7 @@ $("#activity-filter").addEventListener("input", renderActivity);
 async function probeEvents() {
   try {
     const ctl = new AbortController();
-    const res = await fetch("/v1/events?backlog=0", {signal: ctl.signal, headers: {"X-Vcpnode-Poll": "1"}});
+    const res = await fetch("/v1/events", {signal: ctl.signal, headers: {"X-Vcpnode-Poll": "1"}});
     ctl.abort();
     $("#tab-activity").hidden = res.status === 404;
   } catch { /* aborted after the headers: fine */ }

@@ -1,0 +1,133 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// The console's per-tool switches (expose, approval) live in
+// config.OverridesFile in the state directory, applied over the config
+// file at start, at every reload and when a switch changes; a change
+// reloads like `vcpnode reload`, so the server's registration follows.
+
+// pathToolOverride changes one tool's switches.
+const pathToolOverride = "/v1/tools/{name}/override"
+
+// ToolOverrideRequest is POST /v1/tools/{name}/override. Fields left out
+// keep their value; Reset removes the tool's switches.
+type ToolOverrideRequest struct {
+	Expose   *bool  `json:"expose,omitempty"`
+	Approval string `json:"approval,omitempty"`
+	Reset    bool   `json:"reset,omitempty"`
+}
+
+// ToolOverrideResponse is the tool's switches after the change.
+type ToolOverrideResponse struct {
+	Tool     string              `json:"tool"`
+	Override config.ToolOverride `json:"override"`
+	File     string              `json:"file"`
+	ReloadReport
+}
+
+// errNoOverrides: no state directory, so switches cannot be kept.
+var errNoOverrides = errors.New("tool switches need a state directory: set [plugins] state_dir")
+
+// withOverrides applies the overrides file of cfg's state directory. A
+// file that cannot be read is reported and left out: the config file alone
+// still starts the node.
+func (n *Node) withOverrides(cfg config.Config) (config.Config, config.Overrides, string) {
+	path, err := cfg.OverridesPath(n.getenv, os.Geteuid())
+	if err != nil {
+		return cfg, config.Overrides{}, ""
+	}
+	o, err := config.LoadOverrides(path)
+	if err != nil {
+		n.log.Warn().Err(err).Msg("tool overrides left out")
+		return cfg, config.Overrides{}, path
+	}
+	return o.Apply(cfg), o, path
+}
+
+// overrides is what is in force: the switches and their file ("" without
+// a state directory).
+type overridesInForce struct {
+	o    config.Overrides
+	path string
+}
+
+// SetToolOverride changes name's switches, saves them and reloads.
+func (n *Node) SetToolOverride(name string, req ToolOverrideRequest) (ToolOverrideResponse, error) {
+	n.reloadMu.Lock()
+	defer n.reloadMu.Unlock()
+	known := false
+	for _, t := range n.Tools() {
+		known = known || t.Spec.Name == name
+	}
+	if !known {
+		return ToolOverrideResponse{}, fmt.Errorf("%w: %q", toolhost.ErrUnknownTool, name)
+	}
+	base := n.baseCfg
+	path, err := base.OverridesPath(n.getenv, os.Geteuid())
+	if err != nil {
+		return ToolOverrideResponse{}, fmt.Errorf("%w (%v)", errNoOverrides, err)
+	}
+	old, err := config.LoadOverrides(path)
+	if err != nil {
+		return ToolOverrideResponse{}, err
+	}
+	next := config.Overrides{Tools: map[string]config.ToolOverride{}}
+	for k, v := range old.Tools {
+		next.Tools[k] = v
+	}
+	t := next.Tools[name]
+	switch {
+	case req.Reset:
+		t = config.ToolOverride{}
+	default:
+		if req.Expose != nil {
+			t.Expose = req.Expose
+		}
+		if req.Approval != "" {
+			t.Approval = req.Approval
+		}
+	}
+	if err := next.Set(name, t); err != nil {
+		return ToolOverrideResponse{}, err
+	}
+	if err := next.Save(path); err != nil {
+		return ToolOverrideResponse{}, err
+	}
+	rep, err := n.reload(base)
+	if err != nil {
+		if serr := old.Save(path); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		return ToolOverrideResponse{}, err
+	}
+	n.log.Info().Str("tool", name).Strs("overrides", next.Describe()).Msg("tool switches changed in the console")
+	return ToolOverrideResponse{Tool: name, Override: next.Tools[name], File: path, ReloadReport: rep}, nil
+}
+
+func (s *ControlServer) handleToolOverride(w http.ResponseWriter, r *http.Request) {
+	var req ToolOverrideRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	res, err := s.n.SetToolOverride(r.PathValue("name"), req)
+	switch {
+	case errors.Is(err, toolhost.ErrUnknownTool):
+		writeError(w, http.StatusNotFound, err)
+	case errors.Is(err, errNoOverrides):
+		writeError(w, http.StatusConflict, err)
+	case err != nil:
+		writeError(w, http.StatusUnprocessableEntity, err)
+	default:
+		writeJSON(w, http.StatusOK, res)
+	}
+}
