@@ -161,7 +161,7 @@ func TestConsoleBrowser(t *testing.T) {
 	var result string
 	run("executor",
 		chromedp.Navigate("http://"+con.Addr()+"/#executor"),
-		chromedp.WaitVisible(`#exec-tool`, chromedp.ByQuery),
+		chromedp.WaitReady(`#exec-tool option[value="Thumb"]`, chromedp.ByQuery),
 		chromedp.SetValue(`#exec-tool`, "Thumb", chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelector("#exec-tool").dispatchEvent(new Event("change"))`, nil),
 		chromedp.WaitVisible(`#param-size`, chromedp.ByQuery),
