@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,7 +76,10 @@ func newMCPCmd(a *app) *cobra.Command {
 				in = cmd.InOrStdin()
 			}
 			t := &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{a.stdout}}
-			if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+			// The client closing its end while a message (a list_changed
+			// notification) is on its way is the client leaving, not a failure.
+			if err := srv.Run(ctx, t); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrClosedPipe) &&
+				!errors.Is(err, syscall.EPIPE) && ctx.Err() == nil {
 				return fmt.Errorf("mcp: %w", err)
 			}
 			return nil
