@@ -226,6 +226,12 @@ type Tree struct {
 	b      backend
 	leader atomic.Int64
 	once   sync.Once
+
+	// A released tree's cgroup may already serve another tree (they are
+	// pooled): once released is set, nothing reaches the backend, and mu
+	// keeps a kill or signal from running across the release.
+	mu       sync.Mutex
+	released bool
 }
 
 // backend is one mode's way of tracking a tree.
@@ -264,13 +270,29 @@ func (t *Tree) Started(pid int) {
 func (t *Tree) Leader() int { return int(t.leader.Load()) }
 
 // Signal sends sig to every process of the tree.
-func (t *Tree) Signal(sig syscall.Signal) { t.b.signal(sig) }
+func (t *Tree) Signal(sig syscall.Signal) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.released {
+		t.b.signal(sig)
+	}
+}
 
 // Alive reports whether any process of the tree is still running.
-func (t *Tree) Alive() bool { return t.b.alive() }
+func (t *Tree) Alive() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.released && t.b.alive()
+}
 
 // KillAll sends SIGKILL to every process of the tree, race-free against forks.
-func (t *Tree) KillAll() { t.b.killAll() }
+func (t *Tree) KillAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.released {
+		t.b.killAll()
+	}
+}
 
 // Kill stops the whole tree: SIGTERM, then SIGKILL to whatever is left
 // after grace (or as soon as ctx ends), then it waits for the tree to
@@ -288,7 +310,13 @@ func (t *Tree) Kill(ctx context.Context, grace time.Duration) error {
 		reserve = min(left/4, killReserve)
 		grace = max(0, min(grace, left-reserve))
 	}
-	defer t.b.reap()
+	defer func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if !t.released {
+			t.b.reap()
+		}
+	}()
 	if waitGone(ctx, t, grace) {
 		return nil
 	}
@@ -323,4 +351,12 @@ func waitGone(ctx context.Context, t *Tree, d time.Duration) bool {
 
 // Release forgets the tree (removes its cgroup). Call it once no process
 // is left (Alive false), or after a failed start.
-func (t *Tree) Release() { t.once.Do(t.b.release) }
+// A kill or signal after it does nothing (its cgroup may be another tree's).
+func (t *Tree) Release() {
+	t.once.Do(func() {
+		t.mu.Lock()
+		t.released = true
+		t.mu.Unlock()
+		t.b.release()
+	})
+}
