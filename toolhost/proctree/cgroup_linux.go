@@ -157,10 +157,12 @@ func (p *cgroupPlatform) removeStale() {
 	}
 }
 
-// cgroupPoolSize is how many emptied cgroups are kept for reuse: creating
-// and removing one costs a few hundred microseconds (kernel bookkeeping),
-// a noticeable share of a short plugin run.
-const cgroupPoolSize = 16
+// cgroupPoolSize is how many emptied cgroups are kept for reuse. Reuse
+// saves a few hundred microseconds per run, but a Node.js host started into
+// a recycled cgroup right after the previous host was killed died at once
+// (toolhost/direct's restart tests, every run on a 6.18 kernel with a hybrid
+// cgroup hierarchy); until that is understood every tree gets a new cgroup.
+const cgroupPoolSize = 0
 
 func (p *cgroupPlatform) newTree(id string) (backend, error) {
 	name := cgroupPrefix + id

@@ -91,19 +91,19 @@ func TestCgroupKillWithoutCgroupKillFile(t *testing.T) {
 	dirName := tree.b.(*cgroupBackend).dir
 	tree.Release() // reaps the grandchild if an earlier test made us a subreaper
 	waitFor(t, "the grandchild to end", func() bool { return gone(grandchild) })
-	// The emptied cgroup is kept for the next tree, and removed with the Manager.
+	// The emptied cgroup is removed (cgroups are not reused, see cgroupPoolSize).
+	if _, err := os.Stat(dirName); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("cgroup %s not removed by Release: %v", dirName, err)
+	}
 	next, err := m.NewTree()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := next.b.(*cgroupBackend).dir; got != dirName || next.Alive() {
-		t.Fatalf("next tree got cgroup %s (alive %v), want the emptied %s", got, next.Alive(), dirName)
+	if got := next.b.(*cgroupBackend).dir; got == dirName || next.Alive() {
+		t.Fatalf("next tree got cgroup %s (alive %v), want a new one", got, next.Alive())
 	}
 	next.Release()
 	m.Close()
-	if _, err := os.Stat(dirName); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("cgroup %s not removed by Close: %v", dirName, err)
-	}
 }
 
 // TestProcessGroupModeMissesASetsidGrandchild documents why the other modes
