@@ -11,6 +11,8 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
+
+	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 // Error lists every problem found in a configuration.
@@ -194,7 +196,7 @@ func unknownKeyMessage(key []string) string {
 	best, bestDist := "", 3 // suggest only close matches, or a known key the typo starts with
 	for f := range parent.Fields() {
 		name, typo := tomlName(f), strings.ToLower(last)
-		if d := editDistance(typo, name); d < bestDist || (best == "" && strings.HasPrefix(typo, name)) {
+		if d := toolhost.EditDistance(typo, name); d < bestDist || (best == "" && strings.HasPrefix(typo, name)) {
 			best, bestDist = name, d
 		}
 	}
@@ -224,27 +226,6 @@ func tableWithKey(t reflect.Type, path []string, name string) string {
 		}
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)

@@ -129,15 +129,16 @@ func commandUsage(s Spec, args map[string]json.RawMessage) string {
 	want = strings.ToLower(strings.TrimSpace(want))
 	best, bestDist := "", -1
 	for _, name := range commandNames(s) {
-		if d := editDistance(want, strings.ToLower(name)); bestDist < 0 || d < bestDist {
+		if d := EditDistance(want, strings.ToLower(name)); bestDist < 0 || d < bestDist {
 			best, bestDist = name, d
 		}
 	}
 	return Usage(s, best)
 }
 
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance of a and b, in bytes: how the
+// node finds the name a typo meant (a command here, a config key in config).
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

@@ -86,3 +86,15 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// argFilterMode reads filterMode: true for "gitignore" (the default), false for "none".
+func argFilterMode(args map[string]json.RawMessage) (gitignore bool, err error) {
+	mode, _ := scalarText(args, "filterMode")
+	switch strings.ToLower(mode) {
+	case "", "gitignore":
+		return true, nil
+	case "none":
+		return false, nil
+	}
+	return true, fmt.Errorf("%w: filterMode must be \"gitignore\" or \"none\", got %q", ErrBadArgument, clip(mode))
+}

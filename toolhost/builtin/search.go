@@ -99,14 +99,8 @@ func parseSearchArgs(args map[string]json.RawMessage) (searchArgs, error) {
 	add(err)
 	a.showHidden, err = argBool(args, "showHidden", false)
 	add(err)
-	mode, _ := scalarText(args, "filterMode")
-	switch strings.ToLower(mode) {
-	case "", "gitignore":
-		a.gitignore = true
-	case "none":
-	default:
-		add(fmt.Errorf("%w: filterMode must be \"gitignore\" or \"none\", got %q", ErrBadArgument, clip(mode)))
-	}
+	a.gitignore, err = argFilterMode(args)
+	add(err)
 	return a, errors.Join(errs...)
 }
 
