@@ -213,11 +213,13 @@ type serverApprovals struct {
 	pending map[string]*pendingServerApproval
 	seen    map[string]struct{}
 	order   []string
+	arrived uint64 // requests added so far: orders those with equal timestamps
 }
 
 type pendingServerApproval struct {
 	a     serverApproval
 	timer *time.Timer
+	seq   uint64
 }
 
 func newServerApprovals(events *eventLog) *serverApprovals {
@@ -243,7 +245,8 @@ func (s *serverApprovals) add(a serverApproval, now time.Time) bool {
 	if !a.Expires.After(now) {
 		return false
 	}
-	p := &pendingServerApproval{a: a}
+	s.arrived++
+	p := &pendingServerApproval{a: a, seq: s.arrived}
 	p.timer = time.AfterFunc(a.Expires.Sub(now), func() { s.expire(a.RequestID) })
 	s.pending[a.RequestID] = p
 	return true
@@ -267,13 +270,24 @@ func (s *serverApprovals) list() []serverApproval {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
-	out := make([]serverApproval, 0, len(s.pending))
+	live := make([]*pendingServerApproval, 0, len(s.pending))
 	for _, p := range s.pending {
 		if p.a.Expires.After(now) {
-			out = append(out, p.a)
+			live = append(live, p)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Requested.Before(out[j].Requested) })
+	// The server's timestamps have millisecond resolution: equal ones keep
+	// the order the requests arrived in.
+	sort.Slice(live, func(i, j int) bool {
+		if !live[i].a.Requested.Equal(live[j].a.Requested) {
+			return live[i].a.Requested.Before(live[j].a.Requested)
+		}
+		return live[i].seq < live[j].seq
+	})
+	out := make([]serverApproval, len(live))
+	for i, p := range live {
+		out[i] = p.a
+	}
 	return out
 }
 
