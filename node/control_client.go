@@ -155,12 +155,7 @@ func (c *ControlClient) do(ctx context.Context, method, path string, body, out a
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		var e ErrorResponse
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64*config.KiB))
-		if json.Unmarshal(data, &e) != nil || e.Error == "" {
-			e.Error = fmt.Sprintf("vcpnode answered %s without an explanation", resp.Status)
-		}
-		return &APIError{Status: resp.StatusCode, Message: e.Error}
+		return apiError(resp)
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("read the answer of vcpnode at %s: %w", c.socket, err)
@@ -182,4 +177,14 @@ func (c *ControlClient) dialError(err error) error {
 		return fmt.Errorf("cannot open the control socket %s: permission denied; run this as root or as the user the daemon runs as: %w", c.socket, err)
 	}
 	return fmt.Errorf("cannot reach vcpnode at %s: %w", c.socket, err)
+}
+
+// apiError is the daemon's {"error": …} answer to a failed request.
+func apiError(resp *http.Response) *APIError {
+	var e ErrorResponse
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64*config.KiB))
+	if json.Unmarshal(data, &e) != nil || e.Error == "" {
+		e.Error = fmt.Sprintf("vcpnode answered %s without an explanation", resp.Status)
+	}
+	return &APIError{Status: resp.StatusCode, Message: e.Error}
 }

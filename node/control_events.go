@@ -133,12 +133,7 @@ func (c *ControlClient) Events(ctx context.Context, q EventsQuery, each func(Eve
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		var e ErrorResponse
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64*config.KiB))
-		if json.Unmarshal(data, &e) != nil || e.Error == "" {
-			e.Error = fmt.Sprintf("vcpnode answered %s without an explanation", resp.Status)
-		}
-		return &APIError{Status: resp.StatusCode, Message: e.Error}
+		return apiError(resp)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64*config.KiB), 4*config.MiB)
