@@ -32,32 +32,21 @@ func measureFiles(n, size int, memLimit int64, idle time.Duration) error {
 			return err
 		}
 	}
-	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true})
-	if err != nil {
-		return err
-	}
-	defer hub.Close()
-	c, err := startChild(hub, "-tools", "0", "-childfiles", dir, "-memlimit", strconv.FormatInt(memLimit, 10), "-concurrent", strconv.Itoa(n))
-	if err != nil {
-		return err
-	}
-	pid := c.cmd.Process.Pid
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	report, err := func() (string, error) {
-		conn, err := hub.Accept(ctx)
+	args := []string{"-tools", "0", "-childfiles", dir, "-memlimit", strconv.FormatInt(memLimit, 10), "-concurrent", strconv.Itoa(n)}
+	return inChild("node package serving files", args, func(hub *fakehub.Hub, c *child) (string, error) {
+		pid := c.cmd.Process.Pid
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		conn, _, err := registered(ctx, hub)
 		if err != nil {
-			return "", err
-		}
-		if _, err := conn.WaitType(ctx, wsproto.TypeRegisterTools); err != nil {
 			return "", err
 		}
 		before, err := readProcStatus(pid)
 		if err != nil {
 			return "", err
 		}
-		if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
-			return "", fmt.Errorf("reset the peak resident memory (Linux only): %w", err)
+		if err := resetPeak(pid); err != nil {
+			return "", err
 		}
 		var wg sync.WaitGroup
 		errs := make(chan error, n)
@@ -109,14 +98,5 @@ func measureFiles(n, size int, memLimit int64, idle time.Duration) error {
 			fmt.Fprintf(&b, "\nnot under 25 MiB within %v idle\n", idle)
 		}
 		return b.String(), nil
-	}()
-	if stopErr := c.stop(); err == nil && stopErr != nil {
-		err = fmt.Errorf("node process: %w", stopErr)
-	}
-	if err != nil {
-		return fmt.Errorf("%w\nnode process stderr:\n%s", err, c.stderr.String())
-	}
-	fmt.Printf("node package serving files, measured in its own process (pid %d)\n", pid)
-	fmt.Print(report)
-	return nil
+	})
 }

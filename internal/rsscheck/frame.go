@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -32,24 +31,12 @@ func (sinkTool) Invoke(_ context.Context, call toolhost.Call) (any, error) {
 // own process and reads its peak resident memory (VmHWM, reset before each
 // frame through /proc/<pid>/clear_refs) once the result is back.
 func measureFrames(sizes []int) error {
-	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true})
-	if err != nil {
-		return err
-	}
-	defer hub.Close()
-	c, err := startChild(hub, "-tools", "0", "-sink")
-	if err != nil {
-		return err
-	}
-	pid := c.cmd.Process.Pid
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	report, err := func() (string, error) {
-		conn, err := hub.Accept(ctx)
+	return inChild("node package, one execute_tool per size", []string{"-tools", "0", "-sink"}, func(hub *fakehub.Hub, c *child) (string, error) {
+		pid := c.cmd.Process.Pid
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		conn, _, err := registered(ctx, hub)
 		if err != nil {
-			return "", err
-		}
-		if _, err := conn.WaitType(ctx, wsproto.TypeRegisterTools); err != nil {
 			return "", err
 		}
 		var b strings.Builder
@@ -60,8 +47,8 @@ func measureFrames(sizes []int) error {
 			if _, err := c.stdout.ReadString('\n'); err != nil {
 				return "", err
 			}
-			if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
-				return "", fmt.Errorf("reset the peak resident memory (Linux only): %w", err)
+			if err := resetPeak(pid); err != nil {
+				return "", err
 			}
 			before, err := readProcStatus(pid)
 			if err != nil {
@@ -91,16 +78,7 @@ func measureFrames(sizes []int) error {
 				mib(int64(len(frame))), mib(before.RSS), mib(after.HWM), float64(after.HWM)/float64(len(frame)), mib(after.RSS))
 		}
 		return b.String(), nil
-	}()
-	if stopErr := c.stop(); err == nil && stopErr != nil {
-		err = fmt.Errorf("node process: %w", stopErr)
-	}
-	if err != nil {
-		return fmt.Errorf("%w\nnode process stderr:\n%s", err, c.stderr.String())
-	}
-	fmt.Printf("node package, one execute_tool per size, measured in its own process (pid %d)\n", pid)
-	fmt.Print(report)
-	return nil
+	})
 }
 
 func parseSizes(s string) ([]int, error) {

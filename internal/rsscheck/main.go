@@ -136,29 +136,54 @@ func startChild(hub *fakehub.Hub, args ...string) (*child, error) {
 
 // measurePackage runs the node package with n in-process tools in a child.
 func measurePackage(n int, idle time.Duration) error {
+	title := fmt.Sprintf("node package, %d in-process tools registered", n)
+	return inChild(title, []string{"-tools", fmt.Sprint(n)}, func(hub *fakehub.Hub, c *child) (string, error) {
+		return measureChild(hub, c.cmd.Process.Pid, n, idle, c.stdin, c.stdout)
+	})
+}
+
+// inChild starts a node in its own process with args, connected to a fresh
+// fake hub, has measure read it, stops it, and prints the report under title.
+func inChild(title string, args []string, measure func(*fakehub.Hub, *child) (string, error)) error {
 	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true})
 	if err != nil {
 		return err
 	}
 	defer hub.Close()
-
-	child, err := startChild(hub, "-tools", fmt.Sprint(n))
+	c, err := startChild(hub, args...)
 	if err != nil {
 		return err
 	}
-	stdin, stdout, stopChild := child.stdin, child.stdout, child.stop
-	cmd := child.cmd
-	stderr := child.stderr
-
-	report, err := measureChild(hub, cmd.Process.Pid, n, idle, stdin, stdout)
-	if stopErr := stopChild(); err == nil && stopErr != nil {
+	report, err := measure(hub, c)
+	if stopErr := c.stop(); err == nil && stopErr != nil {
 		err = fmt.Errorf("node process: %w", stopErr)
 	}
 	if err != nil {
-		return fmt.Errorf("%w\nnode process stderr:\n%s", err, stderr.String())
+		return fmt.Errorf("%w\nnode process stderr:\n%s", err, c.stderr.String())
 	}
-	fmt.Printf("node package, %d in-process tools registered, measured in its own process (pid %d)\n", n, cmd.Process.Pid)
+	fmt.Printf("%s, measured in its own process (pid %d)\n", title, c.cmd.Process.Pid)
 	fmt.Print(report)
+	return nil
+}
+
+// registered waits for the node to connect and send register_tools.
+func registered(ctx context.Context, hub *fakehub.Hub) (*fakehub.Conn, wsproto.Message, error) {
+	conn, err := hub.Accept(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the node never connected: %w", err)
+	}
+	msg, err := conn.WaitType(ctx, wsproto.TypeRegisterTools)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the node never registered its tools: %w", err)
+	}
+	return conn, msg, nil
+}
+
+// resetPeak resets the process's peak resident memory (VmHWM).
+func resetPeak(pid int) error {
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+		return fmt.Errorf("reset the peak resident memory (Linux only): %w", err)
+	}
 	return nil
 }
 
@@ -199,13 +224,9 @@ func measureChild(hub *fakehub.Hub, pid, n int, idle time.Duration, stdin io.Wri
 func waitRegistered(hub *fakehub.Hub, want int) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := hub.Accept(ctx)
+	_, msg, err := registered(ctx, hub)
 	if err != nil {
-		return 0, fmt.Errorf("the node never connected: %w", err)
-	}
-	msg, err := conn.WaitType(ctx, wsproto.TypeRegisterTools)
-	if err != nil {
-		return 0, fmt.Errorf("the node never registered its tools: %w", err)
+		return 0, err
 	}
 	rt, ok := msg.(wsproto.RegisterTools)
 	if !ok {
