@@ -27,6 +27,37 @@ type finder struct {
 
 func newFinder(find func(from int) (int, int)) *finder { return &finder{find: find} }
 
+// literal finds s itself in text.
+func literal(text, s string) *finder {
+	return newFinder(func(from int) (int, int) {
+		i := strings.Index(text[from:], s)
+		if i < 0 {
+			return -1, 0
+		}
+		return from + i, len(s)
+	})
+}
+
+// around finds the first marker built around an occurrence of needle in
+// hay: match gets the needle's offset i and the search start from and
+// returns the marker's start and length, n = 0 when there is none at i.
+func around(hay, needle string, match func(i, from int) (start, n int)) *finder {
+	return newFinder(func(from int) (int, int) {
+		for at := from; at < len(hay); {
+			j := strings.Index(hay[at:], needle)
+			if j < 0 {
+				return -1, 0
+			}
+			i := at + j
+			at = i + 1
+			if start, n := match(i, from); n > 0 {
+				return start, n
+			}
+		}
+		return -1, 0
+	})
+}
+
 func (f *finder) next(from int) (int, int) {
 	if f.searched && from >= f.from && (f.idx < 0 || f.idx >= from) {
 		return f.idx, f.n
@@ -54,43 +85,28 @@ func asciiLower(s string) string {
 // server's fuzzy /<{2,4}\[LABEL\]>{2,4}/i (§2). lower is asciiLower(text).
 func blockMarker(text, lower, canonical string, fuzzy bool) *finder {
 	if !fuzzy {
-		return newFinder(func(from int) (int, int) {
-			i := strings.Index(text[from:], canonical)
-			if i < 0 {
-				return -1, 0
-			}
-			return from + i, len(canonical)
-		})
+		return literal(text, canonical)
 	}
 	label := strings.ToLower(strings.Trim(canonical, "<>"))
-	return newFinder(func(from int) (int, int) {
-		for at := from; at < len(lower); {
-			j := strings.Index(lower[at:], label)
-			if j < 0 {
-				return -1, 0
-			}
-			i := at + j
-			at = i + 1
-			// The leftmost start: as many "<" before the label as fit
-			// (at most 4, none before from); at least 2 are needed.
-			k := 0
-			for k < maxMarkerAngles && i-k-1 >= from && text[i-k-1] == '<' {
-				k++
-			}
-			if k < 2 {
-				continue
-			}
-			e := i + len(label)
-			m := 0
-			for m < maxMarkerAngles && e+m < len(text) && text[e+m] == '>' {
-				m++
-			}
-			if m < 2 {
-				continue
-			}
-			return i - k, e + m - (i - k)
+	return around(lower, label, func(i, from int) (int, int) {
+		// The leftmost start: as many "<" before the label as fit
+		// (at most 4, none before from); at least 2 are needed.
+		k := 0
+		for k < maxMarkerAngles && i-k-1 >= from && text[i-k-1] == '<' {
+			k++
 		}
-		return -1, 0
+		if k < 2 {
+			return 0, 0
+		}
+		e := i + len(label)
+		m := 0
+		for m < maxMarkerAngles && e+m < len(text) && text[e+m] == '>' {
+			m++
+		}
+		if m < 2 {
+			return 0, 0
+		}
+		return i - k, e + m - (i - k)
 	})
 }
 
@@ -98,23 +114,15 @@ func blockMarker(text, lower, canonical string, fuzzy bool) *finder {
 // /[「{]末ESCAPE[」}]/i (ch = endChar), unanchored (§2).
 func escapeToken(text, lower, ch string) *finder {
 	needle := ch + escapeWord
-	return newFinder(func(from int) (int, int) {
-		for at := from; at < len(lower); {
-			j := strings.Index(lower[at:], needle)
-			if j < 0 {
-				return -1, 0
-			}
-			i := at + j
-			at = i + 1
-			start := openBracketBefore(text, i)
-			if start < from {
-				continue
-			}
-			if n := closeBracketAt(text, i+len(needle)); n > 0 {
-				return start, i + len(needle) + n - start
-			}
+	return around(lower, needle, func(i, from int) (int, int) {
+		start := openBracketBefore(text, i)
+		if start < from {
+			return 0, 0
 		}
-		return -1, 0
+		if n := closeBracketAt(text, i+len(needle)); n > 0 {
+			return start, i + len(needle) + n - start
+		}
+		return 0, 0
 	})
 }
 
@@ -212,30 +220,13 @@ func fieldStartAt(text string, i int, fuzzy bool) int {
 // the fuzzy shape.
 func fieldEnd(text string, fuzzy bool) *finder {
 	if !fuzzy {
-		return newFinder(func(from int) (int, int) {
-			i := strings.Index(text[from:], valueEnd)
-			if i < 0 {
-				return -1, 0
-			}
-			return from + i, len(valueEnd)
-		})
+		return literal(text, valueEnd)
 	}
-	return newFinder(func(from int) (int, int) {
-		for at := from; at < len(text); {
-			j := strings.Index(text[at:], endChar)
-			if j < 0 {
-				return -1, 0
-			}
-			i := at + j
-			at = i + 1
-			start := openBracketBefore(text, i)
-			if start < from {
-				continue
-			}
-			if n := fuzzyMarkerAt(text, start, endChar); n > 0 {
-				return start, n
-			}
+	return around(text, endChar, func(i, from int) (int, int) {
+		start := openBracketBefore(text, i)
+		if start < from {
+			return 0, 0
 		}
-		return -1, 0
+		return start, fuzzyMarkerAt(text, start, endChar)
 	})
 }
