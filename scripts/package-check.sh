@@ -68,6 +68,9 @@ dpkg-deb -x "$deb" "$work/x"
 check "binary is static" bash -c 'file "$1" | grep -q "statically linked"' _ "$work/x/usr/bin/vcpnode"
 check "binary runs" "$work/x/usr/bin/vcpnode" version
 check "unit runs /usr/bin/vcpnode" grep -q '^ExecStart=/usr/bin/vcpnode run --config /etc/vcpnode/config.toml$' "$work/x/usr/lib/systemd/system/vcpnode.service"
+# A [control] group other than vcpnode must get through /run/vcpnode to the
+# socket (0660 of that group); 0750 of vcpnode would keep its members out.
+check "unit: /run/vcpnode searchable by a [control] group" grep -q '^RuntimeDirectoryMode=0755$' "$work/x/usr/lib/systemd/system/vcpnode.service"
 
 # A throwaway root: dpkg, the programs the maintainer scripts call, their
 # libraries, copies of the account files and an empty dpkg database. dpkg runs

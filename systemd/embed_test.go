@@ -63,6 +63,9 @@ func TestSystemUnitDirectives(t *testing.T) {
 		"KillMode=mixed",
 		"TimeoutStopSec=30s",
 		"RuntimeDirectory=vcpnode",
+		// Searchable by all: a [control] group other than vcpnode must
+		// reach the socket, whose own mode keeps everyone else out.
+		"RuntimeDirectoryMode=0755",
 		"StateDirectory=vcpnode",
 		"ConfigurationDirectory=vcpnode",
 		"NoNewPrivileges=yes",
