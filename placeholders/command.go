@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 // DefaultCommandOutputLimit caps what a command placeholder may print: a
@@ -23,15 +25,20 @@ const (
 )
 
 // Command is a placeholder fed by a shell command from the config: run with
-// /bin/sh -c in its own process group, stdin from /dev/null, the trimmed
-// stdout is the value. A command cut by its timeout fails (the previous
-// value stays), unlike a static plugin, whose partial output counts.
+// /bin/sh -c, stdin from /dev/null, the trimmed stdout is the value. A
+// command cut by its timeout fails (the previous value stays), unlike a
+// static plugin, whose partial output counts.
 type Command struct {
 	Placeholder string   // the key it feeds, braces optional
 	Line        string   // the shell command
 	Dir         string   // working directory; "" = the daemon's
 	Env         []string // environment; nil = the daemon's
 	OutputLimit int      // bytes of stdout kept; 0 = DefaultCommandOutputLimit
+	// Trees tracks every process the command starts (see package
+	// proctree), so one that leaves the shell's session and process group
+	// is still stopped. Nil: the shell leads a process group of its own and
+	// only that group is stopped (the shell alone where there are no groups).
+	Trees *proctree.Manager
 }
 
 // Name implements Source.
@@ -40,25 +47,53 @@ func (c *Command) Name() string { return "command " + c.Placeholder }
 // Placeholders implements Source.
 func (c *Command) Placeholders() []string { return []string{c.Placeholder} }
 
-// Run implements Source. The whole process group is killed when ctx is done
-// and once the shell has exited, so nothing it started outlives the run.
+// Run implements Source. Every process of the run is killed when ctx is
+// done and once the shell has exited, so nothing it started outlives the run.
 func (c *Command) Run(ctx context.Context) (Output, error) {
+	if err := ctx.Err(); err != nil {
+		return Output{}, fmt.Errorf("the command did not finish: %w", context.Cause(ctx))
+	}
 	limit := c.OutputLimit
 	if limit <= 0 {
 		limit = DefaultCommandOutputLimit
 	}
 	stdout := &cappedBuffer{limit: limit}
 	stderr := &cappedBuffer{limit: stderrLimit}
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", c.Line)
-	cmd.Dir, cmd.Env = c.Dir, c.Env
-	cmd.Stdout, cmd.Stderr = stdout, stderr // Stdin nil: /dev/null
-	cmd.WaitDelay = pipeWaitDelay
-	ownProcessGroup(cmd)
-
-	err := cmd.Run()
-	if cmd.Process != nil {
-		killProcessGroup(cmd.Process.Pid)
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command("/bin/sh", "-c", c.Line)
+		cmd.Dir, cmd.Env = c.Dir, c.Env
+		cmd.Stdout, cmd.Stderr = stdout, stderr // Stdin nil: /dev/null
+		cmd.WaitDelay = pipeWaitDelay
+		return cmd
 	}
+	var (
+		cmd  *exec.Cmd
+		kill func() // kills every process of the run that can be found
+		err  error
+	)
+	if c.Trees != nil {
+		var tree *proctree.Tree
+		cmd, tree, err = c.Trees.StartCmd(newCmd)
+		if err == nil {
+			kill = tree.KillAll
+			defer endTree(tree)
+		}
+	} else {
+		cmd = newCmd()
+		ownProcessGroup(cmd)
+		if err = cmd.Start(); err == nil {
+			kill = func() { killProcessGroup(cmd.Process) }
+			defer kill()
+		}
+	}
+	if err != nil {
+		return Output{}, fmt.Errorf("run command %q: %w", c.Line, err)
+	}
+	// Not exec.CommandContext: its Cancel reaches the shell alone.
+	stopWatch := context.AfterFunc(ctx, kill)
+	err = cmd.Wait()
+	stopWatch()
+
 	out := Output{Text: stdout.String(), Truncated: stdout.Truncated()}
 	if ctx.Err() != nil {
 		return out, fmt.Errorf("the command did not finish: %w", context.Cause(ctx))
@@ -77,6 +112,31 @@ func (c *Command) Run(ctx context.Context) (Output, error) {
 		return out, fmt.Errorf("the command exited with status %d: %s", exitErr.ExitCode(), msg)
 	default:
 		return out, fmt.Errorf("run command %q: %w", c.Line, err)
+	}
+}
+
+// treeGoneWait bounds the wait for a killed tree to empty before it is
+// released (a process stuck in the kernel is left to the next tree walk).
+const treeGoneWait = 5 * time.Second
+
+// endTree kills what is left of a run and releases its tree once it is
+// empty: the shell has been reaped, its descendants may still run.
+func endTree(t *proctree.Tree) {
+	defer t.Release()
+	if !t.Alive() {
+		return
+	}
+	t.KillAll()
+	deadline := time.NewTimer(treeGoneWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for t.Alive() {
+		select {
+		case <-tick.C: // polling the kernel; there is nothing to wait on
+		case <-deadline.C:
+			return
+		}
 	}
 }
 

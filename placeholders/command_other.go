@@ -2,9 +2,12 @@
 
 package placeholders
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // ownProcessGroup: without process groups only the shell itself is killed.
 func ownProcessGroup(*exec.Cmd) {}
 
-func killProcessGroup(int) {}
+func killProcessGroup(p *os.Process) { _ = p.Kill() }

@@ -5,6 +5,7 @@ package placeholders
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 func TestCommandRun(t *testing.T) {
@@ -30,19 +35,29 @@ func TestCommandRun(t *testing.T) {
 		{"exit status without stderr", Command{Line: "exit 1"}, "", false, "no error output"},
 		{"background child holding stdout", Command{Line: "echo v; sleep 30 &"}, "v\n", false, ""},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			out, err := c.cmd.Run(context.Background())
-			if c.errHas == "" && err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if c.errHas != "" && (err == nil || !strings.Contains(err.Error(), c.errHas)) {
-				t.Fatalf("err = %v, want it to contain %q", err, c.errHas)
-			}
-			if out.Text != c.want || out.Truncated != c.truncated {
-				t.Fatalf("out = %+v, want %q (truncated %v)", out, c.want, c.truncated)
-			}
-		})
+	trees, err := proctree.New(proctree.Options{Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer trees.Close()
+	for _, tracked := range []bool{false, true} {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/tree %t", c.name, tracked), func(t *testing.T) {
+				if tracked {
+					c.cmd.Trees = trees
+				}
+				out, err := c.cmd.Run(context.Background())
+				if c.errHas == "" && err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				if c.errHas != "" && (err == nil || !strings.Contains(err.Error(), c.errHas)) {
+					t.Fatalf("err = %v, want it to contain %q", err, c.errHas)
+				}
+				if out.Text != c.want || out.Truncated != c.truncated {
+					t.Fatalf("out = %+v, want %q (truncated %v)", out, c.want, c.truncated)
+				}
+			})
+		}
 	}
 }
 

@@ -50,8 +50,8 @@ func TestImportDirections(t *testing.T) {
 		// The MCP bridge imports toolhost only, of this module.
 		{module + "/toolhost/mcp", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode",
 			module + "/toolhost/plugin", module + "/placeholders"}},
-		// Process trees know nothing of plugins or the node: toolhost/plugin and
-		// toolhost/direct both use it.
+		// Process trees know nothing of plugins or the node: toolhost/plugin,
+		// toolhost/direct, toolhost/mcp and placeholders use it.
 		{module + "/toolhost/proctree", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/cmd/vcpnode"}},
 		{module + "/node", true, []string{module + "/cmd/vcpnode"}},
 		{module + "/toolhost/textproto", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
