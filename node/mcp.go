@@ -64,19 +64,43 @@ func serverConfigs(cfg config.Config) []mcp.ServerConfig {
 	return out
 }
 
-// source is the ToolSource of MCP servers: it starts new servers, stops
-// removed ones and restarts changed ones, waits (bounded) for new ones to
-// list their tools, and returns one tool per server that has.
-func (rt *mcpRuntime) source(cfg config.Config, _ zerolog.Logger) ([]toolhost.Tool, []string, error) {
-	cfgs := serverConfigs(cfg)
-	host, err := rt.hostFor(cfg, len(cfgs) > 0)
-	if err != nil || host == nil {
-		return nil, nil, err
+// check refuses a server list that cannot be applied, before anything
+// starts: a bad table, two servers making one tool, or a host closed
+// because Run ended.
+func (rt *mcpRuntime) check(cfgs []mcp.ServerConfig) error {
+	if len(cfgs) == 0 {
+		return nil
 	}
+	rt.mu.Lock()
+	closed := rt.closed
+	rt.mu.Unlock()
+	if closed {
+		return fmt.Errorf("mcp: %w", mcp.ErrClosed)
+	}
+	if err := mcp.Check(cfgs); err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	return nil
+}
+
+// apply is the MCP part of committing a config: it starts new servers,
+// stops removed ones and restarts changed ones, waits (bounded) for new
+// ones to list their tools, and returns one tool per server that has.
+// Nothing here refuses the config (check did): a server that does not
+// stop or start is a warning.
+func (rt *mcpRuntime) apply(cfg config.Config, cfgs []mcp.ServerConfig) ([]toolhost.Tool, []string) {
+	host, err := rt.hostFor(cfg, len(cfgs) > 0)
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	if host == nil {
+		return nil, nil
+	}
+	var warnings []string
 	ctx, cancel := context.WithTimeout(context.Background(), mcpStartWait)
 	defer cancel()
 	if err := host.Apply(ctx, cfgs); err != nil {
-		return nil, nil, fmt.Errorf("mcp: %w", err)
+		warnings = append(warnings, fmt.Sprintf("mcp: %v", err))
 	}
 	host.Wait(ctx)
 	// What changed up to here is in the tools returned below: no rescan
@@ -85,7 +109,6 @@ func (rt *mcpRuntime) source(cfg config.Config, _ zerolog.Logger) ([]toolhost.To
 	case <-rt.changed:
 	default:
 	}
-	var warnings []string
 	for _, st := range host.Status() {
 		warnings = append(warnings, st.Warnings...)
 		if st.Tools == 0 && st.State != mcp.StateRunning {
@@ -93,7 +116,7 @@ func (rt *mcpRuntime) source(cfg config.Config, _ zerolog.Logger) ([]toolhost.To
 				st.Name, st.State, st.Tool, st.LastError))
 		}
 	}
-	return host.Tools(), warnings, nil
+	return host.Tools(), warnings
 }
 
 func (rt *mcpRuntime) hostFor(cfg config.Config, want bool) (*mcp.Host, error) {

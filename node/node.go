@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/builtin"
+	"github.com/vcpnode/vcpnode/toolhost/mcp"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
@@ -132,9 +134,10 @@ type settings struct {
 	placeholderJobs []placeholders.Job // placeholders.go
 }
 
-// ToolSource adds tools built from the config (the plugin host registers
-// itself here); it runs at New and on every Reload. Problems that do not stop
-// the other tools are returned as warnings.
+// ToolSource adds tools built from the config; it runs at New and on every
+// Reload, while the new config is prepared, so it must start nothing: a
+// reload it runs for may still be refused. Problems that do not stop the
+// other tools are returned as warnings.
 type ToolSource func(cfg config.Config, log zerolog.Logger) (tools []toolhost.Tool, warnings []string, err error)
 
 // Option changes how New builds a Node.
@@ -195,7 +198,6 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	n.warnings = toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now)
 	n.plugins = newPluginRuntime(log, n.getenv)
 	n.mcp = newMCPRuntime(log, n.getenv)
-	n.sources = append([]ToolSource{n.mcp.source}, n.sources...)
 	n.baseCfg = cfg
 	cfg, ov, ovPath := n.withOverrides(cfg)
 	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})
@@ -205,10 +207,10 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		n.mcp.close()
 		return nil, err
 	}
-	for _, w := range pl.warnings {
+	reg, warnings := n.start(pl)
+	for _, w := range append(pl.warnings, warnings...) {
 		log.Warn().Msg(w)
 	}
-	n.plugins.commit(pl.plugins)
 	n.cur = pl.st
 	applyMemoryLimit(cfg.Node.MemoryLimit)
 	n.ph.apply(pl.st.placeholderJobs, cfg.Placeholders) // started by Run
@@ -216,7 +218,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	if queue == 0 {
 		queue = -1 // toolhost reads 0 as "default"; the config means "no queue"
 	}
-	n.disp = toolhost.NewDispatcher(pl.reg, cfg.Policy(), toolhost.Limits{
+	n.disp = toolhost.NewDispatcher(reg, cfg.Policy(), toolhost.Limits{
 		MaxConcurrent:  cfg.Node.MaxConcurrent,
 		Queue:          queue,
 		MaxResultBytes: cfg.Node.MaxResultBytes,
@@ -231,20 +233,24 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 }
 
 // plan is a whole configuration ready to be put in force: the settings,
-// the checked tool registry, the plugin scan and its host, the placeholder
-// jobs. prepare builds it without touching what is in force; commit swaps
-// it in; discard drops it.
+// the checked tools, the plugin scan and its host, the MCP servers, the
+// placeholder jobs. prepare builds it without touching what is in force
+// and without starting or stopping a process; commit puts it in force.
 type plan struct {
-	st       *settings
-	reg      *toolhost.Registry
+	st *settings
+	// tools are the tools that exist without starting anything; the MCP
+	// servers' and the direct plugins' tools are added once they run.
+	tools    []toolhost.Tool
+	servers  []mcp.ServerConfig // the MCP servers
 	plugins  *pluginPlan
 	warnings []string
 }
 
 // prepare validates cfg and builds everything it implies, so that a bad
-// config leaves the old one wholly in force. The one thing it changes is
-// the set of running direct plugins (their tools exist only once loaded),
-// which it does last, after every check; discard loads them back.
+// config leaves the old one wholly in force. Every check that can refuse
+// the config happens here, the registry's included: it is checked with
+// the tools the plan will have once its MCP servers and direct plugins
+// run. prepare starts and stops no process; commit does.
 func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -261,6 +267,10 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if st.name == "" {
 		st.name, _ = os.Hostname()
 	}
+	servers := serverConfigs(cfg)
+	if err := n.mcp.check(servers); err != nil {
+		return nil, err
+	}
 	// The node's own secrets are never served, even from inside a root.
 	var deny []string
 	for _, p := range append([]string{cfg.Hub.KeyFile}, n.protected...) {
@@ -275,7 +285,7 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{st: st, reg: toolhost.NewRegistry(), plugins: pp}
+	pl := &plan{st: st, plugins: pp, servers: servers}
 	fail := func(err error) (*plan, error) {
 		n.plugins.discard(pp)
 		return nil, err
@@ -299,26 +309,69 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	}
 	st.placeholderJobs = jobs
 	pl.warnings = append(append(pp.warnings, pl.warnings...), warn...)
-	if err := pl.reg.Replace(tools); err != nil {
+	// The most the plan can register: a server or a direct plugin that
+	// does not come up only makes the set smaller, which cannot clash.
+	if err := toolhost.NewRegistry().Replace(append(slices.Clone(tools), pendingTools(servers, pp)...)); err != nil {
 		return fail(fmt.Errorf("register tools: %w", err))
 	}
-	// Last, as it starts and stops processes.
-	directTools := n.plugins.loadDirectFor(pp)
-	if err := pl.reg.Replace(append(tools, directTools...)); err != nil {
-		return fail(fmt.Errorf("register tools: %w", err))
-	}
-	pl.warnings = append(pl.warnings, directWarnings(pp.loaded)...)
+	pl.tools = tools
 	return pl, nil
 }
 
-// commit puts pl in force. Calls see the new tools and the new policy
-// together (one swap in the dispatcher); the rest follows at once.
-func (n *Node) commit(pl *plan) {
-	n.plugins.commit(pl.plugins)
-	n.disp.Swap(pl.reg, pl.st.cfg.Policy())
+// commit puts pl in force: the plugin host and scan, then the processes
+// (MCP servers and direct plugins started, restarted and stopped), then
+// calls see the new tools and the new policy together (one swap in the
+// dispatcher). Nothing here refuses the plan; what goes wrong is returned
+// as warnings.
+func (n *Node) commit(pl *plan) (warnings []string) {
+	reg, warnings := n.start(pl)
+	n.disp.Swap(reg, pl.st.cfg.Policy())
 	n.mu.Lock()
 	n.cur = pl.st
 	n.mu.Unlock()
+	return warnings
+}
+
+// start runs what pl needs running and returns the registry of its tools.
+// New calls it before the dispatcher exists; later, commit.
+func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
+	directTools, warnings := n.plugins.commit(pl.plugins)
+	mcpTools, warn := n.mcp.apply(pl.st.cfg, pl.servers)
+	warnings = append(warnings, warn...)
+	reg := toolhost.NewRegistry()
+	if err := reg.Replace(append(append(slices.Clone(pl.tools), mcpTools...), directTools...)); err != nil {
+		// prepare checked every name these tools can have; should one
+		// still clash, the tools that exist without processes stay usable.
+		warnings = append(warnings, fmt.Sprintf("register tools: %v; MCP servers and direct plugins are not offered until the next reload", err))
+		_ = reg.Replace(pl.tools)
+	}
+	return reg, warnings
+}
+
+// pendingTool stands for a tool that exists once its process runs, so
+// that prepare can check the registry before starting anything. It is
+// never registered.
+type pendingTool struct{ spec toolhost.Spec }
+
+func (t pendingTool) Spec() toolhost.Spec { return t.spec }
+
+func (t pendingTool) Invoke(context.Context, toolhost.Call) (any, error) {
+	return nil, errors.New("not started") // never registered, never called
+}
+
+// pendingTools are the tools the MCP servers and the direct plugins of a
+// plan offer once they run: one per server, one per hybridservice plugin.
+func pendingTools(servers []mcp.ServerConfig, pp *pluginPlan) []toolhost.Tool {
+	var out []toolhost.Tool
+	for _, c := range servers {
+		out = append(out, pendingTool{toolhost.Spec{Name: c.ToolName(), Source: "mcp:" + c.Name}})
+	}
+	for _, p := range pp.direct.plugins {
+		if p.Answers() {
+			out = append(out, pendingTool{p.Spec})
+		}
+	}
+	return out
 }
 
 func (n *Node) settings() *settings {

@@ -57,9 +57,6 @@ type pluginRuntime struct {
 	// direct runs the Node.js hosts of direct plugins (service, hybridservice).
 	direct     *direct.Host
 	directDirs map[string]bool // folders of the direct plugins of the last scan
-	// directInForce is what direct was last loaded with by a committed
-	// config, to go back to when a later reload is refused.
-	directInForce directLoad
 }
 
 // hostSettings are the [plugins] settings a Host is built with; a reload

@@ -9,12 +9,12 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
-	"github.com/vcpnode/vcpnode/toolhost/direct"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
 // pluginPlan is a scan of the plugin folders and the host to run it with,
-// built without touching what is in force: commit puts it in force,
+// built without touching what is in force and without starting a
+// process: commit puts it in force (and loads the direct plugins),
 // discard undoes the little that preparing it had to do.
 type pluginPlan struct {
 	p        config.PluginsConfig
@@ -25,9 +25,7 @@ type pluginPlan struct {
 	opened   bool // the outbox and callback listener were opened for this plan
 	warnings []string
 
-	direct       directLoad // what the direct plugins are loaded with
-	loaded       direct.Loaded
-	directLoaded bool // loadDirect ran: discard loads directInForce again
+	direct directLoad // what the direct plugins are loaded with at commit
 }
 
 // directLoad is what the direct plugin host is loaded with.
@@ -132,20 +130,14 @@ func (rt *pluginRuntime) pickHost(pp *pluginPlan) error {
 	return nil
 }
 
-// loadDirectFor brings the direct plugins in line with the plan. It is the
-// one step of preparing that changes running processes, so it comes last,
-// after every check that can refuse the plan; discard loads what was in
-// force again.
-func (rt *pluginRuntime) loadDirectFor(pp *pluginPlan) []toolhost.Tool {
-	pp.loaded = rt.loadDirect(pp.direct.cfg, pp.direct.plugins)
-	pp.directLoaded = true
-	return pp.loaded.Tools
-}
-
-// commit puts the plan in force: its host, its scan (what `tools --all`,
+// commit puts the plan in force: its host, then the direct plugins (new
+// and changed modules loaded, removed ones shut down; a replaced module's
+// shutdown() runs before its successor's initialize(), so this cannot
+// happen before the plan is accepted), then its scan (what `tools --all`,
 // the placeholder refresher and the watcher see), and prunes retired hosts
-// that have nothing left running.
-func (rt *pluginRuntime) commit(pp *pluginPlan) {
+// that have nothing left running. It returns the direct plugins' tools and
+// what did not load, as warnings.
+func (rt *pluginRuntime) commit(pp *pluginPlan) ([]toolhost.Tool, []string) {
 	rt.mu.Lock()
 	if pp.newHost {
 		if rt.host != nil {
@@ -153,29 +145,22 @@ func (rt *pluginRuntime) commit(pp *pluginPlan) {
 		}
 		rt.host, rt.hostOpts = pp.host, pp.hostOpts
 	}
-	if pp.directLoaded {
-		rt.directInForce = pp.direct
-	}
 	rt.mu.Unlock()
-	rt.scanned(pp.p, pp.set, pp.loaded)
+	loaded := rt.loadDirect(pp.direct.cfg, pp.direct.plugins)
+	rt.scanned(pp.p, pp.set, loaded)
 	rt.pruneRetired()
+	return loaded.Tools, directWarnings(loaded)
 }
 
 // discard undoes what preparing pp did: the new host is closed (nothing
-// ran on it), the direct plugins are loaded as they were, and what was
-// opened for the first configuration of plugins is closed.
+// ran on it), and what was opened for the first configuration of plugins
+// is closed.
 func (rt *pluginRuntime) discard(pp *pluginPlan) {
 	if pp == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pluginHostCloseWait)
 	defer cancel()
-	if pp.directLoaded {
-		rt.mu.Lock()
-		prev := rt.directInForce
-		rt.mu.Unlock()
-		rt.loadDirect(prev.cfg, prev.plugins)
-	}
 	if pp.newHost {
 		_ = pp.host.Close(ctx)
 	}

@@ -25,10 +25,12 @@ type ReloadReport struct {
 }
 
 // Reload applies cfg. It is checked and built completely first: on any error
-// nothing changes and the old config stays in force. Tools, exposure and file
-// roots change at once; hub settings and a changed set of registered tools
-// make the node reconnect, because the server can neither update nor remove
-// a registration; limits and logging need a restart.
+// nothing changes (no process is started or stopped) and the old config
+// stays in force. Then MCP servers and direct plugins are started, restarted
+// and stopped, and calls see the new tools and policy in one step. Tools,
+// exposure and file roots change at once; hub settings and a changed set of
+// registered tools make the node reconnect, because the server can neither
+// update nor remove a registration; limits and logging need a restart.
 func (n *Node) Reload(cfg config.Config) (ReloadReport, error) {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
@@ -55,7 +57,7 @@ func (n *Node) reload(base config.Config) (ReloadReport, error) {
 	st, warnings := pl.st, pl.warnings
 	old := n.settings()
 	before, _ := n.disp.Manifests()
-	n.commit(pl)
+	warnings = append(warnings, n.commit(pl)...)
 	applyMemoryLimit(cfg.Node.MemoryLimit)
 	after, _ := n.disp.Manifests()
 	placeholdersRemoved, phWarnings := n.applyPlaceholders(st) // placeholders.go
