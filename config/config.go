@@ -181,25 +181,25 @@ func Parse(data []byte, name string) (Config, error) {
 		}
 		next, ok := withoutKey(doc, badKey)
 		if !ok || pass >= maxTypeProblems {
-			return Config{}, &Error{File: name, Problems: locate(problems, data)}
+			return Config{}, &Error{File: name, Problems: locate(problems, scanDocument(data).positions)}
 		}
 		doc = next
 	}
-	problems = append(problems, scanDocument(data).problems...)
+	scan := scanDocument(data)
+	problems = append(problems, scan.problems...)
 	problems = append(problems, cfg.problems()...)
 	if len(problems) == 0 {
 		return cfg, nil
 	}
-	return Config{}, &Error{File: name, Problems: locate(problems, data)}
+	return Config{}, &Error{File: name, Problems: locate(problems, scan.positions)}
 }
 
 // maxTypeProblems bounds the decode passes of one document.
 const maxTypeProblems = 100
 
-// locate fills in the positions problems lack from the document and sorts
-// them.
-func locate(problems []Problem, data []byte) []Problem {
-	positions := scanDocument(data).positions
+// locate fills in the positions problems lack from the document's and
+// sorts them.
+func locate(problems []Problem, positions positionIndex) []Problem {
 	for i := range problems {
 		if problems[i].Line == 0 {
 			problems[i].Line, problems[i].Column = positions.find(problems[i].Key)

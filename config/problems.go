@@ -273,10 +273,11 @@ type docScan struct {
 	// as nanoseconds, so `ping_interval = 20` would mean 20ns.
 	problems []Problem
 	p        unstable.Parser
+	lines    lineStarts
 }
 
 func scanDocument(data []byte) *docScan {
-	s := &docScan{positions: positionIndex{}}
+	s := &docScan{positions: positionIndex{}, lines: indexLines(data)}
 	s.p.Reset(data)
 	var table []string
 	for s.p.NextExpression() {
@@ -318,9 +319,34 @@ func (s *docScan) addKeyValue(prefix []string, kv *unstable.Node) {
 	}
 }
 
+// start is where r begins. Not the parser's Shape, which counts the lines
+// from the top of the document on every call: with one call per key that
+// made a long config's check quadratic.
 func (s *docScan) start(r unstable.Range) [2]int {
-	p := s.p.Shape(r).Start
-	return [2]int{p.Line, p.Column}
+	return s.lines.position(int(r.Offset))
+}
+
+// lineStarts holds the offset of each line's first byte, in order.
+type lineStarts []int
+
+func indexLines(data []byte) lineStarts {
+	starts := lineStarts{0}
+	for i, c := range data {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// position is the 1-based line and column (in bytes, as go-toml counts) of
+// offset.
+func (ls lineStarts) position(offset int) [2]int {
+	line, found := slices.BinarySearch(ls, offset)
+	if !found {
+		line-- // offset is inside the line before the first start above it
+	}
+	return [2]int{line + 1, offset - ls[line] + 1}
 }
 
 // keyParts returns a key's parts and the position of its first part.

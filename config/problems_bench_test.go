@@ -1,0 +1,49 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// bigConfigWithProblems is a config of about size bytes made of [tools.X]
+// tables, each with an out-of-range timeout (a problem Parse locates
+// itself) and, with unknownKeys, a misspelt key (located by go-toml), like
+// a long config pasted from somewhere else.
+func bigConfigWithProblems(size int, unknownKeys bool) (doc []byte, problems int) {
+	var b strings.Builder
+	b.WriteString("[hub]\nurl = \"ws://127.0.0.1:6005\"\n\n")
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "[tools.Tool%04d]\n# a comment line to make the table longer\nexpose = true\ntimeout = \"100ms\"\nmax_concurrent = 2\n", i)
+		problems++
+		if unknownKeys {
+			b.WriteString("timout = \"1s\"\n")
+			problems++
+		}
+		b.WriteString("\n")
+	}
+	return []byte(b.String()), problems
+}
+
+// BenchmarkParseManyProblems parses a 64 KiB config with a problem in
+// every table: go test ./config -run '^$' -bench ParseManyProblems -benchmem
+func BenchmarkParseManyProblems(b *testing.B) {
+	for _, unknown := range []bool{false, true} {
+		name := "values"
+		if unknown {
+			name = "values+unknown_keys"
+		}
+		b.Run(name, func(b *testing.B) {
+			doc, want := bigConfigWithProblems(64*KiB, unknown)
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				_, err := Parse(doc, "big.toml")
+				var ce *Error
+				if !errors.As(err, &ce) || len(ce.Problems) != want {
+					b.Fatalf("got %d problems, want %d", len(ce.Problems), want)
+				}
+			}
+		})
+	}
+}
