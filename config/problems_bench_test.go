@@ -47,3 +47,16 @@ func BenchmarkParseManyProblems(b *testing.B) {
 		})
 	}
 }
+
+// The line index agrees with counting from the top, at every offset.
+func TestLineStartsPosition(t *testing.T) {
+	for _, doc := range []string{"", "a", "\n", "a\n", "ab\r\ncd\n\n[x]\ny = 1", "\n\nz"} {
+		ls := indexLines([]byte(doc))
+		for off := 0; off <= len(doc); off++ {
+			line, col := 1+strings.Count(doc[:off], "\n"), off-strings.LastIndexByte(doc[:off], '\n')
+			if got := ls.position(off); got != [2]int{line, col} {
+				t.Errorf("%q offset %d: got %v, want %d:%d", doc, off, got, line, col)
+			}
+		}
+	}
+}
