@@ -150,11 +150,21 @@ func Default() Config {
 // Load reads the TOML file at path over Default and validates it.
 // Problems in the file come back together as a *Error.
 func Load(path string) (Config, error) {
+	p, err := LoadPartial(path)
+	if err != nil {
+		return Config{}, err
+	}
+	return p.Config, nil
+}
+
+// LoadPartial is Load that, when the file has problems, also returns what
+// could be read of it (see Partial), with the *Error.
+func LoadPartial(path string) (Partial, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, fmt.Errorf("read config: %w", err)
+		return Partial{Config: Default(), Unread: "the file could not be read"}, fmt.Errorf("read config: %w", err)
 	}
-	return Parse(data, path)
+	return ParsePartial(data, path)
 }
 
 // Parse decodes data over Default in strict mode and validates the
@@ -163,8 +173,19 @@ func Load(path string) (Config, error) {
 // set aside and the rest decoded again. Only a syntax error stops at the
 // first, since the rest of the document cannot be read.
 func Parse(data []byte, name string) (Config, error) {
+	p, err := ParsePartial(data, name)
+	if err != nil {
+		return Config{}, err
+	}
+	return p.Config, nil
+}
+
+// ParsePartial is Parse that, when data has problems, also returns what
+// could be read of it, for a check that goes on past them.
+func ParsePartial(data []byte, name string) (Partial, error) {
 	var problems []Problem
 	var cfg Config
+	var bad []string // keys of the problems with a known setting
 	doc := data
 	for pass := 0; ; pass++ {
 		cfg = Default()
@@ -177,21 +198,30 @@ func Parse(data []byte, name string) (Config, error) {
 		}
 		problems = append(problems, ps...)
 		if !fatal {
-			break
+			break // ps are unknown keys: no setting read from them
 		}
 		next, ok := withoutKey(doc, badKey)
 		if !ok || pass >= maxTypeProblems {
-			return Config{}, &Error{File: name, Problems: locate(problems, scanDocument(data).positions)}
+			unread := "the file does not parse"
+			if ok {
+				unread = fmt.Sprintf("it has more than %d wrong types", maxTypeProblems)
+			}
+			return Partial{Config: Default(), Unread: unread},
+				&Error{File: name, Problems: locate(problems, scanDocument(data).positions)}
 		}
+		bad = append(bad, keyPath(badKey...))
 		doc = next
 	}
 	scan := scanDocument(data)
-	problems = append(problems, scan.problems...)
-	problems = append(problems, cfg.problems()...)
-	if len(problems) == 0 {
-		return cfg, nil
+	valueProblems := append(scan.problems, cfg.problems()...)
+	for _, p := range valueProblems {
+		bad = append(bad, p.Key)
 	}
-	return Config{}, &Error{File: name, Problems: locate(problems, scan.positions)}
+	problems = append(problems, valueProblems...)
+	if len(problems) == 0 {
+		return Partial{Config: cfg}, nil
+	}
+	return Partial{Config: cfg, bad: bad}, &Error{File: name, Problems: locate(problems, scan.positions)}
 }
 
 // maxTypeProblems bounds the decode passes of one document.

@@ -76,23 +76,25 @@ func newConfigCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// checkConfig prints every problem and warning about the config at path,
-// then "config OK" or an error counting the problems.
+// checkConfig prints every warning and problem about the config at path,
+// and the checks the file's own problems kept from running, then "config
+// OK" or an error counting the problems. A file with problems is checked
+// as far as what decoded allows: its key, group and plugin folders too.
 func (a *app) checkConfig(path string) error {
-	cfg, err := config.Load(path)
+	part, err := config.LoadPartial(path)
 	var ce *config.Error
-	switch {
-	case errors.As(err, &ce):
-		fmt.Fprintln(a.stdout, config.Redact(ce.Error()))
-		return fmt.Errorf("%s: %s", path, count(len(ce.Problems), "problem"))
-	case err != nil:
+	if err != nil && !errors.As(err, &ce) {
 		return err
 	}
-
-	problems, hosted := a.setupProblems(cfg)
+	cfg := part.Config
+	setup := a.setupProblems(part)
 	var warnings []string
-	if hosted != nil {
-		warnings = append(warnings, unknownToolWarnings(cfg, hosted)...)
+	if setup.hosted != nil {
+		if bad := part.Lost("tools"); bad != "" {
+			setup.skip("the [tools.NAME] names", hasProblem(bad))
+		} else {
+			warnings = append(warnings, unknownToolWarnings(cfg, setup.hosted)...)
+		}
 	}
 	warnings = append(warnings, config.PermissionWarnings(path, cfg)...)
 	warnings = append(warnings, cfg.Warnings()...)
@@ -100,11 +102,19 @@ func (a *app) checkConfig(path string) error {
 	for _, w := range warnings {
 		fmt.Fprintln(a.stdout, "warning: "+config.Redact(w))
 	}
-	for _, p := range problems {
+	n := len(setup.problems)
+	if ce != nil {
+		fmt.Fprintln(a.stdout, config.Redact(ce.Error()))
+		n += len(ce.Problems)
+	}
+	for _, p := range setup.problems {
 		fmt.Fprintln(a.stdout, config.Redact(path+": "+p))
 	}
-	if len(problems) > 0 {
-		return fmt.Errorf("%s: %s", path, count(len(problems), "problem"))
+	for _, s := range setup.notChecked {
+		fmt.Fprintln(a.stdout, config.Redact("not checked: "+s))
+	}
+	if n > 0 || len(setup.notChecked) > 0 {
+		return fmt.Errorf("%s: %s", path, count(n, "problem"))
 	}
 	fmt.Fprintln(a.stdout, "config OK")
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,45 +27,95 @@ type hostedTools struct {
 	timeouts map[string]time.Duration // a tool's own timeout, when it has one
 }
 
-// setupProblems are what `run` would refuse that the config file alone does
-// not show: no key anywhere, a plugin folder that is not there, a plugin
-// setup that cannot be read. hosted is nil when the plugins could not be
-// read.
-func (a *app) setupProblems(cfg config.Config) (problems []string, hosted *hostedTools) {
-	switch _, err := cfg.Key(a.getenv); {
-	case errors.Is(err, config.ErrNoKey):
-		problems = append(problems, "hub: no key is set: put it in hub.key_file (or hub.key), or set "+config.EnvKey+"; the node cannot start without one")
-	case err != nil:
-		problems = append(problems, "hub: "+err.Error())
+// setupReport is what `run` would refuse that the config file alone does
+// not show: no key anywhere, a group or a plugin folder that is not there,
+// a plugin setup that cannot be read; and the checks that could not run.
+type setupReport struct {
+	problems []string
+	// notChecked are "WHAT: WHY" for checks whose inputs the file's own
+	// problems left unknown.
+	notChecked []string
+	hosted     *hostedTools // nil when the plugins could not be read
+}
+
+func (r *setupReport) skip(what, why string) {
+	r.notChecked = append(r.notChecked, what+": "+why)
+}
+
+// hasProblem says why a check cannot use a setting.
+func hasProblem(key string) string { return key + " has a problem (above)" }
+
+// setupProblems runs every check beyond the file whose inputs are known,
+// also when the file has problems: the settings that decoded are checked,
+// and a check that needs one that did not is named with the reason.
+func (a *app) setupProblems(p config.Partial) setupReport {
+	var r setupReport
+	if p.Unread != "" {
+		r.skip("the key, the [control] group, the plugin folders, the [tools.NAME] names and approval windows", p.Unread)
+		return r
 	}
-	if g := cfg.Control.Group; g != "" {
+	cfg := p.Config
+	bad := cmp.Or(p.Bad("hub.key"), p.Bad("hub.key_file"))
+	if bad != "" && strings.TrimSpace(a.getenv(config.EnvKey)) == "" {
+		r.skip("the key", hasProblem(bad))
+	} else {
+		switch _, err := cfg.Key(a.getenv); {
+		case errors.Is(err, config.ErrNoKey):
+			r.problems = append(r.problems, "hub: no key is set: put it in hub.key_file (or hub.key), or set "+config.EnvKey+"; the node cannot start without one")
+		case err != nil:
+			r.problems = append(r.problems, "hub: "+err.Error())
+		}
+	}
+	if bad := p.Bad("control.group"); bad != "" {
+		r.skip("the [control] group on this machine", hasProblem(bad))
+	} else if g := cfg.Control.Group; g != "" {
 		if _, err := user.LookupGroup(g); err != nil {
 			if _, err := user.LookupGroupId(g); err != nil {
-				problems = append(problems, fmt.Sprintf("control.group: no group %q on this machine", g))
+				r.problems = append(r.problems, fmt.Sprintf("control.group: no group %q on this machine", g))
 			}
 		}
 	}
-	missing := false
+	// The plugins are read only when every input of the scan is known and
+	// every folder is there.
+	unscanned := cmp.Or(p.Bad("plugins.env_file"), p.Bad("plugins.pass_env"))
+	if unscanned != "" {
+		unscanned = hasProblem(unscanned)
+	}
+	if bad := p.Lost("plugins.dirs"); bad != "" {
+		r.skip("the plugin folders", hasProblem(bad))
+		unscanned = cmp.Or(unscanned, hasProblem(bad))
+	}
 	for i, dir := range cfg.Plugins.Dirs {
+		key := fmt.Sprintf("plugins.dirs[%d]", i)
+		if bad := p.Bad(key); bad != "" {
+			unscanned = cmp.Or(unscanned, hasProblem(bad))
+			continue
+		}
 		fi, err := os.Stat(dir)
 		switch {
 		case err != nil:
-			problems = append(problems, fmt.Sprintf("plugins.dirs[%d]: %s: %v", i, dir, errors.Unwrap(err)))
-			missing = true
+			r.problems = append(r.problems, fmt.Sprintf("%s: %s: %v", key, dir, errors.Unwrap(err)))
 		case !fi.IsDir():
-			problems = append(problems, fmt.Sprintf("plugins.dirs[%d]: %s is not a directory", i, dir))
-			missing = true
+			r.problems = append(r.problems, fmt.Sprintf("%s: %s is not a directory", key, dir))
+		default:
+			continue
 		}
+		unscanned = cmp.Or(unscanned, "a plugin folder is missing (above)")
 	}
-	if missing {
-		return problems, nil
+	const fromPlugins = "the [tools.NAME] names and the approval windows against the plugins' own timeouts"
+	if unscanned != "" {
+		r.skip(fromPlugins, unscanned)
+		return r
 	}
 	hosted, err := scanTools(cfg)
 	if err != nil {
-		problems = append(problems, err.Error())
-		return problems, nil
+		r.problems = append(r.problems, err.Error())
+		r.skip(fromPlugins, "the plugins could not be read (above)")
+		return r
 	}
-	return append(problems, approvalProblems(cfg, hosted)...), hosted
+	r.hosted = hosted
+	r.problems = append(r.problems, approvalProblems(p, hosted, &r)...)
+	return r
 }
 
 // scanTools reads the plugin folders as the daemon does and lists the tools.
@@ -123,12 +174,21 @@ func scanTools(cfg config.Config) (*hostedTools, error) {
 // let the call time out while it waits for the owner. The config check
 // covers a timeout the config sets; this one covers the tool's own (a
 // plugin manifest's communication.timeout), which only the folders tell.
-func approvalProblems(cfg config.Config, hosted *hostedTools) []string {
+func approvalProblems(p config.Partial, hosted *hostedTools, r *setupReport) []string {
 	var ps []string
+	cfg := p.Config
 	for _, name := range slices.Sorted(maps.Keys(cfg.Tools)) {
 		t := cfg.Tools[name]
 		own, known := hosted.timeouts[name]
-		if t.Approval != string(toolhost.ApprovalAsk) || t.Timeout != 0 || !known {
+		if !known {
+			continue
+		}
+		key := "tools." + name
+		if bad := cmp.Or(p.Bad(key+".approval"), p.Bad(key+".approval_timeout"), p.Bad(key+".timeout")); bad != "" {
+			r.skip(key+" approval window against the tool's own timeout", hasProblem(bad))
+			continue
+		}
+		if t.Approval != string(toolhost.ApprovalAsk) || t.Timeout != 0 {
 			continue
 		}
 		wait, what := t.ApprovalTimeout.D(), "approval_timeout"

@@ -30,6 +30,7 @@ kye = "x"
 queue = -1
 `, 0o600)
 	ta := newTestApp(t)
+	ta.env[config.EnvKey] = "good-key" // the file's problems alone
 	if code := ta.run("config", "check", "-c", path); code != exitError {
 		t.Fatalf("exit code %d, want %d", code, exitError)
 	}
@@ -50,8 +51,10 @@ func TestConfigCheckSyntaxError(t *testing.T) {
 	if code := ta.run("config", "check", "--config", path); code != exitError {
 		t.Fatalf("exit code %d", code)
 	}
-	if got := ta.stdout.String(); got != path+":2:14: basic strings cannot have new lines\n" {
-		t.Errorf("stdout = %q, want a line:col for the unterminated string", got)
+	want := path + ":2:14: basic strings cannot have new lines\n" +
+		"not checked: the key, the [control] group, the plugin folders, the [tools.NAME] names and approval windows: the file does not parse\n"
+	if got := ta.stdout.String(); got != want {
+		t.Errorf("stdout = %q, want a line:col for the unterminated string and what was not checked", got)
 	}
 }
 
@@ -216,5 +219,80 @@ func TestConfigCheckIsComplete(t *testing.T) {
 	}
 	if strings.Contains(out, "TextStats:") {
 		t.Errorf("a window below the tool's timeout was reported:\n%s", out)
+	}
+}
+
+// A file with problems is still checked as far as what decoded allows:
+// the key, the plugin folders and the group are checked beside a wrong
+// type and an unknown key, and a check whose input has a problem is named
+// with the reason.
+func TestConfigCheckGoesOnPastTheFilesProblems(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gone")
+	path := writeFile(t, "c.toml", `[node]
+max_concurrent = "8"
+[hub]
+kye = "x"
+[plugins]
+dirs = ["`+missing+`"]
+[control]
+group = "no-such-group-vcpnode"
+`, 0o600)
+	ta := newTestApp(t)
+	if code := ta.run("config", "check", "--config", path); code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+	want := path + `:2:18: node.max_concurrent: wrong type: expected an integer, got a TOML string` + "\n" +
+		path + `:4:1: hub.kye: unknown key (did you mean "key"?)` + "\n" +
+		path + `: hub: no key is set: put it in hub.key_file (or hub.key), or set VCPNODE_KEY; the node cannot start without one` + "\n" +
+		path + `: control.group: no group "no-such-group-vcpnode" on this machine` + "\n" +
+		path + `: plugins.dirs[0]: ` + missing + `: no such file or directory` + "\n" +
+		`not checked: the [tools.NAME] names and the approval windows against the plugins' own timeouts: a plugin folder is missing (above)` + "\n"
+	if got := ta.stdout.String(); got != want {
+		t.Errorf("stdout =\n%s\nwant\n%s", got, want)
+	}
+	if got := ta.stderr.String(); got != "vcpnode: "+path+": 5 problems\n" {
+		t.Errorf("stderr = %q", got)
+	}
+
+	// Checks whose inputs have problems say so; the others still run: the
+	// examples are read and [tools.Echo] is still found to name nothing.
+	examples, err := filepath.Abs(filepath.Join("..", "..", "examples", "Plugin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = writeFile(t, "c.toml", `[hub]
+key_file = 5
+[plugins]
+dirs = ["`+examples+`"]
+[control]
+group = 7.5
+[tools.Echo]
+expose = true
+[tools.UnitConverter]
+approval_timeout = "soon"
+`, 0o600)
+	ta = newTestApp(t)
+	if code := ta.run("config", "check", "--config", path); code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+	out := ta.stdout.String()
+	for _, want := range []string{
+		"warning: [tools.Echo] names no tool this node hosts (known: DelayedEcho,",
+		path + ":2:12: hub.key_file: wrong type",
+		path + ":6:1: control.group: wrong type",
+		path + `:10:1: tools.UnitConverter.approval_timeout: invalid duration "soon"`,
+		"not checked: the key: hub.key_file has a problem (above)\n",
+		"not checked: the [control] group on this machine: control.group has a problem (above)\n",
+		"not checked: tools.UnitConverter approval window against the tool's own timeout: tools.UnitConverter.approval_timeout has a problem (above)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "no key is set") || strings.Contains(out, "no group") {
+		t.Errorf("a check ran on a setting the file did not give:\n%s", out)
+	}
+	if got := ta.stderr.String(); got != "vcpnode: "+path+": 3 problems\n" {
+		t.Errorf("stderr = %q", got)
 	}
 }
