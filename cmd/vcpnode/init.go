@@ -51,7 +51,7 @@ func (a *app) runInit(h *host, f initFlags) error {
 		return usageErrorf("--hub is required: the main server's base URL, e.g. --hub ws://127.0.0.1:6005")
 	}
 	system := h.euid == 0
-	cfgPath, err := a.serviceConfigPath(h, f.config, system)
+	cfgPath, err := a.scopeConfigPath(h, f.config, system)
 	if err != nil {
 		return err
 	}

@@ -156,13 +156,19 @@ func (a *app) findConfig(flag string) string {
 // ($XDG_CONFIG_HOME/vcpnode/config.toml, else ~/.config/…), then, for
 // root, the system service's (a.systemConfig, which tests point elsewhere).
 func (a *app) configSearch() []string {
+	return configCandidates(a.getenv, a.geteuid(), a.systemConfig)
+}
+
+// configCandidates is configSearch's order for any machine (`service`
+// asks it about its host): the user's file, then systemConfig for root.
+func configCandidates(getenv func(string) string, euid int, systemConfig string) []string {
 	var paths []string
-	home, xdg := a.getenv("HOME"), a.getenv("XDG_CONFIG_HOME")
+	home, xdg := getenv("HOME"), getenv("XDG_CONFIG_HOME")
 	if filepath.IsAbs(xdg) || filepath.IsAbs(home) {
-		paths = append(paths, filepath.Join(xdgDir(a.getenv, "XDG_CONFIG_HOME", home, ".config"), "vcpnode", "config.toml"))
+		paths = append(paths, filepath.Join(xdgDir(getenv, "XDG_CONFIG_HOME", home, ".config"), "vcpnode", "config.toml"))
 	}
-	if a.systemConfig != "" && a.geteuid() == 0 {
-		paths = append(paths, a.systemConfig)
+	if systemConfig != "" && euid == 0 {
+		paths = append(paths, systemConfig)
 	}
 	return paths
 }

@@ -92,7 +92,7 @@ func newServiceCmd(a *app, h *host) *cobra.Command {
 		c.Flags().BoolVar(&f.user, "user", false, "a service of the current user (default unless root)")
 		c.Flags().BoolVar(&f.system, "system", false, "a system service (default as root)")
 		c.Flags().BoolVar(&f.dryRun, "dry-run", false, "print what would be written and run; change nothing")
-		c.Flags().StringVarP(&f.config, "config", "c", "", "config `FILE` (default $"+envConfig+", else the scope's usual place)")
+		c.Flags().StringVarP(&f.config, "config", "c", "", "config `FILE` ("+configDefaultHelp+"; a system service never uses a user's; else the scope's usual place)")
 		if s.op == opInstall {
 			c.Flags().StringVar(&f.binary, "binary", "", "the vcpnode executable `PATH` the service runs (default: this one)")
 		}
@@ -136,6 +136,9 @@ func (a *app) runService(ctx context.Context, h *host, op serviceOp, f serviceFl
 		return err
 	}
 	r := &planRunner{out: a.stdout, commands: h.commands, fsRoot: h.fsRoot, dryRun: f.dryRun}
+	if op == opInstall || op == opUninstall {
+		r.header = fmt.Sprintf("config %s (%s)", l.config, l.configFrom)
+	}
 	err = r.execute(ctx, p)
 	var exit interface{ ExitCode() int }
 	if op == opStatus && errors.As(err, &exit) && exit.ExitCode() > 0 {
@@ -152,14 +155,16 @@ const (
 // serviceLayout is where one scope's service lives on this machine. The
 // paths are as installed; host.fsRoot is applied only when touching them.
 type serviceLayout struct {
-	system   bool
-	manager  string
-	home     string // the user's home; "" for the system scope
-	binary   string // "" unless installing
-	config   string
-	unitPath string // the systemd unit or launchd plist
-	stateDir string
-	logDir   string // launchd only
+	system  bool
+	manager string
+	home    string // the user's home; "" for the system scope
+	binary  string // "" unless installing
+	config  string
+	// configFrom says how config was found, for the output.
+	configFrom string
+	unitPath   string // the systemd unit or launchd plist
+	stateDir   string
+	logDir     string // launchd only
 }
 
 // configDirMode and configMode: the system service's user reads the config
@@ -203,17 +208,16 @@ func (a *app) serviceLayout(h *host, f serviceFlags, installing bool) (serviceLa
 			return l, fmt.Errorf("--user as root would make a service of root's: run it as the user the node should run as, or use --system")
 		}
 	}
+	var err error
 	if !l.system {
 		l.home = a.getenv("HOME")
 		if !filepath.IsAbs(l.home) {
 			return l, errors.New("$HOME is not set to an absolute path: the user service's files go under it")
 		}
 	}
-	config, err := a.serviceConfigPath(h, f.config, l.system)
-	if err != nil {
+	if l.config, l.configFrom, err = a.serviceConfig(h, f.config, l.system); err != nil {
 		return l, err
 	}
-	l.config = config
 	l.fillPaths(a.getenv)
 	if installing {
 		if l.binary, err = serviceBinary(h, f.binary); err != nil {
@@ -253,9 +257,49 @@ func defaultConfigPath(goos string, system bool, getenv func(string) string, hom
 	return filepath.Join(xdgDir(getenv, "XDG_CONFIG_HOME", home, ".config"), "vcpnode", "config.toml")
 }
 
-// serviceConfigPath is --config, else $VCPNODE_CONFIG, else the default,
-// made absolute: the service does not run in this directory.
-func (a *app) serviceConfigPath(h *host, flag string, system bool) (string, error) {
+// serviceConfig is the config a service uses, found as run, config and
+// the control commands find theirs (--config, $VCPNODE_CONFIG, then
+// configCandidates, looked for on the host), else the scope's usual place,
+// where install writes one; from says which. A system service never uses
+// a file of the user's: as root, when that is the one run would find, it
+// is refused rather than silently passed over.
+func (a *app) serviceConfig(h *host, flag string, system bool) (path, from string, err error) {
+	switch {
+	case flag != "":
+		path, from = flag, "from --config"
+	case a.getenv(envConfig) != "":
+		path, from = a.getenv(envConfig), "from $"+envConfig
+	}
+	if path != "" {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", "", fmt.Errorf("config path %q: %w", path, err)
+		}
+		return abs, from, nil
+	}
+	systemPath := defaultConfigPath(h.goos, true, a.getenv, "")
+	for _, p := range configCandidates(a.getenv, h.euid, systemPath) {
+		if fi, err := os.Stat(filepath.Join(h.fsRoot, p)); err != nil || fi.IsDir() {
+			continue
+		}
+		if mine := p != systemPath; system && mine {
+			if h.euid != 0 {
+				continue // root, who installs it, has another home
+			}
+			return "", "", fmt.Errorf("vcpnode run and config check use %s, which a system service cannot use (it runs as the vcpnode user); pass --config %s, or move the file there", p, systemPath)
+		} else if !system && !mine {
+			continue // a user service never uses the system's file
+		}
+		return p, "found where vcpnode run and config check look", nil
+	}
+	path, err = a.scopeConfigPath(h, "", system)
+	return path, "none found; the usual place for this service", err
+}
+
+// scopeConfigPath is --config, else $VCPNODE_CONFIG, else the default of
+// the scope, made absolute: where `init` writes a config (the service does
+// not run in this directory).
+func (a *app) scopeConfigPath(h *host, flag string, system bool) (string, error) {
 	p := flag
 	if p == "" {
 		p = a.getenv(envConfig)

@@ -91,6 +91,7 @@ type planRunner struct {
 	commands commandRunner
 	fsRoot   string
 	dryRun   bool
+	header   string // a line said before the plan runs, if any
 }
 
 func (r *planRunner) path(p string) string {
@@ -103,6 +104,9 @@ func (r *planRunner) path(p string) string {
 func (r *planRunner) execute(ctx context.Context, p plan) error {
 	if r.dryRun {
 		fmt.Fprintln(r.out, "dry run: nothing is changed; this is what would be done")
+	}
+	if r.header != "" {
+		fmt.Fprintln(r.out, r.header)
 	}
 	for _, a := range p {
 		if err := r.step(ctx, a); err != nil {
