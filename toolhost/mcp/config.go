@@ -14,6 +14,8 @@ import (
 	"unicode"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 // ServerConfig is one [mcp.servers.NAME] table.
@@ -160,6 +162,12 @@ type Options struct {
 	OnChange func(server string)
 	// Version is the client version announced to servers.
 	Version string
+	// ProcessTrees tracks every process a stdio server starts (see package
+	// proctree), so one that leaves the server's session and process group
+	// still dies with the server. Nil: the host makes its own and closes it
+	// in Close; where process trees are unsupported, a server's process
+	// group is what is stopped (the server alone without groups).
+	ProcessTrees *proctree.Manager
 }
 
 // Defaults for zero Options fields.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 // ErrClosed: the host was closed.
@@ -24,12 +25,27 @@ type Host struct {
 	servers map[string]*server
 	ctx     context.Context
 	cancel  context.CancelFunc
+	// ownTrees: o.ProcessTrees was made by NewHost and is closed by Close.
+	ownTrees bool
+	// ran holds the servers started and not yet seen ended, so Close can
+	// close the Manager once the last one ended.
+	ran []*server
 }
 
 // NewHost returns a host with no servers; Apply starts them.
 func NewHost(o Options) *Host {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Host{o: o.withDefaults(), servers: map[string]*server{}, ctx: ctx, cancel: cancel}
+	h := &Host{o: o.withDefaults(), servers: map[string]*server{}, ctx: ctx, cancel: cancel}
+	if h.o.ProcessTrees == nil {
+		trees, err := proctree.New(proctree.Options{Log: h.o.Log})
+		if err != nil {
+			h.o.Log.Warn().Err(err).Msg("the processes of MCP stdio servers cannot be tracked as trees here; " +
+				"stopping a server stops its process group only (the server alone without groups)")
+		} else {
+			h.o.ProcessTrees, h.ownTrees = trees, true
+		}
+	}
+	return h
 }
 
 // Check validates a whole server list: every table, and no two servers
@@ -84,6 +100,7 @@ func (h *Host) Apply(ctx context.Context, cfgs []ServerConfig) error {
 		}
 		s := newServer(c, h.o)
 		h.servers[c.Name] = s
+		h.ran = append(slices.DeleteFunc(h.ran, func(s *server) bool { return allDone([]*server{s}) }), s)
 		s.start(h.ctx)
 	}
 	h.mu.Unlock()
@@ -173,14 +190,18 @@ func (h *Host) Status() []Status {
 	return out
 }
 
-// Close stops every server and waits for them, or for ctx.
+// Close stops every server and waits for them, or for ctx. A Manager the
+// host made is closed once every server it ever ran has ended (in the
+// background if ctx ends first).
 func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
+	already := h.closed
 	h.closed = true
 	servers := make([]*server, 0, len(h.servers))
 	for _, s := range h.servers {
 		servers = append(servers, s)
 	}
+	all := h.ran
 	h.mu.Unlock()
 	h.cancel()
 	var errs []error
@@ -189,5 +210,29 @@ func (h *Host) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	if h.ownTrees && !already {
+		closeTrees := func() {
+			for _, s := range all {
+				<-s.done
+			}
+			h.o.ProcessTrees.Close()
+		}
+		if len(errs) == 0 && allDone(all) {
+			closeTrees()
+		} else {
+			go closeTrees()
+		}
+	}
 	return errors.Join(errs...)
+}
+
+func allDone(servers []*server) bool {
+	for _, s := range servers {
+		select {
+		case <-s.done:
+		default:
+			return false
+		}
+	}
+	return true
 }

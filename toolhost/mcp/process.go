@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 // How long a stopping stdio server gets after its stdin is closed, and then
@@ -27,29 +29,36 @@ const (
 	// Longest stderr line kept for messages, and logged.
 	stderrKeep = 300
 	stderrLog  = 2000
+	// treeGoneWait bounds the wait for the rest of a server's process tree
+	// to end after SIGKILL (a process stuck in the kernel).
+	treeGoneWait = 5 * time.Second
 )
 
-// proc is one run of a stdio server: the process, its pipes, and what it
-// said on stderr.
+// proc is one run of a stdio server: the process, every process it
+// started, its pipes, and what it said on stderr.
 type proc struct {
-	cmd     *exec.Cmd
+	cmd *exec.Cmd
+	// tree is the server and everything it started, wherever it went
+	// (setsid…); nil where process trees are unsupported: then the
+	// server's process group is what is stopped (the server alone without
+	// groups).
+	tree    *proctree.Tree
 	stdin   *os.File
 	out     *lineFilter
 	exited  chan struct{} // closed when the process was reaped
+	gone    chan struct{} // closed when the rest of its tree was killed too
 	waitErr error
+	log     zerolog.Logger
 
 	mu         sync.Mutex
 	lastStderr string
 	stderrDone chan struct{}
 }
 
-// startProc starts a stdio server with its own environment in its own
-// process group. It never inherits the daemon's stdio.
-func startProc(o Options, c ServerConfig, log zerolog.Logger) (*proc, error) {
-	cmd := exec.Command(c.Command, c.Args...)
-	cmd.Env = serverEnv(o, c)
-	cmd.Dir = c.Cwd
-	cmd.SysProcAttr = groupAttr()
+// startProc starts a stdio server with its own environment as the leader
+// of a process tree of trees (nil: of its own process group). It never
+// inherits the daemon's stdio.
+func startProc(o Options, c ServerConfig, trees *proctree.Manager, log zerolog.Logger) (*proc, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -64,17 +73,35 @@ func startProc(o Options, c ServerConfig, log zerolog.Logger) (*proc, error) {
 		closeAll(inR, inW, outR, outW)
 		return nil, err
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(c.Command, c.Args...)
+		cmd.Env = serverEnv(o, c)
+		cmd.Dir = c.Cwd
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+		return cmd
+	}
+	var cmd *exec.Cmd
+	var tree *proctree.Tree
+	if trees != nil {
+		cmd, tree, err = trees.StartCmd(newCmd)
+	} else {
+		cmd = newCmd()
+		cmd.SysProcAttr = groupAttr()
+		err = cmd.Start()
+	}
+	if err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, fmt.Errorf("start %s: %w", c.Command, err)
 	}
 	closeAll(inR, outW, errW) // the child's ends
 	p := &proc{
 		cmd:        cmd,
+		tree:       tree,
 		stdin:      inW,
 		exited:     make(chan struct{}),
+		gone:       make(chan struct{}),
 		stderrDone: make(chan struct{}),
+		log:        log,
 	}
 	p.out = newLineFilter(outR, o.MaxMessageBytes, func(line []byte) {
 		log.Warn().Str("stdout", clip(string(line), stderrKeep)).
@@ -85,7 +112,8 @@ func startProc(o Options, c ServerConfig, log zerolog.Logger) (*proc, error) {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 		// What the server started dies with it.
-		signalGroup(cmd.Process, syscall.SIGKILL)
+		p.killRest()
+		close(p.gone)
 		select {
 		case <-p.out.eof:
 		case <-time.After(drainWait):
@@ -93,6 +121,44 @@ func startProc(o Options, c ServerConfig, log zerolog.Logger) (*proc, error) {
 		}
 	}()
 	return p, nil
+}
+
+// killRest kills what is left of the server's processes once it was
+// reaped, and waits (bounded) for them to end.
+func (p *proc) killRest() {
+	if p.tree == nil {
+		signalGroup(p.cmd.Process, syscall.SIGKILL)
+		return
+	}
+	defer p.tree.Release()
+	if !p.tree.Alive() {
+		return
+	}
+	p.tree.KillAll()
+	deadline := time.NewTimer(treeGoneWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for p.tree.Alive() {
+		select {
+		case <-tick.C: // polling the kernel; there is nothing to wait on
+		case <-deadline.C:
+			p.log.Error().Int("pid", p.cmd.Process.Pid).Msg("processes of an MCP server still alive after SIGKILL")
+			return
+		}
+	}
+}
+
+// signal sends sig to every process of the server.
+func (p *proc) signal(sig syscall.Signal) {
+	switch {
+	case p.tree == nil:
+		signalGroup(p.cmd.Process, sig)
+	case sig == syscall.SIGKILL:
+		p.tree.KillAll()
+	default:
+		p.tree.Signal(sig)
+	}
 }
 
 func closeAll(files ...*os.File) {
@@ -166,27 +232,28 @@ func (p *proc) exitReason() string {
 }
 
 // stop ends the server: stdin closed (the MCP way to ask it to leave),
-// SIGTERM to its group after a grace period, SIGKILL after another. It
-// returns when the process was reaped or ctx ended.
+// SIGTERM to every process it started after a grace period, SIGKILL after
+// another; once the server has exited, whatever it left is killed. It
+// returns when all of them are gone, or ctx ended (after SIGKILL).
 func (p *proc) stop(ctx context.Context) {
 	p.stdin.Close()
 	steps := []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}
 	for i := 0; ; i++ {
 		t := time.NewTimer(stopGrace)
 		select {
-		case <-p.exited:
+		case <-p.gone:
 			t.Stop()
 			p.out.Close()
 			return
 		case <-ctx.Done():
 			t.Stop()
-			signalGroup(p.cmd.Process, syscall.SIGKILL)
+			p.signal(syscall.SIGKILL)
 			p.out.Close()
 			return
 		case <-t.C:
 		}
 		if i < len(steps) {
-			signalGroup(p.cmd.Process, steps[i])
+			p.signal(steps[i])
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"syscall"
 )
 
+// groupAttr: without process groups (and without process trees) only the
+// server itself can be stopped.
 func groupAttr() *syscall.SysProcAttr { return nil }
 
 // signalGroup: without process groups only the server itself is stopped.

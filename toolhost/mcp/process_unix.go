@@ -7,8 +7,9 @@ import (
 	"syscall"
 )
 
-// Each stdio server leads its own process group, so whatever it starts
-// (npx starts node, uvx starts python) is stopped with it.
+// Where process trees are unsupported, each stdio server leads its own
+// process group, so whatever it starts (npx starts node, uvx starts python)
+// and leaves in that group is stopped with it.
 func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // signalGroup signals the server's whole group; the leader alone when the

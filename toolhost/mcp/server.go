@@ -106,6 +106,13 @@ func (s *server) run(ctx context.Context) {
 	for {
 		live, err := s.connect(ctx)
 		if ctx.Err() != nil {
+			if live != nil {
+				// Stopped just as it came up: its process must not be left running.
+				s.mu.Lock()
+				s.live = nil
+				s.mu.Unlock()
+				s.end(live)
+			}
 			s.setState(StateStopped, "")
 			return
 		}
@@ -166,7 +173,7 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 			HTTPClient: &http.Client{Transport: headerTransport{base: http.DefaultTransport, h: h}},
 		}
 	} else {
-		p, err := startProc(s.o, s.cfg, s.log)
+		p, err := startProc(s.o, s.cfg, s.o.ProcessTrees, s.log)
 		if err != nil {
 			return nil, err
 		}

@@ -32,8 +32,17 @@ func mark(name, content string) {
 }
 
 func runTestServer(kind string) {
+	if kind == "escapee" {
+		runEscapee()
+		return
+	}
 	mark("pid", fmt.Sprint(os.Getpid()))
 	switch kind {
+	case "escape": // starts an escapee, then serves as usual
+		if err := startEscapee(); err != nil {
+			fmt.Fprintln(os.Stderr, "escapee:", err)
+			os.Exit(4)
+		}
 	case "silent": // never answers initialize
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		return

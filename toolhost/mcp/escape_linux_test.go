@@ -1,0 +1,164 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// Issue 10: a stdio server's grandchild that calls setsid (its own session
+// and process group) and ignores SIGTERM is out of reach of a
+// process-group kill; with a process tree it dies when the server is
+// removed, restarted, crashes, or the host closes, in both Linux modes.
+
+// treeManager returns a Manager in mode, skipped with the reason when the
+// system cannot give it (ModeCgroup needs a writable cgroup v2).
+func treeManager(t *testing.T, mode proctree.Mode) *proctree.Manager {
+	t.Helper()
+	m, err := proctree.New(proctree.Options{Mode: mode, Log: zerolog.New(zerolog.NewTestWriter(t))})
+	if err != nil {
+		t.Skipf("process tree mode %s unavailable here: %v", mode, err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
+// processGone: no such process, or a zombie (killed, waiting to be reaped).
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(fields) > 0 && fields[0] == "Z"
+}
+
+// escapee starts the "escape" server named name and returns its
+// grandchild's pid, alive. The cleanup closes the host, then kills every
+// process left that carries the server's marker folder in its environment
+// (so never a stranger, whatever pids were reused).
+func (f *fixture) escapee(name string) (ServerConfig, int) {
+	f.t.Helper()
+	cfg := f.stdio(name, "escape")
+	token := []byte("\x00" + envMarkerDir + "=" + cfg.Env[envMarkerDir] + "\x00")
+	f.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		_ = f.host.Close(ctx)
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			// Our environment holds no marker folder, only the servers' do.
+			if env, err := os.ReadFile("/proc/" + e.Name() + "/environ"); err == nil && bytes.Contains(append([]byte{0}, env...), token) {
+				f.t.Errorf("process %d of server %s was left running; killing it", pid, name)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	f.start(cfg)
+	if st := f.status(name); st.State != StateRunning {
+		f.t.Fatalf("server %s: %+v", name, st)
+	}
+	pid, err := strconv.Atoi(f.waitMarker(name, "grandchild"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if processGone(pid) {
+		f.t.Fatalf("grandchild %d is not running", pid)
+	}
+	return cfg, pid
+}
+
+func TestStdioServerTreeStopsASetsidGrandchild(t *testing.T) {
+	for _, mode := range []proctree.Mode{proctree.ModeCgroup, proctree.ModeSubreaper} {
+		// Stopping waits for the whole tree: the grandchild is gone when
+		// Apply or Close returns, no polling.
+		t.Run(mode.String()+"/removed", func(t *testing.T) {
+			f := newFixture(t, func(o *Options) { o.ProcessTrees = treeManager(t, mode) })
+			_, grandchild := f.escapee("esc")
+			server := f.pid("esc")
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			if err := f.host.Apply(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			if !processGone(server) || !processGone(grandchild) {
+				t.Fatalf("after the server was removed: server %d gone %t, grandchild %d gone %t",
+					server, processGone(server), grandchild, processGone(grandchild))
+			}
+		})
+		t.Run(mode.String()+"/changed", func(t *testing.T) {
+			f := newFixture(t, func(o *Options) { o.ProcessTrees = treeManager(t, mode) })
+			cfg, grandchild := f.escapee("esc")
+			cfg.Env = maps.Clone(cfg.Env) // the running server's config shares the map
+			cfg.Env["MCPTEST_CHANGED"] = "1"
+			f.start(cfg) // a changed config restarts the server
+			if !processGone(grandchild) {
+				t.Fatalf("grandchild %d outlived the restart of its server", grandchild)
+			}
+			if st := f.status("esc"); st.State != StateRunning {
+				t.Fatalf("after the restart: %+v", st)
+			}
+		})
+		t.Run(mode.String()+"/host closed", func(t *testing.T) {
+			f := newFixture(t, func(o *Options) { o.ProcessTrees = treeManager(t, mode) })
+			_, grandchild := f.escapee("esc")
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			if err := f.host.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if !processGone(grandchild) {
+				t.Fatalf("grandchild %d outlived the host", grandchild)
+			}
+		})
+		// The server exits on its own: what it left is killed as it is
+		// reaped, before the restart.
+		t.Run(mode.String()+"/crashed", func(t *testing.T) {
+			f := newFixture(t, func(o *Options) { o.ProcessTrees = treeManager(t, mode) })
+			_, grandchild := f.escapee("esc")
+			_, err := call(context.Background(), t, f.tool("McpEsc"), map[string]any{"command": "crash"})
+			if err == nil || !strings.Contains(err.Error(), "exit status 3") {
+				t.Fatalf("crash: %v", err)
+			}
+			eventually(t, "the grandchild of the crashed server to end", func() bool { return processGone(grandchild) })
+			eventually(t, "a restart", func() bool {
+				st := f.status("esc")
+				return st.State == StateRunning && st.Restarts >= 1
+			})
+		})
+	}
+}
+
+// The host makes its own Manager when given none, and uses it.
+func TestStdioServerTreeByDefault(t *testing.T) {
+	f := newFixture(t)
+	if f.host.o.ProcessTrees == nil {
+		t.Fatal("no Manager made on Linux")
+	}
+	_, grandchild := f.escapee("esc")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := f.host.Apply(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !processGone(grandchild) {
+		t.Fatalf("grandchild %d outlived its server", grandchild)
+	}
+}
