@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -217,5 +218,66 @@ func copyTo(t *testing.T, from, to string, mode os.FileMode) {
 	}
 	if err := os.WriteFile(to, data, mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// readmeExample returns the ```toml block and the output block that
+// follow the marker in the README: the config, the command line (its
+// "$ " line) and what it prints.
+func readmeExample(t *testing.T, marker string) (config, command string, output []string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), marker)
+	if !ok {
+		t.Fatalf("the README has no %q", marker)
+	}
+	var blocks []string
+	for len(blocks) < 2 {
+		_, after, ok := strings.Cut(rest, "```")
+		if !ok {
+			t.Fatalf("fewer than two blocks after %q", marker)
+		}
+		body, after, ok := strings.Cut(after, "```")
+		if !ok {
+			t.Fatalf("an open block after %q", marker)
+		}
+		_, body, _ = strings.Cut(body, "\n") // the info string
+		blocks, rest = append(blocks, body), after
+	}
+	lines := strings.Split(strings.TrimSuffix(blocks[1], "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "$ ") {
+		t.Fatalf("the output block does not start with the command: %q", lines[0])
+	}
+	return blocks[0], strings.TrimPrefix(lines[0], "$ "), lines[1:]
+}
+
+// The README's `config check` example is the real output, verbatim.
+func TestReadmeConfigCheckExample(t *testing.T) {
+	doc, command, want := readmeExample(t, "<!-- config-check-example")
+	if _, err := user.LookupGroup("developers"); err == nil {
+		t.Skip("this machine has a group named developers, which the example says is missing")
+	}
+	if _, err := os.Stat("/srv/vcp/Plugin"); err == nil {
+		t.Skip("this machine has /srv/vcp/Plugin, which the example says is missing")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.toml"), []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir) // the example names the file as given
+	args := strings.Fields(command)
+	if args[0] != "vcpnode" {
+		t.Fatalf("command %q", command)
+	}
+	ta := newTestApp(t)
+	if code := ta.run(args[1:]...); code != exitError {
+		t.Errorf("exit %d, want %d", code, exitError)
+	}
+	got := strings.Split(strings.TrimSuffix(ta.stdout.String()+ta.stderr.String(), "\n"), "\n")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the README shows\n%s\nthe command prints\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
 	}
 }
