@@ -121,7 +121,9 @@ func (a *app) runService(ctx context.Context, h *host, op serviceOp, f serviceFl
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	l, err := a.serviceLayout(h, f, op == opInstall)
+	// Only install and a purge act on the config: a config question
+	// must not keep anyone from stopping or removing a service.
+	l, err := a.serviceLayout(h, f, op == opInstall, op == opInstall || (op == opUninstall && purge))
 	if err != nil {
 		return err
 	}
@@ -187,7 +189,7 @@ func (l serviceLayout) configMode() os.FileMode {
 // install` points at: beside the config.
 func (l serviceLayout) defaultKeyFile() string { return filepath.Join(filepath.Dir(l.config), "key") }
 
-func (a *app) serviceLayout(h *host, f serviceFlags, installing bool) (serviceLayout, error) {
+func (a *app) serviceLayout(h *host, f serviceFlags, installing, usesConfig bool) (serviceLayout, error) {
 	if f.user && f.system {
 		return serviceLayout{}, usageErrorf("--user and --system exclude each other")
 	}
@@ -215,7 +217,7 @@ func (a *app) serviceLayout(h *host, f serviceFlags, installing bool) (serviceLa
 			return l, errors.New("$HOME is not set to an absolute path: the user service's files go under it")
 		}
 	}
-	if l.config, l.configFrom, err = a.serviceConfig(h, f.config, l.system); err != nil {
+	if l.config, l.configFrom, err = a.serviceConfig(h, f.config, l.system, usesConfig); err != nil {
 		return l, err
 	}
 	l.fillPaths(a.getenv)
@@ -262,8 +264,9 @@ func defaultConfigPath(goos string, system bool, getenv func(string) string, hom
 // configCandidates, looked for on the host), else the scope's usual place,
 // where install writes one; from says which. A system service never uses
 // a file of the user's: as root, when that is the one run would find, it
-// is refused rather than silently passed over.
-func (a *app) serviceConfig(h *host, flag string, system bool) (path, from string, err error) {
+// is refused when the config is used (strict: install, a purge) rather
+// than silently passed over, and named otherwise.
+func (a *app) serviceConfig(h *host, flag string, system, strict bool) (path, from string, err error) {
 	switch {
 	case flag != "":
 		path, from = flag, "from --config"
@@ -285,6 +288,10 @@ func (a *app) serviceConfig(h *host, flag string, system bool) (path, from strin
 		if mine := p != systemPath; system && mine {
 			if h.euid != 0 {
 				continue // root, who installs it, has another home
+			}
+			if !strict {
+				path, err = a.scopeConfigPath(h, "", system)
+				return path, "the system service's; not " + p + ", which vcpnode run would use", err
 			}
 			return "", "", fmt.Errorf("vcpnode run and config check use %s, which a system service cannot use (it runs as the vcpnode user); pass --config %s, or move the file there", p, systemPath)
 		} else if !system && !mine {

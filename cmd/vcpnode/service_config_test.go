@@ -108,6 +108,18 @@ func TestServiceConfigAsRoot(t *testing.T) {
 	if got := serviceConfigLine(t, st.mustRun(t, "service", "install", "--dry-run", "--config", "/etc/vcpnode/config.toml")); got != "config /etc/vcpnode/config.toml (from --config)" {
 		t.Errorf("--config: %q", got)
 	}
+	// Stopping, removing (without --purge) or asking about the service
+	// does not depend on which config it is: never refused.
+	for _, args := range [][]string{{"status"}, {"stop"}, {"uninstall", "--dry-run"}} {
+		out := st.mustRun(t, append([]string{"service"}, args...)...)
+		if args[0] == "uninstall" && serviceConfigLine(t, out) != "config /etc/vcpnode/config.toml (the system service's; not /root/.config/vcpnode/config.toml, which vcpnode run would use)" {
+			t.Errorf("uninstall: %q", serviceConfigLine(t, out))
+		}
+	}
+	before = len(st.stdout.String())
+	if code := st.run("service", "uninstall", "--purge", "--dry-run"); code != exitError {
+		t.Errorf("uninstall --purge with root's own config: exit %d, want %d; stdout %s", code, exitError, st.stdout.String()[before:])
+	}
 
 	// A user's preview of the system service is not about the user's file:
 	// root, who installs it, has another home.
