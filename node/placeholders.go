@@ -37,10 +37,13 @@ type placeholderFeed struct {
 	jobs      []placeholders.Job
 	opts      placeholders.Options
 	refresher *placeholders.Refresher // nil unless Run is running
+
+	// trees holds every process of the [placeholders] commands (proctrees.go).
+	trees *lazyTrees
 }
 
 func newPlaceholderFeed(log zerolog.Logger) *placeholderFeed {
-	return &placeholderFeed{store: placeholders.NewStore(), log: log}
+	return &placeholderFeed{store: placeholders.NewStore(), log: log, trees: &lazyTrees{log: log}}
 }
 
 // fromSources lists the jobs of the WithPlaceholderSource sources.
@@ -115,6 +118,7 @@ func (f *placeholderFeed) start() (stop func()) {
 		defer f.mu.Unlock()
 		f.refresher.Stop()
 		f.refresher = nil
+		f.trees.close()
 	}
 }
 
@@ -215,7 +219,10 @@ func EvaluatePlaceholders(ctx context.Context, cfg config.Config, log zerolog.Lo
 	if err := cfg.Validate(); err != nil {
 		return PlaceholdersResponse{}, nil, err
 	}
-	jobs, err := configPlaceholderJobs(cfg)
+	f := newPlaceholderFeed(log)
+	defer f.trees.close()
+	f.sources = sources
+	jobs, err := configPlaceholderJobs(cfg, f.trees.get)
 	if err != nil {
 		return PlaceholdersResponse{}, nil, fmt.Errorf("placeholders: %w", err)
 	}
@@ -224,8 +231,6 @@ func EvaluatePlaceholders(ctx context.Context, cfg config.Config, log zerolog.Lo
 		return PlaceholdersResponse{}, nil, err
 	}
 	defer closeHost()
-	f := newPlaceholderFeed(log)
-	f.sources = sources
 	more, warn, err := f.fromSources(cfg, log)
 	if err != nil {
 		return PlaceholdersResponse{}, nil, fmt.Errorf("placeholders: %w", err)

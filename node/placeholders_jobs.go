@@ -9,11 +9,13 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/placeholders"
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
-// configPlaceholderJobs turns the [placeholders] table into refresher jobs.
+// configPlaceholderJobs turns the [placeholders] table into refresher jobs;
+// commands run their processes as trees of trees() (nil: process groups).
 // The config has been validated, so schedules parse.
-func configPlaceholderJobs(c config.Config) ([]placeholders.Job, error) {
+func configPlaceholderJobs(c config.Config, trees func() *proctree.Manager) ([]placeholders.Job, error) {
 	p := c.Placeholders
 	var jobs []placeholders.Job
 	for _, name := range slices.Sorted(maps.Keys(p.Values)) {
@@ -26,7 +28,7 @@ func configPlaceholderJobs(c config.Config) ([]placeholders.Job, error) {
 	env := commandEnviron(os.Environ())
 	for _, cmd := range p.Command {
 		job := placeholders.Job{
-			Source:  &placeholders.Command{Placeholder: cmd.Name, Line: cmd.Command, Env: env},
+			Source:  &placeholders.Command{Placeholder: cmd.Name, Line: cmd.Command, Env: env, Trees: trees()},
 			Timeout: cmd.Timeout.D(),
 		}
 		if job.Timeout == 0 {

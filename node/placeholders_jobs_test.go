@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/placeholders"
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 func TestPlaceholderConfigFromTOML(t *testing.T) {
@@ -48,7 +49,8 @@ enabled = true
 	if cfg.Placeholders.PushInterval.D() != 5*time.Second || cfg.Placeholders.MinInterval.D() != placeholders.DefaultMinInterval {
 		t.Errorf("intervals = %+v", cfg.Placeholders)
 	}
-	jobs, err := configPlaceholderJobs(cfg)
+	trees := new(proctree.Manager) // only compared
+	jobs, err := configPlaceholderJobs(cfg, func() *proctree.Manager { return trees })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +74,11 @@ enabled = true
 		j := jobs[i]
 		if j.Source.Name() != w.name || (j.Schedule != nil) != w.scheduled || j.Timeout != w.timeout || j.Fingerprint == "" {
 			t.Errorf("job %d = %s scheduled=%v timeout=%s, want %+v", i, j.Source.Name(), j.Schedule != nil, j.Timeout, w)
+		}
+	}
+	for _, j := range jobs[2:5] {
+		if c := j.Source.(*placeholders.Command); c.Trees != trees {
+			t.Errorf("%s runs without the node's process trees", c.Name())
 		}
 	}
 	// The system status is named after the node, made a valid name.

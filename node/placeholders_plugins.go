@@ -19,7 +19,7 @@ import (
 // settles a key claimed twice (the first keeps it): the config's own, the
 // static plugins of the scan prepare has just made, then other sources.
 func (n *Node) placeholderJobs(cfg config.Config, staticPlugins []*plugin.StaticPlugin) ([]placeholders.Job, []string, error) {
-	jobs, err := configPlaceholderJobs(cfg)
+	jobs, err := configPlaceholderJobs(cfg, n.ph.trees.get)
 	if err != nil {
 		return nil, nil, err
 	}

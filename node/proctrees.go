@@ -1,0 +1,42 @@
+package node
+
+import (
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// lazyTrees is the process tree Manager of placeholder commands, made when
+// the first command is configured (in the best mode the system allows) and
+// closed when the refresher has stopped.
+type lazyTrees struct {
+	once sync.Once
+	m    *proctree.Manager // nil where process trees are unsupported
+	log  zerolog.Logger
+}
+
+// get returns the Manager, making it on first use; nil (logged once) where
+// process trees are unsupported: commands then stop their process group.
+func (l *lazyTrees) get() *proctree.Manager {
+	l.once.Do(func() {
+		m, err := proctree.New(proctree.Options{Log: l.log})
+		if err != nil {
+			l.log.Warn().Err(err).Msg("placeholder commands cannot be tracked as process trees here; " +
+				"a command's process group is stopped at its end (the shell alone without groups)")
+			return
+		}
+		l.m = m
+	})
+	return l.m
+}
+
+// close stops the Manager's background work; trees made after it are still
+// tracked, but orphans are no longer reaped in the background.
+func (l *lazyTrees) close() {
+	l.once.Do(func() {}) // none made after this
+	if l.m != nil {
+		l.m.Close()
+	}
+}
