@@ -143,7 +143,7 @@ func TestRunNotifiesSystemd(t *testing.T) {
 	}
 	sd.expect(t, ctx, "READY=1", &seen)
 	// A SIGHUP reload too.
-	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+	if err := signalSelf(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	sd.expect(t, ctx, "RELOADING=1", &seen)

@@ -429,7 +429,7 @@ func TestStopKillsWhatThePluginStarted(t *testing.T) {
 	want := got.Pids
 	if runtime.GOOS != "linux" {
 		want = got.Pids[:1]
-		t.Cleanup(func() { _ = syscall.Kill(got.Pids[1], syscall.SIGKILL) })
+		t.Cleanup(func() { _ = signalPid(got.Pids[1], os.Kill) })
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -446,7 +446,7 @@ func TestStopKillsWhatThePluginStarted(t *testing.T) {
 func processRunning(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return syscall.Kill(pid, 0) == nil
+		return signalPid(pid, syscall.Signal(0)) == nil
 	}
 	// The state follows the command name in parentheses.
 	s := string(b)
@@ -461,4 +461,13 @@ func TestHostScriptFitsAPipeBuffer(t *testing.T) {
 	if n := len(hostScript); n == 0 || n > 16<<10 {
 		t.Fatalf("host.js is %d bytes", n)
 	}
+}
+
+// signalPid sends sig to pid (through os, so the tests compile on Windows).
+func signalPid(pid int, sig os.Signal) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Signal(sig)
 }

@@ -22,6 +22,11 @@
 //   - Other Unix systems (macOS, BSD): ModeProcessGroup, the leader's
 //     process group only. A descendant that leaves the group (setsid) is not
 //     found; those systems have neither cgroups nor a subreaper.
+//   - Windows: ModeJobObject, one Job Object per tree. The leader is
+//     created suspended and resumed once it is in the job, so everything it
+//     starts is in the job too; killing terminates the job. Windows has no
+//     SIGTERM for processes without a console of their own, so Signal only
+//     acts on SIGKILL and Kill terminates at once, without the grace.
 package proctree
 
 import (
@@ -48,6 +53,7 @@ const (
 	ModeCgroup
 	ModeSubreaper
 	ModeProcessGroup
+	ModeJobObject
 )
 
 func (m Mode) String() string {
@@ -60,6 +66,8 @@ func (m Mode) String() string {
 		return "subreaper"
 	case ModeProcessGroup:
 		return "process-group"
+	case ModeJobObject:
+		return "job-object"
 	}
 	return "mode(" + strconv.Itoa(int(m)) + ")"
 }
@@ -74,8 +82,8 @@ const pollEvery = 10 * time.Millisecond
 // killReserve is the most Kill waits after SIGKILL for the tree to empty.
 const killReserve = time.Second
 
-// ErrUnsupported: the platform cannot track process trees (not Unix).
-var ErrUnsupported = errors.New("process trees need a Unix system")
+// ErrUnsupported: the platform cannot track process trees (neither Unix nor Windows).
+var ErrUnsupported = errors.New("process trees need a Unix or Windows system")
 
 // Options configure a Manager.
 type Options struct {
@@ -163,6 +171,11 @@ func (m *Manager) StartProcess(name string, argv []string, attr *os.ProcAttr) (*
 	proc, err := os.StartProcess(name, argv, &a)
 	if err == nil {
 		t.Started(proc.Pid)
+		if serr := t.startError(); serr != nil {
+			_, _ = proc.Wait() // killed by started; release its handle
+			t.Release()
+			return nil, nil, serr
+		}
 		return proc, t, nil
 	}
 	t.Release()
@@ -260,11 +273,26 @@ func (t *Tree) SysProcAttr() *syscall.SysProcAttr { return t.b.sysProcAttr() }
 // Env is the marker entry ("KEY=VALUE") to add to the leader's environment.
 func (t *Tree) Env() string { return EnvMarker + "=" + t.id }
 
-// Started records the leader's pid; call it right after the start.
+// Started records the leader's pid; call it right after the start. On
+// Windows the leader was created suspended and runs only from here on (once
+// it is in the tree's job); if it cannot be put there it is killed, with an
+// error logged.
 func (t *Tree) Started(pid int) {
 	t.leader.Store(int64(pid))
 	t.b.started(pid)
 }
+
+// startError is why Started had to kill the leader (ModeJobObject), or nil.
+func (t *Tree) startError() error {
+	if b, ok := t.b.(interface{ startError() error }); ok {
+		return b.startError()
+	}
+	return nil
+}
+
+// Graceful reports whether Signal(SIGTERM) reaches the tree's processes, so
+// a grace period before KillAll is worth waiting. False on Windows.
+func (t *Tree) Graceful() bool { return t.mode != ModeJobObject }
 
 // Leader is the pid given to Started (0 before).
 func (t *Tree) Leader() int { return int(t.leader.Load()) }
@@ -298,10 +326,14 @@ func (t *Tree) KillAll() {
 // after grace (or as soon as ctx ends), then it waits for the tree to
 // empty. When ctx has a deadline the grace is shortened so that SIGKILL goes
 // out with a quarter of the remaining time (at most killReserve) left for
-// the kernel, and Kill returns by the deadline.
+// the kernel, and Kill returns by the deadline. Where SIGTERM does not exist
+// (Graceful false) there is no grace.
 func (t *Tree) Kill(ctx context.Context, grace time.Duration) error {
 	if !t.Alive() {
 		return nil
+	}
+	if !t.Graceful() {
+		grace = 0
 	}
 	t.Signal(syscall.SIGTERM)
 	reserve := killReserve
