@@ -37,7 +37,7 @@ func alivePid(t *testing.T, path string) int {
 	if err != nil {
 		t.Fatalf("%s holds no pid: %v", path, err)
 	}
-	if err := syscall.Kill(pid, 0); err != nil {
+	if err := signalPid(pid, syscall.Signal(0)); err != nil {
 		t.Errorf("process %d (from %s) is gone: %v", pid, path, err)
 	}
 	return pid
