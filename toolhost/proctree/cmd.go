@@ -53,6 +53,11 @@ func (m *Manager) startCmd(newCmd func() *exec.Cmd) (*exec.Cmd, *Tree, error) {
 		return nil, t, err
 	}
 	t.Started(cmd.Process.Pid)
+	if serr := t.startError(); serr != nil {
+		_ = cmd.Wait() // killed by Started (Windows: not in its job); release it
+		t.Release()
+		return nil, nil, serr
+	}
 	return cmd, t, nil
 }
 
