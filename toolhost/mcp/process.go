@@ -238,6 +238,9 @@ func (p *proc) exitReason() string {
 func (p *proc) stop(ctx context.Context) {
 	p.stdin.Close()
 	steps := []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL}
+	if p.tree != nil && !p.tree.Graceful() {
+		steps = steps[1:] // no SIGTERM here (Windows): waiting for one is no use
+	}
 	for i := 0; ; i++ {
 		t := time.NewTimer(stopGrace)
 		select {
