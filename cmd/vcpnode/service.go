@@ -92,7 +92,7 @@ func newServiceCmd(a *app, h *host) *cobra.Command {
 		c.Flags().BoolVar(&f.user, "user", false, "a service of the current user (default unless root)")
 		c.Flags().BoolVar(&f.system, "system", false, "a system service (default as root)")
 		c.Flags().BoolVar(&f.dryRun, "dry-run", false, "print what would be written and run; change nothing")
-		c.Flags().StringVarP(&f.config, "config", "c", "", "config `FILE` ("+configDefaultHelp+"; a system service never uses a user's; else the scope's usual place)")
+		c.Flags().StringVarP(&f.config, "config", "c", "", "config `FILE` (default: found as run finds it, $"+envConfig+", ~/.config/vcpnode/config.toml, /etc/vcpnode/config.toml as root, a user's never for a system service; else the scope's usual place)")
 		if s.op == opInstall {
 			c.Flags().StringVar(&f.binary, "binary", "", "the vcpnode executable `PATH` the service runs (default: this one)")
 		}
