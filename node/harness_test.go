@@ -22,13 +22,18 @@ const testKey = "k3y-S3cr3t_vcp.Node~42"
 
 // logBuffer collects the node's log lines; zerolog writes from many goroutines.
 type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	redact bool
 }
 
 func (l *logBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.redact {
+		_, err := l.buf.WriteString(config.Redact(string(p)))
+		return len(p), err
+	}
 	return l.buf.Write(p)
 }
 
@@ -70,6 +75,10 @@ type harnessOpt struct {
 	tools   []toolhost.Tool
 	// patience bounds every wait in the test (h.ctx); 0 means 30 s.
 	patience time.Duration
+	// redactLog passes the log through config.Redact, as vcpnode run's log
+	// writer does: for tests where the server names the key itself (in a
+	// tool name it calls), which the node logs as it is.
+	redactLog bool
 }
 
 func startHarness(t *testing.T, o harnessOpt) *harness {
@@ -102,7 +111,7 @@ func startHarness(t *testing.T, o harnessOpt) *harness {
 	if o.timings != nil {
 		o.timings(&tm)
 	}
-	logs := &logBuffer{}
+	logs := &logBuffer{redact: o.redactLog}
 	log := zerolog.New(logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	tools := append([]toolhost.Tool{toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())}, o.tools...)
 	// No environment: a developer's $VCPNODE_KEY, $STATE_DIRECTORY or

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -283,6 +284,52 @@ func TestMetricsCountPluginKillsAndPlaceholderPushes(t *testing.T) {
 		case <-tick.C:
 		case <-h.ctx.Done():
 			t.Fatalf("plugin kills %v, placeholder pushes %v; want 1 and 1", kills, pushes)
+		}
+	}
+}
+
+// namedTool answers "ok" under any name.
+type namedTool struct{ name string }
+
+func (t namedTool) Spec() toolhost.Spec {
+	return toolhost.Spec{Name: t.name, Description: "answers ok", Timeout: time.Minute, Builtin: true}
+}
+
+func (t namedTool) Invoke(context.Context, toolhost.Call) (any, error) { return "ok", nil }
+
+// A registered tool whose name holds the key (a plugin folder named
+// carelessly, say) is a real label of the call metrics, not "(unknown)":
+// /metrics shows it with the key redacted, and never the key.
+func TestMetricsRedactTheKeyInToolLabels(t *testing.T) {
+	name := "Tool" + testKey
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{namedTool{name}}, redactLog: true, config: func(c *config.Config) {
+		c.Node.ExposedTools = []string{name}
+	}})
+	conn := h.accept()
+	srv := startMetrics(t, h)
+	if res := h.call(conn, name, nil); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("call %s: %+v", name, res)
+	}
+	req, err := http.NewRequestWithContext(h.ctx, http.MethodGet, "http://"+srv.Addr()+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(body)
+	if strings.Contains(text, testKey) {
+		t.Errorf("/metrics shows the key:\n%s", text)
+	}
+	for _, want := range []string{`vcpnode_calls_total{outcome="ok",tool="ToolREDACTED"} 1`, `vcpnode_call_duration_seconds_count{tool="ToolREDACTED"} 1`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s (so the label was not the tool's):\n%s", want, text)
 		}
 	}
 }

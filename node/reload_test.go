@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -106,4 +107,53 @@ func TestCallLocalSkipsOnlyTheExposurePolicy(t *testing.T) {
 	if o := h.node.CallLocal(h.ctx, "local-3", "Nope", nil); o.OK() {
 		t.Errorf("unknown tool called locally: %+v", o)
 	}
+}
+
+// Tools given with WithTools (the demo's, internal/rsscheck's) are part of
+// every registry a reload or a rescan builds, not only the first.
+func TestWithToolsSurviveReloadAndRescan(t *testing.T) {
+	extra := namedTool{"InProcess"}
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{extra}, config: func(c *config.Config) {
+		c.Node.ExposedTools = []string{"Echo", "InProcess"}
+	}})
+	c := h.accept()
+	// Registered: from here a reload that changes the tools reconnects
+	// (one before is served by the registration itself).
+	h.waitState("registered", func(s ConnState) bool { return s.Phase == PhaseConnected && s.Registered })
+	cfg := h.cfg
+	cfg.Node.ExposedTools = []string{"InProcess"}
+	if _, err := h.node.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.node.Rescan(); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ti := range h.node.Tools() {
+		names = append(names, ti.Spec.Name)
+	}
+	for _, want := range []string{"Echo", "NodeInfo", "InProcess"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("after a reload and a rescan, %s is gone: %v", want, names)
+		}
+	}
+	c = h.accept() // the exposed set changed: the node reconnects
+	if names := toolNames(t, mustRegister(t, h, c)); !slices.Equal(names, []string{"InProcess"}) {
+		t.Errorf("registered %v, want [InProcess]", names)
+	}
+	if res := h.call(c, "InProcess", nil); res.Status != wsproto.StatusSuccess || firstText(t, res) != "ok" {
+		t.Errorf("InProcess after reload: %+v", res)
+	}
+	if o := h.node.CallLocal(h.ctx, "l-1", "Echo", nil); !o.OK() {
+		t.Errorf("Echo (hidden now) locally after reload: %+v", o)
+	}
+}
+
+func mustRegister(t *testing.T, h *harness, c *fakehub.Conn) wsproto.RegisterTools {
+	t.Helper()
+	msg, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg.(wsproto.RegisterTools)
 }
