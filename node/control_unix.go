@@ -47,7 +47,7 @@ func groupCannotReach(path string, gid int) string {
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		perm := fi.Mode().Perm()
 		if ok && perm&0o001 == 0 && (int(st.Gid) != gid || perm&0o010 == 0) {
-			return fmt.Sprintf("members of [control] group cannot reach the control socket: directory %s (mode %04o) does not let them in; give it to the group with mode 0750 (systemd: Group= and RuntimeDirectoryMode=0750) or let vcpnode make it", dir, perm)
+			return fmt.Sprintf("members of [control] group cannot reach the control socket: directory %s (mode %04o) does not let them in; make it 0755 (systemd: RuntimeDirectoryMode=0755, as the shipped units do; the socket's own mode still decides), give it to the group with mode 0750, or let vcpnode make it", dir, perm)
 		}
 		if dir == filepath.Dir(dir) {
 			return ""
