@@ -8,8 +8,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -46,11 +48,11 @@ func processGone(pid int) bool {
 	return len(fields) > 0 && fields[0] == "Z"
 }
 
-// escapee starts the "escape" server named name and returns its
-// grandchild's pid, alive. The cleanup closes the host, then kills every
-// process left that carries the server's marker folder in its environment
-// (so never a stranger, whatever pids were reused).
-func (f *fixture) escapee(name string) (ServerConfig, int) {
+// escapeServer is the config of an "escape" server named name. The
+// cleanup closes the host, then kills every process left that carries the
+// server's marker folder in its environment (so never a stranger, whatever
+// pids were reused), and fails the test if there was one.
+func (f *fixture) escapeServer(name string) ServerConfig {
 	f.t.Helper()
 	cfg := f.stdio(name, "escape")
 	token := []byte("\x00" + envMarkerDir + "=" + cfg.Env[envMarkerDir] + "\x00")
@@ -71,10 +73,24 @@ func (f *fixture) escapee(name string) (ServerConfig, int) {
 			}
 		}
 	})
+	return cfg
+}
+
+// escapee starts the "escape" server named name (see escapeServer) and
+// returns its grandchild's pid, alive.
+func (f *fixture) escapee(name string) (ServerConfig, int) {
+	f.t.Helper()
+	cfg := f.escapeServer(name)
 	f.start(cfg)
 	if st := f.status(name); st.State != StateRunning {
 		f.t.Fatalf("server %s: %+v", name, st)
 	}
+	return cfg, f.grandchild(name)
+}
+
+// grandchild is the pid of the escapee of server name's latest process.
+func (f *fixture) grandchild(name string) int {
+	f.t.Helper()
 	pid, err := strconv.Atoi(f.waitMarker(name, "grandchild"))
 	if err != nil {
 		f.t.Fatal(err)
@@ -82,7 +98,7 @@ func (f *fixture) escapee(name string) (ServerConfig, int) {
 	if processGone(pid) {
 		f.t.Fatalf("grandchild %d is not running", pid)
 	}
-	return cfg, pid
+	return pid
 }
 
 func TestStdioServerTreeStopsASetsidGrandchild(t *testing.T) {
@@ -160,5 +176,43 @@ func TestStdioServerTreeByDefault(t *testing.T) {
 	}
 	if !processGone(grandchild) {
 		t.Fatalf("grandchild %d outlived its server", grandchild)
+	}
+}
+
+// A server stopped while its first connect is finishing (it has listed
+// its tools, connect has not returned) used to be left running: the
+// supervisor saw its context done and returned without ending the session.
+// The stop is delivered from the tool-list callback, inside that window.
+func TestStdioServerStoppedAsItComesUp(t *testing.T) {
+	var f *fixture
+	var stopped sync.Once
+	f = newFixture(t, func(o *Options) {
+		o.OnChange = func(name string) {
+			stopped.Do(func() {
+				f.host.mu.Lock()
+				s := f.host.servers[name]
+				f.host.mu.Unlock()
+				s.cancel() // what Apply's stop does first; waiting here would deadlock
+			})
+		}
+	})
+	f.start(f.escapeServer("esc"))
+	// Both may be gone already: the stop is under way.
+	server := f.pid("esc")
+	grandchild, err := strconv.Atoi(f.waitMarker("esc", "grandchild"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.host.mu.Lock()
+	s := f.host.servers["esc"]
+	f.host.mu.Unlock()
+	select {
+	case <-s.done:
+	case <-time.After(waitLimit):
+		t.Fatal("the supervisor did not end")
+	}
+	if !processGone(server) || !processGone(grandchild) {
+		t.Fatalf("stopped as it came up: server %d gone %t, grandchild %d gone %t",
+			server, processGone(server), grandchild, processGone(grandchild))
 	}
 }
