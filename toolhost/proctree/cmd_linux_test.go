@@ -89,3 +89,19 @@ func TestStartCmdFailureKeepsTheCgroupMode(t *testing.T) {
 		t.Fatalf("mode %s after a failed start, want cgroup", m.Mode())
 	}
 }
+
+// The same for StartProcess: a plugin whose program is missing (or whose
+// folder is gone) used to move every later run off cgroups for good.
+func TestStartProcessFailureKeepsTheCgroupMode(t *testing.T) {
+	m := testManager(t, ModeCgroup)
+	missing := filepath.Join(t.TempDir(), "missing")
+	if _, _, err := m.StartProcess(missing, []string{missing}, &os.ProcAttr{}); err == nil {
+		t.Fatal("a missing program started")
+	}
+	if _, _, err := m.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{Dir: missing}); err == nil {
+		t.Fatal("a program in a missing directory started")
+	}
+	if m.Mode() != ModeCgroup {
+		t.Fatalf("mode %s after failed starts, want cgroup", m.Mode())
+	}
+}

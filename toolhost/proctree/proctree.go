@@ -179,7 +179,7 @@ func (m *Manager) StartProcess(name string, argv []string, attr *os.ProcAttr) (*
 		return proc, t, nil
 	}
 	t.Release()
-	if t.mode != ModeCgroup {
+	if t.mode != ModeCgroup || notTheCgroup(err) {
 		return nil, nil, err
 	}
 	// Retry without the cgroup: if that works, the cgroup was the problem.
