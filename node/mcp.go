@@ -181,7 +181,7 @@ func (n *Node) MCPServers() []mcp.Status { return n.mcp.status() }
 func (n *Node) startMCP(ctx context.Context) (stop func()) {
 	watchCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { n.followMCP(watchCtx) })
+	wg.Go(func() { n.guard("MCP follower", func() { n.followMCP(watchCtx) }) })
 	return func() {
 		cancel()
 		wg.Wait()

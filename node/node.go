@@ -103,8 +103,9 @@ type Node struct {
 	reconnect chan struct{}
 	// bg holds goroutines that outlive a session (cancelling its calls
 	// after the grace); Run waits for them.
-	bg  sync.WaitGroup
-	ran atomic.Bool // Run was called
+	bg      sync.WaitGroup
+	ran     atomic.Bool // Run was called
+	failure runFailure  // why Run stopped unasked (fatal.go)
 	// restart asks the current session to close so the loop reconnects at
 	// once: the server cannot update or remove registered tools otherwise.
 	restart chan struct{}
@@ -418,20 +419,27 @@ func (n *Node) Config() config.Config { return n.settings().cfg }
 // sent, and the connection is closed with a close frame.
 //
 // It returns nil after a stop asked through ctx, whatever its cause (a
-// signal, a deadline). A stop it was not asked for returns its cause; the
-// only such stop today is a second Run (a Node runs once): the connect loop
-// never gives up, and every component failure short of that is logged and
-// retried.
+// signal, a deadline). A stop it was not asked for returns its cause: a
+// second Run (a Node runs once), or a fatal failure, a panic in one of its
+// goroutines (fatal.go), after the same graceful shutdown. The connect loop
+// never gives up (a bad key looks like a server restart), and every other
+// component failure is logged and retried.
 func (n *Node) Run(ctx context.Context) error {
 	if !n.ran.CompareAndSwap(false, true) {
 		return errRunTwice
 	}
+	ctx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	n.failure.mu.Lock()
+	n.failure.stop = stopRun
+	n.failure.mu.Unlock()
 	drained := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer close(drained)
+		defer n.recoverFatal("shutdown")
 		<-ctx.Done()
 		n.state.update(func(s *ConnState) { s.Phase = PhaseStopping })
 		grace := n.settings().cfg.Node.ShutdownGrace.D()
@@ -459,9 +467,9 @@ func (n *Node) Run(ctx context.Context) error {
 	approvalsDone := make(chan struct{})
 	go func() {
 		defer close(approvalsDone)
-		n.publishLocalApprovals(ctx)
+		n.guard("approval events", func() { n.publishLocalApprovals(ctx) })
 	}()
-	n.connectLoop(ctx, drained)
+	n.guard("connect loop", func() { n.connectLoop(ctx, drained) })
 	waitObservers()
 	<-approvalsDone
 	wg.Wait()
@@ -470,6 +478,10 @@ func (n *Node) Run(ctx context.Context) error {
 	stopPlugins() // after the drain: in-flight plugin calls were given their grace
 	stopMCP()
 	n.state.update(func(s *ConnState) { s.Phase = PhaseStopped })
+	if err := n.failed(); err != nil {
+		n.log.Error().Err(err).Msg("stopped after a fatal failure")
+		return err
+	}
 	n.log.Info().Msg("stopped")
 	return nil
 }

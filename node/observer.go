@@ -55,6 +55,9 @@ type observerSet struct {
 	approvals *serverApprovals
 	warnings  *toolhost.WarnLimiter
 	notify    func(serverApproval) // nil: none
+	// guard runs each connection's loop; the node's turns a panic into a
+	// fatal stop of Run (fatal.go). nil: run it as it is.
+	guard func(what string, f func())
 
 	mu    sync.Mutex
 	conns map[string]*observerConn // by channel
@@ -94,7 +97,11 @@ func (o *observerSet) run(ctx context.Context, channels []string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			o.loop(ctx, c)
+			if o.guard == nil {
+				o.loop(ctx, c)
+				return
+			}
+			o.guard("observer "+c.channel, func() { o.loop(ctx, c) })
 		}()
 	}
 	wg.Wait()

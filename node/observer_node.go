@@ -19,6 +19,7 @@ import (
 func (n *Node) initEvents(cfg config.Config) {
 	n.events = newEventLog(cfg.Observer.Buffer)
 	n.obs = newObserverSet(n.log, n.events, n.observerSettings, n.timings)
+	n.obs.guard = n.guard
 	if cfg.Observer.Notify {
 		n.obs.notify = newDesktopNotifier(n.log, n.getenv)
 	}
@@ -41,7 +42,7 @@ func (n *Node) runObservers(ctx context.Context) (wait func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		n.obs.run(ctx, cfg.Observer.Channels)
+		n.guard("observers", func() { n.obs.run(ctx, cfg.Observer.Channels) })
 	}()
 	return func() { <-done }
 }

@@ -299,7 +299,7 @@ func (n *Node) OutboxWaiting() int { return n.plugins.outbox().waiting() }
 func (n *Node) startPlugins(ctx context.Context) (stop func()) {
 	watchCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { n.watchPlugins(watchCtx) })
+	wg.Go(func() { n.guard("plugin watcher", func() { n.watchPlugins(watchCtx) }) })
 	return func() {
 		cancel()
 		wg.Wait()

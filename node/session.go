@@ -82,7 +82,11 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	}
 
 	readerDone := make(chan error, 1)
-	go func() { readerDone <- s.readLoop() }()
+	go func() {
+		err := errReaderPanicked
+		defer func() { readerDone <- err }()
+		s.n.guard("session reader", func() { err = s.readLoop() })
+	}()
 	// Whatever ends the session, the reader must have returned before run does.
 	stop := func(err error) error {
 		close(s.done)

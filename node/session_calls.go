@@ -150,18 +150,22 @@ func (s *session) endCalls() {
 	grace := s.n.timings.sessionCallGrace
 	s.log.Warn().Int("calls", n).Dur("grace", grace).
 		Msg("connection ended with calls still running; the server has already failed them, so they are cancelled unless they finish within the grace period")
-	s.n.bg.Go(func() {
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case <-idle:
-			s.cancelCalls(errSessionEnded)
-		case <-t.C:
-			left := s.calls.count()
-			s.cancelCalls(errSessionEnded)
-			if left > 0 {
-				s.log.Warn().Int("calls", left).Msg("cancelled the calls of an ended connection")
-			}
+	s.n.bg.Go(func() { s.n.guard("ended session's calls", func() { s.cancelAfter(idle, grace) }) })
+}
+
+// cancelAfter cancels the calls of an ended connection once they are done
+// or after grace.
+func (s *session) cancelAfter(idle <-chan struct{}, grace time.Duration) {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-idle:
+		s.cancelCalls(errSessionEnded)
+	case <-t.C:
+		left := s.calls.count()
+		s.cancelCalls(errSessionEnded)
+		if left > 0 {
+			s.log.Warn().Int("calls", left).Msg("cancelled the calls of an ended connection")
 		}
-	})
+	}
 }

@@ -94,10 +94,14 @@ func (s *session) readLoop() error {
 	go func() {
 		defer close(decoded)
 		for in := range inbox {
-			if s.n.timings.beforeDecode != nil {
-				s.n.timings.beforeDecode(len(in.frame))
-			}
-			s.handle(in.frame)
+			// A panic is a fatal stop, but the frames read go on being
+			// handled (refused, since the node is stopping) and counted.
+			s.n.guard("session decoder", func() {
+				if s.n.timings.beforeDecode != nil {
+					s.n.timings.beforeDecode(len(in.frame))
+				}
+				s.handle(in.frame)
+			})
 			s.n.decodeBudget.release(in.cost)
 			if in.counted {
 				s.calls.end()
