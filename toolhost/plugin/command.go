@@ -1,20 +1,19 @@
 package plugin
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 )
-
-// shellPath runs commands that need a shell, like Node's spawn({shell:true}).
-const shellPath = "/bin/sh"
 
 // launch is how a plugin's entryPoint.command is started: a program path
 // and its argv (argv[0] as the command wrote it, as sh would pass it).
 type launch struct {
 	path  string
 	argv  []string
-	shell bool // argv is sh -c <command>
+	shell bool // argv is sh -c <command> (cmd.exe /d /s /c on Windows)
+	// cmdLine, on Windows, is the command line as given (cmd.exe has its
+	// own quoting, which Go's argument escaping would break); else "".
+	cmdLine string
 }
 
 // planLaunch decides how to start command in dir with the child's PATH.
@@ -32,8 +31,8 @@ func planLaunch(command, dir, pathList string) (l launch, note string) {
 		command = "python3" + rest
 		note = `"python" is not on PATH; running the command with python3`
 	}
-	sh := launch{path: shellPath, argv: []string{shellPath, "-c", command}, shell: true}
-	if hasShellSyntax(command) {
+	sh := shellLaunch(command)
+	if needsShell(command) {
 		return sh, note
 	}
 	words := strings.Fields(command)
@@ -41,14 +40,12 @@ func planLaunch(command, dir, pathList string) (l launch, note string) {
 		return sh, note
 	}
 	var path string
-	if strings.ContainsRune(words[0], '/') {
+	if strings.ContainsAny(words[0], pathSeparators) {
 		path = words[0]
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
 		}
-		if !isExecutable(path) {
-			path = ""
-		}
+		path = executable(path)
 	} else {
 		path = lookPath(words[0], pathList)
 	}
@@ -113,14 +110,9 @@ func lookPath(name, pathList string) string {
 		if !filepath.IsAbs(dir) {
 			continue
 		}
-		if p := filepath.Join(dir, name); isExecutable(p) {
+		if p := executable(filepath.Join(dir, name)); p != "" {
 			return p
 		}
 	}
 	return ""
-}
-
-func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }

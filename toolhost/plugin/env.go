@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"unicode"
@@ -38,15 +37,9 @@ type envSources struct {
 
 // baseEnv picks the base set and passEnv out of environ ("K=V" entries).
 func baseEnv(environ []string, passEnv []string) map[string]string {
-	want := make(map[string]bool, len(baseEnvKeys)+len(passEnv)+1)
-	for _, k := range baseEnvKeys {
-		want[k] = true
-	}
-	if runtime.GOOS == "windows" {
-		want["SYSTEMROOT"] = true
-	}
-	for _, k := range passEnv {
-		want[k] = true
+	want := make(map[string]bool, len(baseEnvKeys)+len(platformEnvKeys)+len(passEnv))
+	for _, k := range append(append(baseEnvKeys, platformEnvKeys...), passEnv...) {
+		want[envKey(k)] = true
 	}
 	base := make(map[string]string)
 	for _, kv := range environ {
@@ -54,7 +47,7 @@ func baseEnv(environ []string, passEnv []string) map[string]string {
 		if !ok || k == "" {
 			continue
 		}
-		if want[k] || strings.HasPrefix(k, "LC_") {
+		if want[envKey(k)] || strings.HasPrefix(k, "LC_") {
 			base[k] = v
 		}
 	}
@@ -156,7 +149,7 @@ func debugMode(src envSources, conf map[string]string) string {
 // envValue returns key's value in env ("K=V" entries), or "".
 func envValue(env []string, key string) string {
 	for _, kv := range env {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+		if k, v, ok := strings.Cut(kv, "="); ok && envKey(k) == envKey(key) {
 			return v
 		}
 	}

@@ -90,8 +90,8 @@ var (
 	ErrFailed = errors.New("failed")
 	// ErrMaxRuntime: an asynchronous plugin outlived Options.AsyncMaxRuntime.
 	ErrMaxRuntime = errors.New("ran longer than the asynchronous plugin limit")
-	// ErrUnsupportedPlatform: stdio plugins need process trees (a Unix system).
-	ErrUnsupportedPlatform = errors.New("running stdio plugins needs a Unix system")
+	// ErrUnsupportedPlatform: stdio plugins need process trees (Unix or Windows).
+	ErrUnsupportedPlatform = errors.New("running stdio plugins needs a Unix or Windows system")
 )
 
 // Host runs plugin processes and owns every one it started: Close stops

@@ -108,12 +108,12 @@ func (h *Host) spawn(spec *runSpec, withStdin bool) (_ *process, err error) {
 		return nil, err
 	}
 	childFiles = append(childFiles, stdinR)
-	outR, outW, err := os.Pipe()
+	outR, outW, err := outputPipe()
 	if err != nil {
 		return nil, err
 	}
 	childFiles, ourFiles = append(childFiles, outW), append(ourFiles, outR)
-	errR, errW, err := os.Pipe()
+	errR, errW, err := outputPipe()
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +123,7 @@ func (h *Host) spawn(spec *runSpec, withStdin bool) (_ *process, err error) {
 		Dir:   spec.dir,
 		Env:   spec.env,
 		Files: []*os.File{stdinR, outW, errW},
+		Sys:   spec.launch.sysAttr(),
 	})
 	if err != nil {
 		return nil, err
@@ -201,7 +202,11 @@ func (h *Host) stop(p *process, cause error) {
 		p.tree.Signal(syscall.SIGTERM)
 
 		graceDur := h.killGrace(cause)
-		grace := time.NewTimer(graceDur)
+		termWait := graceDur
+		if !p.tree.Graceful() {
+			termWait = 0 // no SIGTERM to wait on (Windows): kill at once
+		}
+		grace := time.NewTimer(termWait)
 		defer grace.Stop()
 		over := false
 		for _, ch := range []chan struct{}{p.exited, p.stdoutDone, p.stderrDone} {

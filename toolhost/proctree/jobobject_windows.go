@@ -159,3 +159,12 @@ func resumeProcess(h windows.Handle) error {
 	}
 	return nil
 }
+
+// withCallerSys keeps the caller's command line and window choice: a
+// program such as cmd.exe needs its command line as written.
+func withCallerSys(tree, caller *syscall.SysProcAttr) *syscall.SysProcAttr {
+	if caller != nil {
+		tree.CmdLine, tree.HideWindow = caller.CmdLine, caller.HideWindow
+	}
+	return tree
+}

@@ -157,7 +157,8 @@ func (m *Manager) NewTree() (*Tree, error) {
 }
 
 // StartProcess starts name as the leader of a new tree (attr.Sys is
-// replaced by the tree's; attr.Env gets the marker). When the system refuses
+// replaced by the tree's, but for the command line on Windows; attr.Env
+// gets the marker). When the system refuses
 // to start a process into a cgroup, the Manager falls back to
 // ModeSubreaper for good, with a warning, and starts it that way.
 func (m *Manager) StartProcess(name string, argv []string, attr *os.ProcAttr) (*os.Process, *Tree, error) {
@@ -167,7 +168,7 @@ func (m *Manager) StartProcess(name string, argv []string, attr *os.ProcAttr) (*
 	}
 	a := *attr
 	a.Env = withMarker(attr.Env, t)
-	a.Sys = t.SysProcAttr()
+	a.Sys = withCallerSys(t.SysProcAttr(), attr.Sys)
 	proc, err := os.StartProcess(name, argv, &a)
 	if err == nil {
 		t.Started(proc.Pid)
@@ -191,7 +192,7 @@ func (m *Manager) StartProcess(name string, argv []string, attr *os.ProcAttr) (*
 		return nil, nil, err
 	}
 	a.Env = withMarker(attr.Env, t)
-	a.Sys = t.SysProcAttr()
+	a.Sys = withCallerSys(t.SysProcAttr(), attr.Sys)
 	proc, err2 := os.StartProcess(name, argv, &a)
 	if err2 != nil {
 		t.Release()

@@ -1,0 +1,55 @@
+package plugin
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/windows"
+)
+
+var pipeSeq atomic.Uint64
+
+// outputPipe is a pipe for a child's stdout or stderr: ours reads, theirs
+// is the child's. os.Pipe's handles are synchronous, and Go cannot put a
+// read deadline on them, which the drain after the leader's exit needs; so
+// ours is the overlapped server end of a named pipe (os.NewFile makes such
+// a handle pollable, deadlines included), theirs a plain client end, as
+// children expect. The pipe takes one instance and no remote client, and
+// is connected before this returns, so nobody else can take it.
+func outputPipe() (ours, theirs *os.File, err error) {
+	name := fmt.Sprintf(`\\.\pipe\vcpnode-%d-%d`, os.Getpid(), pipeSeq.Add(1))
+	name16, err := windows.UTF16PtrFromString(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	server, err := windows.CreateNamedPipe(name16,
+		windows.PIPE_ACCESS_INBOUND|windows.FILE_FLAG_OVERLAPPED|windows.FILE_FLAG_FIRST_PIPE_INSTANCE,
+		windows.PIPE_TYPE_BYTE|windows.PIPE_READMODE_BYTE|windows.PIPE_WAIT|windows.PIPE_REJECT_REMOTE_CLIENTS,
+		1, 64<<10, 64<<10, 0, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("create pipe: %w", err)
+	}
+	client, err := windows.CreateFile(name16, windows.GENERIC_WRITE, 0, nil, windows.OPEN_EXISTING, 0, 0)
+	if err != nil {
+		_ = windows.CloseHandle(server)
+		return nil, nil, fmt.Errorf("open pipe: %w", err)
+	}
+	// The client is connected already; the call confirms it was ours.
+	var ov windows.Overlapped
+	if err := windows.ConnectNamedPipe(server, &ov); err != nil && err != windows.ERROR_PIPE_CONNECTED {
+		_ = windows.CloseHandle(client)
+		_ = windows.CloseHandle(server)
+		return nil, nil, fmt.Errorf("connect pipe: %w", err)
+	}
+	return os.NewFile(uintptr(server), name), os.NewFile(uintptr(client), name), nil
+}
+
+// sysAttr carries the verbatim command line of a cmd.exe launch.
+func (l launch) sysAttr() *syscall.SysProcAttr {
+	if l.cmdLine == "" {
+		return nil
+	}
+	return &syscall.SysProcAttr{CmdLine: l.cmdLine}
+}

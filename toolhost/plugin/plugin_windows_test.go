@@ -1,0 +1,308 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/windows"
+)
+
+// On Windows the test binary re-executes itself as a plugin when
+// winRoleEnv is set (the plugin gets it from its config.env): the leader
+// starts a child, which starts a grandchild and exits once the grandchild
+// runs; both inherit the leader's stdout, so they hold the plugin's output
+// pipe. The leader then reads its stdin and either hangs (mode "hang") or
+// answers and exits (mode "answer"). Each writes <role>.pid in the plugin
+// folder (its working directory) once running.
+const (
+	winRoleEnv = "PLUGIN_TEST_ROLE"
+	winModeEnv = "PLUGIN_TEST_MODE"
+)
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(winRoleEnv); role != "" {
+		os.Exit(runWinFake(role))
+	}
+	os.Exit(m.Run())
+}
+
+func runWinFake(role string) int {
+	fail := func(err error) int { fmt.Fprintln(os.Stderr, role+":", err); return 1 }
+	switch role {
+	case "leader", "child":
+		next := map[string]string{"leader": "child", "child": "grandchild"}[role]
+		if err := startWinFake(next); err != nil {
+			return fail(err)
+		}
+		for deadline := time.Now().Add(time.Minute); !pidWritten("grandchild"); {
+			if time.Now().After(deadline) {
+				return fail(errors.New("no grandchild"))
+			}
+			time.Sleep(10 * time.Millisecond) // a fake plugin polling a file, not test synchronisation
+		}
+		writeWinPid(role)
+		if role == "child" {
+			return 0
+		}
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		if os.Getenv(winModeEnv) == "answer" {
+			fmt.Println(`{"status":"success","result":"answered; the grandchild holds stdout"}`)
+			return 0
+		}
+	case "grandchild":
+		writeWinPid(role)
+	default:
+		return 2
+	}
+	time.Sleep(10 * time.Minute)
+	return 0
+}
+
+// startWinFake starts the test binary as role with this process's stdout
+// and stderr, outside of any proctree code.
+func startWinFake(role string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(strings.ToUpper(kv), winRoleEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	p, err := os.StartProcess(self, []string{self}, &os.ProcAttr{
+		Env:   append(env, winRoleEnv+"="+role),
+		Files: []*os.File{null, os.Stdout, os.Stderr},
+	})
+	if err != nil {
+		return err
+	}
+	return p.Release()
+}
+
+func pidWritten(role string) bool {
+	_, err := os.Stat(role + ".pid")
+	return err == nil
+}
+
+func writeWinPid(role string) {
+	_ = os.WriteFile(role+".pid.tmp", []byte(strconv.Itoa(os.Getpid())), 0o644)
+	_ = os.Rename(role+".pid.tmp", role+".pid")
+}
+
+// winRoot is an empty plugin root, removed file by file at the end: under
+// Wine 8 the RemoveAll of t.TempDir fails ("unlinkat …: Invalid function").
+func winRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "plugin-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeTree(t, dir) })
+	return dir
+}
+
+func removeTree(t *testing.T, dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			removeTree(t, p)
+			continue
+		}
+		if err := os.Remove(p); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Error(err)
+	}
+}
+
+// winPlugin writes the plugin Tree under root, this test binary in mode.
+func winPlugin(t *testing.T, root, mode string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "Tree")
+	writeFile(t, dir, manifestFile, fmt.Sprintf(
+		`{"name":"Tree","pluginType":"synchronous","entryPoint":{"command":%q},"communication":{"protocol":"stdio","timeout":600000}}`,
+		self))
+	writeFile(t, dir, configEnvFile, winRoleEnv+"=leader\n"+winModeEnv+"="+mode+"\n")
+	return dir
+}
+
+// openTree waits for the leader's and the grandchild's pid files and opens
+// both processes, to see them end.
+func openTree(t *testing.T, dir string) map[string]windows.Handle {
+	t.Helper()
+	hs := map[string]windows.Handle{}
+	for _, role := range []string{"leader", "grandchild"} {
+		pid := waitPidFile(t, filepath.Join(dir, role+".pid"))
+		h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
+		if err != nil {
+			t.Fatalf("open %s (pid %d): %v", role, pid, err)
+		}
+		t.Cleanup(func() { _ = windows.CloseHandle(h) })
+		hs[role] = h
+	}
+	return hs
+}
+
+func assertEnded(t *testing.T, hs map[string]windows.Handle) {
+	t.Helper()
+	for role, h := range hs {
+		ev, err := windows.WaitForSingleObject(h, uint32(waitLimit/time.Millisecond))
+		if err != nil || ev != windows.WAIT_OBJECT_0 {
+			t.Errorf("%s still running (%d, %v)", role, ev, err)
+		}
+	}
+}
+
+func TestWindowsCancelKillsThePluginTree(t *testing.T) {
+	root := winRoot(t)
+	dir := winPlugin(t, root, "hang")
+	h := newHost(t, Options{KillGrace: time.Hour}) // no SIGTERM here: the grace must not be waited
+	if h.TreeMode() != "job-object" {
+		t.Fatalf("tree mode %s", h.TreeMode())
+	}
+	tool := findTool(t, scan(t, h, root), "Tree")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(ctx, tool, map[string]string{"x": "y"})
+		done <- err
+	}()
+	hs := openTree(t, dir)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("error %v, want context.Canceled", err)
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("the call did not return after the cancel")
+	}
+	assertEnded(t, hs)
+	waitFor(t, "the host to let the run go", func() bool { return h.Running() == 0 })
+}
+
+// The leader answers and exits while the grandchild keeps the output pipe
+// open: the answer comes back at once (the read deadline after the
+// leader's exit works on Windows pipes), and Close ends the grandchild.
+func TestWindowsAnswerWhileADescendantHoldsStdout(t *testing.T) {
+	root := winRoot(t)
+	dir := winPlugin(t, root, "answer")
+	h := newHost(t, Options{})
+	tool := findTool(t, scan(t, h, root), "Tree")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	res, err := call(ctx, tool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, res); got != "answered; the grandchild holds stdout" {
+		t.Fatalf("answer %q", got)
+	}
+	hs := openTree(t, dir)
+	delete(hs, "leader")
+	if ev, _ := windows.WaitForSingleObject(hs["grandchild"], 0); ev == windows.WAIT_OBJECT_0 {
+		t.Fatal("the grandchild ended before Close; the test proves nothing")
+	}
+	closeCtx, closeCancel := context.WithTimeout(context.Background(), waitLimit)
+	defer closeCancel()
+	if err := h.Close(closeCtx); err != nil {
+		t.Fatal(err)
+	}
+	assertEnded(t, hs)
+}
+
+func TestWindowsOutputPipeHasReadDeadlines(t *testing.T) {
+	ours, theirs, err := outputPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ours.Close()
+	defer theirs.Close()
+	if _, err := theirs.Write([]byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8)
+	if n, err := ours.Read(buf); err != nil || string(buf[:n]) != "hi" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	if err := ours.SetReadDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ours.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read past the deadline: %v", err)
+	}
+}
+
+func TestWindowsPlanLaunch(t *testing.T) {
+	bin := winRoot(t)
+	writeFile(t, bin, "node.exe", "")
+	writeFile(t, bin, "run.cmd", "")
+	dir := winRoot(t)
+	writeFile(t, dir, `bin\tool.exe`, "")
+	for _, c := range []struct {
+		command, path string // path "": cmd.exe
+		argv          []string
+	}{
+		{"node X.js", filepath.Join(bin, "node.exe"), []string{"node", "X.js"}},
+		{"node.exe X.js", filepath.Join(bin, "node.exe"), []string{"node.exe", "X.js"}},
+		{`bin\tool a`, filepath.Join(dir, `bin\tool.exe`), []string{`bin\tool`, "a"}},
+		{"bin/tool.exe", filepath.Join(dir, `bin/tool.exe`), []string{"bin/tool.exe"}},
+		{"run", "", nil},
+		{"node %CD%", "", nil},
+		{`node "my file.js"`, "", nil},
+		{"missing", "", nil},
+	} {
+		l, _ := planLaunch(c.command, dir, bin)
+		if c.path == "" {
+			want := `" /d /s /c "` + c.command + `"`
+			if !l.shell || !strings.HasSuffix(l.cmdLine, want) {
+				t.Errorf("%s: want cmd.exe, got %+v", c.command, l)
+			}
+			continue
+		}
+		if l.shell || !strings.EqualFold(l.path, c.path) || strings.Join(l.argv, " ") != strings.Join(c.argv, " ") {
+			t.Errorf("%s: got %+v, want %s %q", c.command, l, c.path, c.argv)
+		}
+	}
+}
+
+// A shell command runs under cmd.exe with its quotes intact.
+func TestWindowsShellCommand(t *testing.T) {
+	root := winRoot(t)
+	dir := filepath.Join(root, "Echo")
+	writeFile(t, dir, manifestFile,
+		`{"name":"Echo","pluginType":"synchronous","entryPoint":{"command":"echo {\"status\":\"success\",\"result\":\"via cmd\"}"},"communication":{"protocol":"stdio","timeout":60000}}`)
+	h := newHost(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	res, err := call(ctx, findTool(t, scan(t, h, root), "Echo"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, res); got != "via cmd" {
+		t.Fatalf("answer %q", got)
+	}
+}
