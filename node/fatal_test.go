@@ -73,7 +73,7 @@ func TestPanicIsAFatalStopThatRunReturns(t *testing.T) {
 		t.Errorf("%d plugin processes after the fatal stop", n)
 	}
 	for what, pid := range map[string]int{"the plugin": sleeperPid, "the MCP server": mcpPid} {
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		if err := signalPid(pid, syscall.Signal(0)); !errors.Is(err, os.ErrProcessDone) {
 			t.Errorf("%s (pid %d) still runs after the fatal stop: %v", what, pid, err)
 		}
 	}
