@@ -7,6 +7,9 @@ import (
 	"syscall"
 )
 
+// errNoHostChannel is nil: the socket pair below works on every Unix.
+var errNoHostChannel error
+
 // socketPair is the channel to a host: ours, and theirs for its fd 3.
 func socketPair() (ours, theirs *os.File, err error) {
 	// Under ForkLock, so no other child started meanwhile inherits them
