@@ -319,9 +319,8 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	return pl, nil
 }
 
-// commit puts pl in force: the plugin host and scan, then the processes
-// (MCP servers and direct plugins started, restarted and stopped), then
-// calls see the new tools and the new policy together (one swap in the
+// commit puts pl in force: the processes (MCP servers and direct plugins
+// started, restarted and stopped), the plugin host and scan, then calls see the new tools and the new policy together (one swap in the
 // dispatcher). Nothing here refuses the plan; what goes wrong is returned
 // as warnings.
 func (n *Node) commit(pl *plan) (warnings []string) {
@@ -336,8 +335,10 @@ func (n *Node) commit(pl *plan) (warnings []string) {
 // start runs what pl needs running and returns the registry of its tools.
 // New calls it before the dispatcher exists; later, commit.
 func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
-	directTools, warnings := n.plugins.commit(pl.plugins)
-	mcpTools, warn := n.mcp.apply(pl.st.cfg, pl.servers)
+	// MCP first: it may wait for new servers to list their tools, and the
+	// plugin scan, once published, should not wait long for its registry.
+	mcpTools, warnings := n.mcp.apply(pl.st.cfg, pl.servers)
+	directTools, warn := n.plugins.commit(pl.plugins)
 	warnings = append(warnings, warn...)
 	reg := toolhost.NewRegistry()
 	if err := reg.Replace(append(append(slices.Clone(pl.tools), mcpTools...), directTools...)); err != nil {
