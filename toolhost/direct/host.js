@@ -2,8 +2,10 @@
 // vcpnode's Node.js host for one VCP "direct" plugin (service or
 // hybridservice). vcpnode starts one of these per plugin, in the plugin's
 // folder with the plugin's environment, and talks to it in newline-delimited
-// JSON over fd 3 (a socket pair): plugins print to stdout and stderr freely,
-// so those only go to vcpnode's log.
+// JSON over fd 3 (a socket pair), or on Windows, which passes no fd 3, over a
+// loopback connection to VCPNODE_DIRECT_CHANNEL opened with the one-time
+// VCPNODE_DIRECT_TOKEN: plugins print to stdout and stderr freely, so those
+// only go to vcpnode's log.
 //
 // vcpnode → host: {t:"load",script,type,config,name} once, then {t:"init"};
 //   {t:"call",id,args,ctx}; {t:"cancel",id,reason}; {t:"shutdown"}.
@@ -14,7 +16,20 @@
 const net = require('net');
 const { pathToFileURL } = require('url');
 
-const chan = new net.Socket({ fd: 3, readable: true, writable: true });
+function openChannel() {
+  const addr = process.env.VCPNODE_DIRECT_CHANNEL;
+  const token = process.env.VCPNODE_DIRECT_TOKEN;
+  // Neither the plugin nor what it starts needs them.
+  delete process.env.VCPNODE_DIRECT_CHANNEL;
+  delete process.env.VCPNODE_DIRECT_TOKEN;
+  if (!addr) return new net.Socket({ fd: 3, readable: true, writable: true });
+  const i = addr.lastIndexOf(':');
+  const s = net.connect({ host: addr.slice(0, i), port: Number(addr.slice(i + 1)) });
+  s.write(token + '\n'); // queued until connected
+  return s;
+}
+
+const chan = openChannel();
 let plugin = null; // the module's export object
 let pluginName = '';
 const calls = new Map(); // id → AbortController

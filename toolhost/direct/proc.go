@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,32 +103,33 @@ type proc struct {
 // reaped is called once the host and its tree are gone, just before done closes.
 func spawn(trees *proctree.Manager, nodePath string, args []string, dir string, env []string, log zerolog.Logger, name string,
 	reaped func()) (_ *proc, err error) {
-	ours, theirs, err := socketPair()
+	ch, err := newChannel()
 	if err != nil {
-		return nil, fmt.Errorf("socket pair: %w", err)
+		return nil, err
 	}
 	var childFiles []*os.File
 	defer func() {
-		theirs.Close()
 		for _, f := range childFiles {
 			f.Close()
 		}
 		if err != nil {
-			ours.Close()
+			ch.close()
 		}
 	}()
 	// The host script arrives on stdin ("node -"), which keeps it out of
-	// the command line; it fits in the pipe's buffer, so nothing waits.
+	// the command line. Written from a goroutine: it fits a Unix pipe's
+	// buffer, but not Windows' 4 KiB default; the write ends when node has
+	// read it, or fails once our copy of the read end is closed and the host
+	// is gone (or never started).
 	scriptR, scriptW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	childFiles = append(childFiles, scriptR)
-	_, err = scriptW.WriteString(hostScript)
-	scriptW.Close()
-	if err != nil {
-		return nil, fmt.Errorf("host script: %w", err)
-	}
+	go func() {
+		_, _ = scriptW.WriteString(hostScript)
+		scriptW.Close()
+	}()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -139,25 +141,28 @@ func spawn(trees *proctree.Manager, nodePath string, args []string, dir string, 
 		return nil, err
 	}
 	childFiles = append(childFiles, errW)
+	files := []*os.File{scriptR, outW, errW}
+	if f := ch.childFile(); f != nil {
+		files = append(files, f)
+	}
 	osp, tree, err := trees.StartProcess(nodePath, append([]string{nodePath}, args...), &os.ProcAttr{
 		Dir:   dir,
-		Env:   env,
-		Files: []*os.File{scriptR, outW, errW, theirs},
+		Env:   slices.Concat(env, ch.childEnv()),
+		Files: files,
 	})
 	if err != nil {
 		outR.Close()
 		errR.Close()
 		return nil, err
 	}
-	conn, err := net.FileConn(ours)
-	ours.Close() // FileConn made its own descriptor
+	conn, err := ch.connect(tree.Alive)
 	if err != nil {
 		tree.KillAll()
 		_, _ = osp.Wait()
 		tree.Release()
 		outR.Close()
 		errR.Close()
-		return nil, fmt.Errorf("socket pair: %w", err)
+		return nil, fmt.Errorf("channel to the Node.js host: %w", err)
 	}
 	p := &proc{
 		name:    name,

@@ -3,12 +3,30 @@
 package direct
 
 import (
+	"fmt"
 	"os"
 	"syscall"
 )
 
-// errNoHostChannel is nil: the socket pair below works on every Unix.
-var errNoHostChannel error
+// tcpChannelForTests makes hosts here use the loopback channel Windows
+// uses, so that path runs against real Node.js in the tests.
+var tcpChannelForTests bool
+
+// newChannel is a socket pair for the host's fd 3.
+func newChannel() (channel, error) {
+	if tcpChannelForTests {
+		c, err := newTCPChannel()
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	ours, theirs, err := socketPair()
+	if err != nil {
+		return nil, fmt.Errorf("socket pair: %w", err)
+	}
+	return &pairChannel{ours: ours, theirs: theirs}, nil
+}
 
 // socketPair is the channel to a host: ours, and theirs for its fd 3.
 func socketPair() (ours, theirs *os.File, err error) {

@@ -66,9 +66,6 @@ func (s *slot) launch() (*proc, error) {
 	if s.h.trees == nil {
 		return nil, &loadError{Reason: "cannot track Node.js host processes here: " + s.h.treesErr.Error()}
 	}
-	if errNoHostChannel != nil {
-		return nil, &loadError{Reason: errNoHostChannel.Error()}
-	}
 	untrack := s.h.track()
 	p, err := spawn(s.h.trees, s.node, nodeArgs(s.mem, s.p.Name), s.p.Dir, s.p.Env, s.log, s.p.Name, untrack)
 	if err != nil {
