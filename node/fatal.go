@@ -12,12 +12,13 @@ import (
 
 // A fatal stop is a panic in a goroutine Run owns (the connect loop, a
 // session's reader and decoder, the observers, the plugin watcher, the MCP
-// follower…): a bug, not a condition the node can retry, since a bad key
-// cannot be told from a server restart and the connect loop rightly never
-// gives up. The panic is recovered and logged with its stack, the node
-// shuts down as on a stop asked through ctx (calls answered or cancelled,
-// plugin processes stopped), and Run returns what failed, so that the
-// service manager sees a failure and restarts the daemon.
+// follower, a placeholder source's run…): a bug, not a condition the node
+// can retry. (A bad key cannot be told from a server restart, so the
+// connect loop rightly never gives up.) The panic is recovered and logged
+// with its stack, the node shuts down as on a stop asked through ctx
+// (calls answered or cancelled, plugin processes stopped), and Run returns
+// what failed, so that the service manager sees a failure and restarts
+// the daemon.
 type runFailure struct {
 	mu   sync.Mutex
 	err  error                   // the first fatal failure

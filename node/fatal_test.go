@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -81,4 +86,41 @@ func TestPanicIsAFatalStopThatRunReturns(t *testing.T) {
 		t.Errorf("phase %s after Run returned", s.Phase)
 	}
 	h.waitLog(`"stack":"goroutine`)
+}
+
+// panicSource is a placeholder source whose run panics.
+type panicSource struct{}
+
+func (panicSource) Name() string           { return "Broken" }
+func (panicSource) Placeholders() []string { return []string{"{{Broken}}"} }
+func (panicSource) Run(context.Context) (placeholders.Output, error) {
+	panic("injected source failure")
+}
+
+// A panic in a placeholder source's run (node code in the refresher's
+// goroutine) is a fatal stop too.
+func TestPanicInAPlaceholderSourceStopsRun(t *testing.T) {
+	hub, err := fakehub.Start(fakehub.Options{Key: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(hub.Close)
+	cfg := config.Default()
+	cfg.Hub.URL, cfg.Hub.Key = hub.BaseURL(), testKey
+	src := func(config.Config, zerolog.Logger) ([]placeholders.Job, []string, error) {
+		return []placeholders.Job{{Source: panicSource{}, Fingerprint: "broken"}}, nil, nil
+	}
+	n, err := New(cfg, zerolog.Nop(), withTimings(testTimings()), WithGetenv(func(string) string { return "" }),
+		WithPlaceholderSource(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.Run(ctx); err == nil || !strings.Contains(err.Error(), "placeholder source Broken panicked: injected source failure") {
+		t.Fatalf("Run = %v, want the source's panic", err)
+	}
+	if ctx.Err() != nil {
+		t.Error("Run returned only because the test's deadline passed")
+	}
 }

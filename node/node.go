@@ -192,6 +192,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		getenv:    os.Getenv,
 	}
 	n.ph = newPlaceholderFeed(log)
+	n.ph.guard = n.guard
 	for _, o := range opts {
 		o(n)
 	}

@@ -32,6 +32,9 @@ type placeholderFeed struct {
 	pushes  atomic.Uint64 // update_static_placeholders frames sent, for metrics
 	log     zerolog.Logger
 	sources []PlaceholderSource
+	// guard runs each source's run: the node's turns a panic into a fatal
+	// stop of Run (fatal.go). nil: run it as it is.
+	guard func(what string, f func())
 
 	mu        sync.Mutex
 	jobs      []placeholders.Job
@@ -68,7 +71,7 @@ func (f *placeholderFeed) fromSources(cfg config.Config, log zerolog.Logger) ([]
 func (f *placeholderFeed) apply(jobs []placeholders.Job, cfg config.PlaceholdersConfig) (removed []string, warnings []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.jobs = jobs
+	f.jobs = f.guarded(jobs)
 	opts := placeholders.Options{MinInterval: cfg.MinInterval.D()}
 	if f.refresher != nil && opts != f.opts {
 		// A new minimum interval needs a new refresher; values stay in the store.
@@ -89,6 +92,35 @@ func (f *placeholderFeed) update() (removed []string, warnings []string) {
 	}
 	return removed, warnings
 }
+
+// guarded wraps every job's source so that a panic in a run is a fatal
+// stop, not a crash of the refresher's goroutine.
+func (f *placeholderFeed) guarded(jobs []placeholders.Job) []placeholders.Job {
+	if f.guard == nil {
+		return jobs
+	}
+	out := make([]placeholders.Job, len(jobs))
+	for i, j := range jobs {
+		j.Source = guardedSource{Source: j.Source, guard: f.guard}
+		out[i] = j
+	}
+	return out
+}
+
+// guardedSource is a placeholder source run under the node's guard.
+type guardedSource struct {
+	placeholders.Source
+	guard func(what string, f func())
+}
+
+func (g guardedSource) Run(ctx context.Context) (out placeholders.Output, err error) {
+	err = errSourcePanicked
+	g.guard("placeholder source "+g.Name(), func() { out, err = g.Source.Run(ctx) })
+	return out, err
+}
+
+// errSourcePanicked is the run's error when its source panicked.
+var errSourcePanicked = errors.New("the source failed (a fatal error; the node is stopping)")
 
 // splitJoined lists the messages of an errors.Join.
 func splitJoined(err error) []string {
