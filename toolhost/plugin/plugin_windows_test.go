@@ -154,7 +154,7 @@ func openTree(t *testing.T, dir string) map[string]windows.Handle {
 	t.Helper()
 	hs := map[string]windows.Handle{}
 	for _, role := range []string{"leader", "grandchild"} {
-		pid := waitPidFile(t, filepath.Join(dir, role+".pid"))
+		pid := waitWinPid(t, dir, role)
 		h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
 		if err != nil {
 			t.Fatalf("open %s (pid %d): %v", role, pid, err)
@@ -163,6 +163,34 @@ func openTree(t *testing.T, dir string) map[string]windows.Handle {
 		hs[role] = h
 	}
 	return hs
+}
+
+// winStartLimit bounds the wait for the fake plugin's processes: three
+// process starts under Wine on a loaded machine once took over 20 s.
+const winStartLimit = time.Minute
+
+// waitWinPid waits for role's pid file in dir; on failure it names the
+// pid files that are there, to tell which process did not come up.
+func waitWinPid(t *testing.T, dir, role string) int {
+	t.Helper()
+	deadline := time.Now().Add(winStartLimit)
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, role+".pid"))
+		if err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			var have []string
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				have = append(have, e.Name())
+			}
+			t.Fatalf("no %s.pid after %s; the folder holds %q", role, winStartLimit, have)
+		}
+		time.Sleep(20 * time.Millisecond) // polling a file the plugin writes, with a deadline
+	}
 }
 
 func assertEnded(t *testing.T, hs map[string]windows.Handle) {
