@@ -459,6 +459,9 @@ func TestReconnectWaitsForTheConnection(t *testing.T) {
 	first := d.accept()
 	d.hub.Stop(d.ctx)
 	<-first.Done()
+	// The hub's end closes first: until the node reads the close, reconnect
+	// rightly answers that it is connected.
+	d.waitDisconnected()
 
 	code, out, errOut := d.ctl("reconnect", "--timeout", "1s")
 	if code != exitError || out != "" || !strings.Contains(errOut, "vcpnode: not connected: the daemon is ") || !strings.Contains(errOut, "after 1s") {

@@ -133,6 +133,22 @@ func (d *testDaemon) accept() *fakehub.Conn {
 	}
 }
 
+// waitDisconnected waits for the node to know its connection ended.
+func (d *testDaemon) waitDisconnected() {
+	d.t.Helper()
+	for {
+		s, changed := d.node.State()
+		if s.Phase != node.PhaseConnected {
+			return
+		}
+		select {
+		case <-changed:
+		case <-d.ctx.Done():
+			d.t.Fatalf("never noticed the disconnection: %+v", s)
+		}
+	}
+}
+
 // waitPending waits until n calls await approval.
 func (d *testDaemon) waitPending(n int) {
 	d.t.Helper()
