@@ -268,7 +268,9 @@ type backend interface {
 func (t *Tree) Mode() Mode { return t.mode }
 
 // SysProcAttr is what the leader must be started with: its own process
-// group, and in ModeCgroup its cgroup. Each call returns a fresh value.
+// group, and in ModeCgroup its cgroup; in ModeJobObject it is created
+// suspended and runs only once Started put it in the job, so Started must
+// follow a successful start. Each call returns a fresh value.
 func (t *Tree) SysProcAttr() *syscall.SysProcAttr { return t.b.sysProcAttr() }
 
 // Env is the marker entry ("KEY=VALUE") to add to the leader's environment.
