@@ -123,21 +123,7 @@ const treeGoneWait = 5 * time.Second
 // empty: the shell has been reaped, its descendants may still run.
 func endTree(t *proctree.Tree) {
 	defer t.Release()
-	if !t.Alive() {
-		return
-	}
-	t.KillAll()
-	deadline := time.NewTimer(treeGoneWait)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for t.Alive() {
-		select {
-		case <-tick.C: // polling the kernel; there is nothing to wait on
-		case <-deadline.C:
-			return
-		}
-	}
+	_ = t.KillAndWait(treeGoneWait)
 }
 
 // excerpt is the start of a command's error output, on one line.

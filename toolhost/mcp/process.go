@@ -131,21 +131,8 @@ func (p *proc) killRest() {
 		return
 	}
 	defer p.tree.Release()
-	if !p.tree.Alive() {
-		return
-	}
-	p.tree.KillAll()
-	deadline := time.NewTimer(treeGoneWait)
-	defer deadline.Stop()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for p.tree.Alive() {
-		select {
-		case <-tick.C: // polling the kernel; there is nothing to wait on
-		case <-deadline.C:
-			p.log.Error().Int("pid", p.cmd.Process.Pid).Msg("processes of an MCP server still alive after SIGKILL")
-			return
-		}
+	if err := p.tree.KillAndWait(treeGoneWait); err != nil {
+		p.log.Error().Err(err).Int("pid", p.cmd.Process.Pid).Msg("processes of an MCP server outlive it")
 	}
 }
 

@@ -345,21 +345,35 @@ func (t *Tree) Kill(ctx context.Context, grace time.Duration) error {
 		reserve = min(left/4, killReserve)
 		grace = max(0, min(grace, left-reserve))
 	}
-	defer func() {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if !t.released {
-			t.b.reap()
-		}
-	}()
+	defer t.reap()
 	if waitGone(ctx, t, grace) {
 		return nil
 	}
+	return t.KillAndWait(reserve)
+}
+
+// KillAndWait sends SIGKILL to every process of the tree at once and waits
+// up to d for the tree to empty: for a leader that already exited, whose
+// descendants get no grace.
+func (t *Tree) KillAndWait(d time.Duration) error {
+	if !t.Alive() {
+		return nil
+	}
+	defer t.reap()
 	t.KillAll()
-	if !waitGone(context.Background(), t, reserve) {
-		return fmt.Errorf("processes of the tree still alive %s after SIGKILL", reserve)
+	if !waitGone(context.Background(), t, d) {
+		return fmt.Errorf("processes of the tree still alive %s after SIGKILL", d)
 	}
 	return nil
+}
+
+// reap collects the tree's members that are zombies of the daemon.
+func (t *Tree) reap() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.released {
+		t.b.reap()
+	}
 }
 
 // waitGone polls t until it is empty (true), ctx ends or d passes (d < 0: no limit).
