@@ -113,7 +113,8 @@ func (d *testDaemon) configFile() string {
 	return st.ConfigFile
 }
 
-// accept waits for the node's connection and for the node to know it is connected.
+// accept waits for the node's connection and for the node to know it is
+// connected and has sent its tools (status shows "tools registered").
 func (d *testDaemon) accept() *fakehub.Conn {
 	d.t.Helper()
 	c, err := d.hub.Accept(d.ctx)
@@ -122,7 +123,7 @@ func (d *testDaemon) accept() *fakehub.Conn {
 	}
 	for {
 		s, changed := d.node.State()
-		if s.Phase == node.PhaseConnected && s.ServerID != "" {
+		if s.Phase == node.PhaseConnected && s.ServerID != "" && s.Registered {
 			return c
 		}
 		select {
