@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Windows check for developers on Linux: cross-compiles and vets everything
 # for windows/amd64, then runs the Windows tests of the process-tree code
-# (toolhost/proctree, toolhost/plugin, toolhost/direct) under Wine when Wine
-# is installed (Debian: apt-get install wine64). Without Wine it says what
+# (toolhost/proctree, toolhost/plugin, toolhost/direct) and `vcpnode.exe demo`
+# under Wine when Wine is installed (Debian: apt-get install wine64). Without Wine it says what
 # it skipped and exits 0 after the build and vet.
 #
 # Under Wine only the tests written for Windows run (proctree's whole
@@ -86,6 +86,15 @@ run() { # package, -test.run pattern
 run toolhost/proctree '.'
 run toolhost/plugin '^TestWindows'
 run toolhost/direct '^TestWindows'
+# The program itself in the foreground: vcpnode demo runs a node against a
+# fake server on loopback (connect, register, calls, graceful shutdown) and
+# exits non-zero when a call does not turn out as expected.
+echo "== vcpnode.exe demo under Wine"
+GOOS=windows GOARCH=amd64 go build -o "$work/vcpnode.exe" ./cmd/vcpnode
+if ! (cd "$work" && timeout 300 "$wine" ./vcpnode.exe demo); then
+	failed=1
+	echo "FAIL: vcpnode.exe demo"
+fi
 if [ "$failed" -ne 0 ]; then
 	echo "FAIL: Windows tests under Wine"
 	exit 1

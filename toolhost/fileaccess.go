@@ -23,7 +23,7 @@ func NewFileAccess(opts FileOptions) *FileAccess {
 // configured, none resolvable), or nil.
 func (a *FileAccess) Ready() error {
 	switch {
-	case !fileServingSupported:
+	case !FileServingSupported:
 		return fileErr(ErrFileServingDisabled, nil, "file access is not supported on %s", runtime.GOOS)
 	case !a.t.configured:
 		return fileErr(ErrFileServingDisabled, nil, "file access is disabled: [files] roots is empty, so this node reads no files")

@@ -155,7 +155,7 @@ func (t *fileTool) Spec() Spec {
 // exactly the nested shape the server checks: status "success", non-empty
 // fileData, mimeType.
 func (t *fileTool) Invoke(ctx context.Context, call Call) (any, error) {
-	if !fileServingSupported {
+	if !FileServingSupported {
 		return nil, fileErr(ErrFileServingDisabled, nil, "file serving is not supported on %s", runtime.GOOS)
 	}
 	if !t.configured {

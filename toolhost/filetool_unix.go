@@ -7,7 +7,9 @@ import (
 	"syscall"
 )
 
-const fileServingSupported = true
+// FileServingSupported says whether internal_request_file and the file
+// tools work here (see filetool_other.go).
+const FileServingSupported = true
 
 // openNoFollow opens a path already checked to be a regular file. O_NOFOLLOW
 // refuses a symlink swapped in since resolution, and O_NONBLOCK keeps a fifo

@@ -107,11 +107,18 @@ type demoFile struct {
 
 // demoCalls is the script; adding a call is adding a line.
 func demoCalls(f demoFile) []demoCall {
+	serve := demoCall{tool: toolhost.FileToolName, args: map[string]any{"fileUrl": f.url}, describe: "the server pulls a file from the node's file root", check: f.sameBytes}
+	outside := demoCall{tool: toolhost.FileToolName, args: map[string]any{"fileUrl": "file:///etc/passwd"}, describe: "a file outside the root is refused", expectError: "outside the directories this node serves"}
+	if !toolhost.FileServingSupported {
+		// Windows: no file is served at all, and the demo shows that answer.
+		serve.describe, serve.check, serve.expectError = "file serving is refused on this system", nil, "file serving is not supported"
+		outside.expectError = "file serving is not supported"
+	}
 	return []demoCall{
 		{tool: "Echo", args: map[string]any{"message": demoEchoText}, describe: "the node answers with the text it was sent", check: hasText(demoEchoText)},
 		{tool: "NodeInfo", describe: "the node describes the machine it runs on", check: hasText("node process: pid")},
-		{tool: toolhost.FileToolName, args: map[string]any{"fileUrl": f.url}, describe: "the server pulls a file from the node's file root", check: f.sameBytes},
-		{tool: toolhost.FileToolName, args: map[string]any{"fileUrl": "file:///etc/passwd"}, describe: "a file outside the root is refused", expectError: "outside the directories this node serves"},
+		serve,
+		outside,
 		{tool: "NoSuchTool", describe: "a tool this node does not have", expectError: "unknown tool"},
 	}
 }
