@@ -27,3 +27,13 @@ func BenchmarkTreeBookkeeping(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadProcs is one /proc walk of ModeSubreaper (every process's
+// stat), which Alive, Kill and the walker pay.
+func BenchmarkReadProcs(b *testing.B) {
+	for b.Loop() {
+		if len(readProcs()) == 0 {
+			b.Fatal("no process read")
+		}
+	}
+}

@@ -51,22 +51,29 @@ func readProcs() map[int]procInfo {
 
 // readStat parses /proc/<pid>/stat (the command name may hold spaces and
 // parentheses, so fields are counted from the last ')').
+//
+// It reads with plain system calls: an os.File would try to register each
+// file with the network poller and set it non-blocking, which made up most
+// of a walk's cost (BenchmarkReadProcs).
 func readStat(pid int, buf []byte) (procInfo, bool) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
+	fd, err := openNoIntr("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return procInfo{}, false
 	}
-	n, _ := f.Read(buf[:cap(buf)])
-	f.Close()
+	n, err := readNoIntr(fd, buf[:cap(buf)])
+	syscall.Close(fd)
+	if err != nil {
+		return procInfo{}, false
+	}
 	b := buf[:n]
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return procInfo{}, false
 	}
-	fields := bytes.Fields(b[i+1:])
 	// state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt
 	// utime stime cutime cstime priority nice threads itrealvalue starttime
-	if len(fields) < 20 || len(fields[0]) != 1 {
+	var fields [20][]byte
+	if firstFields(b[i+1:], fields[:]) < len(fields) || len(fields[0]) != 1 {
 		return procInfo{}, false
 	}
 	atoi := func(b []byte) int { v, _ := strconv.Atoi(string(b)); return v }
@@ -392,6 +399,45 @@ func (b *walkBackend) release() {
 	for pid, start := range b.members {
 		if pi, ok := snap[pid]; ok && pid != b.leader && (start == 0 || pi.start == start) {
 			b.w.leftover[pid] = pi.start
+		}
+	}
+}
+
+// firstFields fills out with the first space-separated fields of b and
+// returns how many it found (bytes.Fields without allocating them all).
+func firstFields(b []byte, out [][]byte) int {
+	n := 0
+	for n < len(out) {
+		b = bytes.TrimLeft(b, " \n")
+		if len(b) == 0 {
+			break
+		}
+		end := bytes.IndexAny(b, " \n")
+		if end < 0 {
+			end = len(b)
+		}
+		out[n], b = b[:end], b[end:]
+		n++
+	}
+	return n
+}
+
+// openNoIntr opens path read-only, retrying on EINTR.
+func openNoIntr(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// readNoIntr reads once into b, retrying on EINTR.
+func readNoIntr(fd int, b []byte) (int, error) {
+	for {
+		n, err := syscall.Read(fd, b)
+		if err != syscall.EINTR {
+			return max(n, 0), err
 		}
 	}
 }
