@@ -32,8 +32,10 @@ func measureBinary(bin string, idle time.Duration) error {
 	if err := os.WriteFile(keyFile, []byte(measureKey+"\n"), 0o600); err != nil {
 		return err
 	}
-	config := fmt.Sprintf("[hub]\nurl = %q\nkey_file = %q\nname = \"rsscheck-binary\"\n\n[log]\nlevel = \"info\"\nformat = \"json\"\n",
-		hub.BaseURL(), keyFile)
+	// Its own control socket: as root the default is the system's
+	// (/run/vcpnode), which a running service may own.
+	config := fmt.Sprintf("[hub]\nurl = %q\nkey_file = %q\nname = \"rsscheck-binary\"\n\n[log]\nlevel = \"info\"\nformat = \"json\"\n\n[control]\nsocket = %q\n",
+		hub.BaseURL(), keyFile, filepath.Join(dir, "vcpnode.sock"))
 	configFile := filepath.Join(dir, "vcpnode.toml")
 	if err := os.WriteFile(configFile, []byte(config), 0o600); err != nil {
 		return err
