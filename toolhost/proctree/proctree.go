@@ -345,11 +345,11 @@ func (t *Tree) Kill(ctx context.Context, grace time.Duration) error {
 		reserve = min(left/4, killReserve)
 		grace = max(0, min(grace, left-reserve))
 	}
-	defer t.reap()
 	if waitGone(ctx, t, grace) {
+		t.reap()
 		return nil
 	}
-	return t.KillAndWait(reserve)
+	return t.KillAndWait(reserve) // reaps too
 }
 
 // KillAndWait sends SIGKILL to every process of the tree at once and waits
