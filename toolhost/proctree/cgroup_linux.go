@@ -264,7 +264,7 @@ func (b *cgroupBackend) reap() {
 	self := os.Getpid()
 	want := []byte("0::" + b.rel + "\n")
 	for pid, pi := range readProcs() {
-		if pi.ppid != self || pi.state != 'Z' || pid == b.pgid {
+		if pi.ppid != self || !pi.ended() || pid == b.pgid {
 			continue
 		}
 		if data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup"); err == nil && bytes.Contains(data, want) {
@@ -300,10 +300,10 @@ func (b *cgroupBackend) alive() bool {
 func (b *cgroupBackend) killAll() {
 	if !b.noKill {
 		err := os.WriteFile(filepath.Join(b.dir, "cgroup.kill"), []byte("1"), 0)
-		if err == nil {
+		if err == nil && !b.anyMainThreadGone() {
 			return
 		}
-		if !errors.Is(err, os.ErrNotExist) {
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			b.log.Warn().Err(err).Str("cgroup", b.dir).Msg("cgroup.kill failed; freezing and killing each process")
 		}
 	}
@@ -322,6 +322,20 @@ func (b *cgroupBackend) killAll() {
 	if frozen {
 		_ = os.WriteFile(freeze, []byte("0"), 0)
 	}
+}
+
+// anyMainThreadGone reports whether a process of the cgroup has lost its
+// main thread while others run (its /proc state is Z). cgroup.kill passes
+// over such a process (seen on Linux 6.18); kill(2) on its pid still ends
+// every thread. A process that has wholly exited is no longer listed.
+func (b *cgroupBackend) anyMainThreadGone() bool {
+	buf := make([]byte, 0, 512)
+	for _, pid := range b.pids() {
+		if pi, ok := readStat(pid, buf); ok && pi.state == 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *cgroupBackend) frozen() bool {

@@ -18,11 +18,27 @@ import (
 // FakeRoleEnv is set: the leader ignores SIGTERM and starts a child that
 // starts a grandchild and exits; the grandchild calls setsid (a session and
 // process group of its own), ignores SIGTERM and, orphaned, sleeps. Each
-// writes its pid to <FakeDirEnv>/<role>.pid.
+// writes its pid to <FakeDirEnv>/<role>.pid. The role named by
+// fakeExitMainEnv then ends its main thread alone (Linux), so the kernel
+// shows it as a zombie while its other threads run on.
 const (
-	fakeRoleEnv = "PROCTREE_TEST_ROLE"
-	fakeDirEnv  = "PROCTREE_TEST_DIR"
+	fakeRoleEnv     = "PROCTREE_TEST_ROLE"
+	fakeDirEnv      = "PROCTREE_TEST_DIR"
+	fakeExitMainEnv = "PROCTREE_TEST_EXIT_MAIN_THREAD"
 )
+
+// exitMainThread, where the platform has it, ends the calling thread (the
+// main one) and leaves the process running in its other threads.
+var exitMainThread func()
+
+// sleepAs sleeps as role, first ending the main thread if asked to.
+func sleepAs(role string) {
+	if os.Getenv(fakeExitMainEnv) == role && exitMainThread != nil {
+		go func() { time.Sleep(10 * time.Minute); os.Exit(0) }()
+		exitMainThread()
+	}
+	time.Sleep(10 * time.Minute)
+}
 
 func TestMain(m *testing.M) {
 	if role := os.Getenv(fakeRoleEnv); role != "" {
@@ -60,13 +76,13 @@ func runFake(role, dir string) int {
 		}
 		writePid(dir, role)
 		_ = os.NewFile(3, "ready").Close()
-		time.Sleep(10 * time.Minute)
+		sleepAs(role)
 		return 0
 	default:
 		return 2
 	}
 	writePid(dir, role)
-	time.Sleep(10 * time.Minute)
+	sleepAs(role)
 	return 0
 }
 
@@ -140,7 +156,7 @@ func readPid(t testing.TB, dir, role string) int {
 
 // startFakeTree starts the fake leader as a tree of m and returns the
 // tree, the dir holding the pid files, and the leader's process.
-func startFakeTree(t *testing.T, m *Manager) (*Tree, string, *os.Process) {
+func startFakeTree(t *testing.T, m *Manager, extraEnv ...string) (*Tree, string, *os.Process) {
 	t.Helper()
 	dir := t.TempDir()
 	self, err := os.Executable()
@@ -152,7 +168,7 @@ func startFakeTree(t *testing.T, m *Manager) (*Tree, string, *os.Process) {
 		t.Fatal(err)
 	}
 	defer null.Close()
-	env := fakeEnv("leader", dir)
+	env := append(fakeEnv("leader", dir), extraEnv...)
 	proc, tree, err := m.StartProcess(self, []string{self}, &os.ProcAttr{Env: env, Files: []*os.File{null, null, null}})
 	if err != nil {
 		t.Fatalf("StartProcess: %v", err)

@@ -32,11 +32,12 @@ func stat(pid int) (pi procInfo, ok bool) {
 	return readStat(pid, make([]byte, 0, 512))
 }
 
-// gone: no such process, or a zombie another parent has yet to reap. A
-// zombie of this test process would be one we failed to reap.
+// gone: no such process, or one that has ended and that another parent
+// has yet to reap. A zombie of this test process would be one we failed to
+// reap.
 func gone(pid int) bool {
 	pi, ok := stat(pid)
-	return !ok || (pi.state == 'Z' && pi.ppid != os.Getpid())
+	return !ok || (pi.ended() && pi.ppid != os.Getpid())
 }
 
 // TestKillFindsASetsidGrandchild: the grandchild left its session and
@@ -76,6 +77,53 @@ func TestKillFindsASetsidGrandchild(t *testing.T) {
 			}
 			tree.Release()
 		})
+	}
+}
+
+// TestKillFindsProcessesWhoseMainThreadExited: a process whose main
+// thread called exit (pthread_exit in C) is shown as a zombie while its
+// other threads run, fork and hold resources. It still belongs to the
+// tree: Kill ends it and it is reaped, whether it is the leader or an
+// orphaned grandchild (whose marker is then read from a live thread).
+func TestKillFindsProcessesWhoseMainThreadExited(t *testing.T) {
+	for _, mode := range []Mode{ModeCgroup, ModeSubreaper} {
+		for _, role := range []string{"leader", "grandchild"} {
+			t.Run(mode.String()+"/"+role, func(t *testing.T) {
+				m := testManager(t, mode)
+				tree, dir, proc := startFakeTree(t, m, fakeExitMainEnv+"="+role)
+				reaped := make(chan struct{})
+				go func() { _, _ = proc.Wait(); close(reaped) }()
+				pids := map[string]int{}
+				for _, r := range []string{"leader", "child", "grandchild"} {
+					pids[r] = readPid(t, dir, r)
+				}
+				waitFor(t, "the child to exit, orphaning the grandchild", func() bool { return gone(pids["child"]) })
+				waitFor(t, "the main thread of the "+role+" to exit", func() bool {
+					pi, ok := stat(pids[role])
+					return ok && pi.state == 'Z' && pi.threads > 1
+				})
+				if !tree.Alive() {
+					t.Fatalf("tree not alive while the %s runs in its other threads", role)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+				defer cancel()
+				if err := tree.Kill(ctx, 100*time.Millisecond); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case <-reaped:
+				case <-time.After(waitLimit):
+					t.Fatalf("the leader %d was not killed", pids["leader"])
+				}
+				for r, pid := range pids {
+					waitFor(t, r+" "+strconv.Itoa(pid)+" to be gone and reaped", func() bool { return gone(pid) })
+				}
+				if tree.Alive() {
+					t.Fatal("tree still alive after Kill")
+				}
+				tree.Release()
+			})
+		}
 	}
 }
 

@@ -24,7 +24,16 @@ const walkEvery = 200 * time.Millisecond
 type procInfo struct {
 	pid, ppid, pgid, sid int
 	state                byte
+	threads              int
 	start                uint64 // clock ticks after boot: tells a reused pid apart
+}
+
+// ended reports whether the process has exited as a whole. The state is
+// its main thread's: a process whose main thread called exit (pthread_exit
+// in C) shows Z while its other threads still run, can still fork, and
+// cannot be reaped until they end. Such a zombie counts its live threads.
+func (pi procInfo) ended() bool {
+	return pi.state == 'X' || (pi.state == 'Z' && pi.threads <= 1)
 }
 
 // readProcs snapshots every process.
@@ -79,14 +88,22 @@ func readStat(pid int, buf []byte) (procInfo, bool) {
 	atoi := func(b []byte) int { v, _ := strconv.Atoi(string(b)); return v }
 	start, _ := strconv.ParseUint(string(fields[19]), 10, 64)
 	return procInfo{pid: pid, state: fields[0][0], ppid: atoi(fields[1]), pgid: atoi(fields[2]),
-		sid: atoi(fields[3]), start: start}, true
+		sid: atoi(fields[3]), threads: atoi(fields[17]), start: start}, true
 }
 
 // markerOf returns the value of pid's EnvMarker variable, "" when none.
+// A process whose main thread exited has no environment under its own pid
+// (that thread's memory is gone); its other threads share theirs.
 func markerOf(pid int) string {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return ""
+	dir := "/proc/" + strconv.Itoa(pid)
+	data, _ := os.ReadFile(dir + "/environ")
+	if len(data) == 0 {
+		tids, _ := os.ReadDir(dir + "/task")
+		for _, tid := range tids {
+			if data, _ = os.ReadFile(dir + "/task/" + tid.Name() + "/environ"); len(data) > 0 {
+				break
+			}
+		}
 	}
 	prefix := []byte(EnvMarker + "=")
 	for _, kv := range bytes.Split(data, []byte{0}) {
@@ -192,7 +209,7 @@ func (w *walker) walk() map[int]procInfo {
 	// Adopted orphans name their tree in their environment (read once).
 	adopted := make(map[int]string)
 	for pid, pi := range snap {
-		if pi.ppid != w.self || pi.state == 'Z' || w.isLeader(pid) {
+		if pi.ppid != w.self || pi.ended() || w.isLeader(pid) {
 			continue
 		}
 		if start, ok := w.foreign[pid]; ok && start == pi.start {
@@ -220,14 +237,17 @@ func (w *walker) walk() map[int]procInfo {
 	}
 	for pid, pi := range snap {
 		start, ok := claimed[pid]
-		if !ok || pi.ppid != w.self || pi.state != 'Z' || (start != 0 && start != pi.start) || w.isLeader(pid) {
+		if !ok || pi.ppid != w.self || !pi.ended() || (start != 0 && start != pi.start) || w.isLeader(pid) {
 			continue
 		}
 		// Ours to reap: a member of one of our trees, adopted as an orphan.
-		// The leaders are left to the os.Process that started them.
+		// The leaders are left to the os.Process that started them. A
+		// leftover stays listed until it is really collected: a walk that
+		// dropped it on a failed attempt left a zombie for good.
 		var ws syscall.WaitStatus
-		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-		delete(w.leftover, pid)
+		if got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil); got == pid || err == syscall.ECHILD {
+			delete(w.leftover, pid)
+		}
 	}
 	return snap
 }
@@ -320,7 +340,7 @@ func (b *walkBackend) update(snap map[int]procInfo, self int, adopted map[int]st
 func (b *walkBackend) live(snap map[int]procInfo) []int {
 	var out []int
 	for pid, start := range b.members {
-		if pi, ok := snap[pid]; ok && (start == 0 || pi.start == start) && pi.state != 'Z' && pi.state != 'X' {
+		if pi, ok := snap[pid]; ok && (start == 0 || pi.start == start) && !pi.ended() {
 			out = append(out, pid)
 		}
 	}

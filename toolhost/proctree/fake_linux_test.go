@@ -1,0 +1,20 @@
+package proctree
+
+import (
+	"os"
+	"runtime"
+	"syscall"
+)
+
+func init() {
+	// Wired to the main thread from here on, so that exitMainThread ends
+	// the thread the kernel reports the process by (its thread-group leader).
+	if os.Getenv(fakeRoleEnv) != "" {
+		runtime.LockOSThread()
+	}
+	exitMainThread = func() {
+		// exit, not exit_group: only this thread ends. The Go runtime never
+		// learns of it; the fake only sleeps until it is killed.
+		_, _, _ = syscall.RawSyscall(syscall.SYS_EXIT, 0, 0, 0)
+	}
+}
