@@ -29,6 +29,7 @@ const (
 type mcpRuntime struct {
 	log    zerolog.Logger
 	getenv func(string) string
+	trees  *lazyTrees // the node's
 	// changed wakes the node when a server's tool changed (first listing,
 	// list_changed, a restart with other tools): a rescan re-registers.
 	changed chan struct{}
@@ -38,8 +39,8 @@ type mcpRuntime struct {
 	closed bool
 }
 
-func newMCPRuntime(log zerolog.Logger, getenv func(string) string) *mcpRuntime {
-	return &mcpRuntime{log: log, getenv: getenv, changed: make(chan struct{}, 1)}
+func newMCPRuntime(log zerolog.Logger, getenv func(string) string, trees *lazyTrees) *mcpRuntime {
+	return &mcpRuntime{log: log, getenv: getenv, trees: trees, changed: make(chan struct{}, 1)}
 }
 
 // serverConfigs turns the [mcp.servers] tables into the host's configs, by name.
@@ -127,11 +128,12 @@ func (rt *mcpRuntime) hostFor(cfg config.Config, want bool) (*mcp.Host, error) {
 	}
 	if rt.host == nil && want {
 		rt.host = mcp.NewHost(mcp.Options{
-			Log:     rt.log,
-			Environ: os.Environ(),
-			PassEnv: slices.Clone(cfg.Plugins.PassEnv),
-			Getenv:  rt.getenv,
-			Secret:  []string{config.EnvKey},
+			Log:          rt.log,
+			ProcessTrees: rt.trees.get(),
+			Environ:      os.Environ(),
+			PassEnv:      slices.Clone(cfg.Plugins.PassEnv),
+			Getenv:       rt.getenv,
+			Secret:       []string{config.EnvKey},
 			// A message bigger than a result may be is of no use: refuse it
 			// before holding it (1 MiB for the envelope).
 			MaxMessageBytes: cfg.Node.MaxResultBytes + config.MiB,

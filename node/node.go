@@ -119,6 +119,9 @@ type Node struct {
 
 	// ph holds the placeholder store and refresher (placeholders.go).
 	ph *placeholderFeed
+	// trees is the one process tree Manager of every process starter
+	// (proctrees.go), closed at the end of Run.
+	trees *lazyTrees
 
 	events *eventLog    // recent events and subscribers (events.go)
 	obs    *observerSet // observer connections (observer.go)
@@ -191,15 +194,16 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		restart:   make(chan struct{}, 1),
 		getenv:    os.Getenv,
 	}
-	n.ph = newPlaceholderFeed(log)
+	n.trees = &lazyTrees{log: log}
+	n.ph = newPlaceholderFeed(log, n.trees)
 	n.ph.guard = n.guard
 	for _, o := range opts {
 		o(n)
 	}
 	n.decodeBudget = newBudget(n.timings.decodeBudget)
 	n.warnings = toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now)
-	n.plugins = newPluginRuntime(log, n.getenv)
-	n.mcp = newMCPRuntime(log, n.getenv)
+	n.plugins = newPluginRuntime(log, n.getenv, n.trees)
+	n.mcp = newMCPRuntime(log, n.getenv, n.trees)
 	n.baseCfg = cfg
 	cfg, ov, ovPath := n.withOverrides(cfg)
 	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})
@@ -207,6 +211,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	if err != nil {
 		n.plugins.close()
 		n.mcp.close()
+		n.trees.close()
 		return nil, err
 	}
 	reg, warnings := n.start(pl)
@@ -229,6 +234,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	if err := n.startTelemetry(cfg); err != nil {
 		n.plugins.close()
 		n.mcp.close()
+		n.trees.close()
 		return nil, err
 	}
 	return n, nil
@@ -479,6 +485,7 @@ func (n *Node) Run(ctx context.Context) error {
 	stopPlaceholders()
 	stopPlugins() // after the drain: in-flight plugin calls were given their grace
 	stopMCP()
+	n.trees.close() // every process starter has stopped
 	n.state.update(func(s *ConnState) { s.Phase = PhaseStopped })
 	if err := n.failed(); err != nil {
 		n.log.Error().Err(err).Msg("stopped after a fatal failure")

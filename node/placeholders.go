@@ -41,12 +41,13 @@ type placeholderFeed struct {
 	opts      placeholders.Options
 	refresher *placeholders.Refresher // nil unless Run is running
 
-	// trees holds every process of the [placeholders] commands (proctrees.go).
+	// trees holds every process of the [placeholders] commands (proctrees.go);
+	// the node's, closed by its owner.
 	trees *lazyTrees
 }
 
-func newPlaceholderFeed(log zerolog.Logger) *placeholderFeed {
-	return &placeholderFeed{store: placeholders.NewStore(), log: log, trees: &lazyTrees{log: log}}
+func newPlaceholderFeed(log zerolog.Logger, trees *lazyTrees) *placeholderFeed {
+	return &placeholderFeed{store: placeholders.NewStore(), log: log, trees: trees}
 }
 
 // fromSources lists the jobs of the WithPlaceholderSource sources.
@@ -150,7 +151,6 @@ func (f *placeholderFeed) start() (stop func()) {
 		defer f.mu.Unlock()
 		f.refresher.Stop()
 		f.refresher = nil
-		f.trees.close()
 	}
 }
 
@@ -251,14 +251,15 @@ func EvaluatePlaceholders(ctx context.Context, cfg config.Config, log zerolog.Lo
 	if err := cfg.Validate(); err != nil {
 		return PlaceholdersResponse{}, nil, err
 	}
-	f := newPlaceholderFeed(log)
-	defer f.trees.close()
+	trees := &lazyTrees{log: log}
+	defer trees.close() // deferred first, so it runs after the plugin host's close
+	f := newPlaceholderFeed(log, trees)
 	f.sources = sources
 	jobs, err := configPlaceholderJobs(cfg, f.trees.get)
 	if err != nil {
 		return PlaceholdersResponse{}, nil, fmt.Errorf("placeholders: %w", err)
 	}
-	static, warnings, closeHost, err := scanStaticPlugins(cfg, log)
+	static, warnings, closeHost, err := scanStaticPlugins(cfg, trees, log)
 	if err != nil {
 		return PlaceholdersResponse{}, nil, err
 	}

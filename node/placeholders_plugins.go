@@ -97,12 +97,13 @@ func fileStamp(path string) string {
 
 // scanStaticPlugins is the static plugins of cfg for a one-shot evaluation,
 // on a host of their own; close stops whatever is still running.
-func scanStaticPlugins(cfg config.Config, log zerolog.Logger) (jobs []placeholders.Job, warnings []string, closeHost func(), err error) {
+func scanStaticPlugins(cfg config.Config, trees *lazyTrees, log zerolog.Logger) (jobs []placeholders.Job, warnings []string, closeHost func(), err error) {
 	p := cfg.Plugins
 	if len(p.Dirs) == 0 {
 		return nil, nil, func() {}, nil
 	}
-	host := plugin.NewHost(plugin.Options{PassEnv: p.PassEnv, EnvFile: p.EnvFile, MaxOutputBytes: p.MaxOutputBytes, Log: log})
+	host := plugin.NewHost(plugin.Options{PassEnv: p.PassEnv, EnvFile: p.EnvFile, MaxOutputBytes: p.MaxOutputBytes,
+		ProcessTrees: trees.get(), Log: log})
 	closeHost = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), pluginHostCloseWait)
 		defer cancel()

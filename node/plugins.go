@@ -30,6 +30,7 @@ const (
 type pluginRuntime struct {
 	log    zerolog.Logger
 	getenv func(string) string
+	trees  *lazyTrees // the node's
 	// outboxReady wakes the connected session when a callback was stored.
 	// It exists before the outbox, so a session never misses one.
 	outboxReady chan struct{}
@@ -68,13 +69,14 @@ type hostSettings struct {
 	asyncMaxRuntime time.Duration
 }
 
-func newPluginRuntime(log zerolog.Logger, getenv func(string) string) *pluginRuntime {
+func newPluginRuntime(log zerolog.Logger, getenv func(string) string, trees *lazyTrees) *pluginRuntime {
 	return &pluginRuntime{
 		log:         log,
 		getenv:      getenv,
+		trees:       trees,
 		outboxReady: make(chan struct{}, 1),
 		rescanned:   make(chan struct{}, 1),
-		direct:      direct.NewHost(direct.Options{Log: log}),
+		direct:      direct.NewHost(direct.Options{Log: log, ProcessTrees: trees.get()}),
 	}
 }
 

@@ -124,6 +124,7 @@ func (rt *pluginRuntime) pickHost(pp *pluginPlan) error {
 		MaxOutputBytes:  p.MaxOutputBytes,
 		AsyncMaxRuntime: p.AsyncMaxRuntime.D(),
 		CallbackBaseURL: rt.callbacks.BaseURL(),
+		ProcessTrees:    rt.trees.get(),
 		Log:             rt.log,
 	})
 	pp.newHost = true

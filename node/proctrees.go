@@ -8,9 +8,11 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
-// lazyTrees is the process tree Manager of placeholder commands, made when
-// the first command is configured (in the best mode the system allows) and
-// closed when the refresher has stopped.
+// lazyTrees is the node's one process tree Manager, shared by everything
+// that starts processes (stdio and direct plugin hosts, MCP servers,
+// placeholder commands): one cgroup platform or one /proc walker per
+// daemon. It is made on first use, in the best mode the system allows, and
+// closed when Run has stopped all of them.
 type lazyTrees struct {
 	once sync.Once
 	m    *proctree.Manager // nil where process trees are unsupported
