@@ -38,23 +38,14 @@ func TestOneProcessTreeManager(t *testing.T) {
 			t.Fatalf("%s answered %+v", tool, res)
 		}
 	}
-	stamped := func() bool {
+	h.waitUntil("the placeholder command to run", func() bool {
 		for _, p := range h.node.Placeholders().Placeholders {
 			if p.Value == "stamped" {
 				return true
 			}
 		}
 		return false
-	}
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !stamped() {
-		select {
-		case <-tick.C:
-		case <-h.ctx.Done():
-			t.Fatalf("the placeholder command never ran: %+v", h.node.Placeholders())
-		}
-	}
+	})
 	if n := strings.Count(h.logs.String(), `"process tree tracking"`); n != 1 {
 		t.Errorf("%d process tree Managers made, want the node's one:\n%s", n, h.logs.String())
 	}
