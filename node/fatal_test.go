@@ -33,13 +33,10 @@ func TestPanicIsAFatalStopThatRunReturns(t *testing.T) {
 	mcpDir := t.TempDir()
 	exe, env := stdioMCPServer(t, mcpDir)
 	var boom atomic.Bool
-	opt := pluginHarness(t.TempDir(), false, plugins)
-	base := opt.config
-	opt.config = func(c *config.Config) {
-		base(c)
+	opt := pluginHarness(t.TempDir(), false, plugins).andConfig(func(c *config.Config) {
 		c.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: env}}
 		c.Node.ShutdownGrace = config.Duration(4 * time.Second)
-	}
+	})
 	opt.timings = func(tm *timings) {
 		tm.killReserve = time.Second
 		tm.beforeDecode = func(int) {

@@ -81,6 +81,18 @@ type harnessOpt struct {
 	redactLog bool
 }
 
+// andConfig returns o with f applied after o's own config function.
+func (o harnessOpt) andConfig(f func(*config.Config)) harnessOpt {
+	base := o.config
+	o.config = func(c *config.Config) {
+		if base != nil {
+			base(c)
+		}
+		f(c)
+	}
+	return o
+}
+
 func startHarness(t *testing.T, o harnessOpt) *harness {
 	t.Helper()
 	patience := o.patience

@@ -158,12 +158,9 @@ func TestWithoutNodeJSTheRestRuns(t *testing.T) {
 	plugins := t.TempDir()
 	directPlugins(t, plugins)
 	writePlugin(t, plugins, "Alpha", syncManifest("Alpha", "a stdio plugin"), map[string]string{"answer.sh": answerScript})
-	opt := pluginHarness(t.TempDir(), false, plugins)
-	base := opt.config
-	opt.config = func(c *config.Config) {
-		base(c)
+	opt := pluginHarness(t.TempDir(), false, plugins).andConfig(func(c *config.Config) {
 		c.Plugins.Node = filepath.Join(t.TempDir(), "no-node-here")
-	}
+	})
 	h := startHarness(t, opt)
 	c := h.accept()
 	if names, _ := registered(t, h, c); !slices.Equal(names, []string{"Alpha"}) {

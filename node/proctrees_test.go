@@ -23,13 +23,10 @@ func TestOneProcessTreeManager(t *testing.T) {
 		`"communication":{"protocol":"stdio","timeout":60000}}`, nil)
 	mcpDir := t.TempDir()
 	exe, env := stdioMCPServer(t, mcpDir)
-	opt := pluginHarness(t.TempDir(), false, plugins)
-	base := opt.config
-	opt.config = func(c *config.Config) {
-		base(c)
+	opt := pluginHarness(t.TempDir(), false, plugins).andConfig(func(c *config.Config) {
 		c.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: env}}
 		c.Placeholders.Command = []config.CommandPlaceholderConfig{{Name: "Stamp", Command: "echo stamped", Every: config.Duration(time.Hour)}}
-	}
+	})
 	h := startHarness(t, opt)
 	c := h.accept()
 	alivePid(t, filepath.Join(mcpDir, "pid"))

@@ -55,12 +55,9 @@ func TestRefusedReloadStartsAndStopsNothing(t *testing.T) {
 	oneDir, twoDir := t.TempDir(), t.TempDir()
 	exe, oneEnv := stdioMCPServer(t, oneDir)
 	_, twoEnv := stdioMCPServer(t, twoDir)
-	opt := pluginHarness(t.TempDir(), false, plugins)
-	base := opt.config
-	opt.config = func(c *config.Config) {
-		base(c)
+	opt := pluginHarness(t.TempDir(), false, plugins).andConfig(func(c *config.Config) {
 		c.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: oneEnv}}
-	}
+	})
 	h := startHarness(t, opt)
 	c := h.accept()
 	if names, _ := registered(t, h, c); !slices.Contains(names, "Hybrid") || !slices.Contains(names, "McpOne") {

@@ -52,12 +52,9 @@ func TestRefusedReloadLeavesEveryObservableAsItWas(t *testing.T) {
 	needCommands(t, "sh")
 	dirs := []string{t.TempDir(), t.TempDir()}
 	writePlugin(t, dirs[0], "Answer", syncManifest("Answer", "answers"), map[string]string{"answer.sh": answerScript})
-	opt := pluginHarness(t.TempDir(), true, dirs[0])
-	base := opt.config
-	opt.config = func(c *config.Config) {
-		base(c)
+	opt := pluginHarness(t.TempDir(), true, dirs[0]).andConfig(func(c *config.Config) {
 		c.Placeholders.Values = map[string]string{"Fixed": "one"}
-	}
+	})
 	h := startHarness(t, opt)
 	h.accept()
 	h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected })

@@ -41,12 +41,9 @@ func TestShutdownKillsAPluginThatIgnoresSIGTERM(t *testing.T) {
 	writePlugin(t, plugins, "Stubborn", `{"name":"Stubborn","displayName":"Stubborn","pluginType":"synchronous",
 "description":"ignores SIGTERM","entryPoint":{"command":"sh stubborn.sh"},"communication":{"protocol":"stdio","timeout":60000}}`,
 		map[string]string{"stubborn.sh": "trap '' TERM\ncat >/dev/null\necho $$ > pid.tmp && mv pid.tmp pid\nsleep 60 &\nwait\n"})
-	o := pluginHarness(t.TempDir(), false, plugins)
-	base := o.config
-	o.config = func(c *config.Config) {
-		base(c)
+	o := pluginHarness(t.TempDir(), false, plugins).andConfig(func(c *config.Config) {
 		c.Node.ShutdownGrace = config.Duration(5 * time.Second)
-	}
+	})
 	h := startHarness(t, o)
 	c := h.accept()
 	if err := c.Execute(h.ctx, wsproto.ExecuteTool{RequestID: "stubborn", ToolName: "Stubborn"}); err != nil {
