@@ -325,13 +325,13 @@ func (b *cgroupBackend) killAll() {
 }
 
 // anyMainThreadGone reports whether a process of the cgroup has lost its
-// main thread while others run (its /proc state is Z). cgroup.kill passes
-// over such a process (seen on Linux 6.18); kill(2) on its pid still ends
-// every thread. A process that has wholly exited is no longer listed.
+// main thread while others run (procInfo.mainThreadGone). cgroup.kill
+// passes over such a process (seen on Linux 6.18); kill(2) on its pid still
+// ends every thread.
 func (b *cgroupBackend) anyMainThreadGone() bool {
 	buf := make([]byte, 0, 512)
 	for _, pid := range b.pids() {
-		if pi, ok := readStat(pid, buf); ok && pi.state == 'Z' {
+		if pi, ok := readStat(pid, buf); ok && pi.mainThreadGone() {
 			return true
 		}
 	}

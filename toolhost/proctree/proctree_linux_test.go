@@ -100,7 +100,7 @@ func TestKillFindsProcessesWhoseMainThreadExited(t *testing.T) {
 				waitFor(t, "the child to exit, orphaning the grandchild", func() bool { return gone(pids["child"]) })
 				waitFor(t, "the main thread of the "+role+" to exit", func() bool {
 					pi, ok := stat(pids[role])
-					return ok && pi.state == 'Z' && pi.threads > 1
+					return ok && pi.mainThreadGone()
 				})
 				if !tree.Alive() {
 					t.Fatalf("tree not alive while the %s runs in its other threads", role)

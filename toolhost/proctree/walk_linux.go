@@ -28,12 +28,14 @@ type procInfo struct {
 	start                uint64 // clock ticks after boot: tells a reused pid apart
 }
 
-// ended reports whether the process has exited as a whole. The state is
-// its main thread's: a process whose main thread called exit (pthread_exit
-// in C) shows Z while its other threads still run, can still fork, and
-// cannot be reaped until they end. Such a zombie counts its live threads.
+// mainThreadGone reports a process whose main thread exited (pthread_exit
+// in C) while other threads run: the state is the main thread's, so it
+// shows Z, yet it can still fork and cannot be reaped until they end.
+func (pi procInfo) mainThreadGone() bool { return pi.state == 'Z' && pi.threads > 1 }
+
+// ended reports whether the process has exited as a whole.
 func (pi procInfo) ended() bool {
-	return pi.state == 'X' || (pi.state == 'Z' && pi.threads <= 1)
+	return pi.state == 'X' || (pi.state == 'Z' && !pi.mainThreadGone())
 }
 
 // readProcs snapshots every process.
