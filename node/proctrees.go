@@ -20,13 +20,16 @@ type lazyTrees struct {
 }
 
 // get returns the Manager, making it on first use; nil (logged once) where
-// process trees are unsupported: commands then stop their process group.
+// process trees are unsupported: placeholder commands then stop their
+// process group, and each host given nil tries and says what it does.
 func (l *lazyTrees) get() *proctree.Manager {
 	l.once.Do(func() {
 		m, err := proctree.New(proctree.Options{Log: l.log})
 		if err != nil {
-			l.log.Warn().Err(err).Msg("placeholder commands cannot be tracked as process trees here; " +
-				"a command's process group is stopped at its end (the shell alone without groups)")
+			// Made at start for every node (the direct plugin host takes it),
+			// so this must not read as if placeholder commands were configured.
+			l.log.Warn().Err(err).Msg("process trees cannot be tracked here; placeholder commands, if any, " +
+				"stop their process group at their end (the shell alone without groups)")
 			return
 		}
 		l.m = m
