@@ -312,13 +312,19 @@ func (p *proc) reason() error {
 // is stuck or misbehaves, and after a graceful shutdown ran out of time.
 func (p *proc) kill(why error) {
 	p.killOnce.Do(func() {
-		p.mu.Lock()
-		if p.killed == nil {
-			p.killed = why
-		}
-		p.mu.Unlock()
+		p.doom(why)
 		p.tree.KillAll()
 	})
+}
+
+// doom marks the host as being killed, with why (the first why stays):
+// from here it is dying, and new calls wait for the next host.
+func (p *proc) doom(why error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.killed == nil {
+		p.killed = why
+	}
 }
 
 // dying reports whether the host is gone or being killed: new calls wait

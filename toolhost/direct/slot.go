@@ -355,8 +355,10 @@ func (s *slot) watch(p *proc, id string, ch chan callReply, cause error) {
 	case <-t.C:
 		why := fmt.Errorf("the Node.js host was killed: call %s was still running %s after it was aborted (%v)", id, s.h.opts.Grace, cause)
 		s.log.Warn().Err(why).Int("pid", p.pid).Msg("killing the direct plugin's Node.js host")
-		// Counted first: the kill fails the host's other calls, and whoever
-		// sees that must see the kill counted too.
+		// Marked, counted, then killed: whoever sees the count sees the
+		// host dying (a new call waits for the next one), and whoever sees
+		// the kill fail the host's other calls sees it counted.
+		p.doom(why)
 		s.h.kills.Add(1)
 		p.kill(why)
 	}
