@@ -247,8 +247,10 @@ func TestPlaceholdersControlEndpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Sorted by key: {{Broken}} first.
-		if len(resp.Placeholders) == 2 && resp.Placeholders[0].LastError != "" && resp.Placeholders[1].HasValue {
+		// Sorted by key: {{Broken}} first. A run is in the store before its
+		// source's stats say it ended (refresher.apply): wait for both.
+		if len(resp.Placeholders) == 2 && resp.Placeholders[0].LastError != "" && resp.Placeholders[1].HasValue &&
+			len(resp.Sources) == 2 && !resp.Sources[0].Running && !resp.Sources[1].Running {
 			broken, owner := resp.Placeholders[0], resp.Placeholders[1]
 			if owner.Key != "{{DevBoxOwner}}" || owner.Value != "Alice" || owner.Source != "value DevBoxOwner" || owner.UpdatedAt == nil {
 				t.Fatalf("owner = %+v", owner)
