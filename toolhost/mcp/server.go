@@ -116,11 +116,11 @@ func (s *server) run(ctx context.Context) {
 			s.setState(StateStopped, "")
 			return
 		}
+		var why string
 		if err != nil {
 			attempt++
 			s.log.Warn().Err(err).Int("attempt", attempt).Msg("MCP server could not be started")
-			s.setState(StateRestarting, err.Error())
-			s.firstDone()
+			why = err.Error()
 		} else {
 			up := time.Now()
 			s.serve(ctx, live)
@@ -133,13 +133,17 @@ func (s *server) run(ctx context.Context) {
 			}
 			attempt++
 			s.log.Warn().Str("reason", live.reason).Int("attempt", attempt).Msg("MCP server stopped; restarting it")
-			s.setState(StateRestarting, live.reason)
+			why = live.reason
 		}
+		// Published at once: whoever sees the server restarting sees why,
+		// the attempt and the restart counted, and when the next one is.
 		wait := s.o.Backoff(attempt)
 		s.mu.Lock()
+		s.setStateLocked(StateRestarting, why)
 		s.restarts++
 		s.attempt, s.retryAt = attempt, time.Now().Add(wait)
 		s.mu.Unlock()
+		s.firstDone() // a first attempt that failed is over too
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -246,10 +250,7 @@ loop:
 	s.end(live)
 	live.reason = s.describe(live, err)
 	s.mu.Lock()
-	s.ending, s.lastErr = nil, live.reason
-	if s.state == StateRunning {
-		s.state, s.since = StateRestarting, time.Now()
-	}
+	s.ending, s.lastErr = nil, live.reason // the state is run's to change, with the restart counted
 	s.mu.Unlock()
 	close(live.ended)
 }
@@ -310,6 +311,10 @@ func (s *server) describe(live *session, err error) string {
 func (s *server) setState(st State, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.setStateLocked(st, why)
+}
+
+func (s *server) setStateLocked(st State, why string) {
 	if s.state != st {
 		s.state, s.since = st, time.Now()
 	}
