@@ -449,6 +449,8 @@ func (n *Node) Run(ctx context.Context) error {
 		defer close(drained)
 		defer n.recoverFatal("shutdown")
 		<-ctx.Done()
+		// Refusing first: whoever sees "stopping" sees new calls refused.
+		n.disp.StopAccepting()
 		n.state.update(func(s *ConnState) { s.Phase = PhaseStopping })
 		grace := n.settings().cfg.Node.ShutdownGrace.D()
 		finish := finishWithin(grace, n.timings.killReserve)

@@ -310,6 +310,15 @@ func (d *Dispatcher) Load() (running, queued int) {
 	return d.running, len(d.queue)
 }
 
+// StopAccepting makes every later call get "node is shutting down", as
+// Shutdown does; for a caller that announces the shutdown before waiting
+// in Shutdown.
+func (d *Dispatcher) StopAccepting() {
+	d.mu.Lock()
+	d.closing = true
+	d.mu.Unlock()
+}
+
 // Shutdown stops accepting calls (they get "node is shutting down") and waits
 // for the accepted ones, queued calls included, to finish and be replied to.
 // When ctx ends first, it cancels the rest, waits for their tools to return,
