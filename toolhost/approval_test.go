@@ -94,15 +94,18 @@ func TestApprovalDecisions(t *testing.T) {
 			if !d.Dispatch(context.Background(), "T", Call{RequestID: "r1", Args: args}, r.reply) {
 				t.Fatal("Dispatch refused the call")
 			}
-			p := waitPending(t, d.Approvals(), 1)[0]
-			if p.RequestID != "r1" || p.Tool != "T" || string(p.Args["path"]) != `"/etc/secret-value"` || !p.Expires.After(p.Requested) {
-				t.Errorf("pending = %+v", p)
-			}
-			if in := d.InFlight(); len(in) != 1 || !in[0].AwaitingApproval || in[0].Queued {
-				t.Errorf("InFlight = %+v, want one call awaiting approval and not queued", in)
-			}
-			r.none(t)
+			id := "1" // a fresh broker's first approval
+			// Held, listed and not queued until decided. Not looked at when
+			// nobody answers: its 30 ms may be over before a loaded machine looks.
 			if tt.decide != nil {
+				p := waitPending(t, d.Approvals(), 1)[0]
+				if p.ID != id || p.RequestID != "r1" || p.Tool != "T" || string(p.Args["path"]) != `"/etc/secret-value"` || !p.Expires.After(p.Requested) {
+					t.Errorf("pending = %+v", p)
+				}
+				if in := d.InFlight(); len(in) != 1 || !in[0].AwaitingApproval || in[0].Queued {
+					t.Errorf("InFlight = %+v, want one call awaiting approval and not queued", in)
+				}
+				r.none(t)
 				if err := tt.decide(d.Approvals(), p.ID); err != nil {
 					t.Fatal(err)
 				}
@@ -127,7 +130,7 @@ func TestApprovalDecisions(t *testing.T) {
 			if strings.Contains(log, "secret-value") {
 				t.Errorf("an argument value reached the info log:\n%s", log)
 			}
-			if _, err := d.Approvals().Decide(p.ID, true, ""); !errors.Is(err, ErrNoSuchApproval) {
+			if _, err := d.Approvals().Decide(id, true, ""); !errors.Is(err, ErrNoSuchApproval) {
 				t.Errorf("second Decide = %v, want ErrNoSuchApproval", err)
 			}
 		})
