@@ -2,7 +2,6 @@ package node
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
 // Issue 10: a [placeholders] command whose grandchild calls setsid (its
@@ -49,20 +49,7 @@ func TestPlaceholderCommandLeavesNothingRunning(t *testing.T) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	if !processGone(pid) {
+	if !proctreetest.Gone(pid) {
 		t.Fatalf("the command's setsid grandchild %d outlived the run", pid)
 	}
-}
-
-// processGone: no such process, or a zombie (killed, not reaped yet).
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(fields) > 0 && fields[0] == "Z"
 }

@@ -12,27 +12,14 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/rs/zerolog"
-
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
 // Issue 10: a command's grandchild that calls setsid (its own session and
 // process group) and ignores SIGTERM is out of reach of a process-group
 // kill; with a process tree it is stopped at the timeout and when the
 // shell exits, in both Linux modes.
-
-// treeManager returns a Manager in mode, skipped with the reason when the
-// system cannot give it (ModeCgroup needs a writable cgroup v2).
-func treeManager(t *testing.T, mode proctree.Mode) *proctree.Manager {
-	t.Helper()
-	m, err := proctree.New(proctree.Options{Mode: mode, Log: zerolog.New(zerolog.NewTestWriter(t))})
-	if err != nil {
-		t.Skipf("process tree mode %s unavailable here: %v", mode, err)
-	}
-	t.Cleanup(m.Close)
-	return m
-}
 
 // escapeEnv marks the test's processes, so the cleanup kills only its own.
 const escapeEnv = "PLACEHOLDERS_ESCAPE_TEST"
@@ -88,19 +75,19 @@ func TestCommandTreeStopsASetsidGrandchild(t *testing.T) {
 	for _, mode := range []proctree.Mode{proctree.ModeCgroup, proctree.ModeSubreaper} {
 		t.Run(mode.String()+"/shell exits", func(t *testing.T) {
 			c, pidFile := escapeCommand(t, t.TempDir(), "")
-			c.Trees = treeManager(t, mode)
+			c.Trees = proctreetest.Manager(t, mode)
 			out, err := c.Run(context.Background())
 			if err != nil || out.Text != "started\n" {
 				t.Fatalf("Run = %+v, %v", out, err)
 			}
 			// Run returns once the tree is empty: no waiting here.
-			if pid := readPidFile(t, pidFile); !processGone(pid) {
+			if pid := readPidFile(t, pidFile); !proctreetest.Gone(pid) {
 				t.Fatalf("grandchild %d outlived the run", pid)
 			}
 		})
 		t.Run(mode.String()+"/timeout", func(t *testing.T) {
 			c, pidFile := escapeCommand(t, t.TempDir(), "wait")
-			c.Trees = treeManager(t, mode)
+			c.Trees = proctreetest.Manager(t, mode)
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			// The run's deadline, delivered once the grandchild exists (a
@@ -116,7 +103,7 @@ func TestCommandTreeStopsASetsidGrandchild(t *testing.T) {
 			if out.Text != "started\n" {
 				t.Fatalf("output so far = %q", out.Text)
 			}
-			if pid := readPidFile(t, pidFile); !processGone(pid) {
+			if pid := readPidFile(t, pidFile); !proctreetest.Gone(pid) {
 				t.Fatalf("grandchild %d outlived the run", pid)
 			}
 		})
@@ -132,7 +119,7 @@ func TestCommandWithoutTreeMissesASetsidGrandchild(t *testing.T) {
 	if err != nil || out.Text != "started\n" {
 		t.Fatalf("Run = %+v, %v", out, err)
 	}
-	if pid := readPidFile(t, pidFile); processGone(pid) {
+	if pid := readPidFile(t, pidFile); proctreetest.Gone(pid) {
 		t.Fatalf("grandchild %d is gone; a process-group kill should not reach it", pid)
 	}
 }

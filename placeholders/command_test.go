@@ -10,13 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
 func TestCommandRun(t *testing.T) {
@@ -104,22 +104,7 @@ func TestCommandTimeoutKillsProcessGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return processGone(pid) })
-}
-
-// processGone reports whether pid no longer runs (a zombie waiting for its
-// new parent to reap it counts as gone).
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return os.IsNotExist(err)
-	}
-	// The state follows the parenthesised command name.
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(fields) > 0 && fields[0] == "Z"
+	waitFor(t, func() bool { return proctreetest.Gone(pid) })
 }
 
 func TestCommandAsJob(t *testing.T) {
@@ -160,5 +145,5 @@ func TestCommandKillsLeftovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return processGone(pid) })
+	waitFor(t, func() bool { return proctreetest.Gone(pid) })
 }

@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"errors"
 	"maps"
 	"os"
 	"strconv"
@@ -13,40 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
 // Issue 10: a stdio server's grandchild that calls setsid (its own session
 // and process group) and ignores SIGTERM is out of reach of a
 // process-group kill; with a process tree it dies when the server is
 // removed, restarted, crashes, or the host closes, in both Linux modes.
-
-// treeManager returns a Manager in mode, skipped with the reason when the
-// system cannot give it (ModeCgroup needs a writable cgroup v2).
-func treeManager(t *testing.T, mode proctree.Mode) *proctree.Manager {
-	t.Helper()
-	m, err := proctree.New(proctree.Options{Mode: mode, Log: zerolog.New(zerolog.NewTestWriter(t))})
-	if err != nil {
-		t.Skipf("process tree mode %s unavailable here: %v", mode, err)
-	}
-	t.Cleanup(m.Close)
-	return m
-}
-
-// processGone: no such process, or a zombie (killed, waiting to be reaped).
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(fields) > 0 && fields[0] == "Z"
-}
 
 // escapeServer is the config of an "escape" server named name. The
 // cleanup closes the host, then kills every process left that carries the
@@ -95,7 +68,7 @@ func (f *fixture) grandchild(name string) int {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if processGone(pid) {
+	if proctreetest.Gone(pid) {
 		f.t.Fatalf("grandchild %d is not running", pid)
 	}
 	return pid
@@ -106,7 +79,7 @@ func TestStdioServerTreeStopsASetsidGrandchild(t *testing.T) {
 		// Stopping waits for the whole tree: the grandchild is gone when
 		// Apply or Close returns, no polling.
 		t.Run(mode.String()+"/removed", func(t *testing.T) {
-			f := newFixture(t, func(o *Options) { o.ProcessTrees = treeManager(t, mode) })
+			f := newFixture(t, func(o *Options) { o.ProcessTrees = proctreetest.Manager(t, mode) })
 			_, grandchild := f.escapee("esc")
 			server := f.pid("esc")
 			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -114,18 +87,18 @@ func TestStdioServerTreeStopsASetsidGrandchild(t *testing.T) {
 			if err := f.host.Apply(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
-			if !processGone(server) || !processGone(grandchild) {
+			if !proctreetest.Gone(server) || !proctreetest.Gone(grandchild) {
 				t.Fatalf("after the server was removed: server %d gone %t, grandchild %d gone %t",
-					server, processGone(server), grandchild, processGone(grandchild))
+					server, proctreetest.Gone(server), grandchild, proctreetest.Gone(grandchild))
 			}
 		})
 		t.Run(mode.String()+"/changed", func(t *testing.T) {
-			f := newFixture(t, func(o *Options) { o.ProcessTrees = treeManager(t, mode) })
+			f := newFixture(t, func(o *Options) { o.ProcessTrees = proctreetest.Manager(t, mode) })
 			cfg, grandchild := f.escapee("esc")
 			cfg.Env = maps.Clone(cfg.Env) // the running server's config shares the map
 			cfg.Env["MCPTEST_CHANGED"] = "1"
 			f.start(cfg) // a changed config restarts the server
-			if !processGone(grandchild) {
+			if !proctreetest.Gone(grandchild) {
 				t.Fatalf("grandchild %d outlived the restart of its server", grandchild)
 			}
 			if st := f.status("esc"); st.State != StateRunning {
@@ -133,27 +106,27 @@ func TestStdioServerTreeStopsASetsidGrandchild(t *testing.T) {
 			}
 		})
 		t.Run(mode.String()+"/host closed", func(t *testing.T) {
-			f := newFixture(t, func(o *Options) { o.ProcessTrees = treeManager(t, mode) })
+			f := newFixture(t, func(o *Options) { o.ProcessTrees = proctreetest.Manager(t, mode) })
 			_, grandchild := f.escapee("esc")
 			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 			defer cancel()
 			if err := f.host.Close(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if !processGone(grandchild) {
+			if !proctreetest.Gone(grandchild) {
 				t.Fatalf("grandchild %d outlived the host", grandchild)
 			}
 		})
 		// The server exits on its own: what it left is killed as it is
 		// reaped, before the restart.
 		t.Run(mode.String()+"/crashed", func(t *testing.T) {
-			f := newFixture(t, func(o *Options) { o.ProcessTrees = treeManager(t, mode) })
+			f := newFixture(t, func(o *Options) { o.ProcessTrees = proctreetest.Manager(t, mode) })
 			_, grandchild := f.escapee("esc")
 			_, err := call(context.Background(), t, f.tool("McpEsc"), map[string]any{"command": "crash"})
 			if err == nil || !strings.Contains(err.Error(), "exit status 3") {
 				t.Fatalf("crash: %v", err)
 			}
-			eventually(t, "the grandchild of the crashed server to end", func() bool { return processGone(grandchild) })
+			eventually(t, "the grandchild of the crashed server to end", func() bool { return proctreetest.Gone(grandchild) })
 			eventually(t, "a restart", func() bool {
 				st := f.status("esc")
 				return st.State == StateRunning && st.Restarts >= 1
@@ -174,7 +147,7 @@ func TestStdioServerTreeByDefault(t *testing.T) {
 	if err := f.host.Apply(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !processGone(grandchild) {
+	if !proctreetest.Gone(grandchild) {
 		t.Fatalf("grandchild %d outlived its server", grandchild)
 	}
 }
@@ -211,8 +184,8 @@ func TestStdioServerStoppedAsItComesUp(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("the supervisor did not end")
 	}
-	if !processGone(server) || !processGone(grandchild) {
+	if !proctreetest.Gone(server) || !proctreetest.Gone(grandchild) {
 		t.Fatalf("stopped as it came up: server %d gone %t, grandchild %d gone %t",
-			server, processGone(server), grandchild, processGone(grandchild))
+			server, proctreetest.Gone(server), grandchild, proctreetest.Gone(grandchild))
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
 const testCallbackURL = "http://127.0.0.1:9/token/plugin-callback"
@@ -39,8 +41,8 @@ func TestAsyncPluginAnswersThenRunsUntilClose(t *testing.T) {
 		t.Fatalf("answer %s", asJSON(t, res))
 	}
 	pid := waitPidFile(t, filepath.Join(root, "AsyncTask", "async.pid"))
-	if processGone(pid) || h.Running() != 1 {
-		t.Fatalf("the plugin should keep running after answering (gone %v, running %d)", processGone(pid), h.Running())
+	if proctreetest.Collected(pid) || h.Running() != 1 {
+		t.Fatalf("the plugin should keep running after answering (gone %v, running %d)", proctreetest.Collected(pid), h.Running())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -61,7 +63,7 @@ func TestAsyncPluginIsReapedWhenItExits(t *testing.T) {
 	}
 	pid := waitPidFile(t, filepath.Join(root, "AsyncTask", "async.pid"))
 	waitFor(t, "the async plugin to be reaped", func() bool { return h.Running() == 0 })
-	if !processGone(pid) {
+	if !proctreetest.Collected(pid) {
 		t.Fatalf("pid %d still exists (a zombie?) after it was reaped", pid)
 	}
 	if h.Kills() != 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
 // Issue 10: a plugin's grandchild that calls setsid (leaving the plugin's
@@ -16,18 +17,6 @@ import (
 // end with the call's timeout, with cancel_tool and with shutdown, in both
 // Linux modes (a cgroup per run; the subreaper walk when no cgroup can be
 // made). On macOS the process group is all there is; see proctree.
-
-// treeManager returns a Manager in mode; ModeCgroup needs a writable
-// cgroup v2 (skipped with the reason otherwise).
-func treeManager(t *testing.T, mode proctree.Mode) *proctree.Manager {
-	t.Helper()
-	m, err := proctree.New(proctree.Options{Mode: mode, Log: testLog(t)})
-	if err != nil {
-		t.Skipf("process tree mode %s unavailable here: %v", mode, err)
-	}
-	t.Cleanup(m.Close)
-	return m
-}
 
 // escapeTree waits for the fake plugin's leader and grandchild (the child
 // in between has exited by then) and returns their pids.
@@ -44,7 +33,7 @@ func escapeTree(t *testing.T, dir string) (leader, grandchild int) {
 func assertGone(t *testing.T, pids ...int) {
 	t.Helper()
 	for _, pid := range pids {
-		waitFor(t, "process "+strconv.Itoa(pid)+" to end", func() bool { return processGone(pid) })
+		waitFor(t, "process "+strconv.Itoa(pid)+" to end", func() bool { return proctreetest.Collected(pid) })
 	}
 }
 
@@ -70,7 +59,7 @@ func TestSyncPluginTreeIsStoppedWhateverItDoes(t *testing.T) {
 	for _, mode := range []proctree.Mode{proctree.ModeCgroup, proctree.ModeSubreaper} {
 		for _, s := range stops {
 			t.Run(mode.String()+"/"+s.name, func(t *testing.T) {
-				trees := treeManager(t, mode)
+				trees := proctreetest.Manager(t, mode)
 				root := pluginRoot(t)
 				dir := escapePlugin(t, root, "synchronous", "hang")
 				h := newHost(t, Options{KillGrace: 200 * time.Millisecond, ProcessTrees: trees})
@@ -109,7 +98,7 @@ func TestAsyncPluginTreeOutlivingItsLeader(t *testing.T) {
 	for _, mode := range []proctree.Mode{proctree.ModeCgroup, proctree.ModeSubreaper} {
 		for _, stop := range []string{"runtime cap", "shutdown"} {
 			t.Run(mode.String()+"/"+stop, func(t *testing.T) {
-				trees := treeManager(t, mode)
+				trees := proctreetest.Manager(t, mode)
 				root := pluginRoot(t)
 				dir := escapePlugin(t, root, "asynchronous", "answer")
 				opts := Options{KillGrace: 200 * time.Millisecond, ProcessTrees: trees, CallbackBaseURL: testCallbackURL}
@@ -128,8 +117,8 @@ func TestAsyncPluginTreeOutlivingItsLeader(t *testing.T) {
 				}
 				leader, grandchild := escapeTree(t, dir)
 				if stop == "shutdown" {
-					if processGone(grandchild) || h.Running() != 1 {
-						t.Fatalf("the grandchild should be running and watched (gone %v, running %d)", processGone(grandchild), h.Running())
+					if proctreetest.Collected(grandchild) || h.Running() != 1 {
+						t.Fatalf("the grandchild should be running and watched (gone %v, running %d)", proctreetest.Collected(grandchild), h.Running())
 					}
 					ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 					defer cancel()

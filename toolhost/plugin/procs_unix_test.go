@@ -10,20 +10,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
 // Checks that a plugin left no process behind (Unix process groups).
-
-// processGone reports whether pid has ended: no such process, or a zombie
-// that some other parent (init, after reparenting) has yet to reap. A
-// zombie whose parent is this test process would be a leak of ours.
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	state, ppid, ok := procStat(pid)
-	return ok && state == "Z" && ppid != os.Getpid()
-}
 
 // procStat reads a process's state and parent from /proc (Linux only).
 func procStat(pid int) (state string, ppid int, ok bool) {
@@ -56,7 +47,7 @@ func groupGone(pgid int) bool {
 func assertGroupGone(t testing.TB, pgid int, pids ...int) {
 	t.Helper()
 	for _, pid := range pids {
-		waitFor(t, "process "+strconv.Itoa(pid)+" to end", func() bool { return processGone(pid) })
+		waitFor(t, "process "+strconv.Itoa(pid)+" to end", func() bool { return proctreetest.Collected(pid) })
 	}
 	// Zombies of other parents still count as group members until reaped;
 	// the pids above are gone or such zombies, so the group empties soon.

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
 func TestSyncPluginAnswers(t *testing.T) {
@@ -165,7 +167,7 @@ func TestSyncPluginAnswersAtExitDespiteABackgroundChild(t *testing.T) {
 	// not killed (the official hosts do not either); clean it up here.
 	pid := waitPidFile(t, filepath.Join(root, "Background", "bg.pid"))
 	_ = syscall.Kill(pid, syscall.SIGKILL)
-	waitFor(t, "the background child to end", func() bool { return processGone(pid) })
+	waitFor(t, "the background child to end", func() bool { return proctreetest.Collected(pid) })
 }
 
 // TestSyncPluginStopKillsTheWholeGroup: a plugin that ignores SIGTERM and
@@ -238,7 +240,7 @@ func TestSyncPluginStopKillsTheWholeGroup(t *testing.T) {
 				t.Fatalf("error %v, want %v", err, c.wantErr)
 			}
 			// Invoke returns only after the group is stopped and the leader reaped.
-			if !processGone(leader) {
+			if !proctreetest.Collected(leader) {
 				t.Errorf("leader %d still exists after Invoke returned", leader)
 			}
 			assertGroupGone(t, leader, leader, grandchild)
