@@ -3,6 +3,7 @@ package archtest
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -80,25 +81,45 @@ func TestImportDirections(t *testing.T) {
 // TestOnlyNodeAndFakeHubUseGorilla: gorilla and backoff stay behind node; the
 // fake hub is the server side of the wire, for tests and the demo.
 func TestOnlyNodeAndFakeHubUseGorilla(t *testing.T) {
+	allowed := map[string]bool{module + "/node": true, module + "/internal/fakehub": true}
+	for pkg, imports := range moduleImports(t) {
+		for _, imp := range imports {
+			if (imp == gorilla || imp == backoff) && !allowed[pkg] {
+				t.Errorf("%s imports %s; only node may", pkg, imp)
+			}
+			if imp == backoff && pkg != module+"/node" {
+				t.Errorf("%s imports %s; only node may", pkg, imp)
+			}
+		}
+	}
+}
+
+// moduleImports maps each package of the module to its direct imports
+// (those of its non-test files).
+func moduleImports(t *testing.T) map[string][]string {
+	t.Helper()
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	allowed := map[string]bool{module + "/node": true, module + "/internal/fakehub": true}
-	seen := 0
+	pkgs := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fields := strings.Fields(line)
-		seen++
-		for _, imp := range fields[1:] {
-			if (imp == gorilla || imp == backoff) && !allowed[fields[0]] {
-				t.Errorf("%s imports %s; only node may", fields[0], imp)
-			}
-			if imp == backoff && fields[0] != module+"/node" {
-				t.Errorf("%s imports %s; only node may", fields[0], imp)
-			}
-		}
+		pkgs[fields[0]] = fields[1:]
 	}
-	if seen < 5 {
-		t.Fatalf("go list saw only %d packages; is the module layout intact?", seen)
+	if len(pkgs) < 5 {
+		t.Fatalf("go list saw only %d packages; is the module layout intact?", len(pkgs))
+	}
+	return pkgs
+}
+
+// TestTestHelpersStayInTests: proctreetest imports testing; a program that
+// linked it would carry the test flags. Only _test files may use it.
+func TestTestHelpersStayInTests(t *testing.T) {
+	helper := module + "/toolhost/proctree/proctreetest"
+	for pkg, imports := range moduleImports(t) {
+		if slices.Contains(imports, helper) {
+			t.Errorf("%s imports %s outside its tests", pkg, helper)
+		}
 	}
 }
