@@ -159,7 +159,6 @@ func (o *observerSet) loop(ctx context.Context, c *observerConn) {
 		}
 		if err == nil {
 			sched.reset()
-			c.update(func(s *ObserverStatus) { s.Phase = PhaseConnected; s.Attempt = 0; s.Sessions++ })
 			log.Info().Str("hub", config.RedactedURL(u)).Msg("observer connected")
 			err = o.serve(ctx, c, conn, st.hub)
 			if ctx.Err() != nil {
@@ -218,6 +217,8 @@ func (o *observerSet) serve(ctx context.Context, c *observerConn, conn *websocke
 	c.conn = conn
 	c.dedupe.reconnected(time.Now())
 	c.mu.Unlock()
+	// Connected only now: whoever sees it can answer on this connection.
+	c.update(func(s *ObserverStatus) { s.Phase = PhaseConnected; s.Attempt = 0; s.Sessions++ })
 	defer func() {
 		c.mu.Lock()
 		c.conn = nil

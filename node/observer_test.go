@@ -270,6 +270,32 @@ func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 	}
 }
 
+// An approval that came before the VCPlog connection dropped can be
+// answered as soon as status shows that channel connected again.
+func TestServerApprovalAnsweredRightAfterAReconnect(t *testing.T) {
+	h, client := observerHarness(t, fakehub.Options{}, nil)
+	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(fakehub.ChannelVCPInfo)
+	waitObserversConnected(t, h, client, 1)
+	evs := eventStream(t, h, client, EventsQuery{})
+	id, err := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := nextEvent(t, h, evs); ev.Kind != EventApprovalRequest || ev.RequestID != id {
+		t.Fatalf("approval event %+v", ev)
+	}
+	logConn.Drop()
+	h.acceptObserver(fakehub.ChannelVCPLog)
+	waitObserversConnected(t, h, client, 2)
+	if _, err := client.Decide(h.ctx, id, true, ""); err != nil {
+		t.Fatalf("answer once status shows the channel connected: %v", err)
+	}
+	if ans, err := h.hub.WaitApprovalAnswer(h.ctx, id); err != nil || !ans.Approved {
+		t.Fatalf("hub got %+v, %v", ans, err)
+	}
+}
+
 func TestReplayedBroadcastsAreNotShownTwice(t *testing.T) {
 	h, client := observerHarness(t, fakehub.Options{ReplayDelay: 20 * time.Millisecond, ReplayInterval: time.Millisecond, ReplayOverlap: 3}, nil)
 	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
