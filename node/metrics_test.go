@@ -333,3 +333,50 @@ func TestMetricsRedactTheKeyInToolLabels(t *testing.T) {
 		}
 	}
 }
+
+// The plugin kill count stays put while a reload retires the plugin host
+// that made the kills and closes it: the count moves from the host to the
+// node's tally in one step, and PluginKills must not add both meanwhile
+// (a Prometheus counter that goes up and back down reads as a reset).
+func TestPluginKillsStayCountedOnceAcrossAReload(t *testing.T) {
+	plugins := t.TempDir()
+	writePlugin(t, plugins, "Sleeper", `{"name":"Sleeper","pluginType":"synchronous","entryPoint":{"command":"sleep 30"},`+
+		`"communication":{"protocol":"stdio","timeout":1000}}`, nil)
+	h := startHarness(t, pluginHarness(t.TempDir(), false, plugins).andConfig(func(c *config.Config) {
+		c.Tools = nil
+		c.Node.ExposedTools = []string{"Sleeper"}
+	}))
+	conn := h.accept()
+	if res := h.call(conn, "Sleeper", nil); res.Status != wsproto.StatusError || !strings.Contains(res.Error, "timed out") {
+		t.Fatalf("sleeping plugin = %+v, want a timeout", res)
+	}
+	h.waitUntil("the killed plugin to be reaped", func() bool { return h.node.PluginProcesses() == 0 && h.node.PluginKills() == 1 })
+
+	seen := make(chan uint64, 1)
+	stop := make(chan struct{})
+	go func() {
+		most := uint64(0)
+		for {
+			select {
+			case <-stop:
+				seen <- most
+				return
+			default:
+			}
+			most = max(most, h.node.PluginKills())
+		}
+	}()
+	// A new output cap makes a new plugin host; the old one, idle, is closed.
+	cfg := h.node.Config()
+	cfg.Plugins.MaxOutputBytes *= 2
+	if _, err := h.node.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	if most := <-seen; most > 1 {
+		t.Errorf("PluginKills read %d during the reload, want 1 throughout", most)
+	}
+	if n := h.node.PluginKills(); n != 1 {
+		t.Errorf("PluginKills = %d after the reload, want 1", n)
+	}
+}

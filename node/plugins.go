@@ -278,10 +278,10 @@ func (n *Node) PluginProcesses() int {
 // PluginKills is how many plugin processes were killed (timeout, cancel,
 // shutdown, async runtime cap), over every plugin host this node had.
 func (n *Node) PluginKills() uint64 {
+	// The hosts and the tally of pruned ones in one step: pruneRetired
+	// moves a host's kills into the tally and drops it under the same lock.
 	n.plugins.mu.Lock()
 	hosts := append(slices.Clone(n.plugins.retired), n.plugins.host)
-	n.plugins.mu.Unlock()
-	n.plugins.mu.Lock()
 	total := n.plugins.direct.Kills() + n.plugins.prunedKills
 	n.plugins.mu.Unlock()
 	for _, h := range hosts {
