@@ -327,7 +327,8 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 }
 
 // commit puts pl in force: the processes (MCP servers and direct plugins
-// started, restarted and stopped), the plugin host and scan, then calls see the new tools and the new policy together (one swap in the
+// started, restarted and stopped), the plugin host and scan; then calls
+// see the new tools and the new policy together (one swap in the
 // dispatcher). Nothing here refuses the plan; what goes wrong is returned
 // as warnings.
 func (n *Node) commit(pl *plan) (warnings []string) {
