@@ -211,11 +211,13 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 		return fail(fmt.Errorf("tools/list: %w", err))
 	}
 	s.mu.Lock()
-	s.state, s.since, s.live, s.lastErr = StateRunning, time.Now(), live, ""
+	old := s.set
+	// The list with the state: running never shows the last session's tools.
+	s.state, s.since, s.live, s.lastErr, s.set = StateRunning, time.Now(), live, "", set
 	s.attempt = 0
 	s.mu.Unlock()
 	s.log.Info().Int("tools", len(set.commands)).Msg("MCP server running")
-	s.update(set)
+	s.announce(old, set)
 	s.firstDone()
 	return live, nil
 }
@@ -353,6 +355,12 @@ func (s *server) update(set *toolSet) {
 	old := s.set
 	s.set = set
 	s.mu.Unlock()
+	s.announce(old, set)
+}
+
+// announce logs a tool list that replaced old and tells the host, unless
+// it is the same list.
+func (s *server) announce(old, set *toolSet) {
 	if old != nil && old.key == set.key {
 		return
 	}

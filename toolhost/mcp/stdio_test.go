@@ -200,6 +200,29 @@ func TestStdioCrashMidCallRestarts(t *testing.T) {
 	}
 }
 
+// A server that comes back with another tool list is shown running only
+// with that list: status never pairs the new session with the old count.
+func TestStdioRestartShowsTheNewToolList(t *testing.T) {
+	f := newFixture(t)
+	f.start(f.stdio("basic", "basic"))
+	tool := f.tool("McpBasic")
+	before := f.status("basic").Tools
+	if _, err := call(context.Background(), t, tool, map[string]any{"command": "grow"}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the grown list", func() bool { return f.status("basic").Tools == before+1 })
+	if _, err := call(context.Background(), t, tool, map[string]any{"command": "crash"}); err == nil {
+		t.Fatal("crash returned no error")
+	}
+	eventually(t, "a restart", func() bool {
+		st := f.status("basic")
+		return st.State == StateRunning && st.Restarts >= 1
+	})
+	if st := f.status("basic"); st.Tools != before {
+		t.Errorf("running again with %d tools, want the new process's %d", st.Tools, before)
+	}
+}
+
 func TestStdioNotRunningMessage(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
