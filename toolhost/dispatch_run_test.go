@@ -10,12 +10,19 @@ import (
 )
 
 func TestDispatchDeadline(t *testing.T) {
-	// T = 200ms: margin min(3s, T/10) = 20ms, so the node gives up at 180ms.
-	const want = `tool "Slow" timed out after 0.18s on the node`
+	// T = 2s: margin min(3s, T/10) = 200ms, so the node gives up at 1.8s.
+	// The tool must be entered before that (the tests wait for it), and a
+	// loaded machine can stall a goroutine for a good part of a second;
+	// the subtests run in parallel so that their waits overlap.
+	const (
+		timeout = 2 * time.Second
+		want    = `tool "Slow" timed out after 1.8s on the node`
+	)
 
 	t.Run("running tool honours its context", func(t *testing.T) {
+		t.Parallel()
 		tool := newGateTool("Slow")
-		tool.spec.Timeout = 200 * time.Millisecond
+		tool.spec.Timeout = timeout
 		d := newTestDispatcher(t, Policy{}, Limits{}, tool)
 		r := newReplies()
 		start := time.Now()
@@ -23,8 +30,8 @@ func TestDispatchDeadline(t *testing.T) {
 		g := tool.next(t)
 		o := r.next(t)
 		wantErr(t, o, "r1", want, ErrTimeout)
-		if el := time.Since(start); el < 180*time.Millisecond {
-			t.Fatalf("timed out after %v, before the 180ms deadline", el)
+		if el := time.Since(start); el < timeout*9/10 {
+			t.Fatalf("timed out after %v, before the 1.8s deadline", el)
 		}
 		if !errors.Is(context.Cause(g.ctx), ErrTimeout) {
 			t.Fatalf("tool context cause %v", context.Cause(g.ctx))
@@ -32,8 +39,9 @@ func TestDispatchDeadline(t *testing.T) {
 	})
 
 	t.Run("policy override sets the timeout", func(t *testing.T) {
+		t.Parallel()
 		tool := newGateTool("Slow")
-		pol := Policy{Tools: map[string]ToolOverride{"Slow": {Timeout: 200 * time.Millisecond}}}
+		pol := Policy{Tools: map[string]ToolOverride{"Slow": {Timeout: timeout}}}
 		d := newTestDispatcher(t, pol, Limits{}, tool)
 		r := newReplies()
 		dispatch(t, d, "Slow", "r1", r)
@@ -42,8 +50,9 @@ func TestDispatchDeadline(t *testing.T) {
 	})
 
 	t.Run("time in the queue counts", func(t *testing.T) {
+		t.Parallel()
 		blocker, slow := newGateTool("Blocker"), newGateTool("Slow")
-		slow.spec.Timeout = 200 * time.Millisecond
+		slow.spec.Timeout = timeout
 		d := newTestDispatcher(t, Policy{}, Limits{MaxConcurrent: 1}, blocker, slow)
 		r := newReplies()
 		dispatch(t, d, "Blocker", "b1", r)
@@ -56,8 +65,9 @@ func TestDispatchDeadline(t *testing.T) {
 	})
 
 	t.Run("tool ignoring its context is answered anyway", func(t *testing.T) {
+		t.Parallel()
 		tool := newGateTool("Slow")
-		tool.spec.Timeout = 200 * time.Millisecond
+		tool.spec.Timeout = timeout
 		tool.ignoreCtx = true
 		d := newTestDispatcher(t, Policy{}, Limits{MaxConcurrent: 1}, tool)
 		r := newReplies()
