@@ -266,7 +266,7 @@ func TestScanStaticPlugin(t *testing.T) {
 		strings.Join(s.Placeholders, ",") != "StaticValue,Bare" || s.DisplayName != "Static (test)" {
 		t.Fatalf("static plugin %+v", s)
 	}
-	if slow := set.Static[1]; slow.Timeout != 400*time.Millisecond || slow.Cron != "" {
+	if slow := set.Static[1]; slow.Timeout != 2*time.Second || slow.Cron != "" {
 		t.Fatalf("StaticSlow timeout %s cron %q", slow.Timeout, slow.Cron)
 	}
 }
