@@ -57,7 +57,7 @@ func (c *fakeClock) waitArmed(t *testing.T) time.Duration {
 	select {
 	case d := <-c.armed:
 		return d
-	case <-time.After(5 * time.Second):
+	case <-time.After(testWait):
 		t.Fatal("the refresher never set its next timer")
 		return 0
 	}
