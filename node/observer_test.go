@@ -400,8 +400,10 @@ func TestLocalApprovalIsAnEvent(t *testing.T) {
 
 func TestObserverWithoutPongsReconnects(t *testing.T) {
 	h, client := observerHarness(t, fakehub.Options{}, func(c *config.Config) {
+		// The node's own session shares these, and must live through a
+		// descheduled test process: 1.1 s of silence, not 400 ms.
 		c.Hub.PingInterval = config.Duration(100 * time.Millisecond)
-		c.Hub.PongTimeout = config.Duration(300 * time.Millisecond)
+		c.Hub.PongTimeout = config.Duration(time.Second)
 	})
 	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
 	h.acceptObserver(fakehub.ChannelVCPInfo)
