@@ -28,6 +28,9 @@ func main() {
 func execute(a *app, args []string) int {
 	a.helpErr = nil
 	root := newRootCmd(a)
+	if args == nil {
+		args = []string{} // cobra would read os.Args for nil: only args counts
+	}
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	if err == nil {
