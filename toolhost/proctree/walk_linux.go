@@ -38,6 +38,15 @@ func (pi procInfo) ended() bool {
 	return pi.state == 'X' || (pi.state == 'Z' && !pi.mainThreadGone())
 }
 
+// Ended reads /proc/<pid>/stat: whether the process has exited as a whole
+// (a zombie not yet reaped has; one whose main thread alone exited has
+// not) and its parent; found is false when there is no such process. For
+// checks of what a tree left behind (proctreetest).
+func Ended(pid int) (ended bool, ppid int, found bool) {
+	pi, ok := readStat(pid, make([]byte, 0, 512))
+	return ok && pi.ended(), pi.ppid, ok
+}
+
 // readProcs snapshots every process.
 func readProcs() map[int]procInfo {
 	d, err := os.Open("/proc")

@@ -30,20 +30,12 @@ func ended(pid int) (gone bool, zombieOf int) {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return true, 0
 	}
-	st, ok := readStat(pid)
-	if !ok {
+	exited, ppid, found := procEnded(pid)
+	switch {
+	case !found:
 		return procfs, 0 // it went between the two reads; without /proc, it is there
-	}
-	// /proc shows the main thread's state: a zombie with other threads
-	// still running (its main thread exited alone) runs on.
-	if st.state == 'X' || (st.state == 'Z' && st.threads <= 1) {
-		return true, st.ppid
+	case exited:
+		return true, ppid
 	}
 	return false, 0
-}
-
-// stat is what ended needs of /proc/<pid>/stat.
-type stat struct {
-	state         byte
-	ppid, threads int
 }

@@ -6,4 +6,4 @@ package proctreetest
 // running.
 const procfs = false
 
-func readStat(int) (stat, bool) { return stat{}, false }
+func procEnded(int) (ended bool, ppid int, found bool) { return false, 0, false }
