@@ -207,12 +207,15 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	n.baseCfg = cfg
 	cfg, ov, ovPath := n.withOverrides(cfg)
 	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})
-	pl, err := n.prepare(cfg)
-	if err != nil {
+	fail := func(err error) (*Node, error) {
 		n.plugins.close()
 		n.mcp.close()
-		n.trees.close()
+		n.trees.close() // after every process starter
 		return nil, err
+	}
+	pl, err := n.prepare(cfg)
+	if err != nil {
+		return fail(err)
 	}
 	reg, warnings := n.start(pl)
 	for _, w := range append(pl.warnings, warnings...) {
@@ -232,10 +235,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	}, log)
 	n.initEvents(cfg) // observer_node.go
 	if err := n.startTelemetry(cfg); err != nil {
-		n.plugins.close()
-		n.mcp.close()
-		n.trees.close()
-		return nil, err
+		return fail(err)
 	}
 	return n, nil
 }
