@@ -342,7 +342,7 @@ func TestExampleConfig(t *testing.T) {
 		t.Errorf("the example's values are not the defaults:\n got %+v\nwant %+v", cfg, def)
 	}
 
-	// Uncommenting just url and key_file, as the README says, sets them.
+	// Uncommenting just url and key_file, as the docs say, sets them.
 	one := strings.Replace(string(data), "# url = \"ws://127.0.0.1:6005\"", "url = \"wss://vcp.example.org\"", 1)
 	one = strings.Replace(one, "# key_file = \"\"", "key_file = \"/etc/vcpnode/key\"", 1)
 	if cfg, err := Parse([]byte(one), "example, url and key_file"); err != nil || cfg.Hub.URL != "wss://vcp.example.org" || cfg.Hub.KeyFile != "/etc/vcpnode/key" {

@@ -16,7 +16,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
-// -screenshots writes the pages' pictures into docs/console for the README.
+// -screenshots writes the pages' pictures into docs/console for docs/console.md.
 var screenshots = flag.Bool("screenshots", false, "write the console's screenshots to docs/console")
 
 const chromiumPath = "/usr/bin/chromium"

@@ -126,7 +126,7 @@ func TestReconnectLoopScheduleAndReset(t *testing.T) {
 
 // A server that keeps restarting with one second of up-time: the node
 // registers on every incarnation. The test asserts that, not how fast; the
-// time each took is logged (the README reports measured numbers).
+// time each took is logged (docs/performance.md reports measured numbers).
 func TestReconnectFlappingServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes about 15 s of real time (10 server restarts)")

@@ -223,18 +223,18 @@ func copyTo(t *testing.T, from, to string, mode os.FileMode) {
 	}
 }
 
-// readmeExample returns the ```toml block and the output block that
-// follow the marker in the README: the config, the command line (its
-// "$ " line) and what it prints.
-func readmeExample(t *testing.T, marker string) (config, command string, output []string) {
+// docExample returns the ```toml block and the output block that follow
+// the marker in doc (a path from the repository's root): the config, the
+// command line (its "$ " line) and what it prints.
+func docExample(t *testing.T, doc, marker string) (config, command string, output []string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	data, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(doc)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(string(data), marker)
 	if !ok {
-		t.Fatalf("the README has no %q", marker)
+		t.Fatalf("%s has no %q", doc, marker)
 	}
 	var blocks []string
 	for len(blocks) < 2 {
@@ -256,9 +256,10 @@ func readmeExample(t *testing.T, marker string) (config, command string, output 
 	return blocks[0], strings.TrimPrefix(lines[0], "$ "), lines[1:]
 }
 
-// The README's `config check` example is the real output, verbatim.
+// The `config check` example of docs/configuration.md is the real output,
+// verbatim.
 func TestReadmeConfigCheckExample(t *testing.T) {
-	doc, command, want := readmeExample(t, "<!-- config-check-example")
+	doc, command, want := docExample(t, "docs/configuration.md", "<!-- config-check-example")
 	if _, err := user.LookupGroup("developers"); err == nil {
 		t.Skip("this machine has a group named developers, which the example says is missing")
 	}
@@ -280,6 +281,6 @@ func TestReadmeConfigCheckExample(t *testing.T) {
 	}
 	got := strings.Split(strings.TrimSuffix(ta.stdout.String()+ta.stderr.String(), "\n"), "\n")
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("the README shows\n%s\nthe command prints\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+		t.Errorf("docs/configuration.md shows\n%s\nthe command prints\n%s", strings.Join(want, "\n"), strings.Join(got, "\n"))
 	}
 }

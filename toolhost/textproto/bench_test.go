@@ -29,7 +29,7 @@ var benchReplies = map[string]string{
 }
 
 // BenchmarkParse parses each 1 MiB reply with every format on; MB/s is
-// what the README reports.
+// what docs/textproto.md reports.
 func BenchmarkParse(b *testing.B) {
 	for _, name := range []string{"vcp", "vcp-fuzzy", "xml", "json", "vcp-unterminated", "vcp-many-escapes", "think-unclosed", "json-deep", "xml-unclosed-param"} {
 		reply := benchReplies[name]
