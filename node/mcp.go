@@ -65,21 +65,12 @@ func serverConfigs(cfg config.Config) []mcp.ServerConfig {
 	return out
 }
 
-// check refuses a server list that cannot be applied, before anything
-// starts: a bad table, two servers making one tool, or a host closed
-// because Run ended.
-func (rt *mcpRuntime) check(cfgs []mcp.ServerConfig) error {
-	if len(cfgs) == 0 {
-		return nil
-	}
+// checkOpen refuses to plan servers once Run has ended and closed the host.
+func (rt *mcpRuntime) checkOpen() error {
 	rt.mu.Lock()
-	closed := rt.closed
-	rt.mu.Unlock()
-	if closed {
+	defer rt.mu.Unlock()
+	if rt.closed {
 		return fmt.Errorf("mcp: %w", mcp.ErrClosed)
-	}
-	if err := mcp.Check(cfgs); err != nil {
-		return fmt.Errorf("mcp: %w", err)
 	}
 	return nil
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost"
-	"github.com/vcpnode/vcpnode/toolhost/builtin"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
@@ -275,9 +274,10 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if st.name == "" {
 		st.name, _ = os.Hostname()
 	}
-	servers := serverConfigs(cfg)
-	if err := n.mcp.check(servers); err != nil {
-		return nil, err
+	if len(cfg.MCP.Servers) > 0 {
+		if err := n.mcp.checkOpen(); err != nil {
+			return nil, err
+		}
 	}
 	// The node's own secrets are never served, even from inside a root.
 	var deny []string
@@ -286,25 +286,22 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 			deny = append(deny, p)
 		}
 	}
-	files := toolhost.FileOptions{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes, Deny: deny}
-	tools := append([]toolhost.Tool{toolhost.NewFileTool(files)}, builtin.New(toolhost.NewFileAccess(files))...)
-	tools = append(tools, n.extraTools...)
-	pp, pluginTools, err := n.plugins.prepare(cfg)
+	pp, err := n.plugins.prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{st: st, plugins: pp, servers: servers}
+	pl := &plan{st: st, plugins: pp}
 	fail := func(err error) (*plan, error) {
 		n.plugins.discard(pp)
 		return nil, err
 	}
-	tools = append(tools, pluginTools...)
+	extra := slices.Clone(n.extraTools)
 	for _, src := range n.sources {
 		more, warn, err := src(cfg, n.log)
 		if err != nil {
 			return fail(err)
 		}
-		tools = append(tools, more...)
+		extra = append(extra, more...)
 		pl.warnings = append(pl.warnings, warn...)
 	}
 	var static []*plugin.StaticPlugin
@@ -317,12 +314,11 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	}
 	st.placeholderJobs = jobs
 	pl.warnings = append(append(pp.warnings, pl.warnings...), warn...)
-	// The most the plan can register: a server or a direct plugin that
-	// does not come up only makes the set smaller, which cannot clash.
-	if err := toolhost.NewRegistry().Replace(append(slices.Clone(tools), pendingTools(servers, pp)...)); err != nil {
-		return fail(fmt.Errorf("register tools: %w", err))
+	ts, err := BuildToolSet(cfg, pp.set, deny, extra)
+	if err != nil {
+		return fail(err)
 	}
-	pl.tools = tools
+	pl.tools, pl.servers = ts.Tools, ts.Servers
 	return pl, nil
 }
 
@@ -356,32 +352,6 @@ func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
 		_ = reg.Replace(pl.tools)
 	}
 	return reg, warnings
-}
-
-// pendingTool stands for a tool that exists once its process runs, so
-// that prepare can check the registry before starting anything. It is
-// never registered.
-type pendingTool struct{ spec toolhost.Spec }
-
-func (t pendingTool) Spec() toolhost.Spec { return t.spec }
-
-func (t pendingTool) Invoke(context.Context, toolhost.Call) (any, error) {
-	return nil, errors.New("not started") // never registered, never called
-}
-
-// pendingTools are the tools the MCP servers and the direct plugins of a
-// plan offer once they run: one per server, one per hybridservice plugin.
-func pendingTools(servers []mcp.ServerConfig, pp *pluginPlan) []toolhost.Tool {
-	var out []toolhost.Tool
-	for _, c := range servers {
-		out = append(out, pendingTool{toolhost.Spec{Name: c.ToolName(), Source: "mcp:" + c.Name}})
-	}
-	for _, p := range pp.direct.plugins {
-		if p.Answers() {
-			out = append(out, pendingTool{p.Spec})
-		}
-	}
-	return out
 }
 
 func (n *Node) settings() *settings {

@@ -39,32 +39,32 @@ type directLoad struct {
 // plugin in use broke. Only the first configuration of plugins opens
 // something (the outbox under the state directory and the callback
 // listener); discard closes them again.
-func (rt *pluginRuntime) prepare(cfg config.Config) (*pluginPlan, []toolhost.Tool, error) {
+func (rt *pluginRuntime) prepare(cfg config.Config) (*pluginPlan, error) {
 	p := cfg.Plugins
 	pp := &pluginPlan{p: p, direct: directLoad{cfg: cfg}}
 	if len(p.Dirs) == 0 {
-		return pp, nil, nil
+		return pp, nil
 	}
 	if err := rt.openShared(pp); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := rt.pickHost(pp); err != nil {
 		rt.discard(pp)
-		return nil, nil, err
+		return nil, err
 	}
 	set, err := pp.host.Scan(p.Dirs)
 	if err != nil {
 		rt.discard(pp)
-		return nil, nil, fmt.Errorf("plugins: %w", err)
+		return nil, fmt.Errorf("plugins: %w", err)
 	}
 	if err := rt.checkNoneBroke(set); err != nil {
 		rt.discard(pp)
-		return nil, nil, err
+		return nil, err
 	}
 	pp.set = set
 	pp.direct.plugins = set.Direct
 	pp.warnings = append(pp.warnings, set.Warnings()...)
-	return pp, slices.Clone(set.Tools), nil
+	return pp, nil
 }
 
 // openShared makes the parts every host shares the first time plugins are

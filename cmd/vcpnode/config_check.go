@@ -15,8 +15,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
-	"github.com/vcpnode/vcpnode/toolhost/builtin"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
@@ -107,6 +107,12 @@ func (a *app) setupProblems(p config.Partial) setupReport {
 		r.skip(fromPlugins, unscanned)
 		return r
 	}
+	// A bad [mcp] table is the file's problem, reported above; the other
+	// tools are still checked against each other.
+	if bad := p.Bad("mcp"); bad != "" {
+		r.skip("the MCP servers' tools against the other tools", hasProblem(bad))
+		cfg.MCP.Servers = nil
+	}
 	hosted, err := scanTools(cfg)
 	if err != nil {
 		r.problems = append(r.problems, err.Error())
@@ -118,50 +124,44 @@ func (a *app) setupProblems(p config.Partial) setupReport {
 	return r
 }
 
-// scanTools reads the plugin folders as the daemon does and lists the tools.
+// scanTools reads the plugin folders as the daemon does and builds the
+// tool set with node's own function, so it refuses what `run` refuses.
 func scanTools(cfg config.Config) (*hostedTools, error) {
-	h := &hostedTools{names: []string{toolhost.FileToolName}, timeouts: map[string]time.Duration{}}
-	// The built-in tools the node always has (exposed only when named).
-	files := toolhost.FileOptions{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes}
-	for _, t := range builtin.New(toolhost.NewFileAccess(files)) {
-		spec := t.Spec()
-		h.names = append(h.names, spec.Name)
-		if spec.Timeout > 0 {
-			h.timeouts[spec.Name] = spec.Timeout
+	var scan *plugin.Set
+	if p := cfg.Plugins; len(p.Dirs) > 0 {
+		host := plugin.NewHost(plugin.Options{PassEnv: p.PassEnv, EnvFile: p.EnvFile, MaxOutputBytes: p.MaxOutputBytes,
+			AsyncMaxRuntime: p.AsyncMaxRuntime.D(), Log: zerolog.Nop()})
+		defer host.Close(context.Background())
+		var err error
+		if scan, err = host.Scan(p.Dirs); err != nil {
+			return nil, fmt.Errorf("plugins: %w", err)
 		}
 	}
-	if len(cfg.Plugins.Dirs) == 0 {
-		slices.Sort(h.names)
-		return h, nil
-	}
-	p := cfg.Plugins
-	host := plugin.NewHost(plugin.Options{PassEnv: p.PassEnv, EnvFile: p.EnvFile, MaxOutputBytes: p.MaxOutputBytes,
-		AsyncMaxRuntime: p.AsyncMaxRuntime.D(), Log: zerolog.Nop()})
-	defer host.Close(context.Background())
-	set, err := host.Scan(p.Dirs)
+	ts, err := node.BuildToolSet(cfg, scan, nil, nil)
 	if err != nil {
-		return nil, fmt.Errorf("plugins: %w", err)
+		return nil, err
 	}
-	for _, t := range set.Tools {
+	h := &hostedTools{timeouts: map[string]time.Duration{}}
+	for _, t := range ts.All() {
 		spec := t.Spec()
 		h.names = append(h.names, spec.Name)
 		if spec.Timeout > 0 {
 			h.timeouts[spec.Name] = spec.Timeout
 		}
 	}
-	for _, d := range set.Direct {
-		h.names = append(h.names, d.Name)
-		if d.Spec.Timeout > 0 {
-			h.timeouts[d.Name] = d.Spec.Timeout
+	// Plugins that register nothing may still be named by [tools.X].
+	if scan != nil {
+		for _, d := range scan.Direct {
+			h.names = append(h.names, d.Name)
 		}
-	}
-	for _, s := range set.Static {
-		h.names = append(h.names, s.Name)
-	}
-	for _, group := range [][]plugin.Entry{set.Disabled, set.Unsupported} {
-		for _, e := range group {
-			if e.Name != "" {
-				h.names = append(h.names, e.Name)
+		for _, s := range scan.Static {
+			h.names = append(h.names, s.Name)
+		}
+		for _, group := range [][]plugin.Entry{scan.Disabled, scan.Unsupported} {
+			for _, e := range group {
+				if e.Name != "" {
+					h.names = append(h.names, e.Name)
+				}
 			}
 		}
 	}
