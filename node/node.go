@@ -47,7 +47,8 @@ type timings struct {
 	// before it stops taking calls: a seam for tests of that window.
 	beforeClose func()
 	// decodeBudget bounds the bytes of frames read but not yet decoded;
-	// a frame that finds no room within busyWait is refused as "node busy".
+	// a frame that finds no room within busyWait (at most half of what is
+	// left of the liveness window) is refused as "node busy".
 	// Above readLimit, so that a frame the server may send always fits.
 	decodeBudget int64
 	busyWait     time.Duration

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -44,6 +45,11 @@ type session struct {
 	// reconnect loop reads it after run returns.
 	registered bool
 	scratch    []byte // readFrame's first-chunk buffer, reader goroutine only
+	// liveUntil is the read deadline in Unix nanoseconds (session_read.go).
+	liveUntil atomic.Int64
+	// readEnded is set once the reader has failed: frames still waiting
+	// for the decoder belong to a dead connection and are dropped.
+	readEnded atomic.Bool
 }
 
 func newSession(n *Node, conn *websocket.Conn, st *settings) *session {
@@ -206,15 +212,14 @@ func (s *session) closeGracefully(readerDone chan error, reason string) {
 	}
 }
 
-func (s *session) extendReadDeadline() { s.extendReadDeadlineBy(0) }
-
-// extendReadDeadlineBy moves the read deadline to extra past the usual one.
-func (s *session) extendReadDeadlineBy(extra time.Duration) {
-	// Any frame or pong proves the connection alive. Pings go out every
-	// ping_interval, so silence longer than that plus pong_timeout means
-	// a ping went unanswered.
+// extendReadDeadline records a sign of life. Any frame or pong proves the
+// connection alive. Pings go out every ping_interval, so silence longer
+// than that plus pong_timeout means a ping went unanswered.
+func (s *session) extendReadDeadline() {
 	hub := s.st.cfg.Hub
-	s.conn.SetReadDeadline(time.Now().Add(hub.PingInterval.D() + hub.PongTimeout.D() + extra))
+	until := time.Now().Add(hub.PingInterval.D() + hub.PongTimeout.D())
+	s.liveUntil.Store(until.UnixNano())
+	s.conn.SetReadDeadline(until)
 }
 
 func (s *session) answerPing(data string) error {

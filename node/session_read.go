@@ -20,6 +20,12 @@ import (
 // decoder goroutine. A large frame is decoded while the reader goes on
 // reading, so liveness never waits for a decode. What bounds memory is a
 // budget of bytes read but not yet decoded.
+//
+// Liveness: the read deadline is always ping_interval + pong_timeout from
+// the last sign of life (a frame, a chunk of one, a pong or a ping).
+// Nothing stretches it. A frame that finds no decoder room waits at most
+// half of what is left of that window, then is refused as busy, so the
+// reader is back on the socket in time to see the next pong.
 
 const (
 	// inboxDepth bounds how many frames wait for the decoder; each frame is
@@ -90,9 +96,7 @@ type inbound struct {
 // run can rely on all of them having been dispatched.
 func (s *session) readLoop() error {
 	inbox := make(chan inbound, inboxDepth)
-	decoded := make(chan struct{})
 	go func() {
-		defer close(decoded)
 		for in := range inbox {
 			// A panic is a fatal stop, but the frames read go on being
 			// handled (refused, since the node is stopping) and counted.
@@ -100,7 +104,11 @@ func (s *session) readLoop() error {
 				if s.n.timings.beforeDecode != nil {
 					s.n.timings.beforeDecode(len(in.frame))
 				}
-				s.handle(in.frame)
+				// The server failed every call of a connection that has
+				// ended: running them would be work for nothing.
+				if !s.readEnded.Load() {
+					s.handle(in.frame)
+				}
 			})
 			s.n.decodeBudget.release(in.cost)
 			if in.counted {
@@ -108,12 +116,17 @@ func (s *session) readLoop() error {
 			}
 		}
 	}()
+	// The reader does not wait for the decoder once the connection has
+	// failed: frames still queued are dropped at once, and the next
+	// connection never waits behind a decode of this one.
 	defer func() {
+		s.readEnded.Store(true)
+		s.dropQueued(inbox)
 		close(inbox)
-		<-decoded
 	}()
 
 	minCost := s.n.decodeBudget.size / inboxDepth
+	congested := false
 	for {
 		_, r, err := s.conn.NextReader()
 		if err != nil {
@@ -125,13 +138,19 @@ func (s *session) readLoop() error {
 			return s.readError(err)
 		}
 		cost := max(int64(len(frame)), minCost)
-		// While the decoder catches up, the connection is evidently alive:
-		// it just delivered this frame.
-		s.extendReadDeadlineBy(s.n.timings.busyWait)
-		if !s.n.decodeBudget.acquire(cost, s.n.timings.busyWait, s.done) {
+		// Once a frame has been refused, the frames behind it (likely sent
+		// in the same burst) are refused without waiting, until room frees:
+		// a burst must not keep the reader off the socket frame by frame.
+		wait := s.roomWait()
+		if congested {
+			wait = 0
+		}
+		if !s.n.decodeBudget.acquire(cost, wait, s.done) {
+			congested = true
 			s.refuseBusy(frame)
 			continue
 		}
+		congested = false
 		// A frame read before the close frame may be a call that must be
 		// answered first: it counts as pending until it is decoded.
 		inbox <- inbound{frame: frame, cost: cost, counted: s.calls.begin()}
@@ -176,6 +195,36 @@ func (s *session) readFrame(r io.Reader) ([]byte, error) {
 		chunks[i] = nil // let each chunk go as soon as it is copied
 	}
 	return frame, nil
+}
+
+// dropQueued releases the frames of a failed connection that the decoder
+// has not taken yet; the decoder drops the one it may be holding.
+func (s *session) dropQueued(inbox chan inbound) {
+	dropped := 0
+	for {
+		select {
+		case in := <-inbox:
+			dropped++
+			s.n.decodeBudget.release(in.cost)
+			if in.counted {
+				s.calls.end()
+			}
+		default:
+			if dropped > 0 {
+				s.log.Info().Int("frames", dropped).
+					Msg("dropped frames read just before the connection ended, unhandled: the server has already failed any call among them")
+			}
+			return
+		}
+	}
+}
+
+// roomWait is how long a frame may wait for decoder room: busyWait, but
+// never more than half of what is left of the liveness window, so that the
+// reader reads again (and sees a pong) before the window closes.
+func (s *session) roomWait() time.Duration {
+	left := time.Until(time.Unix(0, s.liveUntil.Load()))
+	return max(0, min(s.n.timings.busyWait, left/2))
 }
 
 // refuseBusy answers a frame the decoder had no room for within busyWait:
