@@ -72,6 +72,10 @@ func freezeAfter(t *testing.T, h *harness, fz *freezer, c *fakehub.Conn, send fu
 	fz.armed.Store(c)
 	send()
 	base := c.PingsReceived()
+	frozen := time.Now() // for the log only: detection is judged by pings
+	defer func() {
+		t.Logf("frozen connection replaced %s after the last frame was sent", time.Since(frozen).Round(time.Millisecond))
+	}()
 
 	ctx, cancel := context.WithCancel(h.ctx)
 	defer cancel()
