@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/console"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 // The web console ([console] listen): the page and the control socket's
@@ -115,7 +116,7 @@ func (c *ConsoleServer) Close(ctx context.Context) error {
 }
 
 // NewLogin mints a one-time login URL.
-func (c *ConsoleServer) NewLogin() ConsoleLoginResponse {
+func (c *ConsoleServer) NewLogin() controlapi.ConsoleLoginResponse {
 	tok := rand.Text()
 	c.mu.Lock()
 	now := c.now()
@@ -127,7 +128,7 @@ func (c *ConsoleServer) NewLogin() ConsoleLoginResponse {
 	}
 	c.tokens[tok] = exp
 	c.mu.Unlock()
-	return ConsoleLoginResponse{URL: "http://" + c.Addr() + pathConsoleLoginPage + "?token=" + tok, Expires: exp}
+	return controlapi.ConsoleLoginResponse{URL: "http://" + c.Addr() + pathConsoleLoginPage + "?token=" + tok, Expires: exp}
 }
 
 const pathConsoleLoginPage = "/login"
@@ -160,7 +161,7 @@ func (c *ConsoleServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == pathConsoleLoginPage:
 		c.login(w, r)
-	case r.URL.Path == pathConsoleLogin:
+	case r.URL.Path == controlapi.PathConsoleLogin:
 		// Minting stays with the control socket, where the caller is known.
 		writeError(w, http.StatusForbidden, errors.New("login URLs are minted over the control socket: run vcpnode console"))
 	case strings.HasPrefix(r.URL.Path, "/v1/"):

@@ -13,11 +13,12 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 // startConsole serves h's node's console on a free loopback port, with its
 // control socket.
-func startConsole(t *testing.T, h *harness, idle time.Duration) (*ConsoleServer, *ControlClient) {
+func startConsole(t *testing.T, h *harness, idle time.Duration) (*ConsoleServer, *controlapi.ControlClient) {
 	t.Helper()
 	srv, c := startControl(t, h, "")
 	con, err := ListenConsole(srv, config.ConsoleConfig{Listen: "127.0.0.1:0", IdleTimeout: config.Duration(idle)}, h.node.log)
@@ -66,7 +67,7 @@ func consoleReq(t *testing.T, hc *http.Client, method, u string, hdr map[string]
 	return res.StatusCode, string(b)
 }
 
-func login(t *testing.T, h *harness, c *ControlClient, hc *http.Client) string {
+func login(t *testing.T, h *harness, c *controlapi.ControlClient, hc *http.Client) string {
 	t.Helper()
 	lr, err := c.ConsoleLogin(h.ctx)
 	if err != nil {
@@ -116,7 +117,7 @@ func TestConsoleLoginAndChecks(t *testing.T) {
 		t.Errorf("second use of a token = %d, want 401", code)
 	}
 	code, body := consoleReq(t, hc, http.MethodGet, base+"/v1/status", nil)
-	var st StatusResponse
+	var st controlapi.StatusResponse
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &st) != nil || st.Name != "test-node" {
 		t.Fatalf("status with a session = %d %s", code, body)
 	}
@@ -216,7 +217,7 @@ func TestConsoleOffAndListen(t *testing.T) {
 	h := startHarness(t, harnessOpt{})
 	srv, c := startControl(t, h, "")
 	_, err := c.ConsoleLogin(h.ctx)
-	var apiErr *APIError
+	var apiErr *controlapi.APIError
 	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict || !strings.Contains(apiErr.Message, "[console] listen") {
 		t.Errorf("login without a console = %v, want 409 saying how to enable it", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -16,21 +17,21 @@ import (
 const argSecret = "arg-value-not-for-the-log"
 
 func TestApprovalsThroughTheHub(t *testing.T) {
-	approve := func(t *testing.T, h *harness, c *ControlClient, id string) {
+	approve := func(t *testing.T, h *harness, c *controlapi.ControlClient, id string) {
 		res, err := c.Decide(h.ctx, id, true, "ignored when approving")
-		if err != nil || res.Decision != DecisionApprove || res.Approval.ID != id || res.Approval.Tool != "Echo" {
+		if err != nil || res.Decision != controlapi.DecisionApprove || res.Approval.ID != id || res.Approval.Tool != "Echo" {
 			t.Fatalf("approve = %+v, %v", res, err)
 		}
 	}
-	deny := func(t *testing.T, h *harness, c *ControlClient, id string) {
-		if res, err := c.Decide(h.ctx, id, false, "not today"); err != nil || res.Decision != DecisionDeny {
+	deny := func(t *testing.T, h *harness, c *controlapi.ControlClient, id string) {
+		if res, err := c.Decide(h.ctx, id, false, "not today"); err != nil || res.Decision != controlapi.DecisionDeny {
 			t.Fatalf("deny = %+v, %v", res, err)
 		}
 	}
 	tests := []struct {
 		name     string
 		tool     config.ToolConfig
-		decide   func(*testing.T, *harness, *ControlClient, string) // nil: nobody answers
+		decide   func(*testing.T, *harness, *controlapi.ControlClient, string) // nil: nobody answers
 		status   string
 		want     string // the result text or the error the server gets
 		decision string // in the "call finished" log line
@@ -53,7 +54,7 @@ func TestApprovalsThroughTheHub(t *testing.T) {
 				// Nobody answers: the second it waits may be over before a
 				// loaded machine looks, so only its end is checked.
 				defer func() {
-					var api *APIError
+					var api *controlapi.APIError
 					if _, err := client.Decide(h.ctx, "1", true, ""); !errors.As(err, &api) || api.Status != http.StatusNotFound {
 						t.Errorf("deciding the expired approval = %v, want HTTP 404", err)
 					}
@@ -77,14 +78,14 @@ func TestApprovalsThroughTheHub(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if st.PendingApprovals != 1 || len(st.InFlight) != 1 || st.InFlight[0].State != CallAwaitingApproval {
+				if st.PendingApprovals != 1 || len(st.InFlight) != 1 || st.InFlight[0].State != controlapi.CallAwaitingApproval {
 					t.Errorf("status = %d pending, in flight %+v", st.PendingApprovals, st.InFlight)
 				}
 				tt.decide(t, h, client, p.ID)
 				defer func() {
 					// Decided, the id is gone.
 					_, err := client.Decide(h.ctx, p.ID, true, "")
-					var api *APIError
+					var api *controlapi.APIError
 					if !errors.As(err, &api) || api.Status != http.StatusNotFound {
 						t.Errorf("deciding again = %v, want HTTP 404", err)
 					}
@@ -138,19 +139,19 @@ func TestControlErrors(t *testing.T) {
 		status       int
 		want         string
 	}{
-		{http.MethodGet, pathReload, nil, http.StatusMethodNotAllowed, "/v1/reload needs POST, not GET"},
-		{http.MethodPost, pathStatus, nil, http.StatusMethodNotAllowed, "needs GET"},
+		{http.MethodGet, controlapi.PathReload, nil, http.StatusMethodNotAllowed, "/v1/reload needs POST, not GET"},
+		{http.MethodPost, controlapi.PathStatus, nil, http.StatusMethodNotAllowed, "needs GET"},
 		{http.MethodGet, "/v2/status", nil, http.StatusNotFound, "no such endpoint /v2/status"},
-		{http.MethodPost, pathApprovals + "/7/maybe", nil, http.StatusNotFound, "use …/approve or …/deny"},
-		{http.MethodPost, pathApprovals + "/7/approve", nil, http.StatusNotFound, `no pending approval with this id: "7"`},
-		{http.MethodPost, pathCall, map[string]any{"tool": "Echo", "argz": map[string]string{}}, http.StatusBadRequest, `unknown field "argz"`},
-		{http.MethodPost, pathReload, nil, http.StatusConflict, "not started from a config file"},
+		{http.MethodPost, controlapi.PathApprovals + "/7/maybe", nil, http.StatusNotFound, "use …/approve or …/deny"},
+		{http.MethodPost, controlapi.PathApprovals + "/7/approve", nil, http.StatusNotFound, `no pending approval with this id: "7"`},
+		{http.MethodPost, controlapi.PathCall, map[string]any{"tool": "Echo", "argz": map[string]string{}}, http.StatusBadRequest, `unknown field "argz"`},
+		{http.MethodPost, controlapi.PathReload, nil, http.StatusConflict, "not started from a config file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
 			var out map[string]any
-			err := client.do(h.ctx, tt.method, tt.path, tt.body, &out)
-			var api *APIError
+			err := client.Do(h.ctx, tt.method, tt.path, tt.body, &out)
+			var api *controlapi.APIError
 			if !errors.As(err, &api) || api.Status != tt.status || !strings.Contains(api.Message, tt.want) {
 				t.Fatalf("%s %s = %v, want HTTP %d %q", tt.method, tt.path, err, tt.status, tt.want)
 			}
@@ -163,8 +164,8 @@ func TestControlClientWhenNothingListens(t *testing.T) {
 	// A socket file with no listener behind it, as a crashed daemon leaves.
 	stale := staleSocket(t, path+".stale")
 	for _, p := range []string{path, stale} {
-		_, err := NewControlClient(p).Status(context.Background())
-		if !errors.Is(err, ErrNotRunning) || err.Error() != "cannot reach vcpnode at "+p+": is it running?" {
+		_, err := controlapi.NewControlClient(p).Status(context.Background())
+		if !errors.Is(err, controlapi.ErrNotRunning) || err.Error() != "cannot reach vcpnode at "+p+": is it running?" {
 			t.Errorf("Status(%s) = %v", p, err)
 		}
 	}

@@ -7,46 +7,15 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
 )
 
-// `vcpnode mcp` offers this node's tools to MCP clients through these.
-const (
-	pathMCPTools = "/v1/mcp/tools"
-	viaMCP       = "mcp"
-)
-
-// MCPTool is one tool as `vcpnode mcp` publishes it in tools/list.
-type MCPTool struct {
-	Name  string `json:"name"`
-	Title string `json:"title,omitempty"`
-	// Description is the tool's description; for a tool without a schema,
-	// followed by its invocation text (what the VCP server is told).
-	Description string `json:"description"`
-	// InputSchema is a JSON Schema object: the tool's own (typed tools), or
-	// one that takes string arguments (plugins, which have no schema).
-	InputSchema json.RawMessage `json:"inputSchema"`
-	Typed       bool            `json:"typed"`
-}
-
-// MCPToolsResponse is GET /v1/mcp/tools.
-type MCPToolsResponse struct {
-	Tools []MCPTool `json:"tools"`
-}
-
-// MCPTools lists the tools offered to MCP clients: [mcp.serve] tools, or
-// by default the tools exposed to the VCP server.
-func (c *ControlClient) MCPTools(ctx context.Context) ([]MCPTool, error) {
-	var out MCPToolsResponse
-	return out.Tools, c.do(ctx, http.MethodGet, pathMCPTools, nil, &out)
-}
-
 func (s *ControlServer) handleMCPTools(w http.ResponseWriter, _ *http.Request) {
-	out := MCPToolsResponse{Tools: []MCPTool{}}
+	out := controlapi.MCPToolsResponse{Tools: []controlapi.MCPTool{}}
 	for _, t := range s.n.mcpServed() {
 		out.Tools = append(out.Tools, mcpTool(t.Spec))
 	}
@@ -89,8 +58,8 @@ func (n *Node) callMCP(ctx context.Context, requestID, tool string, args map[str
 }
 
 // mcpTool describes s for an MCP client.
-func mcpTool(s toolhost.Spec) MCPTool {
-	t := MCPTool{Name: s.Name, Title: s.DisplayName, Typed: s.Typed()}
+func mcpTool(s toolhost.Spec) controlapi.MCPTool {
+	t := controlapi.MCPTool{Name: s.Name, Title: s.DisplayName, Typed: s.Typed()}
 	typed := commandsWithSchema(s)
 	if len(typed) == 1 && len(s.Commands) == 1 {
 		t.Description = strings.TrimSpace(s.Description)
@@ -180,28 +149,11 @@ func paramSchema(p toolhost.Param) map[string]any {
 	return m
 }
 
-// MCPServerStatus is one [mcp.servers.NAME] in GET /v1/status.
-type MCPServerStatus struct {
-	Name      string    `json:"name"`
-	Tool      string    `json:"tool"`
-	Transport string    `json:"transport"`         // "stdio" or "http"
-	State     string    `json:"state"`             // starting, running, restarting, stopped
-	Since     time.Time `json:"since"`             // when it entered State
-	Tools     int       `json:"tools"`             // MCP tools offered, from its last listing
-	Restarts  int       `json:"restarts"`          // since the daemon started it
-	Attempt   int       `json:"attempt,omitempty"` // failed starts in a row
-	// RetryAt is when the next start is tried, while restarting.
-	RetryAt *time.Time `json:"retryAt,omitempty"`
-	// LastError is why it is not running (its last stderr line or exit),
-	// one line, key redacted.
-	LastError string `json:"lastError,omitempty"`
-}
-
-func mcpServerStatus(in []mcp.Status) []MCPServerStatus {
-	var out []MCPServerStatus
+func mcpServerStatus(in []mcp.Status) []controlapi.MCPServerStatus {
+	var out []controlapi.MCPServerStatus
 	for _, st := range in {
 		last, _, _ := strings.Cut(strings.TrimSpace(st.LastError), "\n")
-		out = append(out, MCPServerStatus{
+		out = append(out, controlapi.MCPServerStatus{
 			Name: st.Name, Tool: st.Tool, Transport: st.Transport, State: string(st.State), Since: st.Since,
 			Tools: st.Tools, Restarts: st.Restarts, Attempt: st.Attempt, RetryAt: st.RetryAt,
 			// The server's own words may echo anything, the key included.

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 // peerClientEnv makes the test binary act as a control client (see init):
@@ -43,19 +45,19 @@ func init() {
 func runPeerClient(sock string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c := NewControlClient(sock)
+	c := controlapi.NewControlClient(sock)
 	var rep peerReport
 	if _, err := c.Status(ctx); err != nil {
 		rep.StatusErr = err.Error()
 	}
 	if _, err := c.Reconnect(ctx); err != nil {
 		rep.ReconnectErr = err.Error()
-		var api *APIError
+		var api *controlapi.APIError
 		if errors.As(err, &api) {
 			rep.ReconnectHTTP = api.Status
 		}
 	}
-	var api *APIError
+	var api *controlapi.APIError
 	if _, err := c.Approvals(ctx); errors.As(err, &api) {
 		rep.ApprovalsHTTP = api.Status
 	}

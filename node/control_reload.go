@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 // ReloadFile re-reads the config file at path and applies it with Reload:
@@ -12,7 +13,7 @@ import (
 // (unreadable or invalid file, unusable tools or audit file) nothing
 // changes and the old config stays in force. The report also covers the
 // [control], [audit] and [metrics] tables.
-func (n *Node) ReloadFile(path string) (ReloadReport, error) {
+func (n *Node) ReloadFile(path string) (controlapi.ReloadReport, error) {
 	// systemd (Type=notify) sees the reload; READY=1 ends it whatever the outcome.
 	_ = n.notifier.Reloading()
 	defer func() { _ = n.notifier.Ready("") }()
@@ -22,7 +23,7 @@ func (n *Node) ReloadFile(path string) (ReloadReport, error) {
 	}
 	if err != nil {
 		n.log.Error().Err(err).Str("config", path).Msg("reload failed; the old config stays in force")
-		return ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
+		return controlapi.ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
 	}
 	old := n.Config()
 	rep, err := n.Reload(cfg)

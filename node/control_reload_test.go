@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -75,7 +76,7 @@ listen = "127.0.0.1:9464"
 
 	harnessConfigFile(t, h, path, "max_concurrent = 0\n")
 	_, err = client.Reload(h.ctx)
-	var api *APIError
+	var api *controlapi.APIError
 	if !errors.As(err, &api) || api.Status != http.StatusUnprocessableEntity ||
 		!strings.Contains(api.Message, "the old one stays in force") || !strings.Contains(api.Message, "node.max_concurrent: must be at least 1") {
 		t.Fatalf("reload of a bad config = %v", err)

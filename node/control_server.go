@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
 )
@@ -134,23 +135,23 @@ type peer struct {
 // 404 and 405 included, is JSON.
 func (s *ControlServer) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc(pathStatus, s.only(http.MethodGet, false, s.handleStatus))
-	mux.HandleFunc(pathTools, s.only(http.MethodGet, false, s.handleTools))
-	mux.HandleFunc(pathPrompt, s.only(http.MethodGet, false, s.handlePrompt))             // prompt.go
-	mux.HandleFunc(pathPlaceholders, s.only(http.MethodGet, false, s.handlePlaceholders)) // placeholders_control.go
-	mux.HandleFunc(pathCall, s.only(http.MethodPost, true, s.handleCall))
-	mux.HandleFunc(pathMCPTools, s.only(http.MethodGet, true, s.handleMCPTools)) // control_mcp.go
-	mux.HandleFunc(pathReload, s.only(http.MethodPost, true, s.handleReload))
-	mux.HandleFunc(pathReconnect, s.only(http.MethodPost, true, s.handleReconnect))
+	mux.HandleFunc(controlapi.PathStatus, s.only(http.MethodGet, false, s.handleStatus))
+	mux.HandleFunc(controlapi.PathTools, s.only(http.MethodGet, false, s.handleTools))
+	mux.HandleFunc(controlapi.PathPrompt, s.only(http.MethodGet, false, s.handlePrompt))             // prompt.go
+	mux.HandleFunc(controlapi.PathPlaceholders, s.only(http.MethodGet, false, s.handlePlaceholders)) // placeholders_control.go
+	mux.HandleFunc(controlapi.PathCall, s.only(http.MethodPost, true, s.handleCall))
+	mux.HandleFunc(controlapi.PathMCPTools, s.only(http.MethodGet, true, s.handleMCPTools)) // control_mcp.go
+	mux.HandleFunc(controlapi.PathReload, s.only(http.MethodPost, true, s.handleReload))
+	mux.HandleFunc(controlapi.PathReconnect, s.only(http.MethodPost, true, s.handleReconnect))
 	// The arguments of held calls are the owner's business, and their
 	// group's ([control] group) when they chose one.
-	mux.HandleFunc(pathApprovals, s.only(http.MethodGet, false, s.readers(s.handleApprovals)))
-	mux.HandleFunc(pathApprovals+"/{id}/{action}", s.only(http.MethodPost, true, s.handleDecision))
+	mux.HandleFunc(controlapi.PathApprovals, s.only(http.MethodGet, false, s.readers(s.handleApprovals)))
+	mux.HandleFunc(controlapi.PathApprovals+"/{id}/{action}", s.only(http.MethodPost, true, s.handleDecision))
 	// Events carry approval arguments and results: readable as approvals are.
-	mux.HandleFunc(pathEvents, s.only(http.MethodGet, false, s.readers(s.handleEvents)))  // control_events.go
-	mux.HandleFunc(pathToolOverride, s.only(http.MethodPost, true, s.handleToolOverride)) // overrides.go
-	mux.HandleFunc(pathParse, s.only(http.MethodPost, false, s.handleParse))              // parse_control.go
-	mux.HandleFunc(pathConsoleLogin, s.only(http.MethodPost, true, s.handleConsoleLogin)) // console_server.go
+	mux.HandleFunc(controlapi.PathEvents, s.only(http.MethodGet, false, s.readers(s.handleEvents)))  // control_events.go
+	mux.HandleFunc(controlapi.PathToolOverride, s.only(http.MethodPost, true, s.handleToolOverride)) // overrides.go
+	mux.HandleFunc(controlapi.PathParse, s.only(http.MethodPost, false, s.handleParse))              // parse_control.go
+	mux.HandleFunc(controlapi.PathConsoleLogin, s.only(http.MethodPost, true, s.handleConsoleLogin)) // console_server.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s; this daemon speaks the /v1/ API", r.URL.Path))
 	})
@@ -218,10 +219,10 @@ func (s *ControlServer) handleStatus(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, s.status())
 }
 
-func (s *ControlServer) status() StatusResponse {
+func (s *ControlServer) status() controlapi.StatusResponse {
 	n := s.n
 	st, _ := n.State()
-	conn := ConnectionStatus{
+	conn := controlapi.ConnectionStatus{
 		Phase: st.Phase, Since: st.Since, ServerID: st.ServerID, Attempt: st.Attempt,
 		LastError: st.LastError, Registered: st.Registered, Sessions: st.Sessions, Reconnects: max(st.Sessions-1, 0),
 	}
@@ -237,7 +238,7 @@ func (s *ControlServer) status() StatusResponse {
 		at := st.RetryAt
 		conn.RetryAt = &at
 	}
-	var counts ToolCounts
+	var counts controlapi.ToolCounts
 	for _, t := range n.Tools() {
 		if t.Spec.Implicit {
 			continue // never registered (internal_request_file): the server does not count it
@@ -257,16 +258,16 @@ func (s *ControlServer) status() StatusResponse {
 			counts.Invalid++
 		}
 	}
-	inflight := []InFlightStatus{}
+	inflight := []controlapi.InFlightStatus{}
 	for _, c := range n.InFlight() {
-		state := CallRunning
+		state := controlapi.CallRunning
 		switch {
 		case c.AwaitingApproval:
-			state = CallAwaitingApproval
+			state = controlapi.CallAwaitingApproval
 		case c.Queued:
-			state = CallQueued
+			state = controlapi.CallQueued
 		}
-		inflight = append(inflight, InFlightStatus{
+		inflight = append(inflight, controlapi.InFlightStatus{
 			RequestID: c.RequestID, Tool: c.Tool, Started: c.Started, Deadline: c.Deadline, State: state, Local: c.Local,
 		})
 	}
@@ -277,19 +278,28 @@ func (s *ControlServer) status() StatusResponse {
 			phErrors++
 		}
 	}
-	return StatusResponse{
+	return controlapi.StatusResponse{
 		Version: s.opts.Version, PID: os.Getpid(), StartedAt: n.tel.started, Now: time.Now(),
 		Name: n.Name(), HubURL: n.HubURL(), ConfigFile: s.opts.ConfigFile, Socket: s.opts.Socket,
 		Metrics: *s.metricsAddr.Load(), Connection: conn, Tools: counts, InFlight: inflight,
 		PendingApprovals: n.Approvals().Len() + len(n.obs.approvals.list()), Placeholders: len(ph), PlaceholderErrors: phErrors,
-		Observers:  n.ObserverStatuses(),
+		Observers:  apiObservers(n.ObserverStatuses()),
 		MCPServers: mcpServerStatus(n.MCPServers()),
 	}
 }
 
+// apiObservers is the observer connections as the control API shows them.
+func apiObservers(in []ObserverStatus) []controlapi.ObserverStatus {
+	out := make([]controlapi.ObserverStatus, 0, len(in))
+	for _, o := range in {
+		out = append(out, controlapi.ObserverStatus(o))
+	}
+	return out
+}
+
 func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 	pol := s.n.Config().Policy()
-	out := ToolsResponse{Tools: []ToolStatus{}}
+	out := controlapi.ToolsResponse{Tools: []controlapi.ToolStatus{}}
 	ov := s.n.overrides.Load()
 	if ov != nil {
 		out.OverridesFile = ov.path
@@ -300,7 +310,7 @@ func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 	}
 	for _, t := range s.n.Tools() {
 		mode, wait := pol.Approval(t.Spec.Name)
-		ts := ToolStatus{
+		ts := controlapi.ToolStatus{
 			Name: t.Spec.Name, DisplayName: t.Spec.DisplayName, Version: t.Spec.Version, Source: t.Spec.Source,
 			Builtin: t.Spec.Builtin, Implicit: t.Spec.Implicit, Exposed: t.Exposure.Exposed, Reason: t.Exposure.Reason,
 			TimeoutMs: t.Timeout.Milliseconds(), MaxConcurrent: t.MaxConcurrent, Approval: string(mode),
@@ -331,7 +341,7 @@ func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 		if st.LastError != "" {
 			why += ": " + config.Redact(st.LastError)
 		}
-		out.Tools = append(out.Tools, ToolStatus{
+		out.Tools = append(out.Tools, controlapi.ToolStatus{
 			Name: st.Tool, Source: "mcp:" + st.Name, Reason: string(st.State) + ": " + why,
 			Skipped: string(st.State), State: string(st.State),
 		})
@@ -342,7 +352,7 @@ func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 			// A manifest too broken to name itself goes by its folder.
 			name = "(" + filepath.Base(filepath.Dir(sp.Path)) + ")"
 		}
-		out.Tools = append(out.Tools, ToolStatus{
+		out.Tools = append(out.Tools, controlapi.ToolStatus{
 			Name: name, Source: sp.Path, Reason: skippedReason(sp.Kind, sp.Reason), Skipped: sp.Kind,
 		})
 	}
@@ -351,15 +361,15 @@ func (s *ControlServer) handleTools(w http.ResponseWriter, _ *http.Request) {
 
 // commandStatuses shows a tool's commands and, for typed ones, their
 // parameters: the console builds its forms from them.
-func commandStatuses(cmds []toolhost.Command) []CommandStatus {
-	var out []CommandStatus
+func commandStatuses(cmds []toolhost.Command) []controlapi.CommandStatus {
+	var out []controlapi.CommandStatus
 	for _, c := range cmds {
-		cs := CommandStatus{Command: c.Command, Description: c.Description, Example: c.Example}
+		cs := controlapi.CommandStatus{Command: c.Command, Description: c.Description, Example: c.Example}
 		if c.Schema != nil {
 			cs.Typed = true
-			cs.Params = []ParamStatus{}
+			cs.Params = []controlapi.ParamStatus{}
 			for _, p := range c.Schema.Params {
-				cs.Params = append(cs.Params, ParamStatus{
+				cs.Params = append(cs.Params, controlapi.ParamStatus{
 					Name: p.Name, Description: p.Description, Type: string(p.Type), Required: p.Required,
 					Enum: p.Enum, Default: p.Default, Alias: p.Alias,
 				})
@@ -371,7 +381,7 @@ func commandStatuses(cmds []toolhost.Command) []CommandStatus {
 }
 
 func (s *ControlServer) handleCall(w http.ResponseWriter, r *http.Request) {
-	var req CallRequest
+	var req controlapi.CallRequest
 	if err := decodeBody(r, &req); err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return
@@ -391,7 +401,7 @@ func (s *ControlServer) handleCall(w http.ResponseWriter, r *http.Request) {
 	switch req.Via {
 	case "":
 		o = s.n.CallLocal(r.Context(), id, req.Tool, req.Args)
-	case viaMCP:
+	case controlapi.ViaMCP:
 		id = "mcp-" + rand.Text()[:8]
 		o = s.n.callMCP(r.Context(), id, req.Tool, req.Args) // control_mcp.go
 	default:
@@ -406,7 +416,7 @@ func (s *ControlServer) handleCall(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, o.Cause)
 		return
 	}
-	writeJSON(w, http.StatusOK, CallResponse{
+	writeJSON(w, http.StatusOK, controlapi.CallResponse{
 		RequestID: id, Tool: req.Tool, OK: o.OK(), Result: o.Result, Error: o.Err,
 		Outcome: toolhost.OutcomeKind(o), DurationMs: time.Since(started).Milliseconds(),
 	})
@@ -422,12 +432,12 @@ func (s *ControlServer) handleReload(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ReloadResponse{ConfigFile: s.opts.ConfigFile, ReloadReport: rep})
+	writeJSON(w, http.StatusOK, controlapi.ReloadResponse{ConfigFile: s.opts.ConfigFile, ReloadReport: rep})
 }
 
 func (s *ControlServer) handleReconnect(w http.ResponseWriter, _ *http.Request) {
 	st, _ := s.n.State()
-	resp := ReconnectResponse{Phase: st.Phase}
+	resp := controlapi.ReconnectResponse{Phase: st.Phase}
 	switch st.Phase {
 	case PhaseBackoff:
 		s.n.Reconnect()
@@ -460,7 +470,7 @@ func (s *ControlServer) handleConsoleLogin(w http.ResponseWriter, _ *http.Reques
 }
 
 func (s *ControlServer) handleApprovals(w http.ResponseWriter, _ *http.Request) {
-	out := ApprovalsResponse{Now: time.Now(), Pending: []ApprovalStatus{}}
+	out := controlapi.ApprovalsResponse{Now: time.Now(), Pending: []controlapi.ApprovalStatus{}}
 	for _, p := range s.n.Approvals().Pending() {
 		out.Pending = append(out.Pending, approvalStatus(p))
 	}
@@ -472,18 +482,18 @@ func (s *ControlServer) handleApprovals(w http.ResponseWriter, _ *http.Request) 
 
 func (s *ControlServer) handleDecision(w http.ResponseWriter, r *http.Request) {
 	id, action := r.PathValue("id"), r.PathValue("action")
-	if action != DecisionApprove && action != DecisionDeny {
+	if action != controlapi.DecisionApprove && action != controlapi.DecisionDeny {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s: use …/approve or …/deny", r.URL.Path))
 		return
 	}
-	var req DecisionRequest
+	var req controlapi.DecisionRequest
 	if err := decodeBody(r, &req); err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
 	// Server approvals go by the server's requestId, "approve-…".
 	if _, ok := s.n.obs.approvals.get(id); ok || strings.HasPrefix(id, "approve-") {
-		a, err := s.n.obs.answer(id, action == DecisionApprove, req.Reason)
+		a, err := s.n.obs.answer(id, action == controlapi.DecisionApprove, req.Reason)
 		if err != nil {
 			code := http.StatusServiceUnavailable
 			if errors.Is(err, ErrNoSuchServerApproval) {
@@ -493,26 +503,26 @@ func (s *ControlServer) handleDecision(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.opts.Log.Info().Str("tool", a.Tool).Str("request_id", a.RequestID).Str("decision", action).Msg("owner answered a server approval")
-		writeJSON(w, http.StatusOK, DecisionResponse{Decision: action, Approval: serverApprovalStatus(a)})
+		writeJSON(w, http.StatusOK, controlapi.DecisionResponse{Decision: action, Approval: serverApprovalStatus(a)})
 		return
 	}
-	p, err := s.n.Approvals().Decide(id, action == DecisionApprove, req.Reason)
+	p, err := s.n.Approvals().Decide(id, action == controlapi.DecisionApprove, req.Reason)
 	if err != nil {
 		writeError(w, http.StatusNotFound, err)
 		return
 	}
 	s.opts.Log.Info().Str("tool", p.Tool).Str("request_id", p.RequestID).Str("decision", action).Msg("owner decided a pending call")
-	writeJSON(w, http.StatusOK, DecisionResponse{Decision: action, Approval: approvalStatus(p)})
+	writeJSON(w, http.StatusOK, controlapi.DecisionResponse{Decision: action, Approval: approvalStatus(p)})
 }
 
-func approvalStatus(p toolhost.PendingApproval) ApprovalStatus {
-	return ApprovalStatus{ID: p.ID, RequestID: p.RequestID, Tool: p.Tool, Args: p.Args, Requested: p.Requested, Expires: p.Expires, Where: WaitsOnNode}
+func approvalStatus(p toolhost.PendingApproval) controlapi.ApprovalStatus {
+	return controlapi.ApprovalStatus{ID: p.ID, RequestID: p.RequestID, Tool: p.Tool, Args: p.Args, Requested: p.Requested, Expires: p.Expires, Where: controlapi.WaitsOnNode}
 }
 
-func serverApprovalStatus(a serverApproval) ApprovalStatus {
-	return ApprovalStatus{
+func serverApprovalStatus(a serverApproval) controlapi.ApprovalStatus {
+	return controlapi.ApprovalStatus{
 		ID: a.RequestID, RequestID: a.RequestID, Tool: a.Tool, Args: a.Args, Requested: a.Requested, Expires: a.Expires,
-		Where: WaitsOnServer, Maid: a.Maid, TTLMs: a.TTL.Milliseconds(),
+		Where: controlapi.WaitsOnServer, Maid: a.Maid, TTLMs: a.TTL.Milliseconds(),
 	}
 }
 
@@ -544,7 +554,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeError(w http.ResponseWriter, code int, err error) {
-	writeJSON(w, code, ErrorResponse{Error: config.Redact(err.Error())})
+	writeJSON(w, code, controlapi.ErrorResponse{Error: config.Redact(err.Error())})
 }
 
 // skippedReason is "kind: reason", with a reason for every kind even when

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 // staleSocket leaves a socket file at path with nothing listening on it.
@@ -43,7 +45,7 @@ func TestControlSocketModes(t *testing.T) {
 			t.Errorf("%s has mode %v, want %v", p, got, want)
 		}
 	}
-	if _, err := NewControlClient(path).Status(h.ctx); err != nil {
+	if _, err := controlapi.NewControlClient(path).Status(h.ctx); err != nil {
 		t.Errorf("status over the new socket: %v", err)
 	}
 }
@@ -65,7 +67,7 @@ func TestControlSocketClaims(t *testing.T) {
 			t.Fatalf("second listen = %v, want ErrControlSocketInUse", err)
 		}
 		// The first one still answers: the second did not remove its socket.
-		if _, err := NewControlClient(path).Status(h.ctx); err != nil {
+		if _, err := controlapi.NewControlClient(path).Status(h.ctx); err != nil {
 			t.Errorf("first daemon after the refusal: %v", err)
 		}
 	})
@@ -76,7 +78,7 @@ func TestControlSocketClaims(t *testing.T) {
 			t.Fatalf("listen over a stale socket: %v", err)
 		}
 		defer srv.Close(context.Background())
-		if _, err := NewControlClient(path).Status(h.ctx); err != nil {
+		if _, err := controlapi.NewControlClient(path).Status(h.ctx); err != nil {
 			t.Errorf("status: %v", err)
 		}
 	})

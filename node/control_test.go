@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -29,7 +30,7 @@ func shortSocketPath(t *testing.T) string {
 }
 
 // startControl serves the control API of h's node and returns a client.
-func startControl(t *testing.T, h *harness, configFile string) (*ControlServer, *ControlClient) {
+func startControl(t *testing.T, h *harness, configFile string) (*ControlServer, *controlapi.ControlClient) {
 	t.Helper()
 	srv, err := ListenControl(h.ctx, h.node, ControlOptions{
 		Socket: shortSocketPath(t), ConfigFile: configFile, Version: "1.2.3-test", MetricsAddr: "127.0.0.1:9464", Log: h.node.log,
@@ -47,7 +48,7 @@ func startControl(t *testing.T, h *harness, configFile string) (*ControlServer, 
 			t.Errorf("socket file left behind after Close: %v", err)
 		}
 	})
-	c := NewControlClient(srv.Socket())
+	c := controlapi.NewControlClient(srv.Socket())
 	t.Cleanup(c.Close)
 	return srv, c
 }
@@ -130,9 +131,9 @@ func TestControlStatus(t *testing.T) {
 		t.Errorf("hub url %q", st.HubURL)
 	case st.Version != "1.2.3-test" || st.PID != os.Getpid() || st.Name != "test-node" || st.ConfigFile != "/etc/vcpnode/config.toml":
 		t.Errorf("identity = %+v", st)
-	case st.Tools != ToolCounts{Registered: exposed + hidden, Exposed: exposed, Hidden: hidden} || exposed == 0 || hidden == 0:
+	case st.Tools != controlapi.ToolCounts{Registered: exposed + hidden, Exposed: exposed, Hidden: hidden} || exposed == 0 || hidden == 0:
 		t.Errorf("tools = %+v, want %d exposed and %d hidden", st.Tools, exposed, hidden)
-	case len(st.InFlight) != 1 || st.InFlight[0].RequestID != "g-1" || st.InFlight[0].Tool != "Gate" || st.InFlight[0].State != CallRunning:
+	case len(st.InFlight) != 1 || st.InFlight[0].RequestID != "g-1" || st.InFlight[0].Tool != "Gate" || st.InFlight[0].State != controlapi.CallRunning:
 		t.Errorf("in flight = %+v", st.InFlight)
 	case st.StartedAt.After(st.Now) || st.Now.Sub(st.StartedAt) > time.Minute || st.Metrics != "127.0.0.1:9464":
 		t.Errorf("times = %v, %v; metrics %q", st.StartedAt, st.Now, st.Metrics)
@@ -189,7 +190,7 @@ func TestControlTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]ToolStatus{}
+	byName := map[string]controlapi.ToolStatus{}
 	for _, ts := range tools {
 		byName[ts.Name] = ts
 	}
@@ -213,23 +214,23 @@ func TestControlCall(t *testing.T) {
 	_, client := startControl(t, h, "")
 	tests := []struct {
 		name    string
-		req     CallRequest
+		req     controlapi.CallRequest
 		ok      bool
 		outcome string
 		want    string // in the result or the error
 		status  int    // an API error instead of a call
 	}{
-		{"tool result", CallRequest{Tool: "Echo", Args: stringArgs("message", "hello there")}, true, "ok", "hello there", 0},
-		{"tool error", CallRequest{Tool: "Echo", Args: stringArgs("fail", "boom")}, false, "error", "boom", 0},
-		{"hidden tool, no args", CallRequest{Tool: "NodeInfo"}, true, "ok", `"goVersion"`, 0},
-		{"unknown tool", CallRequest{Tool: "Nope"}, false, "", `unknown tool "Nope"`, http.StatusNotFound},
-		{"no tool", CallRequest{}, false, "", "no tool named", http.StatusBadRequest},
+		{"tool result", controlapi.CallRequest{Tool: "Echo", Args: stringArgs("message", "hello there")}, true, "ok", "hello there", 0},
+		{"tool error", controlapi.CallRequest{Tool: "Echo", Args: stringArgs("fail", "boom")}, false, "error", "boom", 0},
+		{"hidden tool, no args", controlapi.CallRequest{Tool: "NodeInfo"}, true, "ok", `"goVersion"`, 0},
+		{"unknown tool", controlapi.CallRequest{Tool: "Nope"}, false, "", `unknown tool "Nope"`, http.StatusNotFound},
+		{"no tool", controlapi.CallRequest{}, false, "", "no tool named", http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res, err := client.Call(h.ctx, tt.req)
 			if tt.status != 0 {
-				var api *APIError
+				var api *controlapi.APIError
 				if !errors.As(err, &api) || api.Status != tt.status || !strings.Contains(api.Message, tt.want) {
 					t.Fatalf("Call = %+v, %v; want HTTP %d %q", res, err, tt.status, tt.want)
 				}

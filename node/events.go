@@ -2,66 +2,33 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
-// Event sources.
+// The node publishes events as the control API streams them; these names
+// keep the node's own code short.
+type (
+	Event       = controlapi.Event
+	EventFilter = controlapi.EventFilter
+)
+
+// Event sources and kinds (controlapi).
 const (
-	EventSourceNode   = "node"   // this node's own calls
-	EventSourceServer = "server" // the server's observer channels
+	EventSourceNode       = controlapi.EventSourceNode
+	EventSourceServer     = controlapi.EventSourceServer
+	EventCallStart        = controlapi.EventCallStart
+	EventCallEnd          = controlapi.EventCallEnd
+	EventApprovalRequest  = controlapi.EventApprovalRequest
+	EventApprovalAnswered = controlapi.EventApprovalAnswered
+	EventApprovalExpired  = controlapi.EventApprovalExpired
+	EventToolLog          = controlapi.EventToolLog
+	EventInfo             = controlapi.EventInfo
+	EventDropped          = controlapi.EventDropped
 )
-
-// Event kinds. Server message types other than these arrive as EventInfo
-// with their Type set, never as errors.
-const (
-	EventCallStart        = "call_start"        // this node accepted a call
-	EventCallEnd          = "call_end"          // this node answered a call
-	EventApprovalRequest  = "approval_request"  // a call waits for a human (either side)
-	EventApprovalAnswered = "approval_answered" // answered from this machine
-	EventApprovalExpired  = "approval_expired"  // a server approval's window passed
-	EventToolLog          = "tool_log"          // vcp_log: the server finished a call
-	EventInfo             = "info"              // any other broadcast
-	// EventDropped is sent on a stream only: Dropped events were left out
-	// because this subscriber read too slowly.
-	EventDropped = "dropped"
-)
-
-// Event is one line of GET /v1/events and `vcpnode watch --json`.
-type Event struct {
-	// ID grows by one per event within one daemon run.
-	ID     uint64    `json:"id"`
-	Time   time.Time `json:"time"`
-	Source string    `json:"source"` // EventSourceNode or EventSourceServer
-	Kind   string    `json:"kind"`
-	// Channel is "VCPlog" or "vcpinfo" for server events.
-	Channel string `json:"channel,omitempty"`
-	// Type is the server's message type (vcp_log, tool_approval_request…).
-	Type      string `json:"type,omitempty"`
-	Tool      string `json:"tool,omitempty"`
-	RequestID string `json:"requestId,omitempty"`
-	// Status is the outcome word: this node's "ok", "error", "timeout"…, or
-	// the server's vcp_log status ("success", "error"…).
-	Status     string `json:"status,omitempty"`
-	DurationMs *int64 `json:"durationMs,omitempty"`
-	// Approval is how this node's approval gate decided, or "approved" /
-	// "denied" for an answered server approval.
-	Approval string `json:"approval,omitempty"`
-	// Text is the result, content or error, clipped to maxEventText.
-	Text  string `json:"text,omitempty"`
-	Local bool   `json:"local,omitempty"`
-	// ApprovalID is what `vcpnode approve` takes, for approval requests
-	// (the server's requestId, or this node's short number).
-	ApprovalID string `json:"approvalId,omitempty"`
-	// Maid is the agent that asked, for server approval requests.
-	Maid string `json:"maid,omitempty"`
-	// Data is the server's data object as sent, when at most maxEventData.
-	Data json.RawMessage `json:"data,omitempty"`
-	// Dropped counts events left out before this one (EventDropped only).
-	Dropped int `json:"dropped,omitempty"`
-}
 
 const (
 	maxEventText = 4 << 10
@@ -202,33 +169,4 @@ func (s *eventSub) next(ctx context.Context, stop <-chan struct{}) (evs []Event,
 			return nil, 0, context.Canceled
 		}
 	}
-}
-
-// EventFilter selects events for a stream; zero values select everything.
-type EventFilter struct {
-	Source string // EventSourceNode or EventSourceServer
-	Tool   string // exact tool name
-	Kinds  []string
-}
-
-// Match reports whether ev passes f. Dropped markers always pass.
-func (f EventFilter) Match(ev Event) bool {
-	if ev.Kind == EventDropped {
-		return true
-	}
-	if f.Source != "" && ev.Source != f.Source {
-		return false
-	}
-	if f.Tool != "" && ev.Tool != f.Tool {
-		return false
-	}
-	if len(f.Kinds) > 0 {
-		for _, k := range f.Kinds {
-			if k == ev.Kind {
-				return true
-			}
-		}
-		return false
-	}
-	return true
 }

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -127,7 +128,7 @@ func TestMCPReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var img, down ToolStatus
+	var img, down controlapi.ToolStatus
 	for _, ts := range tools {
 		switch ts.Source {
 		case "mcp:img":

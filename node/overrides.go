@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -14,25 +15,6 @@ import (
 // config.OverridesFile in the state directory, applied over the config
 // file at start, at every reload and when a switch changes; a change
 // reloads like `vcpnode reload`, so the server's registration follows.
-
-// pathToolOverride changes one tool's switches.
-const pathToolOverride = "/v1/tools/{name}/override"
-
-// ToolOverrideRequest is POST /v1/tools/{name}/override. Fields left out
-// keep their value; Reset removes the tool's switches.
-type ToolOverrideRequest struct {
-	Expose   *bool  `json:"expose,omitempty"`
-	Approval string `json:"approval,omitempty"`
-	Reset    bool   `json:"reset,omitempty"`
-}
-
-// ToolOverrideResponse is the tool's switches after the change.
-type ToolOverrideResponse struct {
-	Tool     string              `json:"tool"`
-	Override config.ToolOverride `json:"override"`
-	File     string              `json:"file"`
-	ReloadReport
-}
 
 // errNoOverrides: no state directory, so switches cannot be kept.
 var errNoOverrides = errors.New("tool switches need a state directory: set [plugins] state_dir")
@@ -61,7 +43,7 @@ type overridesInForce struct {
 }
 
 // SetToolOverride changes name's switches, saves them and reloads.
-func (n *Node) SetToolOverride(name string, req ToolOverrideRequest) (ToolOverrideResponse, error) {
+func (n *Node) SetToolOverride(name string, req controlapi.ToolOverrideRequest) (controlapi.ToolOverrideResponse, error) {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
 	known := false
@@ -69,16 +51,16 @@ func (n *Node) SetToolOverride(name string, req ToolOverrideRequest) (ToolOverri
 		known = known || t.Spec.Name == name
 	}
 	if !known {
-		return ToolOverrideResponse{}, fmt.Errorf("%w: %q", toolhost.ErrUnknownTool, name)
+		return controlapi.ToolOverrideResponse{}, fmt.Errorf("%w: %q", toolhost.ErrUnknownTool, name)
 	}
 	base := n.baseCfg
 	path, err := base.OverridesPath(n.getenv, os.Geteuid())
 	if err != nil {
-		return ToolOverrideResponse{}, fmt.Errorf("%w (%v)", errNoOverrides, err)
+		return controlapi.ToolOverrideResponse{}, fmt.Errorf("%w (%v)", errNoOverrides, err)
 	}
 	old, err := config.LoadOverrides(path)
 	if err != nil {
-		return ToolOverrideResponse{}, err
+		return controlapi.ToolOverrideResponse{}, err
 	}
 	next := config.Overrides{Tools: map[string]config.ToolOverride{}}
 	for k, v := range old.Tools {
@@ -97,24 +79,24 @@ func (n *Node) SetToolOverride(name string, req ToolOverrideRequest) (ToolOverri
 		}
 	}
 	if err := next.Set(name, t); err != nil {
-		return ToolOverrideResponse{}, err
+		return controlapi.ToolOverrideResponse{}, err
 	}
 	if err := next.Save(path); err != nil {
-		return ToolOverrideResponse{}, err
+		return controlapi.ToolOverrideResponse{}, err
 	}
 	rep, err := n.reload(base)
 	if err != nil {
 		if serr := old.Save(path); serr != nil {
 			err = errors.Join(err, serr)
 		}
-		return ToolOverrideResponse{}, err
+		return controlapi.ToolOverrideResponse{}, err
 	}
 	n.log.Info().Str("tool", name).Strs("overrides", next.Describe()).Msg("tool switches changed in the console")
-	return ToolOverrideResponse{Tool: name, Override: next.Tools[name], File: path, ReloadReport: rep}, nil
+	return controlapi.ToolOverrideResponse{Tool: name, Override: next.Tools[name], File: path, ReloadReport: rep}, nil
 }
 
 func (s *ControlServer) handleToolOverride(w http.ResponseWriter, r *http.Request) {
-	var req ToolOverrideRequest
+	var req controlapi.ToolOverrideRequest
 	if err := decodeBody(r, &req); err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return

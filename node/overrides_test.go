@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -23,14 +24,14 @@ func TestToolOverridesPersist(t *testing.T) {
 		t.Fatalf("registered at start: %v", got)
 	}
 	_, c := startControl(t, h, cfgFile)
-	var tools ToolsResponse
-	if err := c.do(h.ctx, http.MethodGet, pathTools, nil, &tools); err != nil || tools.OverridesFile != filepath.Join(state, config.OverridesFile) {
+	var tools controlapi.ToolsResponse
+	if err := c.Do(h.ctx, http.MethodGet, controlapi.PathTools, nil, &tools); err != nil || tools.OverridesFile != filepath.Join(state, config.OverridesFile) {
 		t.Fatalf("tools: %v, overrides file %q", err, tools.OverridesFile)
 	}
 
 	no := false
-	var res ToolOverrideResponse
-	if err := c.do(h.ctx, http.MethodPost, "/v1/tools/Echo/override", ToolOverrideRequest{Expose: &no, Approval: "ask"}, &res); err != nil {
+	var res controlapi.ToolOverrideResponse
+	if err := c.Do(h.ctx, http.MethodPost, "/v1/tools/Echo/override", controlapi.ToolOverrideRequest{Expose: &no, Approval: "ask"}, &res); err != nil {
 		t.Fatal(err)
 	}
 	if !res.Reconnected || res.Override.Expose == nil || *res.Override.Expose || res.Override.Approval != "ask" {
@@ -45,10 +46,10 @@ func TestToolOverridesPersist(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), `"approval": "ask"`) {
 		t.Fatalf("overrides file: %s, %v", data, err)
 	}
-	if err := c.do(h.ctx, http.MethodPost, "/v1/tools/Nope/override", ToolOverrideRequest{Expose: &no}, nil); err == nil {
+	if err := c.Do(h.ctx, http.MethodPost, "/v1/tools/Nope/override", controlapi.ToolOverrideRequest{Expose: &no}, nil); err == nil {
 		t.Error("an unknown tool was switched")
 	}
-	if err := c.do(h.ctx, http.MethodPost, "/v1/tools/Echo/override", ToolOverrideRequest{Approval: "maybe"}, nil); err == nil {
+	if err := c.Do(h.ctx, http.MethodPost, "/v1/tools/Echo/override", controlapi.ToolOverrideRequest{Approval: "maybe"}, nil); err == nil {
 		t.Error("approval maybe was accepted")
 	}
 
@@ -56,8 +57,8 @@ func TestToolOverridesPersist(t *testing.T) {
 	if _, err := h.node.Reload(h.cfg); err != nil {
 		t.Fatal(err)
 	}
-	var echo ToolStatus
-	if err := c.do(h.ctx, http.MethodGet, pathTools, nil, &tools); err != nil {
+	var echo controlapi.ToolStatus
+	if err := c.Do(h.ctx, http.MethodGet, controlapi.PathTools, nil, &tools); err != nil {
 		t.Fatal(err)
 	}
 	for _, ts := range tools.Tools {
@@ -80,7 +81,7 @@ func TestToolOverridesPersist(t *testing.T) {
 	}
 
 	// Reset: the config file's value again, and the registration with it.
-	if err := c.do(h.ctx, http.MethodPost, "/v1/tools/Echo/override", ToolOverrideRequest{Reset: true}, &res); err != nil {
+	if err := c.Do(h.ctx, http.MethodPost, "/v1/tools/Echo/override", controlapi.ToolOverrideRequest{Reset: true}, &res); err != nil {
 		t.Fatal(err)
 	}
 	<-second.Done()

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/placeholders"
 )
 
@@ -177,45 +178,12 @@ func (n *Node) applyPlaceholders(st *settings) (reconnect bool, warnings []strin
 	return true, warnings
 }
 
-// PlaceholderStatus is one placeholder for `vcpnode placeholders`.
-type PlaceholderStatus struct {
-	Key       string     `json:"key"` // "{{Name}}"
-	Value     string     `json:"value"`
-	HasValue  bool       `json:"hasValue"`
-	Source    string     `json:"source"`
-	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
-	LastError string     `json:"lastError,omitempty"`
-	ErrorAt   *time.Time `json:"errorAt,omitempty"`
-}
-
-// PlaceholderSourceStatus is one source's schedule and run counts.
-type PlaceholderSourceStatus struct {
-	Name           string     `json:"name"`
-	Placeholders   []string   `json:"placeholders"`
-	Runs           int        `json:"runs"`
-	SkippedBusy    int        `json:"skippedBusy"`    // fires while a run was still going
-	SkippedTooSoon int        `json:"skippedTooSoon"` // fires within min_interval of the last start
-	Running        bool       `json:"running"`
-	LastDurationMs int64      `json:"lastDurationMs"`
-	LastError      string     `json:"lastError,omitempty"`
-	NextRun        *time.Time `json:"nextRun,omitempty"`
-}
-
-// PlaceholdersResponse lists the placeholders (GET /v1/placeholders).
-type PlaceholdersResponse struct {
-	// Now is the daemon's clock, so that ages are computed against it.
-	Now          time.Time           `json:"now"`
-	Placeholders []PlaceholderStatus `json:"placeholders"`
-	// Sources are the running sources; empty in a one-shot evaluation.
-	Sources []PlaceholderSourceStatus `json:"sources,omitempty"`
-}
-
 // Placeholders lists every placeholder this node feeds, sorted by key,
 // and the sources feeding them.
-func (n *Node) Placeholders() PlaceholdersResponse {
+func (n *Node) Placeholders() controlapi.PlaceholdersResponse {
 	resp := placeholdersResponse(n.ph.store)
 	for _, st := range n.ph.stats() {
-		s := PlaceholderSourceStatus{
+		s := controlapi.PlaceholderSourceStatus{
 			Name: st.Name, Placeholders: st.Placeholders, Runs: st.Runs, SkippedBusy: st.SkippedBusy,
 			SkippedTooSoon: st.SkippedTooSoon, Running: st.Running, LastDurationMs: st.LastDuration.Milliseconds(),
 			LastError: st.LastError,
@@ -228,10 +196,10 @@ func (n *Node) Placeholders() PlaceholdersResponse {
 	return resp
 }
 
-func placeholdersResponse(store *placeholders.Store) PlaceholdersResponse {
-	resp := PlaceholdersResponse{Now: time.Now(), Placeholders: []PlaceholderStatus{}}
+func placeholdersResponse(store *placeholders.Store) controlapi.PlaceholdersResponse {
+	resp := controlapi.PlaceholdersResponse{Now: time.Now(), Placeholders: []controlapi.PlaceholderStatus{}}
 	for _, e := range store.Entries() {
-		ps := PlaceholderStatus{Key: e.Key, Value: e.Value, HasValue: e.HasValue, Source: e.Source, LastError: e.LastError}
+		ps := controlapi.PlaceholderStatus{Key: e.Key, Value: e.Value, HasValue: e.HasValue, Source: e.Source, LastError: e.LastError}
 		if !e.UpdatedAt.IsZero() {
 			ps.UpdatedAt = &e.UpdatedAt
 		}
@@ -247,9 +215,9 @@ func placeholdersResponse(store *placeholders.Store) PlaceholdersResponse {
 // own, the static plugins of its plugin dirs, and sources as
 // WithPlaceholderSource adds them), as a running node would at start, and
 // returns the outcome with warnings: a one-shot check that needs no daemon.
-func EvaluatePlaceholders(ctx context.Context, cfg config.Config, log zerolog.Logger, sources ...PlaceholderSource) (PlaceholdersResponse, []string, error) {
+func EvaluatePlaceholders(ctx context.Context, cfg config.Config, log zerolog.Logger, sources ...PlaceholderSource) (controlapi.PlaceholdersResponse, []string, error) {
 	if err := cfg.Validate(); err != nil {
-		return PlaceholdersResponse{}, nil, err
+		return controlapi.PlaceholdersResponse{}, nil, err
 	}
 	trees := &lazyTrees{log: log}
 	defer trees.close() // deferred first, so it runs after the plugin host's close
@@ -257,16 +225,16 @@ func EvaluatePlaceholders(ctx context.Context, cfg config.Config, log zerolog.Lo
 	f.sources = sources
 	jobs, err := configPlaceholderJobs(cfg, f.trees.get)
 	if err != nil {
-		return PlaceholdersResponse{}, nil, fmt.Errorf("placeholders: %w", err)
+		return controlapi.PlaceholdersResponse{}, nil, fmt.Errorf("placeholders: %w", err)
 	}
 	static, warnings, closeHost, err := scanStaticPlugins(cfg, trees, log)
 	if err != nil {
-		return PlaceholdersResponse{}, nil, err
+		return controlapi.PlaceholdersResponse{}, nil, err
 	}
 	defer closeHost()
 	more, warn, err := f.fromSources(cfg, log)
 	if err != nil {
-		return PlaceholdersResponse{}, nil, fmt.Errorf("placeholders: %w", err)
+		return controlapi.PlaceholdersResponse{}, nil, fmt.Errorf("placeholders: %w", err)
 	}
 	jobs = append(append(jobs, static...), more...)
 	warnings = append(warnings, warn...)

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -387,7 +388,7 @@ func TestPluginFolderChangesReconnectWithTheNewSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(tools, func(ts ToolStatus) bool { return ts.Name == "Alpha" })
+	i := slices.IndexFunc(tools, func(ts controlapi.ToolStatus) bool { return ts.Name == "Alpha" })
 	if i < 0 || tools[i].Skipped != "disabled" || !strings.Contains(tools[i].Reason, "renamed plugin-manifest.json.block") {
 		t.Errorf("Alpha in tools --all = %+v", tools)
 	}

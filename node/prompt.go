@@ -8,29 +8,19 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/textproto"
 )
 
-const pathPrompt = "/v1/prompt"
-
-// PromptResponse is GET /v1/prompt?format=vcp|xml|json: what a model is
-// told about the tools this node exposes to the server right now.
-type PromptResponse struct {
-	Format string `json:"format"`
-	// Tools counts the tools described.
-	Tools int    `json:"tools"`
-	Text  string `json:"text"`
-}
-
 // Prompt renders the exposed tools in format (textproto.PromptFormats):
 // "vcp" from the very manifests register_tools sends, the others from the
 // same tools' specs.
-func (n *Node) Prompt(format string) (PromptResponse, error) {
+func (n *Node) Prompt(format string) (controlapi.PromptResponse, error) {
 	if format == "" {
 		format = textproto.PromptVCP
 	}
-	out := PromptResponse{Format: format}
+	out := controlapi.PromptResponse{Format: format}
 	switch format {
 	case textproto.PromptVCP:
 		raws, err := n.disp.Manifests()

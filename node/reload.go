@@ -8,21 +8,9 @@ import (
 	"slices"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
-
-// ReloadReport says what a reload changed.
-type ReloadReport struct {
-	// Changed lists the config sections that differ ("hub", "files", "tools"…).
-	Changed []string `json:"changed"`
-	// Reconnected is true when the node dropped its connection so the server
-	// sees the new tool set or hub settings.
-	Reconnected bool `json:"reconnected"`
-	// RestartNeeded lists settings that only take effect after a restart.
-	RestartNeeded []string `json:"restartNeeded,omitempty"`
-	// Warnings are problems that did not stop the reload (a bad plugin, say).
-	Warnings []string `json:"warnings,omitempty"`
-}
 
 // Reload applies cfg. It is checked and built completely first: on any error
 // nothing changes (no process is started or stopped) and the old config
@@ -31,7 +19,7 @@ type ReloadReport struct {
 // exposure and file roots change at once; hub settings and a changed set of
 // registered tools make the node reconnect, because the server can neither
 // update nor remove a registration; limits and logging need a restart.
-func (n *Node) Reload(cfg config.Config) (ReloadReport, error) {
+func (n *Node) Reload(cfg config.Config) (controlapi.ReloadReport, error) {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
 	return n.reload(cfg)
@@ -40,17 +28,17 @@ func (n *Node) Reload(cfg config.Config) (ReloadReport, error) {
 // Rescan re-applies the config in force, picking up changed plugin folders.
 // Reading the config under the reload lock keeps a concurrent Reload's newer
 // config from being overwritten with the one it replaced.
-func (n *Node) Rescan() (ReloadReport, error) {
+func (n *Node) Rescan() (controlapi.ReloadReport, error) {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
 	return n.reload(n.baseCfg)
 }
 
-func (n *Node) reload(base config.Config) (ReloadReport, error) {
+func (n *Node) reload(base config.Config) (controlapi.ReloadReport, error) {
 	cfg, ov, ovPath := n.withOverrides(base)
 	pl, err := n.prepare(cfg)
 	if err != nil {
-		return ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
+		return controlapi.ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
 	}
 	n.baseCfg = base
 	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})
@@ -63,7 +51,7 @@ func (n *Node) reload(base config.Config) (ReloadReport, error) {
 	placeholdersRemoved, phWarnings := n.applyPlaceholders(st) // placeholders.go
 	warnings = append(warnings, phWarnings...)
 
-	rep := ReloadReport{Changed: changedSections(old.cfg, cfg), Warnings: warnings}
+	rep := controlapi.ReloadReport{Changed: changedSections(old.cfg, cfg), Warnings: warnings}
 	for _, w := range warnings {
 		n.log.Warn().Msg(w)
 	}

@@ -5,18 +5,19 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
-// Phase is where the reconnect loop is.
-type Phase string
+// Phase is where the reconnect loop is, in the control API's words.
+type Phase = controlapi.Phase
 
 // Phases of the connection, as shown by `vcpnode status`.
 const (
-	PhaseConnecting Phase = "connecting"
-	PhaseConnected  Phase = "connected"
-	PhaseBackoff    Phase = "backoff"
-	PhaseStopping   Phase = "stopping"
-	PhaseStopped    Phase = "stopped"
+	PhaseConnecting = controlapi.PhaseConnecting
+	PhaseConnected  = controlapi.PhaseConnected
+	PhaseBackoff    = controlapi.PhaseBackoff
+	PhaseStopping   = controlapi.PhaseStopping
+	PhaseStopped    = controlapi.PhaseStopped
 )
 
 // ConnState is a snapshot of the hub connection.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 // Widths of the arguments column of `vcpnode approvals`; --json shows them whole.
@@ -34,7 +34,7 @@ func newApprovalsCmd(a *app) *cobra.Command {
 			"will be refused unanswered. Answer with `vcpnode approve ID` or `vcpnode deny ID`.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return askDaemon(a, cmd, &f, (*node.ControlClient).Approvals, printApprovals)
+			return askDaemon(a, cmd, &f, (*controlapi.ControlClient).Approvals, printApprovals)
 		},
 	}
 	f.add(cmd, true)
@@ -58,10 +58,10 @@ func newDecisionCmd(a *app, approve bool) *cobra.Command {
 		Long:  "approve lets the pending call ID (from `vcpnode approvals`) run now.",
 		Args:  oneApprovalID,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			decide := func(c *node.ControlClient, ctx context.Context) (node.DecisionResponse, error) {
+			decide := func(c *controlapi.ControlClient, ctx context.Context) (controlapi.DecisionResponse, error) {
 				return c.Decide(ctx, args[0], approve, reason)
 			}
-			return askDaemon(a, cmd, &f, decide, func(w io.Writer, res node.DecisionResponse) error {
+			return askDaemon(a, cmd, &f, decide, func(w io.Writer, res controlapi.DecisionResponse) error {
 				verb := "approved"
 				if !approve {
 					verb = "denied"
@@ -79,7 +79,7 @@ func newDecisionCmd(a *app, approve bool) *cobra.Command {
 		cmd.Flags().StringVar(&reason, "reason", "", "`TEXT` saying why, added to the error the server (and the model) sees")
 	}
 	f.add(cmd, true)
-	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *node.ControlClient) ([]string, error) {
+	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *controlapi.ControlClient) ([]string, error) {
 		list, err := c.Approvals(ctx)
 		ids := make([]string, 0, len(list.Pending))
 		for _, p := range list.Pending {
@@ -97,7 +97,7 @@ func oneApprovalID(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-func printApprovals(w io.Writer, list node.ApprovalsResponse) error {
+func printApprovals(w io.Writer, list controlapi.ApprovalsResponse) error {
 	if len(list.Pending) == 0 {
 		_, err := fmt.Fprintln(w, "no calls are waiting for approval")
 		return err
@@ -107,9 +107,9 @@ func printApprovals(w io.Writer, list node.ApprovalsResponse) error {
 	for _, p := range list.Pending {
 		where, request, refused := p.Where, p.RequestID, ctlAge(p.Expires.Sub(list.Now))
 		if where == "" {
-			where = node.WaitsOnNode // a daemon older than server approvals
+			where = controlapi.WaitsOnNode // a daemon older than server approvals
 		}
-		if where == node.WaitsOnServer {
+		if where == controlapi.WaitsOnServer {
 			// The id is the server's requestId; say who asked instead.
 			request = "-"
 			if p.Maid != "" {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 // errToolFailed: the tool ran and answered with an error.
@@ -77,7 +77,7 @@ func newCallCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&argsJSON, "args", "", "the arguments as one `JSON` object; key=value pairs override it")
 	cmd.Flags().StringVar(&textFile, "text", "", "run the calls found in a model's reply read from `FILE` (- for standard input)")
 	cmd.Flags().BoolVar(&fuzzy, "fuzzy", false, "with --text: match markers as the server does with fuzzy matching on")
-	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *node.ControlClient) ([]string, error) {
+	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *controlapi.ControlClient) ([]string, error) {
 		tools, err := c.Tools(ctx)
 		names := make([]string, 0, len(tools))
 		for _, t := range tools {
@@ -88,8 +88,8 @@ func newCallCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func (a *app) runCall(ctx context.Context, c *node.ControlClient, tool string, args map[string]json.RawMessage, asJSON bool) error {
-	res, err := c.Call(ctx, node.CallRequest{Tool: tool, Args: args})
+func (a *app) runCall(ctx context.Context, c *controlapi.ControlClient, tool string, args map[string]json.RawMessage, asJSON bool) error {
+	res, err := c.Call(ctx, controlapi.CallRequest{Tool: tool, Args: args})
 	if err != nil {
 		return err
 	}

@@ -8,15 +8,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost/textproto"
 )
 
 // TextCallResult is one call of `vcpnode call --text --json`: the call as
 // parsed and the daemon's answer.
 type TextCallResult struct {
-	Call     textproto.Call    `json:"call"`
-	Response node.CallResponse `json:"response"`
+	Call     textproto.Call          `json:"call"`
+	Response controlapi.CallResponse `json:"response"`
 }
 
 // runTextCalls parses a model's reply and runs each call it holds through
@@ -39,7 +39,7 @@ func (a *app) runTextCalls(cmd *cobra.Command, f *controlFlags, name string, fuz
 	var results []TextCallResult
 	failed := 0
 	for i, call := range res.Calls {
-		resp, err := c.Call(ctx, node.CallRequest{Tool: call.Tool, Args: call.Args})
+		resp, err := c.Call(ctx, controlapi.CallRequest{Tool: call.Tool, Args: call.Args})
 		if err != nil {
 			return fmt.Errorf("call %d of %d (%s, line %d): %w", i+1, len(res.Calls), call.Tool, call.Line, err)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 func newConsoleCmd(a *app) *cobra.Command {
@@ -32,7 +32,7 @@ func newConsoleCmd(a *app) *cobra.Command {
 			}
 			defer done()
 			res, err := c.ConsoleLogin(ctx)
-			if apiErr := (*node.APIError)(nil); errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict {
+			if apiErr := (*controlapi.APIError)(nil); errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict {
 				return fmt.Errorf("%s; then run vcpnode console again", apiErr.Message)
 			}
 			if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 func TestConsoleCommand(t *testing.T) {
@@ -44,7 +44,7 @@ func TestConsoleCommand(t *testing.T) {
 			t.Errorf("session cookie %q is not HttpOnly and SameSite=Strict", ck)
 		}
 	}
-	var lr node.ConsoleLoginResponse
+	var lr controlapi.ConsoleLoginResponse
 	d.ctlJSON(&lr, "console", "--no-open")
 	if !strings.Contains(lr.URL, "/login?token=") || lr.URL == url || lr.Expires.IsZero() {
 		t.Errorf("console --json = %+v", lr)

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -79,7 +80,7 @@ func (a *app) defaultSocket() string {
 }
 
 // controlClient is a client for the daemon, and a context for one request.
-func (a *app) controlClient(cmd *cobra.Command, f *controlFlags, timeout time.Duration) (*node.ControlClient, context.Context, func(), error) {
+func (a *app) controlClient(cmd *cobra.Command, f *controlFlags, timeout time.Duration) (*controlapi.ControlClient, context.Context, func(), error) {
 	sock, err := a.controlSocket(f)
 	if err != nil {
 		return nil, nil, nil, err
@@ -92,14 +93,14 @@ func (a *app) controlClient(cmd *cobra.Command, f *controlFlags, timeout time.Du
 	if timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
-	c := node.NewControlClient(sock)
+	c := controlapi.NewControlClient(sock)
 	return c, ctx, func() { cancel(); c.Close() }, nil
 }
 
 // askDaemon is the shape of every control command: reach the daemon, make
 // one request, and print the answer as JSON (--json) or for people.
 func askDaemon[T any](a *app, cmd *cobra.Command, f *controlFlags,
-	request func(*node.ControlClient, context.Context) (T, error), human func(io.Writer, T) error) error {
+	request func(*controlapi.ControlClient, context.Context) (T, error), human func(io.Writer, T) error) error {
 	c, ctx, done, err := a.controlClient(cmd, f, controlTimeout)
 	if err != nil {
 		return err
@@ -139,7 +140,7 @@ func ctlClip(s string, width int) string {
 
 // ctlCompletion asks the daemon for completions; when it is not running
 // there are none, and the shell offers no file names instead.
-func (a *app) ctlCompletion(f *controlFlags, list func(context.Context, *node.ControlClient) ([]string, error)) cobra.CompletionFunc {
+func (a *app) ctlCompletion(f *controlFlags, list func(context.Context, *controlapi.ControlClient) ([]string, error)) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -38,9 +38,9 @@ func TestStatusCommand(t *testing.T) {
 		}
 	}
 
-	var st node.StatusResponse
+	var st controlapi.StatusResponse
 	d.ctlJSON(&st, "status")
-	if st.Connection.Phase != node.PhaseConnected || st.Connection.ServerID != conn.ServerID() || st.Tools.Exposed != 1 || !st.Connection.Registered {
+	if st.Connection.Phase != controlapi.PhaseConnected || st.Connection.ServerID != conn.ServerID() || st.Tools.Exposed != 1 || !st.Connection.Registered {
 		t.Errorf("status --json = %+v", st)
 	}
 }
@@ -116,7 +116,7 @@ func TestToolsCommand(t *testing.T) {
 			}
 		})
 	}
-	var resp node.ToolsResponse
+	var resp controlapi.ToolsResponse
 	d.ctlJSON(&resp, "tools")
 	// Echo, NodeInfo, internal_request_file and the three workspace built-ins.
 	if len(resp.Tools) != 6 || resp.Tools[1].Name != "Echo" || resp.Tools[1].ApprovalTimeoutMs != 120000 {
@@ -153,7 +153,7 @@ func TestToolsListsSkippedPlugins(t *testing.T) {
 			t.Errorf("tools --all lacks %q:\n%s", want, out)
 		}
 	}
-	var st node.StatusResponse
+	var st controlapi.StatusResponse
 	d.ctlJSON(&st, "status")
 	if st.Tools.Unsupported != 1 || st.Tools.Invalid != 1 {
 		t.Errorf("status counts = %+v, want 1 unsupported and 1 invalid", st.Tools)
@@ -268,7 +268,7 @@ func TestReloadAndReconnectCommands(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	var rep node.ReloadResponse
+	var rep controlapi.ReloadResponse
 	rewrite("")
 	d.ctlJSON(&rep, "reload")
 	if rep.ConfigFile != path || !rep.Reconnected || strings.Join(rep.Changed, ",") != "log,tools" {
@@ -300,7 +300,7 @@ func TestApprovalCommandsThroughTheHub(t *testing.T) {
 			t.Errorf("approvals lacks %q:\n%s", want, out)
 		}
 	}
-	var list node.ApprovalsResponse
+	var list controlapi.ApprovalsResponse
 	d.ctlJSON(&list, "approvals")
 	if len(list.Pending) != 2 || string(list.Pending[0].Args["count"]) != "3" {
 		t.Errorf("approvals --json = %+v", list)
@@ -474,7 +474,7 @@ func TestReconnectWaitsForTheConnection(t *testing.T) {
 	if code != exitOK || !strings.HasPrefix(out, "connected to "+d.node.HubURL()) || !strings.Contains(out, "tools registered") {
 		t.Errorf("reconnect: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	var st node.StatusResponse
+	var st controlapi.StatusResponse
 	d.ctlJSON(&st, "status")
 	if !st.Connection.Registered || st.Connection.DisconnectedAt != nil || st.Connection.LastErrorAt == nil || st.Connection.LastError == "" {
 		t.Errorf("status after the reconnect = %+v", st.Connection)
@@ -488,8 +488,8 @@ func TestStatusCountsFromTheDrop(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
 	retry := now.Add(3 * time.Second)
-	st := node.StatusResponse{Now: now, StartedAt: now.Add(-time.Hour), Connection: node.ConnectionStatus{
-		Phase: node.PhaseBackoff, Since: now.Add(-400 * time.Millisecond), DisconnectedAt: at(21 * time.Second),
+	st := controlapi.StatusResponse{Now: now, StartedAt: now.Add(-time.Hour), Connection: controlapi.ConnectionStatus{
+		Phase: controlapi.PhaseBackoff, Since: now.Add(-400 * time.Millisecond), DisconnectedAt: at(21 * time.Second),
 		Attempt: 3, RetryAt: &retry, LastError: "dial: connection refused", LastErrorAt: at(400 * time.Millisecond),
 	}, Placeholders: 2, PlaceholderErrors: 1}
 	var b strings.Builder
@@ -503,7 +503,7 @@ func TestStatusCountsFromTheDrop(t *testing.T) {
 		}
 	}
 	// Connected again: the old error is marked as such.
-	st.Connection = node.ConnectionStatus{Phase: node.PhaseConnected, Since: now.Add(-time.Minute), Registered: true,
+	st.Connection = controlapi.ConnectionStatus{Phase: controlapi.PhaseConnected, Since: now.Add(-time.Minute), Registered: true,
 		LastError: "dial: connection refused", LastErrorAt: at(2 * time.Minute)}
 	b.Reset()
 	if err := printStatus(&b, st); err != nil {

@@ -13,15 +13,15 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
-	"github.com/vcpnode/vcpnode/node"
 )
 
 // pollStatus asks the daemon at sock until ok holds for its status (the
 // daemon may not listen yet) or ctx ends.
-func pollStatus(t *testing.T, ctx context.Context, sock string, what string, ok func(node.StatusResponse) bool) node.StatusResponse {
+func pollStatus(t *testing.T, ctx context.Context, sock string, what string, ok func(controlapi.StatusResponse) bool) controlapi.StatusResponse {
 	t.Helper()
-	c := node.NewControlClient(sock)
+	c := controlapi.NewControlClient(sock)
 	defer c.Close()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
@@ -61,12 +61,12 @@ func TestRunServesControlAndReloadsOnSIGHUP(t *testing.T) {
 	ta.newNode = newApp().newNode // the real node
 	exit := startRun(ta, "--config", path, "--socket", sock, "--log-format", "json")
 
-	st := pollStatus(t, ctx, sock, "the control socket", func(node.StatusResponse) bool { return true })
-	if st.Connection.Phase == node.PhaseConnected || st.Version != currentBuild().Version || st.ConfigFile != path {
+	st := pollStatus(t, ctx, sock, "the control socket", func(controlapi.StatusResponse) bool { return true })
+	if st.Connection.Phase == controlapi.PhaseConnected || st.Version != currentBuild().Version || st.ConfigFile != path {
 		t.Errorf("first status = %+v", st)
 	}
 	// The metrics endpoint starts right after the control socket.
-	st = pollStatus(t, ctx, sock, "the metrics address", func(s node.StatusResponse) bool { return s.Metrics != "" })
+	st = pollStatus(t, ctx, sock, "the metrics address", func(s controlapi.StatusResponse) bool { return s.Metrics != "" })
 	if !strings.HasPrefix(st.Metrics, "127.0.0.1:") {
 		t.Errorf("metrics address %q", st.Metrics)
 	}
@@ -80,7 +80,7 @@ func TestRunServesControlAndReloadsOnSIGHUP(t *testing.T) {
 	}
 
 	hub.RefuseHandshakes(0)
-	c := node.NewControlClient(sock)
+	c := controlapi.NewControlClient(sock)
 	defer c.Close()
 	if _, err := c.Reconnect(ctx); err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestRunServesControlAndReloadsOnSIGHUP(t *testing.T) {
 	if _, err := hub.Accept(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pollStatus(t, ctx, sock, "connected", func(s node.StatusResponse) bool { return s.Connection.Phase == node.PhaseConnected })
+	pollStatus(t, ctx, sock, "connected", func(s controlapi.StatusResponse) bool { return s.Connection.Phase == controlapi.PhaseConnected })
 
 	// SIGHUP, a real one, to this process: run has asked for it.
 	if err := os.WriteFile(path, []byte(testHubConfig(hub, "hidden_tools = [\"NodeInfo\"]\n\n"+metrics)), 0o600); err != nil {

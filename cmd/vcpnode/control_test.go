@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -106,7 +107,7 @@ func startDaemon(t *testing.T, extra string, more ...toolhost.Tool) *testDaemon 
 
 // configFile is the file the daemon reloads.
 func (d *testDaemon) configFile() string {
-	st, err := node.NewControlClient(d.socket).Status(d.ctx)
+	st, err := controlapi.NewControlClient(d.socket).Status(d.ctx)
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func (d *testDaemon) accept() *fakehub.Conn {
 	}
 	for {
 		s, changed := d.node.State()
-		if s.Phase == node.PhaseConnected && s.ServerID != "" && s.Registered {
+		if s.Phase == controlapi.PhaseConnected && s.ServerID != "" && s.Registered {
 			return c
 		}
 		select {
@@ -139,7 +140,7 @@ func (d *testDaemon) waitDisconnected() {
 	d.t.Helper()
 	for {
 		s, changed := d.node.State()
-		if s.Phase != node.PhaseConnected {
+		if s.Phase != controlapi.PhaseConnected {
 			return
 		}
 		select {

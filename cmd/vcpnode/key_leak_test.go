@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
-	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -59,8 +59,8 @@ func TestKeyEchoedByTheServerNeverShows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := pollStatus(t, ctx, sock, "connected with metrics", func(s node.StatusResponse) bool {
-		return s.Connection.Phase == node.PhaseConnected && s.Metrics != "" && s.Connection.ServerID != ""
+	st := pollStatus(t, ctx, sock, "connected with metrics", func(s controlapi.StatusResponse) bool {
+		return s.Connection.Phase == controlapi.PhaseConnected && s.Metrics != "" && s.Connection.ServerID != ""
 	})
 
 	// The key in a serverId, a tool name, a request id and a file URL.
@@ -76,7 +76,7 @@ func TestKeyEchoedByTheServerNeverShows(t *testing.T) {
 	if err != nil || res.Status != wsproto.StatusError {
 		t.Fatalf("file call = %+v, %v; want an error", res, err)
 	}
-	st = pollStatus(t, ctx, sock, "the echoed serverId", func(s node.StatusResponse) bool {
+	st = pollStatus(t, ctx, sock, "the echoed serverId", func(s controlapi.StatusResponse) bool {
 		return strings.HasPrefix(s.Connection.ServerID, "dist-") && s.Connection.ServerID != st.Connection.ServerID
 	})
 	connected := statusOutputs(t, sock)
@@ -86,7 +86,7 @@ func TestKeyEchoedByTheServerNeverShows(t *testing.T) {
 	// replace it: refused handshakes would, 100 ms later, and the status
 	// reads below could come after that on a loaded machine.
 	c.CloseWith(4000, "bye "+key+" VCP_Key="+key)
-	pollStatus(t, ctx, sock, "the close reason as last error", func(s node.StatusResponse) bool {
+	pollStatus(t, ctx, sock, "the close reason as last error", func(s controlapi.StatusResponse) bool {
 		return strings.Contains(s.Connection.LastError, "4000")
 	})
 	afterClose := statusOutputs(t, sock)

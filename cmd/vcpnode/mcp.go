@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 func newMCPCmd(a *app) *cobra.Command {
@@ -48,7 +48,7 @@ func newMCPCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c := node.NewControlClient(sock)
+			c := controlapi.NewControlClient(sock)
 			defer c.Close()
 			ctx := cmd.Context()
 			if ctx == nil {
@@ -96,8 +96,8 @@ type nopWriteCloser struct{ io.Writer }
 func (nopWriteCloser) Close() error { return nil }
 
 // newMCPServer publishes tools as MCP tools whose calls go to the daemon.
-func newMCPServer(c *node.ControlClient, tools []node.MCPTool) *mcpBridge {
-	b := &mcpBridge{c: c, offered: map[string]node.MCPTool{},
+func newMCPServer(c *controlapi.ControlClient, tools []controlapi.MCPTool) *mcpBridge {
+	b := &mcpBridge{c: c, offered: map[string]controlapi.MCPTool{},
 		srv: sdk.NewServer(&sdk.Implementation{Name: "vcpnode", Title: "vcpnode", Version: version},
 			// Clients are told to follow list changes even when no tool is offered yet.
 			&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}})}
@@ -116,7 +116,7 @@ func (b *mcpBridge) callTool(name string) sdk.ToolHandler {
 		}
 		// No timeout here: the tool's own deadline bounds the call in
 		// the daemon; the client's cancellation ends this request.
-		res, err := b.c.Call(ctx, node.CallRequest{Tool: name, Args: args, Via: "mcp"})
+		res, err := b.c.Call(ctx, controlapi.CallRequest{Tool: name, Args: args, Via: "mcp"})
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}

@@ -10,7 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 // mcpRefresh is how often `vcpnode mcp` asks the daemon for its tools: a
@@ -27,17 +27,17 @@ func (a *app) mcpRefreshEvery() time.Duration {
 // mcpBridge is the MCP server of `vcpnode mcp`: the daemon's offered tools,
 // kept in step with it.
 type mcpBridge struct {
-	c   *node.ControlClient
+	c   *controlapi.ControlClient
 	srv *sdk.Server
 
 	mu      sync.Mutex
-	offered map[string]node.MCPTool // by name, as last published
+	offered map[string]controlapi.MCPTool // by name, as last published
 }
 
 // sync publishes tools: new and changed ones are (re)added, gone ones
 // removed. The SDK sends notifications/tools/list_changed to connected
 // clients for each change, so nothing is touched when nothing changed.
-func (b *mcpBridge) sync(tools []node.MCPTool) (changed bool) {
+func (b *mcpBridge) sync(tools []controlapi.MCPTool) (changed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	seen := map[string]bool{}
@@ -64,7 +64,7 @@ func (b *mcpBridge) sync(tools []node.MCPTool) (changed bool) {
 	return changed
 }
 
-func sameMCPTool(a, b node.MCPTool) bool {
+func sameMCPTool(a, b controlapi.MCPTool) bool {
 	return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description && a.Typed == b.Typed &&
 		bytes.Equal(a.InputSchema, b.InputSchema)
 }

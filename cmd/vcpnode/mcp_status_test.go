@@ -13,7 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 // testMCPServer serves an SDK MCP server with the named tools over
@@ -47,7 +47,7 @@ func TestStatusShowsMCPServers(t *testing.T) {
 		"args = [\"-c\", \"echo 'fatal: bad token VCP_Key=s3cr3tvalue' >&2; exit 3\"]\n")
 	d.accept()
 
-	var st node.StatusResponse
+	var st controlapi.StatusResponse
 	for {
 		d.ctlJSON(&st, "status")
 		if len(st.MCPServers) == 2 && st.MCPServers[0].State == "restarting" && st.MCPServers[0].LastError != "" &&

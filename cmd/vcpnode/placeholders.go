@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/node"
 )
 
@@ -33,7 +34,7 @@ func newPlaceholdersCmd(a *app) *cobra.Command {
 			"  vcpnode placeholders --local --config ~/.config/vcpnode/config.toml",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var resp node.PlaceholdersResponse
+			var resp controlapi.PlaceholdersResponse
 			var warnings []string
 			var err error
 			if local {
@@ -63,35 +64,35 @@ func newPlaceholdersCmd(a *app) *cobra.Command {
 }
 
 // evaluatePlaceholders runs the sources of the config at path once.
-func (a *app) evaluatePlaceholders(ctx context.Context, path string) (node.PlaceholdersResponse, []string, error) {
+func (a *app) evaluatePlaceholders(ctx context.Context, path string) (controlapi.PlaceholdersResponse, []string, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
-		return node.PlaceholdersResponse{}, nil, err
+		return controlapi.PlaceholdersResponse{}, nil, err
 	}
 	log, err := a.logger(cfg.Log)
 	if err != nil {
-		return node.PlaceholdersResponse{}, nil, err
+		return controlapi.PlaceholdersResponse{}, nil, err
 	}
 	return node.EvaluatePlaceholders(ctx, cfg, log)
 }
 
 // daemonPlaceholders asks the running daemon, found the way every control
 // command finds it.
-func (a *app) daemonPlaceholders(ctx context.Context, f *controlFlags) (node.PlaceholdersResponse, error) {
+func (a *app) daemonPlaceholders(ctx context.Context, f *controlFlags) (controlapi.PlaceholdersResponse, error) {
 	socket, err := a.controlSocket(f)
 	if err != nil {
-		return node.PlaceholdersResponse{}, err
+		return controlapi.PlaceholdersResponse{}, err
 	}
-	c := node.NewControlClient(socket)
+	c := controlapi.NewControlClient(socket)
 	defer c.Close()
 	resp, err := c.Placeholders(ctx)
-	if errors.Is(err, node.ErrNotRunning) {
+	if errors.Is(err, controlapi.ErrNotRunning) {
 		return resp, fmt.Errorf("%w; or pass --local to evaluate the placeholders without it", err)
 	}
 	return resp, err
 }
 
-func printPlaceholders(w io.Writer, resp node.PlaceholdersResponse) error {
+func printPlaceholders(w io.Writer, resp controlapi.PlaceholdersResponse) error {
 	if len(resp.Placeholders) == 0 {
 		_, err := fmt.Fprintln(w, "no placeholders: none are configured, and no static plugin declares any")
 		return err

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 func TestPlaceholdersOneShot(t *testing.T) {
@@ -55,7 +55,7 @@ command = "printf '%0200d' 0"
 	if code := ta.run("placeholders", "--local", "--config", path, "--json"); code != exitOK {
 		t.Fatalf("--json: exit code %d; stderr %q", code, ta.stderr)
 	}
-	var resp node.PlaceholdersResponse
+	var resp controlapi.PlaceholdersResponse
 	if err := json.Unmarshal([]byte(ta.stdout.String()), &resp); err != nil || len(resp.Placeholders) != 4 {
 		t.Fatalf("--json output %q: %v", ta.stdout, err)
 	}
@@ -89,12 +89,12 @@ func TestPlaceholdersDaemonNotRunning(t *testing.T) {
 func TestPrintPlaceholdersWithSources(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	updated, next := now.Add(-90*time.Second), now.Add(30*time.Second)
-	resp := node.PlaceholdersResponse{
+	resp := controlapi.PlaceholdersResponse{
 		Now: now,
-		Placeholders: []node.PlaceholderStatus{
+		Placeholders: []controlapi.PlaceholderStatus{
 			{Key: "{{Weather}}", Value: "sunny\nand warm", HasValue: true, Source: "plugin Weather", UpdatedAt: &updated},
 		},
-		Sources: []node.PlaceholderSourceStatus{
+		Sources: []controlapi.PlaceholderSourceStatus{
 			{Name: "plugin Weather", Runs: 4, SkippedBusy: 2, SkippedTooSoon: 1, NextRun: &next},
 			{Name: "command Slow", Runs: 1, Running: true},
 		},

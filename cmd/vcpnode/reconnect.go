@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 // errNotConnected: reconnect's wait ended without a registered connection.
@@ -19,9 +19,9 @@ const reconnectPoll = 100 * time.Millisecond
 
 // reconnectReport is what `reconnect --json` prints.
 type reconnectReport struct {
-	Request    node.ReconnectResponse `json:"request"`
-	Connected  bool                   `json:"connected"`
-	Connection node.ConnectionStatus  `json:"connection"`
+	Request    controlapi.ReconnectResponse `json:"request"`
+	Connected  bool                         `json:"connected"`
+	Connection controlapi.ConnectionStatus  `json:"connection"`
 }
 
 func newReconnectCmd(a *app) *cobra.Command {
@@ -49,7 +49,7 @@ func newReconnectCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func (a *app) runReconnect(ctx context.Context, c *node.ControlClient, timeout time.Duration, asJSON bool) error {
+func (a *app) runReconnect(ctx context.Context, c *controlapi.ControlClient, timeout time.Duration, asJSON bool) error {
 	rep, err := c.Reconnect(ctx)
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ func (a *app) runReconnect(ctx context.Context, c *node.ControlClient, timeout t
 	defer cancel()
 	tick := time.NewTicker(reconnectPoll)
 	defer tick.Stop()
-	var st node.StatusResponse
+	var st controlapi.StatusResponse
 	for {
 		if st, err = c.Status(ctx); err != nil {
 			return err
@@ -88,7 +88,7 @@ func (a *app) runReconnect(ctx context.Context, c *node.ControlClient, timeout t
 		return nil
 	}
 	what := "connected"
-	if !rep.Reconnecting && rep.Phase == node.PhaseConnected {
+	if !rep.Reconnecting && rep.Phase == controlapi.PhaseConnected {
 		what = "already connected"
 	}
 	server := ""

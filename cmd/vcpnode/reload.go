@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 func newReloadCmd(a *app) *cobra.Command {
@@ -24,14 +24,14 @@ func newReloadCmd(a *app) *cobra.Command {
 			"reconnected (the server cannot update a registered tool set any other way).",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return askDaemon(a, cmd, &f, (*node.ControlClient).Reload, printReload)
+			return askDaemon(a, cmd, &f, (*controlapi.ControlClient).Reload, printReload)
 		},
 	}
 	f.add(cmd, true)
 	return cmd
 }
 
-func printReload(w io.Writer, rep node.ReloadResponse) error {
+func printReload(w io.Writer, rep controlapi.ReloadResponse) error {
 	if len(rep.Changed) == 0 && len(rep.Warnings) == 0 {
 		_, err := fmt.Fprintf(w, "reloaded %s: nothing changed\n", rep.ConfigFile)
 		return err

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/node"
 )
 
@@ -60,7 +61,7 @@ func followConnection(ctx context.Context, nt *node.Notifier, n nodeRunner) {
 		st, changed = src.State()
 		line := connectionStatus(st, hubBase(src.HubURL()))
 		switch {
-		case st.Phase == node.PhaseStopping || st.Phase == node.PhaseStopped:
+		case st.Phase == controlapi.PhaseStopping || st.Phase == controlapi.PhaseStopped:
 			_ = nt.Stopping(line)
 			return
 		case !ready:
@@ -75,7 +76,7 @@ func followConnection(ctx context.Context, nt *node.Notifier, n nodeRunner) {
 		case <-ctx.Done():
 			// A quick shutdown can end Run, and so ctx, while the change
 			// to stopping is still unread: say STOPPING=1 all the same.
-			if st, _ := src.State(); st.Phase == node.PhaseStopping || st.Phase == node.PhaseStopped {
+			if st, _ := src.State(); st.Phase == controlapi.PhaseStopping || st.Phase == controlapi.PhaseStopped {
 				_ = nt.Stopping(connectionStatus(st, hubBase(src.HubURL())))
 			}
 			return
@@ -93,14 +94,14 @@ func hubBase(hubURL string) string {
 // connectionStatus is the line `systemctl status` shows.
 func connectionStatus(st node.ConnState, hub string) string {
 	switch st.Phase {
-	case node.PhaseConnected:
+	case controlapi.PhaseConnected:
 		if st.ServerID != "" {
 			return fmt.Sprintf("connected to %s (server %s)", hub, st.ServerID)
 		}
 		return "connected to " + hub
-	case node.PhaseBackoff:
+	case controlapi.PhaseBackoff:
 		return fmt.Sprintf("disconnected from %s, retrying (attempt %d): %s", hub, st.Attempt, st.LastError)
-	case node.PhaseStopping, node.PhaseStopped:
+	case controlapi.PhaseStopping, controlapi.PhaseStopped:
 		return "shutting down"
 	}
 	return "connecting to " + hub

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/node"
 )
@@ -120,11 +121,11 @@ func TestRunNotifiesSystemd(t *testing.T) {
 	if !strings.HasPrefix(ready, "READY=1\nSTATUS=connecting to "+base) && !strings.HasPrefix(ready, "READY=1\nSTATUS=disconnected from "+base+", retrying (attempt ") {
 		t.Errorf("first READY = %q", ready)
 	}
-	pollStatus(t, ctx, sock, "the control socket", func(node.StatusResponse) bool { return true })
+	pollStatus(t, ctx, sock, "the control socket", func(controlapi.StatusResponse) bool { return true })
 	sd.expect(t, ctx, "WATCHDOG=1", &seen)
 
 	hub.RefuseHandshakes(0)
-	c := node.NewControlClient(sock)
+	c := controlapi.NewControlClient(sock)
 	defer c.Close()
 	if _, err := c.Reconnect(ctx); err != nil {
 		t.Fatal(err)
@@ -183,11 +184,11 @@ func TestConnectionStatus(t *testing.T) {
 		st   node.ConnState
 		want string
 	}{
-		{node.ConnState{Phase: node.PhaseConnecting}, "connecting to " + hub},
-		{node.ConnState{Phase: node.PhaseConnected, ServerID: "s1"}, "connected to " + hub + " (server s1)"},
-		{node.ConnState{Phase: node.PhaseConnected}, "connected to " + hub},
-		{node.ConnState{Phase: node.PhaseBackoff, Attempt: 3, LastError: "refused"}, "disconnected from " + hub + ", retrying (attempt 3): refused"},
-		{node.ConnState{Phase: node.PhaseStopping}, "shutting down"},
+		{node.ConnState{Phase: controlapi.PhaseConnecting}, "connecting to " + hub},
+		{node.ConnState{Phase: controlapi.PhaseConnected, ServerID: "s1"}, "connected to " + hub + " (server s1)"},
+		{node.ConnState{Phase: controlapi.PhaseConnected}, "connected to " + hub},
+		{node.ConnState{Phase: controlapi.PhaseBackoff, Attempt: 3, LastError: "refused"}, "disconnected from " + hub + ", retrying (attempt 3): refused"},
+		{node.ConnState{Phase: controlapi.PhaseStopping}, "shutting down"},
 	}
 	for _, tt := range tests {
 		if got := connectionStatus(tt.st, hub); got != tt.want {

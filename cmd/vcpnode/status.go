@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 func newStatusCmd(a *app) *cobra.Command {
@@ -23,7 +23,7 @@ func newStatusCmd(a *app) *cobra.Command {
 			"approval, and its version and uptime.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return askDaemon(a, cmd, &f, (*node.ControlClient).Status, printStatus)
+			return askDaemon(a, cmd, &f, (*controlapi.ControlClient).Status, printStatus)
 		},
 	}
 	f.add(cmd, true)
@@ -32,7 +32,7 @@ func newStatusCmd(a *app) *cobra.Command {
 
 // printStatus writes the human form of a status: label, value lines
 // aligned, then the calls in flight as a table.
-func printStatus(w io.Writer, st node.StatusResponse) error {
+func printStatus(w io.Writer, st controlapi.StatusResponse) error {
 	ago := func(t time.Time) string { return ctlAge(st.Now.Sub(t)) }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	line := func(label, format string, args ...any) {
@@ -52,19 +52,19 @@ func printStatus(w io.Writer, st node.StatusResponse) error {
 		down = ago(*c.DisconnectedAt)
 	}
 	switch c.Phase {
-	case node.PhaseConnected:
+	case controlapi.PhaseConnected:
 		registered := ", tools registered"
 		if !c.Registered {
 			registered = ", registering tools"
 		}
 		line("connection", "connected for %s (since %s)%s", ago(c.Since), c.Since.Local().Format(time.DateTime), registered)
-	case node.PhaseBackoff:
+	case controlapi.PhaseBackoff:
 		next := "now"
 		if c.RetryAt != nil {
 			next = "in " + ctlAge(c.RetryAt.Sub(st.Now))
 		}
 		line("connection", "disconnected for %s; next attempt %s (%s so far)", down, next, count(c.Attempt, "failed attempt"))
-	case node.PhaseConnecting:
+	case controlapi.PhaseConnecting:
 		line("connection", "connecting (disconnected for %s, %s so far)", down, count(c.Attempt, "failed attempt"))
 	default:
 		line("connection", "%s for %s", c.Phase, ago(c.Since))
@@ -73,7 +73,7 @@ func printStatus(w io.Writer, st node.StatusResponse) error {
 		when := ""
 		if c.LastErrorAt != nil {
 			when = ago(*c.LastErrorAt) + " ago"
-			if c.Phase == node.PhaseConnected && c.LastErrorAt.Before(c.Since) {
+			if c.Phase == controlapi.PhaseConnected && c.LastErrorAt.Before(c.Since) {
 				when += ", before this connection"
 			}
 			when = "(" + when + ") "
@@ -91,9 +91,9 @@ func printStatus(w io.Writer, st node.StatusResponse) error {
 	for _, o := range st.Observers {
 		label := "observer " + o.Channel
 		switch o.Phase {
-		case node.PhaseConnected:
+		case controlapi.PhaseConnected:
 			line(label, "connected for %s (%d sessions)", ago(o.Since), o.Sessions)
-		case node.PhaseBackoff:
+		case controlapi.PhaseBackoff:
 			next := "now"
 			if o.RetryAt != nil {
 				next = "in " + ctlAge(o.RetryAt.Sub(st.Now))
@@ -147,7 +147,7 @@ func printStatus(w io.Writer, st node.StatusResponse) error {
 
 // mcpServerLine is one MCP server's state: what it offers while running,
 // the next attempt and why while restarting.
-func mcpServerLine(m node.MCPServerStatus, now time.Time) string {
+func mcpServerLine(m controlapi.MCPServerStatus, now time.Time) string {
 	ago := func(t time.Time) string { return ctlAge(now.Sub(t)) }
 	var b strings.Builder
 	switch m.State {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost/textproto"
 )
 
@@ -40,19 +40,19 @@ func newToolsCmd(a *app) *cobra.Command {
 				if !slices.Contains(textproto.PromptFormats, format) {
 					return usageErrorf("--format %q is not one of %s", format, strings.Join(textproto.PromptFormats, ", "))
 				}
-				ask := func(c *node.ControlClient, ctx context.Context) (node.PromptResponse, error) {
+				ask := func(c *controlapi.ControlClient, ctx context.Context) (controlapi.PromptResponse, error) {
 					return c.Prompt(ctx, format)
 				}
-				return askDaemon(a, cmd, &f, ask, func(w io.Writer, r node.PromptResponse) error {
+				return askDaemon(a, cmd, &f, ask, func(w io.Writer, r controlapi.PromptResponse) error {
 					_, err := fmt.Fprintln(w, r.Text)
 					return err
 				})
 			}
-			list := func(c *node.ControlClient, ctx context.Context) (node.ToolsResponse, error) {
+			list := func(c *controlapi.ControlClient, ctx context.Context) (controlapi.ToolsResponse, error) {
 				tools, err := c.Tools(ctx)
-				return node.ToolsResponse{Tools: tools}, err
+				return controlapi.ToolsResponse{Tools: tools}, err
 			}
-			return askDaemon(a, cmd, &f, list, func(w io.Writer, r node.ToolsResponse) error {
+			return askDaemon(a, cmd, &f, list, func(w io.Writer, r controlapi.ToolsResponse) error {
 				return printTools(w, r.Tools, all)
 			})
 		},
@@ -64,7 +64,7 @@ func newToolsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func printTools(w io.Writer, tools []node.ToolStatus, all bool) error {
+func printTools(w io.Writer, tools []controlapi.ToolStatus, all bool) error {
 	var rows []string
 	left := 0
 	for _, t := range tools {
@@ -101,7 +101,7 @@ func printTools(w io.Writer, tools []node.ToolStatus, all bool) error {
 }
 
 // toolRow is one tab-separated line of the tools table.
-func toolRow(t node.ToolStatus, withReason bool) string {
+func toolRow(t controlapi.ToolStatus, withReason bool) string {
 	if t.Skipped != "" {
 		// A plugin folder that runs as no tool: only its kind and why matter.
 		row := fmt.Sprintf("%s\t%s\t-\t-\t-\t%s", t.Name, t.Skipped, t.Source)

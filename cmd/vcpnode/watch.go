@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/node"
 )
 
@@ -22,7 +23,7 @@ const watchRetry = 500 * time.Millisecond
 func newWatchCmd(a *app) *cobra.Command {
 	var f controlFlags
 	var serverOnly, nodeOnly bool
-	var filter node.EventFilter
+	var filter controlapi.EventFilter
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Show tool calls as they happen: the server's and this node's, one line each",
@@ -40,9 +41,9 @@ func newWatchCmd(a *app) *cobra.Command {
 			}
 			switch {
 			case serverOnly:
-				filter.Source = node.EventSourceServer
+				filter.Source = controlapi.EventSourceServer
 			case nodeOnly:
-				filter.Source = node.EventSourceNode
+				filter.Source = controlapi.EventSourceNode
 			}
 			return a.watch(cmd, &f, filter)
 		},
@@ -54,7 +55,7 @@ func newWatchCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func (a *app) watch(cmd *cobra.Command, f *controlFlags, filter node.EventFilter) error {
+func (a *app) watch(cmd *cobra.Command, f *controlFlags, filter controlapi.EventFilter) error {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
@@ -66,9 +67,9 @@ func (a *app) watch(cmd *cobra.Command, f *controlFlags, filter node.EventFilter
 	p := newEventPrinter(a.stdout, f.json)
 	connected, lost := false, false
 	for {
-		c := node.NewControlClient(sock)
-		err := c.Events(ctx, node.EventsQuery{EventFilter: filter}, func(ev node.Event) error {
-			if ev.Kind == node.EventStreamStart {
+		c := controlapi.NewControlClient(sock)
+		err := c.Events(ctx, controlapi.EventsQuery{EventFilter: filter}, func(ev controlapi.Event) error {
+			if ev.Kind == controlapi.EventStreamStart {
 				switch {
 				case !connected:
 					fmt.Fprintf(a.stderr, "watching the daemon at %s (Ctrl-C to stop)\n", sock)
@@ -84,9 +85,9 @@ func (a *app) watch(cmd *cobra.Command, f *controlFlags, filter node.EventFilter
 		if ctx.Err() != nil {
 			return nil
 		}
-		var apiErr *node.APIError
+		var apiErr *controlapi.APIError
 		switch {
-		case !connected && errors.Is(err, node.ErrNotRunning):
+		case !connected && errors.Is(err, controlapi.ErrNotRunning):
 			return a.watchHub(ctx, sock, f, filter, p)
 		case errors.As(err, &apiErr):
 			return err
@@ -105,7 +106,7 @@ func (a *app) watch(cmd *cobra.Command, f *controlFlags, filter node.EventFilter
 }
 
 // watchHub is watch without a daemon: the server's observer channels, directly.
-func (a *app) watchHub(ctx context.Context, sock string, f *controlFlags, filter node.EventFilter, p *eventPrinter) error {
+func (a *app) watchHub(ctx context.Context, sock string, f *controlFlags, filter controlapi.EventFilter, p *eventPrinter) error {
 	path := a.findConfig(f.config)
 	if path == "" {
 		return fmt.Errorf("no daemon answers at %s, and there is no config file to find the server with (pass --config FILE)", sock)
@@ -114,7 +115,7 @@ func (a *app) watchHub(ctx context.Context, sock string, f *controlFlags, filter
 	if err != nil {
 		return err
 	}
-	if filter.Source == node.EventSourceNode {
+	if filter.Source == controlapi.EventSourceNode {
 		return fmt.Errorf("no daemon answers at %s: there are no node calls to watch (--node-only)", sock)
 	}
 	logCfg := cfg.Log
@@ -172,7 +173,7 @@ func (p *eventPrinter) paint(colour, s string) string {
 	return colour + s + ansiReset
 }
 
-func (p *eventPrinter) print(ev node.Event) error {
+func (p *eventPrinter) print(ev controlapi.Event) error {
 	if p.json {
 		data, err := json.Marshal(ev)
 		if err != nil {
@@ -187,18 +188,18 @@ func (p *eventPrinter) print(ev node.Event) error {
 
 // eventWords names each kind in a watch line.
 var eventWords = map[string]string{
-	node.EventCallStart:        "start",
-	node.EventCallEnd:          "end",
-	node.EventToolLog:          "result",
-	node.EventApprovalRequest:  "approval?",
-	node.EventApprovalAnswered: "answered",
-	node.EventApprovalExpired:  "expired",
-	node.EventDropped:          "dropped",
+	controlapi.EventCallStart:        "start",
+	controlapi.EventCallEnd:          "end",
+	controlapi.EventToolLog:          "result",
+	controlapi.EventApprovalRequest:  "approval?",
+	controlapi.EventApprovalAnswered: "answered",
+	controlapi.EventApprovalExpired:  "expired",
+	controlapi.EventDropped:          "dropped",
 }
 
 // line is one event as `vcpnode watch` shows it: time, source, what, tool,
 // status and duration, first line of the text.
-func (p *eventPrinter) line(ev node.Event) string {
+func (p *eventPrinter) line(ev controlapi.Event) string {
 	what := eventWords[ev.Kind]
 	if what == "" {
 		what = ev.Type
@@ -208,26 +209,26 @@ func (p *eventPrinter) line(ev node.Event) string {
 	}
 	source := ev.Source
 	switch source {
-	case node.EventSourceServer:
+	case controlapi.EventSourceServer:
 		source = p.paint(ansiCyan, fmt.Sprintf("%-6s", source))
-	case node.EventSourceNode:
+	case controlapi.EventSourceNode:
 		source = p.paint(ansiPurple, fmt.Sprintf("%-6s", source))
 	default:
 		source = fmt.Sprintf("%-6s", "-")
 	}
 	status := ev.Status
-	if ev.Approval != "" && ev.Kind == node.EventApprovalAnswered {
+	if ev.Approval != "" && ev.Kind == controlapi.EventApprovalAnswered {
 		status = ev.Approval
 	}
 	if ev.DurationMs != nil {
 		status = strings.TrimSpace(status + " " + ctlAge(time.Duration(*ev.DurationMs)*time.Millisecond))
 	}
-	if ev.Kind == node.EventCallEnd && ev.Approval != "" && ev.Approval != "auto" {
+	if ev.Kind == controlapi.EventCallEnd && ev.Approval != "" && ev.Approval != "auto" {
 		status += " (" + ev.Approval + ")"
 	}
 	text := firstLine(ev.Text)
 	switch ev.Kind {
-	case node.EventApprovalRequest:
+	case controlapi.EventApprovalRequest:
 		by := ""
 		if ev.Maid != "" {
 			by = " by " + ev.Maid
@@ -237,7 +238,7 @@ func (p *eventPrinter) line(ev node.Event) string {
 			id = ev.RequestID
 		}
 		text = fmt.Sprintf("asked%s: %s (vcpnode approve %s)", by, ctlClip(text, 60), id)
-	case node.EventDropped:
+	case controlapi.EventDropped:
 		text = fmt.Sprintf("%d events dropped: this watch read too slowly", ev.Dropped)
 	}
 	tool := ev.Tool

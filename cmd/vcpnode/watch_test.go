@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/node"
 )
@@ -63,13 +64,13 @@ func (d *testDaemon) observersUp() {
 		}
 	}
 	for {
-		st, err := node.NewControlClient(d.socket).Status(d.ctx)
+		st, err := controlapi.NewControlClient(d.socket).Status(d.ctx)
 		if err != nil {
 			d.t.Fatal(err)
 		}
 		up := len(st.Observers) == 2
 		for _, o := range st.Observers {
-			up = up && o.Phase == node.PhaseConnected
+			up = up && o.Phase == controlapi.PhaseConnected
 		}
 		if up {
 			return
@@ -123,11 +124,11 @@ func TestWatchShowsServerAndNodeEvents(t *testing.T) {
 	}
 	js := waitOutput(t, d.ctx, plain.stdout, "tool_approval_request")
 	for _, line := range strings.Split(strings.TrimSpace(js), "\n") {
-		var ev node.Event
+		var ev controlapi.Event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("--json line %q: %v", line, err)
 		}
-		if ev.Source != node.EventSourceServer {
+		if ev.Source != controlapi.EventSourceServer {
 			t.Errorf("--server-only printed %+v", ev)
 		}
 	}

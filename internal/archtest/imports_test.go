@@ -54,6 +54,7 @@ func TestImportDirections(t *testing.T) {
 		// Process trees know nothing of plugins or the node: toolhost/plugin,
 		// toolhost/direct, toolhost/mcp and placeholders use it.
 		{module + "/toolhost/proctree", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/cmd/vcpnode"}},
+		{module + "/controlapi", true, []string{gorilla, backoff, module + "/node", module + "/cmd/vcpnode"}},
 		{module + "/node", true, []string{module + "/cmd/vcpnode"}},
 		{module + "/toolhost/textproto", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
 		// The text protocol does no I/O: it parses and generates text only.
@@ -75,6 +76,31 @@ func TestImportDirections(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestModuleImportsAllowed: the packages split out of the node import
+// only these packages of the module, directly; anything else would be a
+// back arrow into the daemon.
+func TestModuleImportsAllowed(t *testing.T) {
+	allowed := map[string][]string{
+		// The control API's types and client: no daemon code, so the CLI
+		// and the server share them without pulling in the node.
+		"controlapi": {"config", "toolhost/textproto"},
+	}
+	pkgs := moduleImports(t)
+	for pkg, ok := range allowed {
+		imports, found := pkgs[module+"/"+pkg]
+		if !found {
+			t.Errorf("no package %s", pkg)
+			continue
+		}
+		for _, imp := range imports {
+			rel, inModule := strings.CutPrefix(imp, module+"/")
+			if inModule && !slices.Contains(ok, rel) {
+				t.Errorf("%s imports %s; it may import only %v of this module", pkg, rel, ok)
+			}
+		}
 	}
 }
 

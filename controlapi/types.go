@@ -1,4 +1,4 @@
-package node
+package controlapi
 
 import (
 	"encoding/json"
@@ -7,21 +7,33 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 )
 
-// The control API: JSON over HTTP/1.1 on a Unix socket, under /v1/. These
-// types are shared by the server (control_server.go) and the client
-// (control_client.go) so the two cannot drift apart. Errors are
-// ErrorResponse with a meaningful status code.
+// The paths of the control API. Errors are ErrorResponse with a
+// meaningful status code.
 const (
-	pathStatus    = "/v1/status"
-	pathTools     = "/v1/tools"
-	pathCall      = "/v1/call"
-	pathReload    = "/v1/reload"
-	pathReconnect = "/v1/reconnect"
-	pathApprovals = "/v1/approvals"
-	pathEvents    = "/v1/events"
-	// pathConsoleLogin mints a one-time web console login URL.
-	pathConsoleLogin = "/v1/console/login"
+	PathStatus    = "/v1/status"
+	PathTools     = "/v1/tools"
+	PathCall      = "/v1/call"
+	PathReload    = "/v1/reload"
+	PathReconnect = "/v1/reconnect"
+	PathApprovals = "/v1/approvals"
+	PathEvents    = "/v1/events"
+	// PathConsoleLogin mints a one-time web console login URL.
+	PathConsoleLogin = "/v1/console/login"
+	// PathToolOverride changes one tool's console switches.
+	PathToolOverride = "/v1/tools/{name}/override"
+	// PathPrompt renders the exposed tools as a model is told about them.
+	PathPrompt = "/v1/prompt"
+	// PathPlaceholders lists the placeholders: PlaceholdersResponse.
+	PathPlaceholders = "/v1/placeholders"
+	// PathParse finds the tool calls in a model's reply, as `vcpnode
+	// parse` does; the console's Parser page runs them through PathCall.
+	PathParse = "/v1/parse"
+	// PathMCPTools lists the tools `vcpnode mcp` offers to MCP clients.
+	PathMCPTools = "/v1/mcp/tools"
 )
+
+// ViaMCP is CallRequest.Via for a call from `vcpnode mcp`.
+const ViaMCP = "mcp"
 
 // StatusResponse is GET /v1/status.
 type StatusResponse struct {
@@ -52,6 +64,18 @@ type StatusResponse struct {
 	MCPServers []MCPServerStatus `json:"mcpServers,omitempty"`
 }
 
+// Phase is where a connection's reconnect loop is.
+type Phase string
+
+// Phases of a connection, as shown by `vcpnode status`.
+const (
+	PhaseConnecting Phase = "connecting"
+	PhaseConnected  Phase = "connected"
+	PhaseBackoff    Phase = "backoff"
+	PhaseStopping   Phase = "stopping"
+	PhaseStopped    Phase = "stopped"
+)
+
 // ConnectionStatus is the hub connection as the reconnect loop sees it.
 type ConnectionStatus struct {
 	Phase Phase     `json:"phase"`
@@ -73,6 +97,34 @@ type ConnectionStatus struct {
 	Registered bool `json:"registered"`
 	Sessions   int  `json:"sessions"`
 	Reconnects int  `json:"reconnects"`
+}
+
+// ObserverStatus is one observer connection as `vcpnode status` shows it.
+type ObserverStatus struct {
+	Channel   string     `json:"channel"`
+	Phase     Phase      `json:"phase"`
+	Since     time.Time  `json:"since"`
+	Attempt   int        `json:"attempt,omitempty"`
+	RetryAt   *time.Time `json:"retryAt,omitempty"`
+	LastError string     `json:"lastError,omitempty"`
+	Sessions  int        `json:"sessions"`
+}
+
+// MCPServerStatus is one [mcp.servers.NAME] in GET /v1/status.
+type MCPServerStatus struct {
+	Name      string    `json:"name"`
+	Tool      string    `json:"tool"`
+	Transport string    `json:"transport"`         // "stdio" or "http"
+	State     string    `json:"state"`             // starting, running, restarting, stopped
+	Since     time.Time `json:"since"`             // when it entered State
+	Tools     int       `json:"tools"`             // MCP tools offered, from its last listing
+	Restarts  int       `json:"restarts"`          // since the daemon started it
+	Attempt   int       `json:"attempt,omitempty"` // failed starts in a row
+	// RetryAt is when the next start is tried, while restarting.
+	RetryAt *time.Time `json:"retryAt,omitempty"`
+	// LastError is why it is not running (its last stderr line or exit),
+	// one line, key redacted.
+	LastError string `json:"lastError,omitempty"`
 }
 
 // ToolCounts sums up the registered tools under the current policy.
@@ -195,6 +247,19 @@ type CallResponse struct {
 type ReloadResponse struct {
 	ConfigFile string `json:"configFile"`
 	ReloadReport
+}
+
+// ReloadReport says what a reload changed.
+type ReloadReport struct {
+	// Changed lists the config sections that differ ("hub", "files", "tools"…).
+	Changed []string `json:"changed"`
+	// Reconnected is true when the node dropped its connection so the server
+	// sees the new tool set or hub settings.
+	Reconnected bool `json:"reconnected"`
+	// RestartNeeded lists settings that only take effect after a restart.
+	RestartNeeded []string `json:"restartNeeded,omitempty"`
+	// Warnings are problems that did not stop the reload (a bad plugin, say).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ReconnectResponse is POST /v1/reconnect.

@@ -1,6 +1,7 @@
-package node
+package controlapi
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -70,55 +71,68 @@ func (c *ControlClient) Close() { c.hc.CloseIdleConnections() }
 // Status is GET /v1/status.
 func (c *ControlClient) Status(ctx context.Context) (StatusResponse, error) {
 	var out StatusResponse
-	return out, c.do(ctx, http.MethodGet, pathStatus, nil, &out)
+	return out, c.Do(ctx, http.MethodGet, PathStatus, nil, &out)
 }
 
 // Tools is GET /v1/tools.
 func (c *ControlClient) Tools(ctx context.Context) ([]ToolStatus, error) {
 	var out ToolsResponse
-	return out.Tools, c.do(ctx, http.MethodGet, pathTools, nil, &out)
+	return out.Tools, c.Do(ctx, http.MethodGet, PathTools, nil, &out)
 }
 
 // Prompt is GET /v1/prompt: the exposed tools as a model is told about
 // them, in format (vcp, xml or json; "" means vcp).
 func (c *ControlClient) Prompt(ctx context.Context, format string) (PromptResponse, error) {
 	var out PromptResponse
-	path := pathPrompt
+	path := PathPrompt
 	if format != "" {
 		path += "?format=" + url.QueryEscape(format)
 	}
-	return out, c.do(ctx, http.MethodGet, path, nil, &out)
+	return out, c.Do(ctx, http.MethodGet, path, nil, &out)
 }
 
 // Call runs a tool in the daemon as the owner (POST /v1/call). A tool that
 // fails is not an error here: see CallResponse.OK.
 func (c *ControlClient) Call(ctx context.Context, req CallRequest) (CallResponse, error) {
 	var out CallResponse
-	return out, c.do(ctx, http.MethodPost, pathCall, req, &out)
+	return out, c.Do(ctx, http.MethodPost, PathCall, req, &out)
 }
 
 // Reload makes the daemon re-read its config file (POST /v1/reload).
 func (c *ControlClient) Reload(ctx context.Context) (ReloadResponse, error) {
 	var out ReloadResponse
-	return out, c.do(ctx, http.MethodPost, pathReload, nil, &out)
+	return out, c.Do(ctx, http.MethodPost, PathReload, nil, &out)
 }
 
 // Reconnect cuts a backoff wait short (POST /v1/reconnect).
 func (c *ControlClient) Reconnect(ctx context.Context) (ReconnectResponse, error) {
 	var out ReconnectResponse
-	return out, c.do(ctx, http.MethodPost, pathReconnect, nil, &out)
+	return out, c.Do(ctx, http.MethodPost, PathReconnect, nil, &out)
 }
 
 // ConsoleLogin mints a one-time web console login URL (POST /v1/console/login).
 func (c *ControlClient) ConsoleLogin(ctx context.Context) (ConsoleLoginResponse, error) {
 	var out ConsoleLoginResponse
-	return out, c.do(ctx, http.MethodPost, pathConsoleLogin, nil, &out)
+	return out, c.Do(ctx, http.MethodPost, PathConsoleLogin, nil, &out)
+}
+
+// Placeholders lists the daemon's placeholders (GET /v1/placeholders).
+func (c *ControlClient) Placeholders(ctx context.Context) (PlaceholdersResponse, error) {
+	var out PlaceholdersResponse
+	return out, c.Do(ctx, http.MethodGet, PathPlaceholders, nil, &out)
+}
+
+// MCPTools lists the tools offered to MCP clients: [mcp.serve] tools, or
+// by default the tools exposed to the VCP server.
+func (c *ControlClient) MCPTools(ctx context.Context) ([]MCPTool, error) {
+	var out MCPToolsResponse
+	return out.Tools, c.Do(ctx, http.MethodGet, PathMCPTools, nil, &out)
 }
 
 // Approvals lists the calls awaiting the owner (GET /v1/approvals).
 func (c *ControlClient) Approvals(ctx context.Context) (ApprovalsResponse, error) {
 	var out ApprovalsResponse
-	return out, c.do(ctx, http.MethodGet, pathApprovals, nil, &out)
+	return out, c.Do(ctx, http.MethodGet, PathApprovals, nil, &out)
 }
 
 // Decide approves or denies a pending call; reason goes with a denial.
@@ -128,11 +142,14 @@ func (c *ControlClient) Decide(ctx context.Context, id string, approve bool, rea
 		action = DecisionApprove
 	}
 	var out DecisionResponse
-	path := pathApprovals + "/" + url.PathEscape(id) + "/" + action
-	return out, c.do(ctx, http.MethodPost, path, DecisionRequest{Reason: reason}, &out)
+	path := PathApprovals + "/" + url.PathEscape(id) + "/" + action
+	return out, c.Do(ctx, http.MethodPost, path, DecisionRequest{Reason: reason}, &out)
 }
 
-func (c *ControlClient) do(ctx context.Context, method, path string, body, out any) error {
+// Do sends body (JSON, or none when nil) to path and decodes the answer
+// into out; the typed methods wrap it. An answer other than 200 OK is an
+// *APIError.
+func (c *ControlClient) Do(ctx context.Context, method, path string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -187,4 +204,39 @@ func apiError(resp *http.Response) *APIError {
 		e.Error = fmt.Sprintf("vcpnode answered %s without an explanation", resp.Status)
 	}
 	return &APIError{Status: resp.StatusCode, Message: e.Error}
+}
+
+// Events streams GET /v1/events, calling each for every line until ctx
+// ends, the daemon closes the stream (io.EOF) or each fails.
+func (c *ControlClient) Events(ctx context.Context, q EventsQuery, each func(Event) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://vcpnode"+PathEvents+"?"+q.Values().Encode(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.dialError(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return apiError(resp)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64*config.KiB), 4*config.MiB)
+	for sc.Scan() {
+		var ev Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			return fmt.Errorf("read the event stream of vcpnode at %s: %w", c.socket, err)
+		}
+		if err := each(ev); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("read the event stream of vcpnode at %s: %w", c.socket, err)
+	}
+	return io.EOF
 }

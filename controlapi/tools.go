@@ -1,0 +1,61 @@
+package controlapi
+
+import (
+	"encoding/json"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost/textproto"
+)
+
+// ToolOverrideRequest is POST /v1/tools/{name}/override. Fields left out
+// keep their value; Reset removes the tool's switches.
+type ToolOverrideRequest struct {
+	Expose   *bool  `json:"expose,omitempty"`
+	Approval string `json:"approval,omitempty"`
+	Reset    bool   `json:"reset,omitempty"`
+}
+
+// ToolOverrideResponse is the tool's switches after the change.
+type ToolOverrideResponse struct {
+	Tool     string              `json:"tool"`
+	Override config.ToolOverride `json:"override"`
+	File     string              `json:"file"`
+	ReloadReport
+}
+
+// PromptResponse is GET /v1/prompt?format=vcp|xml|json: what a model is
+// told about the tools this node exposes to the server right now.
+type PromptResponse struct {
+	Format string `json:"format"`
+	// Tools counts the tools described.
+	Tools int    `json:"tools"`
+	Text  string `json:"text"`
+}
+
+// ParseRequest is POST /v1/parse.
+type ParseRequest struct {
+	Text string `json:"text"`
+	// Fuzzy matches markers as the server does with fuzzy matching on.
+	Fuzzy bool `json:"fuzzy,omitempty"`
+}
+
+// ParseResponse is what the reply held: textproto.Result.
+type ParseResponse = textproto.Result
+
+// MCPTool is one tool as `vcpnode mcp` publishes it in tools/list.
+type MCPTool struct {
+	Name  string `json:"name"`
+	Title string `json:"title,omitempty"`
+	// Description is the tool's description; for a tool without a schema,
+	// followed by its invocation text (what the VCP server is told).
+	Description string `json:"description"`
+	// InputSchema is a JSON Schema object: the tool's own (typed tools), or
+	// one that takes string arguments (plugins, which have no schema).
+	InputSchema json.RawMessage `json:"inputSchema"`
+	Typed       bool            `json:"typed"`
+}
+
+// MCPToolsResponse is GET /v1/mcp/tools.
+type MCPToolsResponse struct {
+	Tools []MCPTool `json:"tools"`
+}
