@@ -27,13 +27,17 @@ func newParseCmd(a *app) *cobra.Command {
 		Use:   "parse [FILE|-]",
 		Short: "Find the tool calls in a model's reply, as the VCP server would (no daemon needed)",
 		Long: "parse reads a model's reply from FILE (or standard input) and prints every tool call\n" +
-			"in it: VCP <<<[TOOL_REQUEST]>>> blocks exactly as the VCP server parses them, the\n" +
-			"<function_calls><invoke> XML of seed 004, and {\"tool_name\", \"parameters\"} JSON.\n" +
-			"Each call shows its line, format, tool and arguments. Blocks that look like calls\n" +
-			"but are not (no end marker, inside a <think> block, no tool_name…) are reported on\n" +
-			"standard error with their line and the reason. --fuzzy parses with the server's\n" +
-			"fuzzy marker matching switched on (off by default there too). --json prints an\n" +
-			"array with one object per call. It exits 1 when no call parses.",
+			"in it, in every format the node reads: VCP <<<[TOOL_REQUEST]>>> blocks exactly as the\n" +
+			"VCP server parses them (vcp), seed 004's <function_calls><invoke> XML (xml),\n" +
+			"<tool_code> and <function_call> tags around {\"name\", \"arguments\"} JSON (tool_code,\n" +
+			"function_call), {\"tool_name\", \"parameters\"} JSON (json) and {\"tool_calls\": [...]}\n" +
+			"objects (tool_calls). JSON with single quotes, trailing commas, unquoted keys or\n" +
+			"comments is mended and the call marked repaired. Each call shows its line, format,\n" +
+			"tool and arguments. Blocks that look like calls but are not (no end marker, inside a\n" +
+			"<think> block, no tool_name, JSON beyond repair…) are reported on standard error\n" +
+			"with their line and the reason. --fuzzy parses with the server's fuzzy marker\n" +
+			"matching switched on (off by default there too). --json prints an array with one\n" +
+			"object per call. It exits 1 when no call parses.",
 		Example: "  vcpnode parse reply.txt\n" +
 			"  pbpaste | vcpnode parse --json --fuzzy",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -118,6 +122,12 @@ func printCalls(w io.Writer, calls []textproto.Call) error {
 		}
 		fmt.Fprintf(&b, "line %d: %s call of %s", c.Line, c.Format, c.Tool)
 		var flags []string
+		if c.ID != "" {
+			flags = append(flags, "id="+c.ID)
+		}
+		if c.Repaired {
+			flags = append(flags, "repaired JSON")
+		}
 		if c.Archery {
 			flags = append(flags, "archery")
 		}

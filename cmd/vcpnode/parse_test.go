@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -233,5 +235,43 @@ func TestCallText(t *testing.T) {
 	}
 	if code, _, errOut := d.ctl("call", "Echo", "--text", file); code != exitUsage || !strings.Contains(errOut, "give no TOOL") {
 		t.Errorf("TOOL with --text: exit %d %s", code, errOut)
+	}
+}
+
+// TestParseEveryFormat runs `vcpnode parse --json` over the reply of each
+// format in toolhost/textproto/testdata/formats: its standard output is the
+// calls of the reviewed golden file, its standard error one line per
+// rejection of it.
+func TestParseEveryFormat(t *testing.T) {
+	for _, f := range textproto.Formats {
+		t.Run(string(f), func(t *testing.T) {
+			base := filepath.Join("..", "..", "toolhost", "textproto", "testdata", "formats", string(f))
+			golden, err := os.ReadFile(base + ".golden")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want textproto.Result
+			if err := json.Unmarshal(golden, &want); err != nil {
+				t.Fatal(err)
+			}
+			ta := newTestApp(t)
+			if code := ta.run("parse", "--json", base+".txt"); code != exitOK {
+				t.Fatalf("exit %d: %s", code, ta.stderr)
+			}
+			var got []textproto.Call
+			if err := json.Unmarshal([]byte(ta.stdout.String()), &got); err != nil {
+				t.Fatalf("--json printed %q: %v", ta.stdout, err)
+			}
+			if !reflect.DeepEqual(got, want.Calls) {
+				t.Errorf("calls differ from %s.golden:\ngot:  %+v\nwant: %+v", base, got, want.Calls)
+			}
+			var lines strings.Builder
+			for _, r := range want.Rejected {
+				fmt.Fprintf(&lines, "line %d: %s block rejected: %s\n", r.Line, r.Format, r.Reason)
+			}
+			if ta.stderr.String() != lines.String() {
+				t.Errorf("stderr:\n%s\nwant:\n%s", ta.stderr, lines.String())
+			}
+		})
 	}
 }

@@ -163,3 +163,39 @@ func TestRandomRepliesAgreeWithServer(t *testing.T) {
 		t.Errorf("%d of %d parses differ from the server's", failed, 2*len(cases))
 	}
 }
+
+// TestFormatsGolden checks what Parse finds in one reply per format
+// (testdata/formats/FORMAT.txt), every format on, against the reviewed
+// .golden files: calls, repaired flags, rejections with lines and reasons.
+func TestFormatsGolden(t *testing.T) {
+	for _, f := range Formats {
+		t.Run(string(f), func(t *testing.T) {
+			file := filepath.Join("testdata", "formats", string(f)+".txt")
+			res := Parse(readFile(t, file), Options{})
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(res); err != nil {
+				t.Fatal(err)
+			}
+			golden := strings.TrimSuffix(file, ".txt") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if want := readFile(t, golden); buf.String() != want {
+				t.Errorf("%s differs (go test -run TestFormatsGolden -update rewrites it; review the diff):\ngot:\n%s", golden, buf.String())
+			}
+			found := false
+			for _, c := range res.Calls {
+				found = found || c.Format == f
+			}
+			if !found {
+				t.Errorf("no %s call in %s", f, file)
+			}
+		})
+	}
+}

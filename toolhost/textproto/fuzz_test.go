@@ -12,6 +12,8 @@ import (
 // seedCorpus adds every corpus reply to f.
 func seedCorpus(f *testing.F, extra ...string) {
 	files, _ := filepath.Glob("testdata/corpus/*.txt")
+	more, _ := filepath.Glob("testdata/formats/*.txt")
+	files = append(files, more...)
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		if err == nil {
@@ -36,7 +38,7 @@ func checkResult(t *testing.T, reply string, r Result, format Format) {
 			if !json.Valid(v) {
 				t.Fatalf("arg %q is not valid JSON: %s", k, v)
 			}
-			if format != FormatJSON && (len(v) == 0 || v[0] != '"') {
+			if (format == FormatVCP || format == FormatXML) && (len(v) == 0 || v[0] != '"') {
 				t.Fatalf("%s arg %q is not a string: %s", format, k, v)
 			}
 		}
@@ -79,6 +81,27 @@ func FuzzParseJSON(f *testing.F) {
 	seedCorpus(f, `{"tool_name":"a","parameters":{"x":[1,{"tool_name":"b"}]}}`, `[{"tool_name":"a"}`, `{"a":"\"tool_name\":"}`)
 	f.Fuzz(func(t *testing.T, reply string) {
 		checkResult(t, reply, Parse(reply, Options{Formats: []Format{FormatJSON}}), FormatJSON)
+	})
+}
+
+func FuzzParseToolCode(f *testing.F) {
+	seedCorpus(f, `<tool_code>{'name': 'a', arguments: {x: [1,],}}</tool_code>`, "<tool_code>```json\n[{\"name\":\"a\"}]\n```</tool_code>", "<tool_code <tool_code/>")
+	f.Fuzz(func(t *testing.T, reply string) {
+		checkResult(t, reply, Parse(reply, Options{Formats: []Format{FormatToolCode}}), FormatToolCode)
+	})
+}
+
+func FuzzParseFunctionCall(f *testing.F) {
+	seedCorpus(f, `<function_call>{"name": "a", "arguments": "{\"x\": 1}"}</function_call>`, "<function_call>{name: 'a' // c\n}</function_call>")
+	f.Fuzz(func(t *testing.T, reply string) {
+		checkResult(t, reply, Parse(reply, Options{Formats: []Format{FormatFunctionCall}}), FormatFunctionCall)
+	})
+}
+
+func FuzzParseToolCalls(f *testing.F) {
+	seedCorpus(f, `{"tool_calls": [{"id": "c", "function": {"name": "a", "arguments": "{'x': 1,}"}}]}`, `{tool_calls: [{name: a}]`, "{'tool_calls': /* x */ []}")
+	f.Fuzz(func(t *testing.T, reply string) {
+		checkResult(t, reply, Parse(reply, Options{Formats: []Format{FormatToolCalls}}), FormatToolCalls)
 	})
 }
 

@@ -1,11 +1,11 @@
 package textproto
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // ParseJSON finds the {"tool_name": "…", "parameters": {…}} objects of reply.
@@ -13,69 +13,72 @@ func ParseJSON(reply string) Result {
 	return Parse(reply, Options{Formats: []Format{FormatJSON}})
 }
 
+// ParseToolCalls finds the {"tool_calls": […]} objects of reply.
+func ParseToolCalls(reply string) Result {
+	return Parse(reply, Options{Formats: []Format{FormatToolCalls}})
+}
+
 // jsonWorkFactor bounds the bytes decoded while looking for JSON calls to a
 // multiple of the reply's length, so crafted nesting cannot make it quadratic.
 const jsonWorkFactor = 4
 
+// The keys that make a JSON object a call candidate, and their formats.
+var jsonKeys = map[string]Format{"tool_name": FormatJSON, "tool_calls": FormatToolCalls}
+
 // frame is an open "{" or "[" during the scan.
 type frame struct {
-	start     int
-	object    bool
-	candidate bool // has a "tool_name" key of its own
+	start  int
+	object bool
+	kind   Format // the format of a key of its own that makes it a candidate
 }
 
-// parseJSON finds the calls of seed 003's prompt-engineering format: JSON
-// objects with a "tool_name" key and an optional "parameters" object,
-// anywhere in the text (in ```json fences or not). One pass tracks the
-// nesting of braces and JSON strings (strings only inside braces: prose
-// quotes are not JSON), marks objects that have a "tool_name" key of their
-// own, and decodes only those, outermost first: an object inside a call's
-// parameters is an argument, not another call.
-func parseJSON(st stripped, claimed spanSet, lines lineIndex) Result {
+// candidate is a closed object with a call key.
+type candidate struct {
+	span
+	kind Format
+}
+
+// jsonScanner finds the call objects of seed 003's prompt-engineering
+// format ({"tool_name", "parameters"}) and seed 002's JSON_Strict format
+// ({"tool_calls": [{"function": {"name", "arguments"}}…]}) anywhere in the
+// text (in ```json fences or not). One pass tracks the nesting of braces,
+// strings (double- or single-quoted, only inside braces: prose quotes are
+// not JSON) and comments, marks objects with a call key of their own
+// (quoted or not), and decodes only those, outermost first: an object
+// inside a call's arguments is an argument, not another call. A candidate
+// that is not strict JSON is mended (decodeTolerant) and marked repaired.
+type jsonScanner struct {
+	st      stripped
+	lines   lineIndex
+	claimed spanSet
+	formats []Format
+	res     Result
+	budget  int
+}
+
+func parseJSON(st stripped, formats []Format, claimed spanSet, lines lineIndex) Result {
+	s := &jsonScanner{st: st, lines: lines, claimed: claimed, formats: formats, budget: jsonWorkFactor*len(st.text) + 4096}
 	text := st.text
-	var res Result
-	budget := jsonWorkFactor*len(text) + 4096
 	var stack []frame
 	// Candidates closed while an enclosing brace is still open: whether
 	// they are calls or arguments of one is known only when the outermost
 	// closes (its "tool_name" may come after "parameters").
-	var pending []span
-	inString, escaped := false, false
+	var pending []candidate
+	var quote byte // the open string's quote, 0 outside strings
+	escaped := false
 	strStart := -1
-	keyIsToolName := false // the last string read was "tool_name" and only space followed
+	lastKey := Format("") // the last string or bare word was a call key, and only space followed
+	keyPos := false       // after "{" or "," (and space): where an unquoted key may stand
 
-	decode := func(s span) bool {
-		if claimed.overlaps(s.start, s.end) {
-			return true // the VCP or XML parser read this text
-		}
-		if budget < s.end-s.start {
-			off := st.toReply(s.start)
-			res.Rejected = append(res.Rejected, Rejected{Format: FormatJSON, Line: lines.line(off), Offset: off,
-				Reason: "not examined: the reply nests JSON calls too deeply for the parser's work bound"})
-			return false
-		}
-		budget -= s.end - s.start
-		c, why := jsonCall(text[s.start:s.end])
-		off := st.toReply(s.start)
-		if why != "" {
-			res.Rejected = append(res.Rejected, Rejected{Format: FormatJSON, Line: lines.line(off), Reason: why, Offset: off})
-			return false
-		}
-		c.Offset, c.Line = off, lines.line(off)
-		res.Calls = append(res.Calls, c)
-		return true
-	}
-	// flush decodes the pending candidates outermost first, skipping those
-	// inside one that was a call.
 	flush := func() {
-		slices.SortFunc(pending, func(a, b span) int { return a.start - b.start })
+		slices.SortFunc(pending, func(a, b candidate) int { return a.start - b.start })
 		covered := -1
-		for _, s := range pending {
-			if s.start < covered {
+		for _, c := range pending {
+			if c.start < covered {
 				continue
 			}
-			if decode(s) {
-				covered = s.end
+			if s.decode(c) {
+				covered = c.end
 			}
 		}
 		pending = pending[:0]
@@ -83,38 +86,64 @@ func parseJSON(st stripped, claimed spanSet, lines lineIndex) Result {
 	reset := func() {
 		flush()
 		stack = stack[:0]
-		inString, escaped, keyIsToolName = false, false, false
+		quote, escaped, lastKey = 0, false, ""
 	}
 
 	for i := 0; i < len(text); i++ {
 		ch := text[i]
-		if inString {
+		if quote != 0 {
 			switch {
 			case escaped:
 				escaped = false
 			case ch == '\\':
 				escaped = true
-			case ch == '"':
-				inString = false
-				keyIsToolName = text[strStart:i+1] == `"tool_name"`
+			case ch == quote:
+				quote = 0
+				lastKey = jsonKeys[text[strStart+1:i]]
 			case ch == '\n' || ch == '\r':
+				if quote == '\'' {
+					// An apostrophe in prose, not a string: read on after it.
+					// No quote follows on this line, so this rewinds once per line.
+					quote, escaped, i = 0, false, strStart
+					continue
+				}
 				reset() // JSON strings hold no raw line breaks: this was prose
 			}
 			continue
 		}
 		switch ch {
 		case ' ', '\t', '\n', '\r':
-			continue // keeps keyIsToolName
-		case '"':
+			continue // keeps lastKey and keyPos
+		case '"', '\'':
 			if len(stack) > 0 {
-				inString, strStart = true, i
+				quote, strStart = ch, i
+			}
+		case '/':
+			// Comments inside braces: // to the end of the line, /* to */.
+			if len(stack) > 0 && i+1 < len(text) && (text[i+1] == '/' || text[i+1] == '*') {
+				end := "\n"
+				if text[i+1] == '*' {
+					end = "*/"
+				}
+				j := strings.Index(text[i+2:], end)
+				if j < 0 {
+					i = len(text)
+				} else {
+					i += 2 + j + len(end) - 1
+				}
+				continue // keeps lastKey and keyPos
 			}
 		case ':':
-			if keyIsToolName && len(stack) > 0 && stack[len(stack)-1].object {
-				stack[len(stack)-1].candidate = true
+			if lastKey != "" && len(stack) > 0 && stack[len(stack)-1].object {
+				stack[len(stack)-1].kind = lastKey
 			}
 		case '{', '[':
 			stack = append(stack, frame{start: i, object: ch == '{'})
+			lastKey, keyPos = "", ch == '{'
+			continue
+		case ',':
+			lastKey, keyPos = "", true
+			continue
 		case '}', ']':
 			if len(stack) == 0 {
 				break
@@ -125,32 +154,101 @@ func parseJSON(st stripped, claimed spanSet, lines lineIndex) Result {
 				break
 			}
 			stack = stack[:len(stack)-1]
-			if top.candidate {
-				pending = append(pending, span{top.start, i + 1})
+			if top.kind != "" {
+				pending = append(pending, candidate{span{top.start, i + 1}, top.kind})
 			}
 			if len(stack) == 0 && len(pending) > 0 {
 				flush()
 			}
+		default:
+			if len(stack) > 0 && isBareKeyByte(ch) {
+				// An unquoted word: a key only where a key may stand.
+				j := i
+				for j < len(text) && isBareKeyByte(text[j]) {
+					j++
+				}
+				lastKey = ""
+				if keyPos {
+					lastKey = jsonKeys[text[i:j]]
+				}
+				i, keyPos = j-1, false
+				continue
+			}
 		}
-		keyIsToolName = false
+		lastKey, keyPos = "", false
 	}
 	// Candidates never closed.
 	for _, f := range stack {
-		if f.candidate && !claimed.overlaps(f.start, f.start+1) {
-			off := st.toReply(f.start)
-			res.Rejected = append(res.Rejected, Rejected{Format: FormatJSON, Line: lines.line(off), Offset: off,
-				Reason: `a JSON object with "tool_name" is never closed`})
+		if f.kind != "" && slices.Contains(s.formats, f.kind) && !claimed.overlaps(f.start, f.start+1) {
+			s.reject(f.start, f.kind, fmt.Sprintf("a JSON object with %q is never closed", keyOf(f.kind)))
 		}
 	}
 	flush()
-	return res
+	return s.res
 }
 
-// jsonCall decodes one candidate object.
+func isBareKeyByte(c byte) bool {
+	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func keyOf(f Format) string {
+	for k, v := range jsonKeys {
+		if v == f {
+			return k
+		}
+	}
+	return ""
+}
+
+func (s *jsonScanner) reject(at int, f Format, reason string) {
+	off := s.st.toReply(at)
+	s.res.Rejected = append(s.res.Rejected, Rejected{Format: f, Line: s.lines.line(off), Reason: reason, Offset: off})
+}
+
+// decode decodes one candidate; true when it was a call (so what it holds
+// is arguments, not more calls).
+func (s *jsonScanner) decode(c candidate) bool {
+	if s.claimed.overlaps(c.start, c.end) {
+		return true // another format's parser read this text
+	}
+	if !slices.Contains(s.formats, c.kind) {
+		return false
+	}
+	if s.budget < c.end-c.start {
+		s.reject(c.start, c.kind, "not examined: the reply nests JSON calls too deeply for the parser's work bound")
+		return false
+	}
+	s.budget -= c.end - c.start
+	var calls []Call
+	var why string
+	if c.kind == FormatToolCalls {
+		calls, why = toolCallsObject(s.st.text[c.start:c.end])
+	} else {
+		var call Call
+		call, why = jsonCall(s.st.text[c.start:c.end])
+		calls = []Call{call}
+	}
+	if why != "" {
+		s.reject(c.start, c.kind, why)
+		return false
+	}
+	off := s.st.toReply(c.start)
+	for _, call := range calls {
+		call.Offset, call.Line = off, s.lines.line(off)
+		s.res.Calls = append(s.res.Calls, call)
+	}
+	return true
+}
+
+// jsonCall decodes one {"tool_name", "parameters"} candidate.
 func jsonCall(obj string) (Call, string) {
+	v, repaired, err := decodeTolerant(obj)
+	if err != nil {
+		return Call{}, fmt.Sprintf("an object with \"tool_name\" is %v", err)
+	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(obj), &m); err != nil {
-		return Call{}, fmt.Sprintf("an object with \"tool_name\" is not valid JSON: %v", err)
+	if json.Unmarshal(v, &m) != nil {
+		return Call{}, "an object with \"tool_name\" is not an object once repaired"
 	}
 	var tool string
 	if err := json.Unmarshal(m["tool_name"], &tool); err != nil {
@@ -159,26 +257,60 @@ func jsonCall(obj string) (Call, string) {
 	if tool == "" {
 		return Call{}, "\"tool_name\" is empty"
 	}
-	c := Call{Format: FormatJSON, Tool: tool, Args: map[string]json.RawMessage{}}
-	params, ok := m["parameters"]
-	if !ok || string(params) == "null" {
-		return c, ""
+	args, argsRepaired, why := objectArgs(m["parameters"], "parameters")
+	if why != "" {
+		return Call{}, why
 	}
-	var args map[string]json.RawMessage
-	if len(bytes.TrimSpace(params)) == 0 || params[0] != '{' || json.Unmarshal(params, &args) != nil {
-		return Call{}, "\"parameters\" is not an object"
-	}
-	for k, v := range args {
-		var buf bytes.Buffer
-		if json.Compact(&buf, v) == nil {
-			v = buf.Bytes()
-		}
-		c.Args[k] = v
-	}
+	c := Call{Format: FormatJSON, Tool: tool, Args: args, Repaired: repaired || argsRepaired}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if k != "tool_name" && k != "parameters" {
 			c.Notes = append(c.Notes, fmt.Sprintf("key %q next to tool_name and parameters is ignored", k))
 		}
 	}
 	return c, ""
+}
+
+// toolCallsObject decodes one {"tool_calls": […]} candidate: each entry is
+// OpenAI's {"id", "type": "function", "function": {"name", "arguments"}}
+// (arguments an object or a string holding one), or the same without the
+// "function" wrapper. One bad entry rejects the whole object: the calls of
+// one turn are run together or not at all.
+func toolCallsObject(obj string) ([]Call, string) {
+	v, repaired, err := decodeTolerant(obj)
+	if err != nil {
+		return nil, fmt.Sprintf("an object with \"tool_calls\" is %v", err)
+	}
+	var m struct {
+		ToolCalls json.RawMessage `json:"tool_calls"`
+	}
+	var entries []json.RawMessage
+	if json.Unmarshal(v, &m) != nil || json.Unmarshal(m.ToolCalls, &entries) != nil || len(m.ToolCalls) == 0 || m.ToolCalls[0] != '[' {
+		return nil, "\"tool_calls\" is not an array"
+	}
+	if len(entries) == 0 {
+		return nil, "\"tool_calls\" is empty"
+	}
+	calls := make([]Call, 0, len(entries))
+	for i, e := range entries {
+		var entry struct {
+			ID       json.RawMessage `json:"id"`
+			Function json.RawMessage `json:"function"`
+		}
+		_ = json.Unmarshal(e, &entry) // nameArgsCall says what is wrong with a non-object
+		body := e
+		if len(entry.Function) > 0 && string(entry.Function) != "null" {
+			body = entry.Function
+		}
+		c, why := nameArgsCall(body, FormatToolCalls)
+		if why != "" {
+			return nil, fmt.Sprintf("tool_calls[%d] %s", i, why)
+		}
+		var id string
+		if json.Unmarshal(entry.ID, &id) == nil {
+			c.ID = id
+		}
+		c.Repaired = c.Repaired || repaired
+		calls = append(calls, c)
+	}
+	return calls, ""
 }

@@ -1,9 +1,13 @@
-// Package textproto turns a model's reply into tool calls. It reads three
-// call formats: the VCP TOOL_REQUEST blocks exactly as the VCPToolBox server
-// parses them (spec/textproto.md, rule numbers cited as §N), the
-// <function_calls><invoke> XML of seed 004, and the {"tool_name",
-// "parameters"} JSON objects of seed 003. Where a block is not a call, it
-// says why and on which line instead of dropping it silently. It does no I/O.
+// Package textproto turns a model's reply into tool calls. It reads the
+// VCP TOOL_REQUEST blocks exactly as the VCPToolBox server parses them
+// (spec/textproto.md, rule numbers cited as §N), the
+// <function_calls><invoke> XML of seed 004, the <tool_code> and
+// <function_call> tags around {"name", "arguments"} JSON (seeds 002 and
+// 003), the {"tool_name", "parameters"} JSON objects of seed 003 and the
+// {"tool_calls": […]} objects of seed 002; JSON a model meant but did not
+// write strictly is mended and the call marked repaired. Where a block is
+// not a call, it says why and on which line instead of dropping it
+// silently. It does no I/O.
 package textproto
 
 import (
@@ -18,13 +22,16 @@ type Format string
 
 // The formats Parse reads.
 const (
-	FormatVCP  Format = "vcp"
-	FormatXML  Format = "xml"
-	FormatJSON Format = "json"
+	FormatVCP          Format = "vcp"
+	FormatXML          Format = "xml"
+	FormatToolCode     Format = "tool_code"
+	FormatFunctionCall Format = "function_call"
+	FormatJSON         Format = "json"
+	FormatToolCalls    Format = "tool_calls"
 )
 
 // Formats lists every format, in the order Parse claims text for them.
-var Formats = []Format{FormatVCP, FormatXML, FormatJSON}
+var Formats = []Format{FormatVCP, FormatXML, FormatToolCode, FormatFunctionCall, FormatJSON, FormatToolCalls}
 
 // Call is one tool call found in a reply.
 type Call struct {
@@ -32,9 +39,14 @@ type Call struct {
 	// Line is the 1-based line of the call's first character in the reply.
 	Line int    `json:"line"`
 	Tool string `json:"tool"`
+	// ID is the call's own id where its format carries one (tool_calls).
+	ID string `json:"id,omitempty"`
 	// Args as JSON values: always strings for VCP and XML (the server sends
-	// them so), any JSON for the JSON format.
+	// them so), any JSON for the JSON formats.
 	Args map[string]json.RawMessage `json:"args"`
+	// Repaired is true when the call's JSON was not valid as written and
+	// was mended (single quotes, trailing commas, unquoted keys, comments…).
+	Repaired bool `json:"repaired,omitempty"`
 
 	// The VCP control fields the server takes out of the arguments (§4).
 	Archery        bool `json:"archery,omitempty"`
@@ -78,7 +90,7 @@ type Options struct {
 // Parse finds the calls of every format in reply. Reasoning blocks are
 // removed first for every format (§1). Text inside a VCP block is not read
 // again as XML or JSON, nor text inside an XML block as JSON, so one call is
-// never found twice.
+// never found twice; the tagged formats' text is not read again as JSON.
 func Parse(reply string, opt Options) Result {
 	formats := opt.Formats
 	if len(formats) == 0 {
@@ -98,8 +110,15 @@ func Parse(reply string, opt Options) Result {
 		res.add(r)
 		claimed = append(claimed, spans...)
 	}
-	if slices.Contains(formats, FormatJSON) {
-		res.add(parseJSON(st, newSpanSet(claimed), lines))
+	for _, f := range []Format{FormatToolCode, FormatFunctionCall} {
+		if slices.Contains(formats, f) {
+			r, spans := parseTagged(st, f, newSpanSet(claimed), lines)
+			res.add(r)
+			claimed = append(claimed, spans...)
+		}
+	}
+	if slices.Contains(formats, FormatJSON) || slices.Contains(formats, FormatToolCalls) {
+		res.add(parseJSON(st, formats, newSpanSet(claimed), lines))
 	}
 	slices.SortStableFunc(res.Calls, func(a, b Call) int { return a.Offset - b.Offset })
 	slices.SortStableFunc(res.Rejected, func(a, b Rejected) int { return a.Offset - b.Offset })

@@ -68,10 +68,7 @@ func parseXML(st stripped, claimed spanSet, lines lineIndex) (Result, []span) {
 			pos = b + len(xmlBlockOpen)
 			continue
 		}
-		end, ok := p.block(b)
-		if !ok {
-			break // the block ran to the end of the reply
-		}
+		end := p.block(b)
 		spans = append(spans, span{b, end})
 		pos = end
 	}
@@ -83,29 +80,45 @@ func (p *xmlParser) reject(at int, reason string) {
 	p.res.Rejected = append(p.res.Rejected, Rejected{Format: FormatXML, Line: p.lines.line(off), Reason: reason, Offset: off})
 }
 
-// block reads the block opened at b and returns where it ends; false when it
-// never closes.
-func (p *xmlParser) block(b int) (int, bool) {
+// block reads the block opened at b and returns where it ends: after its
+// </function_calls>, or, when it never closes, at the next
+// <function_calls> or the end of the reply. The calls of a block that
+// never closes are not run (the reply was probably cut off); each invoke's
+// own problem is reported either way.
+func (p *xmlParser) block(b int) int {
 	text := p.text
 	pos := b + len(xmlBlockOpen)
+	var calls []Call
 	invokes := 0
+	unclosed := func() {
+		reason := "<function_calls> is never closed by </function_calls>"
+		if n := len(calls); n > 0 {
+			reason += fmt.Sprintf("; its %d complete call(s) are not run", n)
+		}
+		p.reject(b, reason)
+	}
 	for {
 		pos = skipJSSpace(text, pos)
 		switch {
 		case pos >= len(text):
-			p.reject(b, "<function_calls> is never closed by </function_calls>; its calls are not run")
-			return len(text), false
+			unclosed()
+			return len(text)
 		case strings.HasPrefix(text[pos:], xmlBlockClose):
 			if invokes == 0 {
 				p.reject(b, "<function_calls> holds no <invoke>")
 			}
-			return pos + len(xmlBlockClose), true
+			p.res.Calls = append(p.res.Calls, calls...)
+			return pos + len(xmlBlockClose)
+		case strings.HasPrefix(text[pos:], xmlBlockOpen):
+			unclosed()
+			return pos
 		case hasTag(text, pos, xmlInvoke):
 			invokes++
-			end, ok := p.invoke(pos)
-			if !ok {
-				p.reject(b, "<function_calls> is never closed by </function_calls>; its calls are not run")
-				return len(text), false
+			c, problem, end := p.invoke(pos)
+			if problem != "" {
+				p.reject(pos, problem)
+			} else {
+				calls = append(calls, c)
 			}
 			pos = end
 		default:
@@ -129,68 +142,91 @@ func hasTag(text string, i int, lit string) bool {
 	return j < len(text) && (text[j] == '>' || text[j] == '/' || isJSSpace(rune(text[j])))
 }
 
-// invoke reads one <invoke> at i; false when it is never closed.
-func (p *xmlParser) invoke(i int) (int, bool) {
+// invoke reads one <invoke> at i and returns the call, or the problem that
+// rejects it, and where reading goes on: after its </invoke>, or at the
+// </function_calls> or <function_calls> that comes first when it has none.
+func (p *xmlParser) invoke(i int) (c Call, problem string, end int) {
 	text := p.text
 	attrs, pos, selfClosed, ok := readAttrs(text, i+len(xmlInvoke))
 	if !ok {
-		return len(text), false
+		return c, "the <invoke> tag is never closed by \">\"", len(text)
 	}
 	name, hasName := attrs["name"]
-	c := Call{Format: FormatXML, Tool: strings.TrimSpace(name), Args: map[string]json.RawMessage{}}
+	c = Call{Format: FormatXML, Tool: strings.TrimSpace(name), Args: map[string]json.RawMessage{}}
 	c.Offset = p.st.toReply(i)
 	c.Line = p.lines.line(c.Offset)
-	problem := ""
 	switch {
 	case !hasName:
 		problem = "<invoke> has no name attribute"
 	case c.Tool == "":
 		problem = "<invoke> has an empty name"
 	}
-	if !selfClosed {
-		for {
-			pos = skipJSSpace(text, pos)
-			switch {
-			case pos >= len(text):
-				return len(text), false
-			case strings.HasPrefix(text[pos:], xmlInvokeEnd):
-				pos += len(xmlInvokeEnd)
-			case hasTag(text, pos, xmlParam):
-				end, ok := p.parameter(pos, &c, &problem)
-				if !ok {
-					return len(text), false
-				}
-				pos = end
-				continue
-			case strings.HasPrefix(text[pos:], xmlBlockClose):
-				return len(text), false // closes the block inside an invoke
-			default:
-				if j := strings.IndexByte(text[pos+1:], '<'); j >= 0 {
-					pos += 1 + j
-				} else {
-					pos = len(text)
-				}
-				continue
+	if selfClosed {
+		return c, problem, pos
+	}
+	for {
+		pos = skipJSSpace(text, pos)
+		switch {
+		case pos >= len(text),
+			strings.HasPrefix(text[pos:], xmlBlockClose),
+			strings.HasPrefix(text[pos:], xmlBlockOpen):
+			if problem == "" {
+				problem = "<invoke> is never closed by </invoke>"
 			}
-			break
+			return c, problem, pos
+		case strings.HasPrefix(text[pos:], xmlInvokeEnd):
+			return c, problem, pos + len(xmlInvokeEnd)
+		case hasTag(text, pos, xmlParam):
+			pos = p.parameter(pos, &c, &problem)
+		default:
+			if j := strings.IndexByte(text[pos+1:], '<'); j >= 0 {
+				pos += 1 + j
+			} else {
+				pos = len(text)
+			}
 		}
 	}
-	if problem != "" {
-		p.reject(i, problem)
-	} else {
-		p.res.Calls = append(p.res.Calls, c)
-	}
-	return pos, true
 }
 
-// parameter reads one <parameter> at i into c.
-func (p *xmlParser) parameter(i int, c *Call, problem *string) (int, bool) {
+// invokeBound is where the invoke that text[from:] is in must end at the
+// latest: the next </invoke>, </function_calls> or <function_calls>, or
+// the end of the reply.
+func (p *xmlParser) invokeBound(from int) int {
+	bound := len(p.text)
+	for _, lit := range []string{xmlInvokeEnd, xmlBlockClose, xmlBlockOpen} {
+		if j := p.next(lit, from); j >= 0 {
+			bound = min(bound, j)
+		}
+	}
+	return bound
+}
+
+// parameter reads one <parameter> at i into c and returns where reading
+// goes on. A parameter whose </parameter> does not come before its
+// invoke's end (invokeBound, outside CDATA) is never closed: the invoke is
+// rejected for it, and reading goes on at that end, so the next invoke and
+// the next block are read as written.
+func (p *xmlParser) parameter(i int, c *Call, problem *string) int {
 	text := p.text
+	line := p.lines.line(p.st.toReply(i))
 	attrs, pos, selfClosed, ok := readAttrs(text, i+len(xmlParam))
 	if !ok {
-		return len(text), false
+		if *problem == "" {
+			*problem = fmt.Sprintf("the <parameter> tag on line %d is never closed by \">\"", line)
+		}
+		return len(text)
 	}
 	name, hasName := attrs["name"]
+	unclosed := func(at int) int {
+		if *problem == "" {
+			what := "a <parameter>"
+			if hasName {
+				what = fmt.Sprintf("<parameter name=%q>", name)
+			}
+			*problem = fmt.Sprintf("%s on line %d is never closed by </parameter>", what, line)
+		}
+		return p.invokeBound(at)
+	}
 	value := ""
 	if !selfClosed {
 		// Segments of decoded text and CDATA contents; whitespace is trimmed
@@ -203,22 +239,24 @@ func (p *xmlParser) parameter(i int, c *Call, problem *string) (int, bool) {
 		from := pos
 		for {
 			e := p.next(xmlParamEnd, from)
-			if e < 0 {
-				return len(text), false
-			}
 			cd := p.next(cdataOpen, from)
-			if cd < 0 || cd > e {
-				segs = append(segs, segment{decodeEntities(text[from:e]), false})
-				pos = e + len(xmlParamEnd)
-				break
+			bound := p.invokeBound(from)
+			if cd >= 0 && cd < bound && (e < 0 || cd < e) {
+				segs = append(segs, segment{decodeEntities(text[from:cd]), false})
+				ce := p.next(cdataClose, cd+len(cdataOpen))
+				if ce < 0 {
+					return unclosed(cd + len(cdataOpen))
+				}
+				segs = append(segs, segment{text[cd+len(cdataOpen) : ce], true})
+				from = ce + len(cdataClose)
+				continue
 			}
-			segs = append(segs, segment{decodeEntities(text[from:cd]), false})
-			ce := p.next(cdataClose, cd+len(cdataOpen))
-			if ce < 0 {
-				return len(text), false
+			if e < 0 || e > bound {
+				return unclosed(from)
 			}
-			segs = append(segs, segment{text[cd+len(cdataOpen) : ce], true})
-			from = ce + len(cdataClose)
+			segs = append(segs, segment{decodeEntities(text[from:e]), false})
+			pos = e + len(xmlParamEnd)
+			break
 		}
 		if !segs[0].cdata {
 			segs[0].s = strings.TrimLeftFunc(segs[0].s, isJSSpace)
@@ -235,7 +273,7 @@ func (p *xmlParser) parameter(i int, c *Call, problem *string) (int, bool) {
 	switch {
 	case !hasName:
 		if *problem == "" {
-			*problem = fmt.Sprintf("a <parameter> on line %d has no name attribute", p.lines.line(p.st.toReply(i)))
+			*problem = fmt.Sprintf("a <parameter> on line %d has no name attribute", line)
 		}
 	default:
 		name = strings.TrimSpace(name)
@@ -244,7 +282,7 @@ func (p *xmlParser) parameter(i int, c *Call, problem *string) (int, bool) {
 		}
 		c.Args[name] = stringJSON(value)
 	}
-	return pos, true
+	return pos
 }
 
 // readAttrs reads name="value" / name='value' pairs up to ">" or "/>".
