@@ -149,3 +149,27 @@ func TestTestHelpersStayInTests(t *testing.T) {
 		}
 	}
 }
+
+// TestSoakIsNeverImported: internal/soak is a program (the chaos soak), run
+// with go run; nothing, tests included, may build on it.
+func TestSoakIsNeverImported(t *testing.T) {
+	soak := module + "/internal/soak"
+	// As a main package it cannot be imported at all; keep it one.
+	if name, err := exec.Command("go", "list", "-f", "{{.Name}}", soak).Output(); err != nil || strings.TrimSpace(string(name)) != "main" {
+		t.Errorf("%s is package %q (err %v); it must stay package main", soak, strings.TrimSpace(string(name)), err)
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", module+"/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 5 {
+		t.Fatalf("go list saw only %d packages; is the module layout intact?", len(lines))
+	}
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		if slices.Contains(fields[1:], soak) {
+			t.Errorf("%s imports %s, a program that nothing may import", fields[0], soak)
+		}
+	}
+}

@@ -10,6 +10,7 @@
 //
 //	go run ./internal/soak                        # 10 minutes, random seed
 //	go run ./internal/soak -quick -seed 1         # about a minute
+//	go run ./internal/soak -quick -seed 1,2 -duration 20s   # what CI runs
 //	go run ./internal/soak -seed 42 -duration 10m # replay a seed
 //
 // Everything runs on 127.0.0.1 and in a temporary directory. As root the
@@ -24,6 +25,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,17 +36,20 @@ func main() {
 		return
 	}
 	o := options{privileged: true, callTimeout: 15 * time.Second, slack: 30 * time.Second, settle: 60 * time.Second, out: os.Stdout}
-	seed := flag.Uint64("seed", 0, "seed of the fault sequence and the call mix (0: pick one and print it)")
+	seedList := flag.String("seed", "", "seed of the fault sequence and the call mix, or a comma-separated list run one after the other (empty: pick one and print it)")
 	flag.DurationVar(&o.duration, "duration", 10*time.Minute, "how long faults are injected (-quick: 45s unless given)")
 	flag.BoolVar(&o.quick, "quick", false, "short episodes, about a minute in all")
 	flag.StringVar(&o.binary, "binary", "", "a built vcpnode to soak instead of building this module's")
 	faults := flag.String("faults", "", "comma-separated fault kinds to use (default all)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (it is always kept after a violation)")
 	flag.Parse()
-	if *seed == 0 {
-		*seed = uint64(time.Now().UnixNano()%1_000_000) + 1
+	seeds, err := parseSeeds(*seedList)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(2)
 	}
-	o.seed = *seed
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	durationSet := false
 	flag.Visit(func(f *flag.Flag) { durationSet = durationSet || f.Name == "duration" })
 	if o.quick && !durationSet {
@@ -56,18 +61,45 @@ func main() {
 			o.only[strings.TrimSpace(f)] = true
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	fmt.Printf("soak: seed %d, %s of faults (replay: %s)\n", o.seed, o.duration, replayCommand(o))
-	s, err := run(ctx, o)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "soak:", err)
-		os.Exit(2)
+	if o.binary == "" {
+		dir, err := os.MkdirTemp("", "vcpnode-soak-build-")
+		if err == nil {
+			defer os.RemoveAll(dir)
+			o.binary, err = buildVCPNode(ctx, dir)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "soak:", err)
+			os.Exit(2)
+		}
 	}
-	printFigures(os.Stdout, s)
-	if s.violation != nil {
-		printViolation(os.Stdout, s)
-		os.Exit(1)
+	for _, seed := range seeds {
+		o.seed = seed
+		fmt.Printf("soak: seed %d, %s of faults (replay: %s)\n", o.seed, o.duration, replayCommand(o))
+		s, err := run(ctx, o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "soak:", err)
+			os.Exit(2)
+		}
+		printFigures(os.Stdout, s)
+		if s.violation != nil {
+			printViolation(os.Stdout, s)
+			os.Exit(1)
+		}
+		fmt.Printf("\nseed %d: no invariant broken\n\n", seed)
 	}
-	fmt.Println("\nno invariant broken")
+}
+
+func parseSeeds(list string) ([]uint64, error) {
+	if strings.TrimSpace(list) == "" {
+		return []uint64{uint64(time.Now().UnixNano()%1_000_000) + 1}, nil
+	}
+	var seeds []uint64
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("-seed %q: want positive whole numbers, comma-separated", list)
+		}
+		seeds = append(seeds, n)
+	}
+	return seeds, nil
 }

@@ -137,12 +137,17 @@ func (r *rig) vcpnodeBinary(ctx context.Context) (string, error) {
 	if r.opts.binary != "" {
 		return filepath.Abs(r.opts.binary)
 	}
+	return buildVCPNode(ctx, r.dir)
+}
+
+// buildVCPNode builds ./cmd/vcpnode of the module the soak runs in, into dir.
+func buildVCPNode(ctx context.Context, dir string) (string, error) {
 	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("find the module to build vcpnode: %w", err)
 	}
 	root := filepath.Dir(strings.TrimSpace(string(gomod)))
-	bin := filepath.Join(r.dir, "vcpnode")
+	bin := filepath.Join(dir, "vcpnode")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/vcpnode")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {

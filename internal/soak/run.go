@@ -94,6 +94,7 @@ func run(ctx context.Context, o options) (*summary, error) {
 	if o.breakProxy != nil {
 		o.breakProxy(r.proxy)
 	}
+	s.started = rec.start // after the build
 	so := &soak{o: o, r: r, rec: rec, s: s}
 	err = so.run(ctx)
 	s.elapsed = time.Since(start)
@@ -177,6 +178,7 @@ func (so *soak) run(ctx context.Context) error {
 		blocks := false
 		for _, i := range perm[:min(k, len(perm))] {
 			f := usable[i]
+			rec.note("fault-on", "", "#"+strconv.Itoa(n), f.name)
 			clear, detail, err := f.apply(fc)
 			if err != nil {
 				return fmt.Errorf("fault %s: %w", f.name, err)
@@ -184,7 +186,6 @@ func (so *soak) run(ctx context.Context) error {
 			s.injected[f.name]++
 			blocks = blocks || f.blocks
 			ep.faults = append(ep.faults, f.name+" ("+detail+")")
-			rec.note("fault-on", "", "#"+strconv.Itoa(n), f.name+": "+detail)
 			if clear != nil {
 				clears = append(clears, clear)
 			}
@@ -213,6 +214,15 @@ func (so *soak) run(ctx context.Context) error {
 		if so.stop() {
 			return nil
 		}
+	}
+	// A last stretch of calls without faults: what went wrong in the last
+	// episode shows on a connection that stays up.
+	cool := 10 * time.Second
+	if so.o.quick {
+		cool = 5 * time.Second
+	}
+	if sleepCtx(ctx, cool) != nil {
+		return ctx.Err()
 	}
 	stopDriving()
 	<-driven
