@@ -167,6 +167,8 @@ func freeLoopbackAddr() (string, error) {
 
 // startProxy puts toxiproxy between the node and the hub, on loopback.
 func (r *rig) startProxy() error {
+	// Its toxics log through zerolog's global logger; the soak prints its own report.
+	zerolog.SetGlobalLevel(zerolog.Disabled)
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
 	p := toxiproxy.NewProxy(srv, "hub", "127.0.0.1:0", r.hub.Addr())
 	if err := p.Start(); err != nil {
