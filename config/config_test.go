@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 func TestDefaultConfigIsValid(t *testing.T) {
@@ -232,7 +232,7 @@ func TestValidateAcceptsEdgeValues(t *testing.T) {
 	c.Node.MaxResultBytes = 100 * MiB
 	c.Node.ShutdownGrace = 0
 	c.Files.Roots = []string{"/srv/files"}
-	c.Files.MaxBytes = toolhost.MaxFileBytesFor(ServerFrameLimit)
+	c.Files.MaxBytes = files.MaxBytesFor(ServerFrameLimit)
 	c.Tools = map[string]ToolConfig{
 		"Min": {Timeout: Duration(time.Second)},
 		"Max": {Timeout: Duration(maxToolTimeout), Expose: &yes, MaxConcurrent: 2},
@@ -244,7 +244,7 @@ func TestValidateAcceptsEdgeValues(t *testing.T) {
 }
 
 func TestFilesMaxBytesMustFitInAFrame(t *testing.T) {
-	largest := toolhost.MaxFileBytesFor(ServerFrameLimit)
+	largest := files.MaxBytesFor(ServerFrameLimit)
 	c := Default()
 	c.Files.Roots = []string{"/srv"}
 	c.Files.MaxBytes = largest
@@ -378,7 +378,7 @@ func TestExampleConfig(t *testing.T) {
 			t.Errorf("the example does not show %s", key)
 		}
 	}
-	if want := fmt.Sprintf("at most %d", toolhost.MaxFileBytesFor(ServerFrameLimit)); !strings.Contains(string(data), want) {
+	if want := fmt.Sprintf("at most %d", files.MaxBytesFor(ServerFrameLimit)); !strings.Contains(string(data), want) {
 		t.Errorf("the example should say %q", want)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 // Bounds the config is checked against.
@@ -162,8 +162,8 @@ func (c Config) checkFiles(ps *problemList) {
 	}
 	// A file result is bounded by max_bytes itself (not by
 	// node.max_result_bytes), so only the server's frame limit constrains it.
-	if need := int64(toolhost.FileResultBytes(f.MaxBytes)); need > ServerFrameLimit {
-		largest := toolhost.MaxFileBytesFor(ServerFrameLimit)
+	if need := int64(files.ResultBytes(f.MaxBytes)); need > ServerFrameLimit {
+		largest := files.MaxBytesFor(ServerFrameLimit)
 		ps.add("files.max_bytes", "%d bytes would not fit in one frame once base64-encoded (%d bytes with the envelope, over the server's %d-byte frame limit); the largest allowed value is %d (%s)",
 			f.MaxBytes, need, ServerFrameLimit, largest, HumanBytes(largest))
 	}

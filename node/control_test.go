@@ -14,6 +14,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -202,8 +203,8 @@ func TestControlTools(t *testing.T) {
 	if info.Exposed || info.Approval != "auto" || info.ApprovalTimeoutMs != 0 || !strings.Contains(info.Reason, "built-in") {
 		t.Errorf("NodeInfo = %+v", info)
 	}
-	if file := byName[toolhost.FileToolName]; !file.Implicit {
-		t.Errorf("%s = %+v, want implicit", toolhost.FileToolName, file)
+	if file := byName[files.ToolName]; !file.Implicit {
+		t.Errorf("%s = %+v, want implicit", files.ToolName, file)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -84,7 +85,7 @@ func TestReloadOfFileRootsNeedsNoReconnect(t *testing.T) {
 		t.Errorf("report = %+v, want only files changed and no reconnect", rep)
 	}
 	u := (&url.URL{Scheme: "file", Path: filepath.Join(root, "a.txt")}).String()
-	if res := h.call(c, toolhost.FileToolName, map[string]any{"fileUrl": u}); res.Status != wsproto.StatusSuccess {
+	if res := h.call(c, files.ToolName, map[string]any{"fileUrl": u}); res.Status != wsproto.StatusSuccess {
 		t.Fatalf("file from the reloaded root: %+v", res)
 	}
 	if s, _ := h.node.State(); s.Sessions != 1 {

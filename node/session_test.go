@@ -13,6 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -265,7 +266,7 @@ func TestResultCapAndFileServing(t *testing.T) {
 	}
 
 	fileURL := (&url.URL{Scheme: "file", Path: filepath.Join(root, "notes.txt")}).String()
-	res := h.call(c, toolhost.FileToolName, map[string]any{"fileUrl": fileURL})
+	res := h.call(c, files.ToolName, map[string]any{"fileUrl": fileURL})
 	var body struct{ Status, FileData, MimeType string }
 	if res.Status != wsproto.StatusSuccess || json.Unmarshal(res.Result, &body) != nil {
 		t.Fatalf("file request = %+v", res)
@@ -276,7 +277,7 @@ func TestResultCapAndFileServing(t *testing.T) {
 	}
 
 	for _, u := range []string{"file:///etc/passwd", "file://" + filepath.Join(root, "config.env"), "file:///C:/Users/me/cat.png"} {
-		if res := h.call(c, toolhost.FileToolName, map[string]any{"fileUrl": u}); res.Status != wsproto.StatusError {
+		if res := h.call(c, files.ToolName, map[string]any{"fileUrl": u}); res.Status != wsproto.StatusError {
 			t.Errorf("%s served: %.100s", u, res.Result)
 		}
 	}
@@ -285,7 +286,7 @@ func TestResultCapAndFileServing(t *testing.T) {
 func TestFileServingDisabledWithoutRoots(t *testing.T) {
 	h := startHarness(t, harnessOpt{})
 	c := h.accept()
-	res := h.call(c, toolhost.FileToolName, map[string]any{"fileUrl": "file:///etc/hostname"})
+	res := h.call(c, files.ToolName, map[string]any{"fileUrl": "file:///etc/hostname"})
 	if res.Status != wsproto.StatusError || !strings.Contains(res.Error, "disabled") {
 		t.Fatalf("file request without roots = %+v", res)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -29,7 +30,7 @@ func TestLargeFileIsStreamedIntact(t *testing.T) {
 	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Files.Roots = []string{root} }})
 	c := h.accept()
 	u := (&url.URL{Scheme: "file", Path: filepath.Join(root, "big.bin")}).String()
-	res := h.call(c, toolhost.FileToolName, map[string]any{"fileUrl": u})
+	res := h.call(c, files.ToolName, map[string]any{"fileUrl": u})
 	var body struct{ Status, FileData, MimeType string }
 	if res.Status != wsproto.StatusSuccess || json.Unmarshal(res.Result, &body) != nil {
 		t.Fatalf("file request = %.300v", res)

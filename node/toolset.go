@@ -9,6 +9,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/builtin"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
@@ -40,8 +41,8 @@ func BuildToolSet(cfg config.Config, scan *plugin.Set, deny []string, extra []to
 			return ToolSet{}, fmt.Errorf("mcp: %w", err)
 		}
 	}
-	files := toolhost.FileOptions{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes, Deny: deny}
-	ts.Tools = append([]toolhost.Tool{toolhost.NewFileTool(files)}, builtin.New(toolhost.NewFileAccess(files))...)
+	fileOpts := files.Options{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes, Deny: deny}
+	ts.Tools = append([]toolhost.Tool{files.NewTool(fileOpts)}, builtin.New(files.NewAccess(fileOpts))...)
 	if scan != nil {
 		ts.Tools = append(ts.Tools, scan.Tools...)
 	}

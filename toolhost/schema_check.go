@@ -330,7 +330,7 @@ func coerce(p Param, raw json.RawMessage) (json.RawMessage, string) {
 			return raw, ""
 		}
 		if raw[0] == '{' || raw[0] == '[' {
-			return nil, "must be a string, not " + jsonKind(raw)
+			return nil, "must be a string, not " + JSONKind(raw)
 		}
 		return mustMarshal(string(raw)), "" // a number or boolean, as its text
 	case TypeBoolean:
@@ -367,7 +367,7 @@ func coerce(p Param, raw json.RawMessage) (json.RawMessage, string) {
 				return nil, fmt.Sprintf("%s is not %s (write it as JSON, e.g. %s)", clip(string(raw)), article(p.Type), emptyOf(p.Type))
 			}
 		}
-		if kind := jsonKind(v); kind != article(p.Type) {
+		if kind := JSONKind(v); kind != article(p.Type) {
 			return nil, fmt.Sprintf("must be %s, not %s", article(p.Type), kind)
 		}
 		return v, ""

@@ -12,7 +12,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 // writePlugins writes one folder per plugin: its manifest and, for a
@@ -50,7 +50,7 @@ func TestConfigCheckAgreesWithRun(t *testing.T) {
 	}{
 		{"MCP server and plugin", server("weather", "Weather"), []string{"mcp:weather", "Weather"}},
 		{"MCP server and built-in", server("files", "ReadFile"), []string{"mcp:files", "builtin"}},
-		{"MCP server and file tool", server("files", toolhost.FileToolName), []string{"mcp:files", toolhost.FileToolName}},
+		{"MCP server and file tool", server("files", files.ToolName), []string{"mcp:files", files.ToolName}},
 		{"MCP server and direct plugin", server("greet", "Greeter"), []string{"mcp:greet", "Greeter"}},
 		// The file's own check finds this one: said once, in the file's words.
 		{"two MCP servers", server("a", "Same") + server("b", "Same"), []string{`mcp.servers.b.tool: "Same" is already the tool of mcp.servers.a`}},

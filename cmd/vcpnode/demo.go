@@ -24,6 +24,7 @@ import (
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -107,9 +108,9 @@ type demoFile struct {
 
 // demoCalls is the script; adding a call is adding a line.
 func demoCalls(f demoFile) []demoCall {
-	serve := demoCall{tool: toolhost.FileToolName, args: map[string]any{"fileUrl": f.url}, describe: "the server pulls a file from the node's file root", check: f.sameBytes}
-	outside := demoCall{tool: toolhost.FileToolName, args: map[string]any{"fileUrl": "file:///etc/passwd"}, describe: "a file outside the root is refused", expectError: "outside the directories this node serves"}
-	if !toolhost.FileServingSupported {
+	serve := demoCall{tool: files.ToolName, args: map[string]any{"fileUrl": f.url}, describe: "the server pulls a file from the node's file root", check: f.sameBytes}
+	outside := demoCall{tool: files.ToolName, args: map[string]any{"fileUrl": "file:///etc/passwd"}, describe: "a file outside the root is refused", expectError: "outside the directories this node serves"}
+	if !files.ServingSupported {
 		// Windows: no file is served at all, and the demo shows that answer.
 		serve.describe, serve.check, serve.expectError = "file serving is refused on this system", nil, "file serving is not supported"
 		outside.expectError = "file serving is not supported"

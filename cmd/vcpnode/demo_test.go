@@ -18,6 +18,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -204,7 +205,7 @@ func TestWatchDemoSignalsActsOnPendingSignalsAtOnce(t *testing.T) {
 }
 
 func TestJudge(t *testing.T) {
-	fileCall := demoCall{tool: toolhost.FileToolName, check: demoFile{path: "/r/f", data: []byte("abc")}.sameBytes}
+	fileCall := demoCall{tool: files.ToolName, check: demoFile{path: "/r/f", data: []byte("abc")}.sameBytes}
 	fileResult := func(data string) json.RawMessage {
 		b, _ := json.Marshal(map[string]string{"status": "success", "fileData": data, "mimeType": "text/plain"})
 		return b

@@ -43,7 +43,11 @@ func TestImportDirections(t *testing.T) {
 		{module + "/toolhost", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
 		// The Node.js host for direct plugins uses toolhost and toolhost/plugin only.
 		{module + "/toolhost/direct", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
-		// The workspace built-ins read files through toolhost only.
+		// The file tool serves files under toolhost's Tool contract and
+		// knows nothing of plugins, the node or the config.
+		{module + "/toolhost/files", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode",
+			module + "/toolhost/plugin", module + "/toolhost/mcp", module + "/toolhost/direct", module + "/toolhost/builtin", module + "/placeholders"}},
+		// The workspace built-ins read files through toolhost/files only.
 		{module + "/toolhost/builtin", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
 		{module + "/placeholders", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
 		// The config is data and checks: the CLI reads it without the daemon.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/internal/fakehub"
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -55,7 +55,7 @@ func measureFiles(n, size int, memLimit int64, idle time.Duration) error {
 			arg, _ := json.Marshal(u)
 			wg.Go(func() {
 				res, err := conn.CallExecute(ctx, wsproto.ExecuteTool{RequestID: fmt.Sprintf("file-%d", i),
-					ToolName: toolhost.FileToolName, ToolArgs: map[string]json.RawMessage{"fileUrl": arg}})
+					ToolName: files.ToolName, ToolArgs: map[string]json.RawMessage{"fileUrl": arg}})
 				if err == nil && res.Status != wsproto.StatusSuccess {
 					err = fmt.Errorf("file %d: %s", i, res.Error)
 				}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 // Tool names, as the server and exposed_tools see them.
@@ -28,7 +29,7 @@ const toolTimeout = 30 * time.Second
 
 // New returns the three workspace tools reading through access. They are
 // built-in: the server sees them only when the config exposes them.
-func New(access *toolhost.FileAccess) []toolhost.Tool {
+func New(access *files.Access) []toolhost.Tool {
 	return []toolhost.Tool{
 		&treeTool{access: access},
 		&readTool{access: access},
@@ -62,7 +63,7 @@ type target struct {
 // resolveTarget checks the path argument p. An absolute path (or file://
 // URL) must lie in a root; a relative one is looked up under each root in
 // order and the first root where it exists wins; "" means the first root.
-func resolveTarget(access *toolhost.FileAccess, p string) (target, error) {
+func resolveTarget(access *files.Access, p string) (target, error) {
 	if err := access.Ready(); err != nil {
 		return target{}, err
 	}
@@ -71,12 +72,12 @@ func resolveTarget(access *toolhost.FileAccess, p string) (target, error) {
 	if p == "" {
 		return checkTarget(access, roots[0])
 	}
-	p, err := toolhost.LocalPath(p)
+	p, err := files.LocalPath(p)
 	if err != nil {
 		return target{}, err
 	}
 	if strings.ContainsRune(p, 0) {
-		return target{}, toolhost.FileRefusal(toolhost.ErrOutsideRoots, p, "the path holds a NUL byte")
+		return target{}, files.Refusal(files.ErrOutsideRoots, p, "the path holds a NUL byte")
 	}
 	if filepath.IsAbs(p) {
 		return checkTarget(access, p)
@@ -96,7 +97,7 @@ func resolveTarget(access *toolhost.FileAccess, p string) (target, error) {
 
 // everyRoot is the targets of a call without a path: each root, checked as
 // a requested path would be (a root inside .ssh is still refused).
-func everyRoot(access *toolhost.FileAccess) ([]target, error) {
+func everyRoot(access *files.Access) ([]target, error) {
 	if err := access.Ready(); err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func everyRoot(access *toolhost.FileAccess) ([]target, error) {
 	return targets, nil
 }
 
-func checkTarget(access *toolhost.FileAccess, p string) (target, error) {
+func checkTarget(access *files.Access, p string) (target, error) {
 	p = filepath.Clean(p)
 	resolved, err := access.Resolve(p)
 	if err != nil {
@@ -120,12 +121,12 @@ func checkTarget(access *toolhost.FileAccess, p string) (target, error) {
 	// Resolve succeeded, so the path exists; Lstat errors here are races.
 	info, err := os.Lstat(resolved)
 	if err != nil {
-		return target{}, toolhost.FileUnreadable(p, err)
+		return target{}, files.Unreadable(p, err)
 	}
 	// Resolve judges files; a walk must not start in a folder (.ssh…)
 	// whose files it would refuse one by one.
 	if info.IsDir() && access.Withheld(filepath.Dir(resolved), filepath.Base(resolved), true) {
-		return target{}, toolhost.FileRefusal(toolhost.ErrSecretFile, p, "the files in it hold secrets and are never served")
+		return target{}, files.Refusal(files.ErrSecretFile, p, "the files in it hold secrets and are never served")
 	}
 	return target{requested: p, resolved: resolved, root: access.RootOf(resolved)}, nil
 }
@@ -143,10 +144,10 @@ func rel(root, p string) []string {
 func requireDir(t target) error {
 	info, err := os.Stat(t.resolved)
 	if err != nil {
-		return toolhost.FileUnreadable(t.requested, err)
+		return files.Unreadable(t.requested, err)
 	}
 	if !info.IsDir() {
-		return toolhost.FileRefusal(ErrNotDirectory, t.requested, "it is a file, not a directory")
+		return files.Refusal(ErrNotDirectory, t.requested, "it is a file, not a directory")
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 // writeTree creates files (path → content) under root; a content starting
@@ -49,9 +50,9 @@ func realDir(t testing.TB) string {
 	return d
 }
 
-func access(t testing.TB, deny []string, roots ...string) *toolhost.FileAccess {
+func access(t testing.TB, deny []string, roots ...string) *files.Access {
 	t.Helper()
-	a := toolhost.NewFileAccess(toolhost.FileOptions{Roots: roots, Deny: deny})
+	a := files.NewAccess(files.Options{Roots: roots, Deny: deny})
 	if err := a.Ready(); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 // maxIgnoreFileBytes bounds one .gitignore; real ones are a few KiB.
@@ -69,7 +69,7 @@ func readIgnoreFile(p string) []byte {
 	if err != nil || !info.Mode().IsRegular() || info.Size() > maxIgnoreFileBytes {
 		return nil
 	}
-	f, err := toolhost.OpenNoFollow(p)
+	f, err := files.OpenNoFollow(p)
 	if err != nil {
 		return nil
 	}

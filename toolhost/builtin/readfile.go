@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 const (
@@ -28,7 +29,7 @@ const (
 	maxLineNumber = 1 << 30
 )
 
-type readTool struct{ access *toolhost.FileAccess }
+type readTool struct{ access *files.Access }
 
 func (t *readTool) Spec() toolhost.Spec {
 	return spec(ReadFileName, "Read file",
@@ -74,36 +75,36 @@ func (t *readTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) 
 func openText(tg target) (*os.File, int64, error) {
 	info, err := os.Lstat(tg.resolved)
 	if err != nil {
-		return nil, 0, toolhost.FileUnreadable(tg.requested, err)
+		return nil, 0, files.Unreadable(tg.requested, err)
 	}
 	if info.IsDir() {
-		return nil, 0, toolhost.FileRefusal(toolhost.ErrNotRegularFile, tg.requested, "it is a directory; use DirectoryTree to list it")
+		return nil, 0, files.Refusal(files.ErrNotRegularFile, tg.requested, "it is a directory; use DirectoryTree to list it")
 	}
 	if !info.Mode().IsRegular() {
-		return nil, 0, toolhost.FileRefusal(toolhost.ErrNotRegularFile, tg.requested, "it is not a regular file (a device, fifo, socket or the like)")
+		return nil, 0, files.Refusal(files.ErrNotRegularFile, tg.requested, "it is not a regular file (a device, fifo, socket or the like)")
 	}
-	f, err := toolhost.OpenNoFollow(tg.resolved)
+	f, err := files.OpenNoFollow(tg.resolved)
 	if err != nil {
-		return nil, 0, toolhost.FileUnreadable(tg.requested, err)
+		return nil, 0, files.Unreadable(tg.requested, err)
 	}
 	opened, err := f.Stat()
 	if err != nil || !os.SameFile(info, opened) {
 		f.Close()
-		return nil, 0, toolhost.FileRefusal(toolhost.ErrNotRegularFile, tg.requested, "it was replaced while being opened; try again")
+		return nil, 0, files.Refusal(files.ErrNotRegularFile, tg.requested, "it was replaced while being opened; try again")
 	}
 	head := make([]byte, sniffBytes)
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		f.Close()
-		return nil, 0, toolhost.FileUnreadable(tg.requested, err)
+		return nil, 0, files.Unreadable(tg.requested, err)
 	}
 	if bytes.IndexByte(head[:n], 0) >= 0 {
 		f.Close()
-		return nil, 0, toolhost.FileRefusal(ErrBinaryFile, tg.requested, fmt.Sprintf("it is a binary file (%d bytes); ReadFile returns text only", opened.Size()))
+		return nil, 0, files.Refusal(ErrBinaryFile, tg.requested, fmt.Sprintf("it is a binary file (%d bytes); ReadFile returns text only", opened.Size()))
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		f.Close()
-		return nil, 0, toolhost.FileUnreadable(tg.requested, err)
+		return nil, 0, files.Unreadable(tg.requested, err)
 	}
 	return f, opened.Size(), nil
 }
@@ -132,12 +133,12 @@ func readLines(ctx context.Context, r io.Reader, name string, size int64, start,
 				}
 				break
 			}
-			return "", toolhost.FileUnreadable(name, err)
+			return "", files.Unreadable(name, err)
 		}
 		line++
 		scanned += int64(n)
-		if toolhost.HasPrivateKeyBlock(text) {
-			return "", toolhost.FileRefusal(toolhost.ErrSecretFile, name, "it holds a private key")
+		if files.HasPrivateKeyBlock(text) {
+			return "", files.Refusal(files.ErrSecretFile, name, "it holds a private key")
 		}
 		if line < start {
 			continue

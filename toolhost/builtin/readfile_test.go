@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
-func newRead(a *toolhost.FileAccess) *readTool { return New(a)[1].(*readTool) }
+func newRead(a *files.Access) *readTool { return New(a)[1].(*readTool) }
 
 func TestReadFileWholeAndRanges(t *testing.T) {
 	root := realDir(t)
@@ -90,22 +90,22 @@ func TestReadFileRefusals(t *testing.T) {
 		text string
 	}{
 		{"binary", []any{"path", "image.png"}, ErrBinaryFile, "it is a binary file (16 bytes); ReadFile returns text only"},
-		{"secret name", []any{"path", ".env"}, toolhost.ErrSecretFile, "hold secrets and are never served"},
-		{"private key inside", []any{"path", "notes/deploy.txt"}, toolhost.ErrSecretFile, "it holds a private key"},
-		{"private key above the range", []any{"path", "notes/deploy.txt", "startLine", 3}, toolhost.ErrSecretFile, "it holds a private key"},
-		{"denied", []any{"path", "config.toml"}, toolhost.ErrSecretFile, "denied"},
-		{"symlinked dir out", []any{"path", "out/secret.txt"}, toolhost.ErrOutsideRoots, "outside the directories this node serves"},
-		{"symlinked file out", []any{"path", "out.txt"}, toolhost.ErrOutsideRoots, "outside the directories this node serves"},
-		{"absolute outside", []any{"path", filepath.Join(outside, "secret.txt")}, toolhost.ErrOutsideRoots, "outside"},
-		{"system file", []any{"path", "/etc/passwd"}, toolhost.ErrOutsideRoots, "outside"},
-		{"directory", []any{"path", "dir"}, toolhost.ErrNotRegularFile, "use DirectoryTree"},
-		{"missing", []any{"path", "nope.txt"}, toolhost.ErrFileUnreadable, "no such file"},
+		{"secret name", []any{"path", ".env"}, files.ErrSecretFile, "hold secrets and are never served"},
+		{"private key inside", []any{"path", "notes/deploy.txt"}, files.ErrSecretFile, "it holds a private key"},
+		{"private key above the range", []any{"path", "notes/deploy.txt", "startLine", 3}, files.ErrSecretFile, "it holds a private key"},
+		{"denied", []any{"path", "config.toml"}, files.ErrSecretFile, "denied"},
+		{"symlinked dir out", []any{"path", "out/secret.txt"}, files.ErrOutsideRoots, "outside the directories this node serves"},
+		{"symlinked file out", []any{"path", "out.txt"}, files.ErrOutsideRoots, "outside the directories this node serves"},
+		{"absolute outside", []any{"path", filepath.Join(outside, "secret.txt")}, files.ErrOutsideRoots, "outside"},
+		{"system file", []any{"path", "/etc/passwd"}, files.ErrOutsideRoots, "outside"},
+		{"directory", []any{"path", "dir"}, files.ErrNotRegularFile, "use DirectoryTree"},
+		{"missing", []any{"path", "nope.txt"}, files.ErrFileUnreadable, "no such file"},
 		{"no path", nil, ErrBadArgument, "path is required"},
 		{"range backwards", []any{"path", "text.txt", "startLine", 5, "endLine", 2}, ErrBadArgument, "endLine 2 is before startLine 5"},
 		{"past the end", []any{"path", "text.txt", "startLine", 9}, ErrBadArgument, "startLine 9 is past the end"},
-		{"windows path", []any{"path", `D:\work\notes.txt`}, toolhost.ErrWindowsPath, "Windows path"},
-		{"file URL outside", []any{"path", "file:///etc/passwd"}, toolhost.ErrOutsideRoots, `cannot serve "/etc/passwd": it is outside`},
-		{"bad file URL", []any{"path", "file://otherhost/x"}, toolhost.ErrBadFileURL, "otherhost"},
+		{"windows path", []any{"path", `D:\work\notes.txt`}, files.ErrWindowsPath, "Windows path"},
+		{"file URL outside", []any{"path", "file:///etc/passwd"}, files.ErrOutsideRoots, `cannot serve "/etc/passwd": it is outside`},
+		{"bad file URL", []any{"path", "file://otherhost/x"}, files.ErrBadFileURL, "otherhost"},
 		{"bad number", []any{"path", "text.txt", "startLine", "first"}, ErrBadArgument, `startLine must be a whole number from 1 to 1073741824, got "first"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -135,7 +135,7 @@ func TestReadFileFifoIsRefusedWithoutBlocking(t *testing.T) {
 		t.Skipf("cannot make a fifo here: %v", err)
 	}
 	err := fail(t, newRead(access(t, nil, root)), args(t, "path", "pipe"))
-	if !errors.Is(err, toolhost.ErrNotRegularFile) {
+	if !errors.Is(err, files.ErrNotRegularFile) {
 		t.Errorf("fifo: %v", err)
 	}
 	_ = os.Remove(filepath.Join(root, "pipe"))

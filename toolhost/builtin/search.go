@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 const (
@@ -30,7 +31,7 @@ const (
 )
 
 type searchTool struct {
-	access *toolhost.FileAccess
+	access *files.Access
 	budget int              // 0 = searchScanBudget; tests lower it
 	bytes  int64            // 0 = searchByteBudget; tests lower it
 	now    func() time.Time // tests replace the clock, see walker.now
@@ -166,11 +167,11 @@ func (s *search) target(ctx context.Context, tg target) error {
 	s.walker.root = tg.root
 	info, err := os.Lstat(tg.resolved)
 	if err != nil {
-		return toolhost.FileUnreadable(tg.requested, err)
+		return files.Unreadable(tg.requested, err)
 	}
 	if !info.IsDir() {
 		if !info.Mode().IsRegular() {
-			return toolhost.FileRefusal(toolhost.ErrNotRegularFile, tg.requested, "it is not a regular file or a directory")
+			return files.Refusal(files.ErrNotRegularFile, tg.requested, "it is not a regular file or a directory")
 		}
 		return s.file(ctx, tg.resolved, tg.requested)
 	}
@@ -233,7 +234,7 @@ func (s *search) file(ctx context.Context, resolved, name string) error {
 		s.truncated = s.walker.truncation("search a subdirectory or use include to cover the rest")
 		return errSearchFull
 	}
-	f, err := toolhost.OpenNoFollow(resolved)
+	f, err := files.OpenNoFollow(resolved)
 	if err != nil {
 		s.special++
 		return nil
@@ -272,7 +273,7 @@ func (s *search) file(ctx context.Context, resolved, name string) error {
 	if s.args.pre != nil && !s.args.pre.Match(data) {
 		return nil
 	}
-	if toolhost.HasPrivateKeyBlock(data) {
+	if files.HasPrivateKeyBlock(data) {
 		s.withheld++
 		return nil
 	}

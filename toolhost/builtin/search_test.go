@@ -9,9 +9,10 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
-func newSearch(a *toolhost.FileAccess) *searchTool { return New(a)[2].(*searchTool) }
+func newSearch(a *files.Access) *searchTool { return New(a)[2].(*searchTool) }
 
 func TestSearchIsGitignoreAwareAndSkipsWhatItMust(t *testing.T) {
 	root, _ := project(t)
@@ -105,9 +106,9 @@ func TestSearchRefusals(t *testing.T) {
 		{"no pattern", []any{"path", "src"}, ErrBadArgument, "pattern is required"},
 		{"bad glob", []any{"pattern", "x", "include", "[a"}, ErrBadArgument, `include "[a" is not a valid glob`},
 		{"bad max", []any{"pattern", "x", "maxMatches", 5000}, ErrBadArgument, "maxMatches must be from 1 to 1000, got 5000"},
-		{"symlink out", []any{"pattern", "x", "path", "link"}, toolhost.ErrOutsideRoots, "outside"},
-		{"outside", []any{"pattern", "x", "path", outside}, toolhost.ErrOutsideRoots, "outside"},
-		{"secret file", []any{"pattern", "x", "path", ".env"}, toolhost.ErrSecretFile, "never served"},
+		{"symlink out", []any{"pattern", "x", "path", "link"}, files.ErrOutsideRoots, "outside"},
+		{"outside", []any{"pattern", "x", "path", outside}, files.ErrOutsideRoots, "outside"},
+		{"secret file", []any{"pattern", "x", "path", ".env"}, files.ErrSecretFile, "never served"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := fail(t, search, args(t, c.args...))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 const (
@@ -24,7 +25,7 @@ const (
 )
 
 type treeTool struct {
-	access *toolhost.FileAccess
+	access *files.Access
 	budget int              // 0 = treeScanBudget; tests lower it
 	now    func() time.Time // tests replace the clock, see walker.now
 	onDir  func(dir string) // test hook, see walker.onDir

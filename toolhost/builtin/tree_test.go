@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 // project is a small repository with .gitignore files at two levels, hidden
@@ -42,7 +43,7 @@ func project(t testing.TB) (root, outside string) {
 	return root, outside
 }
 
-func newTree(a *toolhost.FileAccess) *treeTool { return New(a)[0].(*treeTool) }
+func newTree(a *files.Access) *treeTool { return New(a)[0].(*treeTool) }
 
 func TestTreeHonoursNestedGitignoreAndSkipsHiddenVendorAndLinks(t *testing.T) {
 	root, _ := project(t)
@@ -117,11 +118,11 @@ func TestTreeRefusesOutsideSecretAndBadInput(t *testing.T) {
 		is   error
 		text string
 	}{
-		{"symlink out of the root", []any{"path", "link"}, toolhost.ErrOutsideRoots, "outside the directories this node serves"},
-		{"absolute outside", []any{"path", outside}, toolhost.ErrOutsideRoots, "outside the directories this node serves"},
-		{"dot-dot out", []any{"path", "src/../../"}, toolhost.ErrOutsideRoots, "outside"},
-		{"denied", []any{"path", "src/deep"}, toolhost.ErrSecretFile, "denied"},
-		{"missing", []any{"path", "nope"}, toolhost.ErrFileUnreadable, "no such file"},
+		{"symlink out of the root", []any{"path", "link"}, files.ErrOutsideRoots, "outside the directories this node serves"},
+		{"absolute outside", []any{"path", outside}, files.ErrOutsideRoots, "outside the directories this node serves"},
+		{"dot-dot out", []any{"path", "src/../../"}, files.ErrOutsideRoots, "outside"},
+		{"denied", []any{"path", "src/deep"}, files.ErrSecretFile, "denied"},
+		{"missing", []any{"path", "nope"}, files.ErrFileUnreadable, "no such file"},
 		{"a file", []any{"path", "a.go"}, ErrNotDirectory, "not a directory"},
 		{"depth word", []any{"maxDepth", "deep"}, ErrBadArgument, `maxDepth must be a whole number from 1 to 50, got "deep"`},
 		{"depth zero", []any{"maxDepth", 0}, ErrBadArgument, "maxDepth must be from 1 to 50, got 0"},
@@ -151,14 +152,14 @@ func TestTreeRefusesASecretRoot(t *testing.T) {
 	root := filepath.Join(realDir(t), ".ssh")
 	writeTree(t, root, map[string]string{"id_ed25519.pub": "ssh-ed25519 AAAA\n"})
 	err := fail(t, newTree(access(t, nil, root)), nil)
-	if !errors.Is(err, toolhost.ErrSecretFile) || !strings.Contains(err.Error(), "the files in it hold secrets and are never served") {
+	if !errors.Is(err, files.ErrSecretFile) || !strings.Contains(err.Error(), "the files in it hold secrets and are never served") {
 		t.Errorf("tree of a root inside .ssh: %v", err)
 	}
 }
 
 func TestTreeWithoutRoots(t *testing.T) {
-	tree := newTree(toolhost.NewFileAccess(toolhost.FileOptions{}))
-	if err := fail(t, tree, nil); !errors.Is(err, toolhost.ErrFileServingDisabled) || err.Error() != "file access is disabled: [files] roots is empty, so this node reads no files" {
+	tree := newTree(files.NewAccess(files.Options{}))
+	if err := fail(t, tree, nil); !errors.Is(err, files.ErrFileServingDisabled) || err.Error() != "file access is disabled: [files] roots is empty, so this node reads no files" {
 		t.Errorf("error %v, want ErrFileServingDisabled", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 // readDirChunk is how many entries are read between checks of the context,
@@ -55,7 +55,7 @@ type listing struct {
 
 // walker lists directories under one root for the tree and the search.
 type walker struct {
-	access     *toolhost.FileAccess
+	access     *files.Access
 	root       string // resolved root holding every directory listed
 	gitignore  bool   // honour .gitignore files
 	showHidden bool   // list dot entries and enter vendor folders
@@ -171,7 +171,7 @@ func (w *walker) list(ctx context.Context, dir string, path []string, rules igno
 // between them. The directory is opened without following a symlink, in
 // case one was swapped in since it was checked.
 func (w *walker) readDir(ctx context.Context, dir string) ([]fs.DirEntry, error) {
-	f, err := toolhost.OpenNoFollow(dir)
+	f, err := files.OpenNoFollow(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cannot list %s: %w", quote(dir), unreadableReason(err))
 	}
@@ -221,11 +221,11 @@ func b2i(b bool) int {
 func unreadableReason(err error) error {
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("permission denied: %w", toolhost.ErrFileUnreadable)
+		return fmt.Errorf("permission denied: %w", files.ErrFileUnreadable)
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("it no longer exists: %w", toolhost.ErrFileUnreadable)
+		return fmt.Errorf("it no longer exists: %w", files.ErrFileUnreadable)
 	}
-	return fmt.Errorf("it cannot be read: %w", toolhost.ErrFileUnreadable)
+	return fmt.Errorf("it cannot be read: %w", files.ErrFileUnreadable)
 }
 
 func quote(p string) string { return fmt.Sprintf("%q", p) }

@@ -1,4 +1,4 @@
-package toolhost
+package files
 
 import (
 	"context"
@@ -13,37 +13,39 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost"
 )
 
-// FileToolName is the fixed name the server calls to pull a file from a node
+// ToolName is the fixed name the server calls to pull a file from a node
 // (protocol.md §2.3.4). It is never registered.
-const FileToolName = "internal_request_file"
+const ToolName = "internal_request_file"
 
 // fileToolTimeout matches the server's own 60 s wait for a file.
 const fileToolTimeout = 60 * time.Second
 
-// DefaultMaxFileBytes is the file size cap when FileOptions.MaxBytes is zero.
+// DefaultMaxBytes is the file size cap when Options.MaxBytes is zero.
 // Its base64 form still fits in the server's 100 MiB frame limit.
-const DefaultMaxFileBytes int64 = 64 << 20
+const DefaultMaxBytes int64 = 64 << 20
 
 // fileEnvelopeBytes is room for everything in a tool_result frame besides the
 // base64 data: envelope, requestId, status, mimeType.
 const fileEnvelopeBytes = 64 << 10
 
-// FileOptions configures internal_request_file.
-type FileOptions struct {
+// Options configures internal_request_file.
+type Options struct {
 	// Roots are the directories files may be served from; empty disables serving.
 	Roots []string
-	// MaxBytes caps the size of a served file; zero means DefaultMaxFileBytes.
+	// MaxBytes caps the size of a served file; zero means DefaultMaxBytes.
 	MaxBytes int64
 	// Deny lists files or directories never served even inside a root, such
 	// as the node's own config and key files.
 	Deny []string
 }
 
-// MaxFileBytesFor returns the largest file whose base64 encoding, plus room
+// MaxBytesFor returns the largest file whose base64 encoding, plus room
 // for the rest of the tool_result frame, fits in a frame of frameLimit bytes.
-func MaxFileBytesFor(frameLimit int64) int64 {
+func MaxBytesFor(frameLimit int64) int64 {
 	room := frameLimit - fileEnvelopeBytes
 	if room < 4 {
 		return 0
@@ -52,16 +54,16 @@ func MaxFileBytesFor(frameLimit int64) int64 {
 	return room / 4 * 3
 }
 
-// FileResultBytes is the largest result internal_request_file produces for
+// ResultBytes is the largest result internal_request_file produces for
 // files of up to maxFile bytes: the base64 of the file plus the envelope.
-func FileResultBytes(maxFile int64) int {
+func ResultBytes(maxFile int64) int {
 	return int((maxFile+2)/3*4 + fileEnvelopeBytes)
 }
 
 // Validate reports every problem with the options at once: roots that are
 // not absolute, do not exist, are not directories or cannot be resolved, and
 // a negative size cap. It touches the file system but reads no file.
-func (o FileOptions) Validate() error {
+func (o Options) Validate() error {
 	var errs []error
 	if o.MaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("file size cap %d is negative; use 0 for the default or a positive number of bytes", o.MaxBytes))
@@ -105,13 +107,13 @@ type fileTool struct {
 	maxBytes   int64
 }
 
-// NewFileTool builds internal_request_file. Roots are resolved now; a root
+// NewTool builds internal_request_file. Roots are resolved now; a root
 // that cannot be resolved is skipped (Validate reports it with its path) and
 // calls that would need it fail with an error that names no path.
-func NewFileTool(opts FileOptions) Tool {
+func NewTool(opts Options) toolhost.Tool {
 	t := &fileTool{maxBytes: opts.MaxBytes, configured: len(opts.Roots) > 0}
 	if t.maxBytes <= 0 {
-		t.maxBytes = DefaultMaxFileBytes
+		t.maxBytes = DefaultMaxBytes
 	}
 	for _, root := range opts.Roots {
 		resolved, err := resolveRoot(root)
@@ -136,9 +138,9 @@ func NewFileTool(opts FileOptions) Tool {
 	return t
 }
 
-func (t *fileTool) Spec() Spec {
-	return Spec{
-		Name:               FileToolName,
+func (t *fileTool) Spec() toolhost.Spec {
+	return toolhost.Spec{
+		Name:               ToolName,
 		DisplayName:        "Internal file request",
 		Version:            "1.0.0",
 		Description:        "Sends the main server a file from this node's configured roots when it meets a file:// URL it does not have.",
@@ -147,15 +149,15 @@ func (t *fileTool) Spec() Spec {
 		Builtin:            true,
 		DistributedExposed: true,
 		Implicit:           true,
-		MaxResultBytes:     FileResultBytes(t.maxBytes),
+		MaxResultBytes:     ResultBytes(t.maxBytes),
 	}
 }
 
 // Invoke serves args["fileUrl"]. The success value is a StreamResult of
 // exactly the nested shape the server checks: status "success", non-empty
 // fileData, mimeType.
-func (t *fileTool) Invoke(ctx context.Context, call Call) (any, error) {
-	if !FileServingSupported {
+func (t *fileTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) {
+	if !ServingSupported {
 		return nil, fileErr(ErrFileServingDisabled, nil, "file serving is not supported on %s", runtime.GOOS)
 	}
 	if !t.configured {
@@ -212,7 +214,7 @@ func fileURLArg(args map[string]json.RawMessage) (string, error) {
 		return "", fileErr(ErrBadFileURL, nil, "missing argument fileUrl (a file:// URL)")
 	}
 	// Unmarshal alone would accept null as an empty string.
-	if kind := jsonKind(raw); kind != "a string" {
+	if kind := toolhost.JSONKind(raw); kind != "a string" {
 		return "", fileErr(ErrBadFileURL, nil, "argument fileUrl must be a string holding a file:// URL, got %s", kind)
 	}
 	var s string
@@ -224,28 +226,6 @@ func fileURLArg(args map[string]json.RawMessage) (string, error) {
 		return "", fileErr(ErrBadFileURL, nil, "argument fileUrl is empty; expected a file:// URL")
 	}
 	return s, nil
-}
-
-// jsonKind names the JSON type of raw for error messages without echoing it.
-func jsonKind(raw json.RawMessage) string {
-	trimmed := strings.TrimSpace(string(raw))
-	if trimmed == "" {
-		return "nothing"
-	}
-	switch trimmed[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	case '"':
-		return "a string"
-	default:
-		return "a number"
-	}
 }
 
 // resolve resolves symlinks in requested and checks the result against the

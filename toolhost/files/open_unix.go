@@ -1,15 +1,15 @@
 //go:build unix
 
-package toolhost
+package files
 
 import (
 	"os"
 	"syscall"
 )
 
-// FileServingSupported says whether internal_request_file and the file
+// ServingSupported says whether internal_request_file and the file
 // tools work here (see filetool_other.go).
-const FileServingSupported = true
+const ServingSupported = true
 
 // openNoFollow opens a path already checked to be a regular file. O_NOFOLLOW
 // refuses a symlink swapped in since resolution, and O_NONBLOCK keeps a fifo

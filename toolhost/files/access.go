@@ -1,4 +1,4 @@
-package toolhost
+package files
 
 import (
 	"os"
@@ -8,22 +8,22 @@ import (
 	"strings"
 )
 
-// FileAccess applies internal_request_file's rules (the [files] roots, the
+// Access applies internal_request_file's rules (the [files] roots, the
 // deny list, the secret names, symlinks resolved and checked against the
 // roots) for other tools that read files, so that every tool of the node
 // answers the same path the same way.
-type FileAccess struct{ t *fileTool }
+type Access struct{ t *fileTool }
 
-// NewFileAccess resolves the roots and deny list as NewFileTool does.
-func NewFileAccess(opts FileOptions) *FileAccess {
-	return &FileAccess{t: NewFileTool(opts).(*fileTool)}
+// NewAccess resolves the roots and deny list as NewTool does.
+func NewAccess(opts Options) *Access {
+	return &Access{t: NewTool(opts).(*fileTool)}
 }
 
 // Ready reports why no file can be reached (serving unsupported, no roots
 // configured, none resolvable), or nil.
-func (a *FileAccess) Ready() error {
+func (a *Access) Ready() error {
 	switch {
-	case !FileServingSupported:
+	case !ServingSupported:
 		return fileErr(ErrFileServingDisabled, nil, "file access is not supported on %s", runtime.GOOS)
 	case !a.t.configured:
 		return fileErr(ErrFileServingDisabled, nil, "file access is disabled: [files] roots is empty, so this node reads no files")
@@ -34,12 +34,12 @@ func (a *FileAccess) Ready() error {
 }
 
 // Roots returns the resolved, symlink-free roots in configured order.
-func (a *FileAccess) Roots() []string { return slices.Clone(a.t.roots) }
+func (a *Access) Roots() []string { return slices.Clone(a.t.roots) }
 
 // Resolve checks an absolute path as internal_request_file does and returns
 // its symlink-free form. Errors name only requested and wrap ErrOutsideRoots,
 // ErrSecretFile or ErrFileUnreadable.
-func (a *FileAccess) Resolve(requested string) (string, error) {
+func (a *Access) Resolve(requested string) (string, error) {
 	if !filepath.IsAbs(requested) {
 		return "", fileErr(ErrOutsideRoots, nil, "cannot serve %s: not an absolute path", quotePath(requested))
 	}
@@ -47,7 +47,7 @@ func (a *FileAccess) Resolve(requested string) (string, error) {
 }
 
 // RootOf returns the root that holds the symlink-free path p, or "".
-func (a *FileAccess) RootOf(p string) string {
+func (a *Access) RootOf(p string) string {
 	for _, root := range a.t.roots {
 		if within(root, p) {
 			return root
@@ -61,7 +61,7 @@ func (a *FileAccess) RootOf(p string) string {
 // files) or is, by its name, a secret; a directory is withheld when
 // everything in it would be (.ssh, .gnupg…). Walkers use it to leave such
 // entries out without resolving or re-checking the whole path of each one.
-func (a *FileAccess) Withheld(dir, name string, isDir bool) bool {
+func (a *Access) Withheld(dir, name string, isDir bool) bool {
 	if secretNameReason(name) != "" || (isDir && secretDirs[strings.ToLower(name)]) {
 		return true
 	}
@@ -88,15 +88,15 @@ func HasPrivateKeyBlock(data []byte) bool { return hasPrivateKeyBlock(data) }
 // symlink or fifo swapped in since the check.
 func OpenNoFollow(p string) (*os.File, error) { return openNoFollow(p) }
 
-// FileRefusal builds an error of internal_request_file's form, "cannot serve
+// Refusal builds an error of internal_request_file's form, "cannot serve
 // PATH: reason", wrapping kind, for a check done outside this package.
-func FileRefusal(kind error, requested, reason string) error {
+func Refusal(kind error, requested, reason string) error {
 	return refusal(kind, requested, reason)
 }
 
-// FileUnreadable reports a file-system failure on requested without the OS
+// Unreadable reports a file-system failure on requested without the OS
 // error's text, wrapping ErrFileUnreadable and err.
-func FileUnreadable(requested string, err error) error { return unreadable(requested, err) }
+func Unreadable(requested string, err error) error { return unreadable(requested, err) }
 
 // LocalPath turns a path argument into a local path: a file:// URL is
 // converted as internal_request_file converts it, a path with a Windows

@@ -1,6 +1,6 @@
 //go:build unix
 
-package toolhost
+package files
 
 import (
 	"bytes"
@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 const testMaxBytes = 256
@@ -103,8 +105,8 @@ func newFileFixture(t *testing.T) fileFixture {
 	return fx
 }
 
-func (fx fileFixture) tool() Tool {
-	return NewFileTool(FileOptions{
+func (fx fileFixture) tool() toolhost.Tool {
+	return NewTool(Options{
 		Roots:    []string{fx.root},
 		MaxBytes: testMaxBytes,
 		Deny:     []string{filepath.Join(fx.root, "deny-me.txt")},
@@ -123,7 +125,7 @@ func stringArg(s string) map[string]json.RawMessage {
 
 // invokeFile calls the tool and fails the test if it does not return within
 // a deadline, so a blocking open (a fifo) shows up as a failure, not a hang.
-func invokeFile(t *testing.T, tool Tool, args map[string]json.RawMessage) (any, error) {
+func invokeFile(t *testing.T, tool toolhost.Tool, args map[string]json.RawMessage) (any, error) {
 	t.Helper()
 	type outcome struct {
 		v   any
@@ -131,7 +133,7 @@ func invokeFile(t *testing.T, tool Tool, args map[string]json.RawMessage) (any, 
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		v, err := tool.Invoke(context.Background(), Call{RequestID: "r1", Args: args})
+		v, err := tool.Invoke(context.Background(), toolhost.Call{RequestID: "r1", Args: args})
 		done <- outcome{v, err}
 	}()
 	select {
@@ -184,7 +186,7 @@ func TestFileToolServes(t *testing.T) {
 // checkFileResult asserts the exact nested success shape the server checks.
 func checkFileResult(t *testing.T, got any, wantData, wantMime string) {
 	t.Helper()
-	s, ok := got.(StreamResult)
+	s, ok := got.(toolhost.StreamResult)
 	if !ok {
 		t.Fatalf("result is %T, want a StreamResult", got)
 	}
@@ -351,15 +353,15 @@ func TestFileToolDisabled(t *testing.T) {
 	missing := filepath.Join(fx.outside, "no-such-root")
 	tests := []struct {
 		name    string
-		opts    FileOptions
+		opts    Options
 		wantMsg string
 	}{
-		{"no roots", FileOptions{}, "file serving is disabled: [files] roots is empty"},
-		{"only unresolvable roots", FileOptions{Roots: []string{missing, "relative/root"}}, "none of the configured [files] roots could be resolved"},
+		{"no roots", Options{}, "file serving is disabled: [files] roots is empty"},
+		{"only unresolvable roots", Options{Roots: []string{missing, "relative/root"}}, "none of the configured [files] roots could be resolved"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := invokeFile(t, NewFileTool(tc.opts), stringArg(fileURL(fx.root+"/hello.txt")))
+			_, err := invokeFile(t, NewTool(tc.opts), stringArg(fileURL(fx.root+"/hello.txt")))
 			if !errors.Is(err, ErrFileServingDisabled) {
 				t.Fatalf("error = %v, want ErrFileServingDisabled", err)
 			}
@@ -371,7 +373,7 @@ func TestFileToolDisabled(t *testing.T) {
 func TestFileToolSkipsBadRoots(t *testing.T) {
 	fx := newFileFixture(t)
 	missing := filepath.Join(fx.outside, "no-such-root")
-	tool := NewFileTool(FileOptions{Roots: []string{missing, fx.rootLink}})
+	tool := NewTool(Options{Roots: []string{missing, fx.rootLink}})
 	got, err := invokeFile(t, tool, stringArg(fileURL(fx.root+"/hello.txt")))
 	if err != nil {
 		t.Fatalf("a good root beside a bad one: %v", err)
@@ -408,13 +410,13 @@ func TestFileOptionsValidate(t *testing.T) {
 	missing := filepath.Join(fx.outside, "no-such-root")
 	tests := []struct {
 		name    string
-		opts    FileOptions
+		opts    Options
 		mention []string
 	}{
-		{"good roots", FileOptions{Roots: []string{fx.root, fx.rootLink}, MaxBytes: 10}, nil},
-		{"no roots", FileOptions{}, nil},
+		{"good roots", Options{Roots: []string{fx.root, fx.rootLink}, MaxBytes: 10}, nil},
+		{"no roots", Options{}, nil},
 		{"every problem at once",
-			FileOptions{Roots: []string{"", "rel/dir", missing, file, fx.root}, MaxBytes: -1},
+			Options{Roots: []string{"", "rel/dir", missing, file, fx.root}, MaxBytes: -1},
 			[]string{"negative", "empty string", `"rel/dir" is not an absolute path`, missing, file + `" is not a directory`}},
 	}
 	for _, tc := range tests {
@@ -493,8 +495,8 @@ func TestFileStreamRefusesAKeyThatAppeared(t *testing.T) {
 	if err := os.WriteFile(p, clean, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tool := NewFileTool(FileOptions{Roots: []string{dir}})
-	v, err := tool.Invoke(context.Background(), Call{RequestID: "r", Args: stringArg(fileURL(p))})
+	tool := NewTool(Options{Roots: []string{dir}})
+	v, err := tool.Invoke(context.Background(), toolhost.Call{RequestID: "r", Args: stringArg(fileURL(p))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,7 +505,7 @@ func TestFileStreamRefusesAKeyThatAppeared(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	err = v.(StreamResult).WriteJSON(&out)
+	err = v.(toolhost.StreamResult).WriteJSON(&out)
 	if !errors.Is(err, errKeyAppeared) {
 		t.Fatalf("WriteJSON = %v, want errKeyAppeared", err)
 	}
@@ -515,25 +517,25 @@ func TestFileStreamRefusesAKeyThatAppeared(t *testing.T) {
 func TestMaxFileBytesFor(t *testing.T) {
 	encodedFrame := func(n int64) int64 { return int64(base64.StdEncoding.EncodedLen(int(n))) + fileEnvelopeBytes }
 	for _, frame := range []int64{0, fileEnvelopeBytes, fileEnvelopeBytes + 3, fileEnvelopeBytes + 4, fileEnvelopeBytes + 7, 1 << 20, 100 << 20, 100<<20 + 1, 100<<20 + 2} {
-		n := MaxFileBytesFor(frame)
+		n := MaxBytesFor(frame)
 		if n < 0 {
-			t.Errorf("MaxFileBytesFor(%d) = %d, negative", frame, n)
+			t.Errorf("MaxBytesFor(%d) = %d, negative", frame, n)
 			continue
 		}
 		if n > 0 && encodedFrame(n) > frame {
-			t.Errorf("MaxFileBytesFor(%d) = %d, whose frame needs %d bytes", frame, n, encodedFrame(n))
+			t.Errorf("MaxBytesFor(%d) = %d, whose frame needs %d bytes", frame, n, encodedFrame(n))
 		}
 		if encodedFrame(n+1) <= frame {
-			t.Errorf("MaxFileBytesFor(%d) = %d, but %d bytes would fit too", frame, n, n+1)
+			t.Errorf("MaxBytesFor(%d) = %d, but %d bytes would fit too", frame, n, n+1)
 		}
 	}
-	if DefaultMaxFileBytes > MaxFileBytesFor(100<<20) {
-		t.Errorf("DefaultMaxFileBytes %d does not fit the server's 100 MiB frame", DefaultMaxFileBytes)
+	if DefaultMaxBytes > MaxBytesFor(100<<20) {
+		t.Errorf("DefaultMaxBytes %d does not fit the server's 100 MiB frame", DefaultMaxBytes)
 	}
 }
 
 func TestFileToolSpec(t *testing.T) {
-	spec := NewFileTool(FileOptions{}).Spec()
+	spec := NewTool(Options{}).Spec()
 	if spec.Name != "internal_request_file" || !spec.Builtin || !spec.Implicit || spec.Timeout != 60*time.Second {
 		t.Fatalf("Spec() = %+v, want internal_request_file, builtin, implicit, 60s", spec)
 	}
@@ -573,8 +575,8 @@ func BenchmarkFileTool(b *testing.B) {
 			if err := os.WriteFile(p, content, 0o644); err != nil {
 				b.Fatal(err)
 			}
-			tool := NewFileTool(FileOptions{Roots: []string{dir}, MaxBytes: 16 << 20})
-			call := Call{RequestID: "bench", Args: stringArg(fileURL(p))}
+			tool := NewTool(Options{Roots: []string{dir}, MaxBytes: 16 << 20})
+			call := toolhost.Call{RequestID: "bench", Args: stringArg(fileURL(p))}
 			b.SetBytes(int64(len(content)))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -582,7 +584,7 @@ func BenchmarkFileTool(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := v.(StreamResult).WriteJSON(io.Discard); err != nil {
+				if err := v.(toolhost.StreamResult).WriteJSON(io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -612,7 +614,7 @@ func rerunAsNobody(t *testing.T, pattern string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "toolhost.test")
+	bin := filepath.Join(dir, "files.test")
 	if err := os.WriteFile(bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}

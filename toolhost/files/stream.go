@@ -1,7 +1,9 @@
-package toolhost
+package files
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"os"
 	"sync"
@@ -63,12 +65,14 @@ func (s *fileStream) WriteJSON(w io.Writer) error {
 	return err
 }
 
-// quoteJSON quotes a MIME type (a bare media type: no characters that need
-// escaping beyond what strconv-free quoting handles) as a JSON string.
+// quoteJSON quotes a MIME type as a JSON string, leaving "<", ">" and "&"
+// unescaped as the node's other results do.
 func quoteJSON(s string) []byte {
-	b, err := marshalJSON(s)
-	if err != nil { // a string always marshals
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil { // a string always encodes
 		return []byte(`"application/octet-stream"`)
 	}
-	return b
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
