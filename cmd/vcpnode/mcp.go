@@ -44,6 +44,15 @@ func newMCPCmd(a *app) *cobra.Command {
 			"  vcpnode mcp --http --config /etc/vcpnode/config.toml",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var web mcpHTTP
+			if httpMode {
+				// The settings first: a config that cannot serve is said
+				// before the daemon is asked anything.
+				var err error
+				if web, err = a.mcpHTTPSettings(&f, listen); err != nil {
+					return err
+				}
+			}
 			sock, err := a.controlSocket(&f)
 			if err != nil {
 				return err
@@ -68,7 +77,7 @@ func newMCPCmd(a *app) *cobra.Command {
 			go bridge.follow(fctx, a.mcpRefreshEvery(), a.stderr)
 			srv := bridge.srv
 			if httpMode {
-				return a.serveMCPHTTP(ctx, &f, srv, listen)
+				return a.serveMCPHTTP(ctx, srv, web)
 			}
 			fmt.Fprintf(a.stderr, "vcpnode mcp: serving %d tools of the daemon at %s on stdio\n", len(tools), sock)
 			in := a.stdin
@@ -187,18 +196,19 @@ func dataURL(u string) (string, []byte, bool) {
 	return mime, data, true
 }
 
-// serveMCPHTTP serves srv over streamable HTTP on a loopback address, to
-// clients that send the bearer token of [mcp.serve] token_file.
-func (a *app) serveMCPHTTP(ctx context.Context, f *controlFlags, srv *sdk.Server, listen string) error {
-	path := f.config
-	if path == "" {
-		path = a.getenv(envConfig)
-	}
+// mcpHTTP is what `mcp --http` serves with.
+type mcpHTTP struct {
+	listen, token, tokenFile string
+}
+
+// mcpHTTPSettings reads [mcp.serve] of the config found as every command
+// finds it; --listen overrides its address.
+func (a *app) mcpHTTPSettings(f *controlFlags, listen string) (mcpHTTP, error) {
 	var serve config.MCPServeConfig
-	if path != "" {
+	if path := a.findConfig(f.config); path != "" {
 		cfg, err := config.Load(path)
 		if err != nil {
-			return err
+			return mcpHTTP{}, err
 		}
 		serve = cfg.MCP.Serve
 	}
@@ -206,20 +216,26 @@ func (a *app) serveMCPHTTP(ctx context.Context, f *controlFlags, srv *sdk.Server
 		listen = serve.Listen
 	}
 	if listen == "" {
-		return usageErrorf("--http needs an address: [mcp.serve] listen in the config (--config or $%s), or --listen", envConfig)
+		return mcpHTTP{}, usageErrorf("--http needs an address: [mcp.serve] listen in the config (--config or $%s), or --listen", envConfig)
 	}
 	if msg := config.LoopbackListenProblem(listen); msg != "" {
-		return usageErrorf("%s", msg)
+		return mcpHTTP{}, usageErrorf("%s", msg)
 	}
 	if serve.TokenFile == "" {
-		return usageErrorf("--http needs [mcp.serve] token_file: the file (mode 0600) holding the bearer token clients send")
+		return mcpHTTP{}, usageErrorf("--http needs [mcp.serve] token_file: the file (mode 0600) holding the bearer token clients send")
 	}
 	token, err := readTokenFile(serve.TokenFile)
 	if err != nil {
-		return err
+		return mcpHTTP{}, err
 	}
+	return mcpHTTP{listen: listen, token: token, tokenFile: serve.TokenFile}, nil
+}
+
+// serveMCPHTTP serves srv over streamable HTTP on a loopback address, to
+// clients that send the bearer token of [mcp.serve] token_file.
+func (a *app) serveMCPHTTP(ctx context.Context, srv *sdk.Server, web mcpHTTP) error {
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
-	want := []byte("Bearer " + token)
+	want := []byte("Bearer " + web.token)
 	auth := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", "Bearer")
@@ -228,14 +244,14 @@ func (a *app) serveMCPHTTP(ctx context.Context, f *controlFlags, srv *sdk.Server
 		}
 		h.ServeHTTP(w, r)
 	})
-	ln, err := net.Listen("tcp", listen)
+	ln, err := net.Listen("tcp", web.listen)
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
 	sigs, stopSigs := a.signals()
 	defer stopSigs()
 	hs := &http.Server{Handler: auth, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(a.stderr, "vcpnode mcp: serving MCP over HTTP at http://%s/ (bearer token from %s)\n", ln.Addr(), serve.TokenFile)
+	fmt.Fprintf(a.stderr, "vcpnode mcp: serving MCP over HTTP at http://%s/ (bearer token from %s)\n", ln.Addr(), web.tokenFile)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

@@ -137,11 +137,8 @@ func (a *app) configPath(flag string) (string, error) {
 // findConfig is configPath without the error: "" when nothing names or
 // holds a config.
 func (a *app) findConfig(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	if env := a.getenv(envConfig); env != "" {
-		return env
+	if path, _ := a.namedConfig(flag); path != "" {
+		return path
 	}
 	for _, p := range a.configSearch() {
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
@@ -149,6 +146,18 @@ func (a *app) findConfig(flag string) string {
 		}
 	}
 	return ""
+}
+
+// namedConfig is the file --config (flag), else $VCPNODE_CONFIG, names,
+// and which of them named it; "" when neither does.
+func (a *app) namedConfig(flag string) (path, from string) {
+	if flag != "" {
+		return flag, "from --config"
+	}
+	if env := a.getenv(envConfig); env != "" {
+		return env, "from $" + envConfig
+	}
+	return "", ""
 }
 
 // configSearch is where a config is looked for when neither --config nor

@@ -267,13 +267,7 @@ func defaultConfigPath(goos string, system bool, getenv func(string) string, hom
 // is refused when the config is used (strict: install, a purge) rather
 // than silently passed over, and named otherwise.
 func (a *app) serviceConfig(h *host, flag string, system, strict bool) (path, from string, err error) {
-	switch {
-	case flag != "":
-		path, from = flag, "from --config"
-	case a.getenv(envConfig) != "":
-		path, from = a.getenv(envConfig), "from $"+envConfig
-	}
-	if path != "" {
+	if path, from = a.namedConfig(flag); path != "" {
 		abs, err := filepath.Abs(path)
 		if err != nil {
 			return "", "", fmt.Errorf("config path %q: %w", path, err)
@@ -307,10 +301,7 @@ func (a *app) serviceConfig(h *host, flag string, system, strict bool) (path, fr
 // the scope, made absolute: where `init` writes a config (the service does
 // not run in this directory).
 func (a *app) scopeConfigPath(h *host, flag string, system bool) (string, error) {
-	p := flag
-	if p == "" {
-		p = a.getenv(envConfig)
-	}
+	p, _ := a.namedConfig(flag)
 	if p == "" {
 		home := a.getenv("HOME")
 		if !system && !filepath.IsAbs(home) {
