@@ -23,8 +23,9 @@ type ToolOverrideResponse struct {
 	ReloadReport
 }
 
-// PromptResponse is GET /v1/prompt?format=vcp|xml|json: what a model is
-// told about the tools this node exposes to the server right now.
+// PromptResponse is GET /v1/prompt?format=FORMAT (textproto.PromptFormats;
+// json is openai): what a model is told about the tools this node exposes
+// to the server right now. Format is the canonical name.
 type PromptResponse struct {
 	Format string `json:"format"`
 	// Tools counts the tools described.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/vcpnode/vcpnode/controlapi"
@@ -13,16 +12,19 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/textproto"
 )
 
-// Prompt renders the exposed tools in format (textproto.PromptFormats):
-// "vcp" from the very manifests register_tools sends, the others from the
-// same tools' specs.
+// Prompt renders the exposed tools in format (textproto.PromptFormats, or
+// "json" for "openai"): "vcp" from the very manifests register_tools
+// sends, the others from the same tools' specs.
 func (n *Node) Prompt(format string) (controlapi.PromptResponse, error) {
 	if format == "" {
 		format = textproto.PromptVCP
 	}
-	out := controlapi.PromptResponse{Format: format}
-	switch format {
-	case textproto.PromptVCP:
+	canonical, ok := textproto.PromptFormat(format)
+	if !ok {
+		return controlapi.PromptResponse{Format: format}, fmt.Errorf("%w: format %q is not one of %s", errBadPromptFormat, format, strings.Join(textproto.PromptFormats, ", "))
+	}
+	out := controlapi.PromptResponse{Format: canonical}
+	if canonical == textproto.PromptVCP {
 		raws, err := n.disp.Manifests()
 		if err != nil {
 			return out, err
@@ -35,30 +37,24 @@ func (n *Node) Prompt(format string) (controlapi.PromptResponse, error) {
 		}
 		out.Tools, out.Text = len(manifests), textproto.VCPPrompt(manifests)
 		return out, nil
-	case textproto.PromptXML, textproto.PromptJSON:
-		var specs []toolhost.Spec
-		for _, t := range n.Tools() {
-			if t.Exposure.Exposed && !t.Spec.Implicit {
-				specs = append(specs, t.Spec)
-			}
-		}
-		var err error
-		if format == textproto.PromptXML {
-			out.Text, err = textproto.FunctionsXML(specs)
-		} else {
-			out.Text, err = textproto.OpenAITools(specs)
-		}
-		out.Tools = len(specs)
-		return out, err
 	}
-	return out, fmt.Errorf("%w: format %q is not one of %s", errBadPromptFormat, format, strings.Join(textproto.PromptFormats, ", "))
+	var specs []toolhost.Spec
+	for _, t := range n.Tools() {
+		if t.Exposure.Exposed && !t.Spec.Implicit {
+			specs = append(specs, t.Spec)
+		}
+	}
+	var err error
+	out.Tools = len(specs)
+	out.Text, err = textproto.RenderSpecs(canonical, specs)
+	return out, err
 }
 
 var errBadPromptFormat = errors.New("unknown prompt format")
 
 func (s *ControlServer) handlePrompt(w http.ResponseWriter, r *http.Request) {
 	format := r.URL.Query().Get("format")
-	if format != "" && !slices.Contains(textproto.PromptFormats, format) {
+	if _, ok := textproto.PromptFormat(format); format != "" && !ok {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("format %q is not one of %s", format, strings.Join(textproto.PromptFormats, ", ")))
 		return
 	}

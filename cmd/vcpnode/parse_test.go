@@ -102,10 +102,27 @@ func TestToolsPrompt(t *testing.T) {
 		Text   string
 	}
 	d.ctlJSON(&resp, "tools", "--prompt", "--format", "json")
-	if resp.Format != "json" || resp.Tools != 6 || !json.Valid([]byte(resp.Text)) {
+	if resp.Format != "openai" || resp.Tools != 6 || !json.Valid([]byte(resp.Text)) {
 		t.Errorf("--json: %+v", resp)
 	}
-	if code, _, errOut := d.ctl("tools", "--prompt", "--format", "yaml"); code != exitUsage || !strings.Contains(errOut, `--format "yaml" is not one of vcp, xml, json`) {
+	var tools []struct {
+		Function struct {
+			Name       string
+			Parameters struct{ Properties map[string]any }
+		}
+	}
+	if err := json.Unmarshal([]byte(resp.Text), &tools); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools {
+		if len(tool.Function.Parameters.Properties) == 0 && tool.Function.Name != "NodeInfo" {
+			t.Errorf("%s is exposed with no properties: %s", tool.Function.Name, resp.Text)
+		}
+	}
+	if _, out, _ := d.ctl("tools", "--prompt", "--format", "xml"); !strings.HasSuffix(out, "</output_instructions>\n") {
+		t.Errorf("xml does not end with <output_instructions>:\n%s", out)
+	}
+	if code, _, errOut := d.ctl("tools", "--prompt", "--format", "yaml"); code != exitUsage || !strings.Contains(errOut, `--format "yaml" is not one of vcp, vcp-definition, xml, openai, anthropic, gemini`) {
 		t.Errorf("bad format: exit %d, %s", code, errOut)
 	}
 	if code, _, errOut := d.ctl("tools", "--format", "xml"); code != exitUsage || !strings.Contains(errOut, "add --prompt") {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -28,7 +27,9 @@ func newToolsCmd(a *app) *cobra.Command {
 			"it is exposed or not (policy, hidden_tools, built-in, manifest).\n\n" +
 			"--prompt prints instead what a model is told about the exposed tools: the text the\n" +
 			"server builds from register_tools for {{VCPAllTools}} (--format vcp, the default),\n" +
-			"seed 004's <functions> block (xml), or OpenAI-style function definitions (json).",
+			"<<<[TOOL_DEFINITION]>>> blocks (vcp-definition), seed 004's <functions> block and\n" +
+			"<output_instructions> (xml), or the tools of an OpenAI (openai, alias json),\n" +
+			"Anthropic (anthropic) or Gemini (gemini) request.",
 		Example: "  vcpnode tools --all\n" +
 			"  vcpnode tools --prompt --format xml",
 		Args: noArgs,
@@ -37,7 +38,7 @@ func newToolsCmd(a *app) *cobra.Command {
 				return usageErrorf("--format chooses the --prompt format; add --prompt")
 			}
 			if prompt {
-				if !slices.Contains(textproto.PromptFormats, format) {
+				if _, ok := textproto.PromptFormat(format); !ok {
 					return usageErrorf("--format %q is not one of %s", format, strings.Join(textproto.PromptFormats, ", "))
 				}
 				ask := func(c *controlapi.ControlClient, ctx context.Context) (controlapi.PromptResponse, error) {
@@ -60,7 +61,7 @@ func newToolsCmd(a *app) *cobra.Command {
 	f.add(cmd, true)
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "list the tools that are not exposed too, with the reason for each")
 	cmd.Flags().BoolVar(&prompt, "prompt", false, "print what a model is told about the exposed tools")
-	cmd.Flags().StringVar(&format, "format", textproto.PromptVCP, "the --prompt `FORMAT`: "+strings.Join(textproto.PromptFormats, ", "))
+	cmd.Flags().StringVar(&format, "format", textproto.PromptVCP, "the --prompt `FORMAT`: "+strings.Join(textproto.PromptFormats, ", ")+" (json is openai)")
 	return cmd
 }
 

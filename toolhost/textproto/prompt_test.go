@@ -2,6 +2,8 @@ package textproto
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,7 +50,8 @@ func TestFunctionsUseTheSourceSchemaAndCommands(t *testing.T) {
 	if got := string(fns[0].Parameters); got != `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}` {
 		t.Errorf("MCP schema not kept: %s", got)
 	}
-	if got := string(fns[1].Parameters); got != `{"type":"object","properties":{"command":{"type":"string","description":"which command to run","enum":["Play","Stop"]},"track":{"type":"integer"}},"required":["command"]}` {
+	if got := string(fns[1].Parameters); got != `{"type":"object","properties":{"command":{"type":"string","description":"which command to run","enum":["Play","Stop"]},"track":{"type":"integer"}},"required":["command"],`+
+		`"anyOf":[{"properties":{"command":{"const":"Play"}},"required":["command","track"]},{"properties":{"command":{"const":"Stop"}},"required":["command"]}]}` {
 		t.Errorf("multi-command schema: %s", got)
 	}
 	if fns[1].Description != "Command Stop: stops" {
@@ -61,5 +64,69 @@ func TestFunctionsUseTheSourceSchemaAndCommands(t *testing.T) {
 	j, err := OpenAITools([]toolhost.Spec{{Name: "E"}})
 	if err != nil || !strings.Contains(j, `"type": "function"`) || !json.Valid([]byte(j)) {
 		t.Errorf("openai %s %v", j, err)
+	}
+}
+
+// promptSpecs are the tools of the prompt golden files: a VCP plugin
+// without a schema (its parameters come from its examples), an MCP server
+// whose commands each require their own parameter, a typed tool with its
+// own JSON Schema, and one typed multi-command tool.
+func promptSpecs(t *testing.T) []toolhost.Spec {
+	t.Helper()
+	schema := func(raw string) *toolhost.Schema {
+		s, err := toolhost.SchemaFromJSON(json.RawMessage(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	return []toolhost.Spec{
+		{Name: "Weather", DisplayName: "天气", Description: "Weather reports.", Commands: []toolhost.Command{
+			{Command: "Now", Description: "The weather now.", Example: S + "\ntool_name:「始」Weather「末」,\ncommand:「始」Now「末」,\ncity:「始」Paris「末」\n" + E},
+			{Command: "Forecast", Description: "The next days.", Example: "city:「始」Paris「末」, days:「始」3「末」"},
+		}},
+		{Name: "Files", Description: "An MCP server.", Commands: []toolhost.Command{
+			{Command: "read", Schema: schema(`{"type":"object","description":"Reads a file.","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)},
+			{Command: "move", Schema: schema(`{"type":"object","description":"Moves a file.","properties":{"from":{"type":"string"},"to":{"type":"string"}},"required":["from","to"]}`)},
+			{Command: "list", Schema: schema(`{"type":"object","properties":{}}`)},
+		}},
+		{Name: "Search", Commands: []toolhost.Command{{Schema: schema(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Searches.","properties":{"q":{"type":"string","description":"what <to> find"},"additionalProperties":{"type":"boolean"}},"required":["q"],"additionalProperties":false}`)}}},
+	}
+}
+
+// TestPromptGolden renders promptSpecs in every format (the VCP text from
+// their wire manifests, as the server builds it) against reviewed golden
+// files in testdata/prompt.
+func TestPromptGolden(t *testing.T) {
+	specs := promptSpecs(t)
+	for _, format := range PromptFormats {
+		t.Run(format, func(t *testing.T) {
+			var got string
+			if format == PromptVCP {
+				var ms []toolhost.Manifest
+				for _, s := range specs {
+					ms = append(ms, toolhost.NewManifest(s, 0))
+				}
+				got = VCPPrompt(ms)
+			} else {
+				var err error
+				if got, err = RenderSpecs(format, specs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			golden := filepath.Join("testdata", "prompt", format+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if want := readFile(t, golden); got+"\n" != want {
+				t.Errorf("%s differs (go test -run TestPromptGolden -update rewrites it; review the diff):\n%s", golden, got)
+			}
+		})
+	}
+	if j, err := RenderSpecs(PromptJSON, specs); err != nil || j != readFile(t, filepath.Join("testdata", "prompt", "openai.golden"))[:len(j)] {
+		t.Errorf("json is not openai: %v", err)
 	}
 }

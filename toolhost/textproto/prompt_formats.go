@@ -1,0 +1,271 @@
+package textproto
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// RenderSpecs renders specs in a prompt format other than PromptVCP (which
+// is rendered from the wire manifests, VCPPrompt).
+func RenderSpecs(format string, specs []toolhost.Spec) (string, error) {
+	canonical, ok := PromptFormat(format)
+	if !ok || canonical == PromptVCP {
+		return "", fmt.Errorf("prompt format %q is not rendered from specs", format)
+	}
+	switch canonical {
+	case PromptVCPDefinition:
+		return VCPDefinitions(specs)
+	case PromptXML:
+		x, err := FunctionsXML(specs)
+		if err != nil {
+			return "", err
+		}
+		return x + "\n\n" + OutputInstructions, nil
+	case PromptAnthropic:
+		return AnthropicTools(specs)
+	case PromptGemini:
+		return GeminiTools(specs)
+	}
+	return OpenAITools(specs)
+}
+
+// OutputInstructions is seed 004's <output_instructions>: how to write a
+// <function_calls> block, put after the <functions> block.
+const OutputInstructions = `<output_instructions>
+如果需要调用工具，请使用以下格式：
+<function_calls>
+<invoke name="工具名称">
+<parameter name="参数名">参数值</parameter>
+<parameter name="另一个参数名">另一个参数值</parameter>
+</invoke>
+</function_calls>
+如果需要调用多个工具，可以在 function_calls 中包含多个 invoke 块。
+如果不需要调用工具，直接回复用户即可。
+注意：
+- 工具名称必须精确匹配 functions 中定义的名称
+- 参数名必须精确匹配工具定义中的参数名
+- 必需的参数不能省略
+</output_instructions>`
+
+// FunctionsXML is seed 004's <functions> block: one <function> line of
+// JSON per tool.
+func FunctionsXML(specs []toolhost.Spec) (string, error) {
+	fns, err := Functions(specs)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("<functions>\n")
+	for _, f := range fns {
+		j, err := marshal(f)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("<function>")
+		b.Write(j)
+		b.WriteString("</function>\n")
+	}
+	b.WriteString("</functions>")
+	return b.String(), nil
+}
+
+// OpenAITools is the "tools" array of an OpenAI chat request, indented.
+func OpenAITools(specs []toolhost.Spec) (string, error) {
+	fns, err := Functions(specs)
+	if err != nil {
+		return "", err
+	}
+	type tool struct {
+		Type     string   `json:"type"`
+		Function Function `json:"function"`
+	}
+	tools := make([]tool, len(fns))
+	for i, f := range fns {
+		tools[i] = tool{Type: "function", Function: f}
+	}
+	return indentJSON(tools)
+}
+
+// AnthropicTools is the "tools" array of an Anthropic messages request:
+// name, description and input_schema.
+func AnthropicTools(specs []toolhost.Spec) (string, error) {
+	fns, err := Functions(specs)
+	if err != nil {
+		return "", err
+	}
+	type tool struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}
+	tools := make([]tool, len(fns))
+	for i, f := range fns {
+		tools[i] = tool{Name: f.Name, Description: f.Description, InputSchema: f.Parameters}
+	}
+	return indentJSON(tools)
+}
+
+// geminiDropped are JSON Schema keywords outside the OpenAPI subset Gemini
+// takes in functionDeclarations: it refuses a declaration that has them.
+var geminiDropped = []string{"$schema", "$id", "additionalProperties"}
+
+// GeminiTools is the "tools" array of a Gemini request: one entry holding
+// every tool in functionDeclarations, their schemas without the keywords
+// Gemini refuses.
+func GeminiTools(specs []toolhost.Spec) (string, error) {
+	fns, err := Functions(specs)
+	if err != nil {
+		return "", err
+	}
+	type decl struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Parameters  any    `json:"parameters"`
+	}
+	decls := make([]decl, len(fns))
+	for i, f := range fns {
+		var schema any
+		if err := json.Unmarshal(f.Parameters, &schema); err != nil {
+			return "", fmt.Errorf("tool %q: %w", f.Name, err)
+		}
+		decls[i] = decl{Name: f.Name, Description: f.Description, Parameters: dropKeywords(schema)}
+	}
+	return indentJSON([]map[string]any{{"functionDeclarations": decls}})
+}
+
+// dropKeywords removes geminiDropped from a schema, at every depth, except
+// as names of properties.
+func dropKeywords(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, k := range geminiDropped {
+			delete(t, k)
+		}
+		for k, sub := range t {
+			if k == "properties" {
+				if props, ok := sub.(map[string]any); ok {
+					for name, p := range props {
+						props[name] = dropKeywords(p)
+					}
+					continue
+				}
+			}
+			t[k] = dropKeywords(sub)
+		}
+	case []any:
+		for i := range t {
+			t[i] = dropKeywords(t[i])
+		}
+	}
+	return v
+}
+
+// The markers of seed 000's definition blocks.
+const (
+	definitionStart = "<<<[TOOL_DEFINITION]>>>"
+	definitionEnd   = "<<<[END_TOOL_DEFINITION]>>>"
+)
+
+// definitionParam is one entry of a definition block's parameters list.
+type definitionParam struct {
+	Name        string            `json:"name"`
+	Type        string            `json:"type"`
+	Required    bool              `json:"required"`
+	Description string            `json:"description,omitempty"`
+	Default     json.RawMessage   `json:"default,omitempty"`
+	Enum        []json.RawMessage `json:"enum,omitempty"`
+}
+
+// VCPDefinitions is seed 000's tool definition text: one
+// <<<[TOOL_DEFINITION]>>> block per command, with its tool_name, command,
+// description, parameters (a JSON list: name, type, required, default…)
+// and example, each field written as a VCP value.
+func VCPDefinitions(specs []toolhost.Spec) (string, error) {
+	var blocks []string
+	for _, s := range specs {
+		m := toolhost.NewManifest(s, time.Duration(0))
+		for i, c := range s.Commands {
+			wire := m.Capabilities.InvocationCommands[i]
+			params := []definitionParam{}
+			for _, p := range commandParams(c) {
+				params = append(params, definitionParam{Name: p.Name, Type: string(p.Type), Required: p.Required,
+					Description: strings.TrimSpace(p.Description), Default: p.Default, Enum: p.Enum})
+			}
+			pj, err := marshal(params)
+			if err != nil {
+				return "", fmt.Errorf("tool %q: %w", s.Name, err)
+			}
+			desc := strings.TrimSpace(wire.Description)
+			if desc == "" {
+				desc = strings.TrimSpace(s.Description)
+			}
+			var b strings.Builder
+			b.WriteString(definitionStart)
+			b.WriteString("\n")
+			writeField(&b, "tool_name", s.Name)
+			if c.Command != "" {
+				writeField(&b, "command", c.Command)
+			}
+			writeField(&b, "description", desc)
+			writeField(&b, "parameters", string(pj))
+			if ex := strings.TrimSpace(wire.Example); ex != "" {
+				writeField(&b, "example", ex)
+			}
+			b.WriteString(definitionEnd)
+			blocks = append(blocks, b.String())
+		}
+	}
+	return strings.Join(blocks, "\n\n"), nil
+}
+
+// writeField writes key:「始」value「末」 on its own line; a value holding
+// the protocol's own markers is written inside 「始ESCAPE」…「末ESCAPE」,
+// which the server reads as written (§3 rule 4).
+func writeField(b *strings.Builder, key, value string) {
+	start, end := valueStart, valueEnd
+	if strings.Contains(value, valueEnd) || strings.Contains(value, valueStart) || strings.Contains(value, "<<<[") {
+		start, end = "「始ESCAPE」", "「末ESCAPE」"
+	}
+	b.WriteString(key)
+	b.WriteByte(':')
+	b.WriteString(start)
+	b.WriteString(value)
+	b.WriteString(end)
+	b.WriteByte('\n')
+}
+
+// indentJSON marshals v indented by two spaces, keeping <, > and & readable.
+func indentJSON(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), nil
+}
+
+// marshal is json.Marshal keeping <, > and & readable.
+func marshal(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+func compact(raw json.RawMessage) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, fmt.Errorf("its JSON Schema: %w", err)
+	}
+	return buf.Bytes(), nil
+}
