@@ -177,24 +177,25 @@ func (d *driver) request(kind string, n int64) (wsproto.ExecuteTool, func(json.R
 		name := names[int(n)%len(names)]
 		tool = "internal_request_file"
 		args = map[string]any{"fileUrl": "file://" + filepath.Join(d.r.filesDir, name)}
-		raw := map[string]json.RawMessage{}
-		for k, v := range args {
-			raw[k], _ = json.Marshal(v)
-		}
-		return wsproto.ExecuteTool{RequestID: "soak-" + ns, ToolName: tool, ToolArgs: raw}, func(res json.RawMessage) error {
+		return wsproto.ExecuteTool{RequestID: "soak-" + ns, ToolName: tool, ToolArgs: rawArgs(args)}, func(res json.RawMessage) error {
 			return checkFile(res, fileContent(name, soakFiles[name]))
 		}
 	}
-	raw := map[string]json.RawMessage{}
-	for k, v := range args {
-		raw[k], _ = json.Marshal(v)
-	}
-	return wsproto.ExecuteTool{RequestID: "soak-" + ns, ToolName: tool, ToolArgs: raw}, func(res json.RawMessage) error {
+	return wsproto.ExecuteTool{RequestID: "soak-" + ns, ToolName: tool, ToolArgs: rawArgs(args)}, func(res json.RawMessage) error {
 		if !bytes.Contains(res, []byte(want)) {
 			return fmt.Errorf("result does not hold %q: %s", want, clipText(string(res)))
 		}
 		return nil
 	}
+}
+
+// rawArgs encodes every argument (strings, all of them).
+func rawArgs(args map[string]any) map[string]json.RawMessage {
+	raw := make(map[string]json.RawMessage, len(args))
+	for k, v := range args {
+		raw[k], _ = json.Marshal(v)
+	}
+	return raw
 }
 
 func checkFile(res json.RawMessage, want []byte) error {

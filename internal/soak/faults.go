@@ -175,6 +175,11 @@ func fillStateDir(fc *faultCtx) (func(), string, error) {
 	buf := make([]byte, 64<<10)
 	total := 0
 	for {
+		if total > 64<<20 {
+			f.Close()
+			os.Remove(path)
+			return nil, "", fmt.Errorf("wrote 64 MiB into %s without filling it: it is not the soak's small tmpfs", fc.r.stateDir)
+		}
 		n, err := f.Write(buf)
 		total += n
 		if err != nil {

@@ -372,7 +372,7 @@ func (r *recorder) wait(deadline time.Time, cond func() bool) bool {
 // those delivered. One missing is excused only when the connection changed
 // around it: the node wrote it to a connection that died, and the protocol
 // has no acknowledgement to tell it so.
-func (r *recorder) checkCallbacks(accepted []acceptedCB) (lostInTransit int) {
+func (r *recorder) checkCallbacks(accepted []acceptedCB) (lostInTransit []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seqs := make([]int, 0, len(r.delivered))
@@ -404,7 +404,7 @@ func (r *recorder) checkCallbacks(accepted []acceptedCB) (lostInTransit int) {
 			r.violateLocked(fmt.Sprintf("callback %s (%s) was accepted by the node but never delivered on its only connection", key, a.task), key, "")
 			continue
 		}
-		lostInTransit++
+		lostInTransit = append(lostInTransit, fmt.Sprintf("%s (%s): accepted, not delivered; the one before went out on %q, the one after on %q", key, a.task, before, after))
 	}
 	return lostInTransit
 }

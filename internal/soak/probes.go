@@ -63,16 +63,11 @@ func (m margins) within(base, s sample) []string {
 
 func (r *rig) sample() (sample, error) {
 	s := sample{Goroutines: -1}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.pid))
+	rss, err := procStatusBytes(r.pid, "VmRSS")
 	if err != nil {
-		return s, fmt.Errorf("read the daemon's status: %w", err)
+		return s, err
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			s.RSS = kb << 10
-		}
-	}
+	s.RSS = rss
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", r.pid))
 	if err != nil {
 		return s, fmt.Errorf("list the daemon's open files: %w", err)
@@ -83,6 +78,21 @@ func (r *rig) sample() (sample, error) {
 		s.Goroutines = g
 	}
 	return s, nil
+}
+
+// procStatusBytes reads a kB field of /proc/PID/status (VmRSS, VmHWM).
+func procStatusBytes(pid int, field string) (int64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read the daemon's status: %w", err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
 // metricsClient keeps no idle connection: they would count as the

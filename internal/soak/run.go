@@ -52,7 +52,7 @@ type summary struct {
 	t          *tally
 	accepted   int
 	delivered  int
-	inTransit  int
+	inTransit  []string
 	reregister []time.Duration
 	unreg      []time.Duration
 	baseline   sample
@@ -335,7 +335,7 @@ func (so *soak) finish() error {
 	s.accepted, s.delivered = len(accepted), rec.deliveredCount()
 	s.inTransit = rec.checkCallbacks(accepted)
 	s.reregister, s.unreg, _ = rec.reconnectTimes()
-	if hwm := readHWM(so.r.pid); hwm > s.peakRSS {
+	if hwm, _ := procStatusBytes(so.r.pid, "VmHWM"); hwm > s.peakRSS {
 		s.peakRSS = hwm
 	}
 	so.stop()
@@ -367,20 +367,6 @@ func (r *rig) readAccepted() ([]acceptedCB, error) {
 		}
 	}
 	return out, sc.Err()
-}
-
-func readHWM(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // logTail is the end of the daemon's log, for error messages.
