@@ -55,7 +55,7 @@ type driver struct {
 	r      *rig
 	rng    *rand.Rand
 	t      *tally
-	paused atomic.Bool
+	paused atomic.Int32 // calls are made only at zero; each pauser adds one
 	seq    atomic.Int64
 	wg     sync.WaitGroup
 	sem    chan struct{}
@@ -109,7 +109,7 @@ func (d *driver) run(ctx context.Context) {
 		case <-time.After(gap):
 		}
 		kind := d.pick() // drawn every tick, so the mix follows the seed
-		if d.paused.Load() {
+		if d.paused.Load() > 0 {
 			continue
 		}
 		conn := d.conn()

@@ -94,11 +94,26 @@ func faultKinds(r *rig) []*fault {
 			}, "listener closed, connections closed without a code", nil
 		}},
 		{name: "hub-no-pong", apply: func(fc *faultCtx) (func(), string, error) {
+			// Calls pause too: any frame from the hub counts as a sign of
+			// life, so only a quiet hub that ignores pings tests liveness.
+			fc.d.paused.Add(1)
 			conns := fc.r.hub.Conns()
 			for _, c := range conns {
 				c.StopPonging()
 			}
-			return nil, fmt.Sprintf("%d connections stop answering pings", len(conns)), nil
+			return func() {
+				defer fc.d.paused.Add(-1)
+				// Long enough for the node's ping interval and pong timeout
+				// (2 s + 5 s), however short the episode.
+				deadline := time.After(15 * time.Second)
+				for _, c := range conns {
+					select {
+					case <-c.Done():
+					case <-deadline:
+						return
+					}
+				}
+			}, fmt.Sprintf("%d connections stop answering pings; calls pause", len(conns)), nil
 		}},
 		{name: "reload-valid", apply: func(fc *faultCtx) (func(), string, error) {
 			fc.r.version++

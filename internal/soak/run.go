@@ -251,8 +251,8 @@ func (so *soak) watch(ctx context.Context) {
 // answered what it owes, and its resources are back within the margins of
 // the baseline (once there is one). It returns the resources at rest.
 func (so *soak) rest() (sample, error) {
-	so.d.paused.Store(true)
-	defer so.d.paused.Store(false)
+	so.d.paused.Add(1)
+	defer so.d.paused.Add(-1)
 	rec := so.rec
 	if !rec.wait(time.Now().Add(so.o.settle), func() bool { _, ok := rec.registeredConnLocked(); return ok }) {
 		rec.violate(fmt.Sprintf("the node did not register again within %s of the faults clearing", so.o.settle), "", "")
