@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -61,7 +62,7 @@ func (h *harness) stop() { h.stopWith(nil) }
 // testTimings are production behaviour at test speed.
 func testTimings() timings {
 	t := defaultTimings()
-	t.retry = retryPolicy{Steps: []time.Duration{10 * time.Millisecond}, Floor: 10 * time.Millisecond, Ceiling: 50 * time.Millisecond, Patience: time.Hour, Max: 50 * time.Millisecond}
+	t.retry = hubconn.RetryPolicy{Steps: []time.Duration{10 * time.Millisecond}, Floor: 10 * time.Millisecond, Ceiling: 50 * time.Millisecond, Patience: time.Hour, Max: 50 * time.Millisecond}
 	t.connsPerMinute = 0
 	t.reregister = nil
 	t.closeWait = 2 * time.Second
@@ -267,6 +268,6 @@ func (h *harness) waitStarted(g *gateTool, want string) {
 }
 
 // hourRetries makes every wait about an hour, for tests that cut it short.
-func hourRetries() retryPolicy {
-	return retryPolicy{Steps: []time.Duration{time.Hour}, Floor: time.Hour, Ceiling: time.Hour, Max: time.Hour}
+func hourRetries() hubconn.RetryPolicy {
+	return hubconn.RetryPolicy{Steps: []time.Duration{time.Hour}, Floor: time.Hour, Ceiling: time.Hour, Max: time.Hour}
 }

@@ -1,7 +1,7 @@
 // Package node connects this machine to a VCP main server as a distributed
 // node: it owns the config, the hub session, the reconnect loop and the
-// dispatch of calls to toolhost. It is the only package that touches the
-// WebSocket library.
+// dispatch of calls to toolhost. It reaches the WebSocket only through
+// hubconn, the liveness core it shares with the observer channels.
 package node
 
 import (
@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
@@ -26,9 +27,9 @@ import (
 
 // Timings the reconnect loop and session use; tests shorten them.
 type timings struct {
-	retry                     retryPolicy // waits between attempts (reconnect_schedule.go)
-	connsPerMinute, connBurst int         // connections that reach the server; 0: unlimited
-	clock                     clock
+	retry                     hubconn.RetryPolicy // waits between attempts (hubconn/backoff.go)
+	connsPerMinute, connBurst int                 // connections that reach the server; 0: unlimited
+	clock                     hubconn.Clock
 	jitter                    func() float64  // uniform in [0, 1); nil: math/rand
 	reregister                []time.Duration // re-send register_tools this long after connecting
 	closeWait                 time.Duration   // how long to wait for the server's close reply
@@ -59,10 +60,10 @@ type timings struct {
 
 func defaultTimings() timings {
 	return timings{
-		retry:                     defaultRetryPolicy(),
+		retry:                     hubconn.DefaultRetryPolicy(),
 		connsPerMinute:            60,
 		connBurst:                 10,
-		clock:                     realClock{},
+		clock:                     hubconn.RealClock{},
 		reregister:                []time.Duration{10 * time.Second, 60 * time.Second},
 		closeWait:                 2 * time.Second,
 		emptyHandshakesBeforeHint: 3,

@@ -2,17 +2,15 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"sync"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -47,7 +45,7 @@ type observerSettings struct {
 type observerSet struct {
 	log       zerolog.Logger
 	settings  func() observerSettings
-	retry     retryPolicy
+	retry     hubconn.RetryPolicy
 	jitter    func() float64
 	perMinute int
 	burst     int
@@ -69,7 +67,7 @@ type observerConn struct {
 	channel string
 	mu      sync.Mutex
 	st      ObserverStatus
-	conn    *websocket.Conn
+	conn    *hubconn.Conn
 	writeMu sync.Mutex // one data-frame writer at a time
 	dedupe  replayFilter
 }
@@ -136,11 +134,11 @@ func (c *observerConn) update(f func(*ObserverStatus)) {
 // loop dials, serves and waits, with the node's retry schedule and
 // connection limiter, until ctx ends.
 func (o *observerSet) loop(ctx context.Context, c *observerConn) {
-	sched := newRetrySchedule(o.retry, time.Now, o.jitter)
-	limit := newConnLimiter(o.perMinute, o.burst, time.Now)
+	sched := hubconn.NewRetrySchedule(o.retry, time.Now, o.jitter)
+	limit := hubconn.NewConnLimiter(o.perMinute, o.burst, time.Now)
 	log := o.log.With().Str("channel", c.channel).Logger()
 	for ctx.Err() == nil {
-		if d := limit.delay(); d > 0 {
+		if d := limit.Delay(); d > 0 {
 			c.update(func(s *ObserverStatus) { s.Phase = PhaseBackoff; at := time.Now().Add(d); s.RetryAt = &at })
 			if !sleepCtx(ctx, d) {
 				break
@@ -150,15 +148,19 @@ func (o *observerSet) loop(ctx context.Context, c *observerConn) {
 		c.update(func(s *ObserverStatus) { s.Phase = PhaseConnecting; s.RetryAt = nil })
 		st := o.settings()
 		u, err := config.ObserverURL(st.base, st.key, c.channel, st.device)
-		var conn *websocket.Conn
+		var conn *hubconn.Conn
 		if err == nil {
-			conn, err = dialWS(ctx, u, st.hub.HandshakeTimeout.D())
+			conn, err = hubconn.Dial(ctx, u, hubconn.Options{
+				HandshakeTimeout: st.hub.HandshakeTimeout.D(),
+				Liveness:         liveness(st.hub),
+				ReadLimit:        config.ServerFrameLimit,
+			})
 		}
-		if reachedServer(err) {
-			limit.take()
+		if hubconn.ReachedServer(err) {
+			limit.Take()
 		}
 		if err == nil {
-			sched.reset()
+			sched.Reset()
 			log.Info().Str("hub", config.RedactedURL(u)).Msg("observer connected")
 			err = o.serve(ctx, c, conn, st.hub)
 			if ctx.Err() != nil {
@@ -168,11 +170,11 @@ func (o *observerSet) loop(ctx context.Context, c *observerConn) {
 		} else if ctx.Err() != nil {
 			break
 		}
-		wait := sched.next()
+		wait := sched.Next()
 		msg := config.Redact(err.Error())
 		c.update(func(s *ObserverStatus) {
 			s.Phase = PhaseBackoff
-			s.Attempt = sched.attempts()
+			s.Attempt = sched.Attempts()
 			at := time.Now().Add(wait)
 			s.RetryAt = &at
 			s.LastError = msg
@@ -198,21 +200,8 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // serve reads broadcasts until the connection fails or ctx ends. The
 // client pings every ping_interval; silence past pong_timeout more ends it.
-func (o *observerSet) serve(ctx context.Context, c *observerConn, conn *websocket.Conn, hub config.HubConfig) error {
+func (o *observerSet) serve(ctx context.Context, c *observerConn, conn *hubconn.Conn, hub config.HubConfig) error {
 	defer conn.Close()
-	conn.SetReadLimit(config.ServerFrameLimit)
-	alive := func() { _ = conn.SetReadDeadline(time.Now().Add(hub.PingInterval.D() + hub.PongTimeout.D())) }
-	alive()
-	conn.SetPongHandler(func(string) error { alive(); return nil })
-	conn.SetPingHandler(func(data string) error {
-		alive()
-		err := conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(controlWriteWait))
-		var ne net.Error
-		if err == nil || errors.Is(err, websocket.ErrCloseSent) || (errors.As(err, &ne) && ne.Timeout()) {
-			return nil
-		}
-		return err
-	})
 	c.mu.Lock()
 	c.conn = conn
 	c.dedupe.reconnected(time.Now())
@@ -234,13 +223,12 @@ func (o *observerSet) serve(ctx context.Context, c *observerConn, conn *websocke
 		for {
 			select {
 			case <-t.C:
-				if conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(controlWriteWait)) != nil {
+				if conn.Ping() != nil {
 					conn.Close()
 					return
 				}
 			case <-ctx.Done():
-				_ = conn.WriteControl(websocket.CloseMessage,
-					websocket.FormatCloseMessage(websocket.CloseGoingAway, "node stopping"), time.Now().Add(time.Second))
+				_ = conn.SendClose("node stopping", time.Second)
 				conn.Close()
 				return
 			case <-stop:
@@ -251,41 +239,28 @@ func (o *observerSet) serve(ctx context.Context, c *observerConn, conn *websocke
 	defer func() { close(stop); <-pingerDone }()
 
 	for {
-		_, r, err := conn.NextReader()
+		r, err := conn.NextReader()
 		if err != nil {
-			return observerReadError(err, hub)
+			return err
 		}
 		data, err := io.ReadAll(io.LimitReader(r, maxObserverFrame+1))
 		if err != nil {
-			return observerReadError(err, hub)
+			return conn.ReadError(err)
 		}
 		if len(data) > maxObserverFrame {
 			n, err := io.Copy(io.Discard, r)
 			if err != nil {
-				return observerReadError(err, hub)
+				return conn.ReadError(err)
 			}
 			o.warnings.Warn(o.log, "observer-large", func(e *zerolog.Event) {
 				e.Str("channel", c.channel).Int64("bytes", int64(len(data))+n).Int("limit", maxObserverFrame).
 					Msg("observer broadcast too large: dropped")
 			})
-			alive()
+			conn.Alive()
 			continue
 		}
-		alive()
+		conn.Alive()
 		o.handle(c, data)
-	}
-}
-
-func observerReadError(err error, hub config.HubConfig) error {
-	var ne net.Error
-	var ce *websocket.CloseError
-	switch {
-	case errors.As(err, &ne) && ne.Timeout():
-		return fmt.Errorf("no pong or frame from the server for %s: connection presumed dead", hub.PingInterval.D()+hub.PongTimeout.D())
-	case errors.As(err, &ce):
-		return fmt.Errorf("server closed the connection (code %d %q)", ce.Code, config.Redact(ce.Text))
-	default:
-		return config.RedactErr(fmt.Errorf("read: %w", err))
 	}
 }
 
@@ -305,10 +280,9 @@ func (o *observerSet) write(channel string, data []byte) error {
 	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	_ = conn.SetWriteDeadline(time.Now().Add(controlWriteWait))
-	if err := conn.WriteMessage(websocket.TextMessage, data); err != nil {
+	if err := conn.WriteText(data, hubconn.ControlWait); err != nil {
 		conn.Close() // the reader notices and the loop reconnects
-		return config.RedactErr(fmt.Errorf("send on %s: %w", channel, err))
+		return fmt.Errorf("send on %s: %w", channel, err)
 	}
 	return nil
 }

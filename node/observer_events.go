@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/wsproto"
 )
 
 // What the observer channels bring in: broadcasts become events, approval
@@ -65,25 +67,18 @@ func (f *replayFilter) duplicate(data []byte, now time.Time) bool {
 	return false
 }
 
-// broadcast is the envelope every server message has.
-type broadcast struct {
-	Type    string          `json:"type"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
-
 func (o *observerSet) handle(c *observerConn, data []byte) {
-	var m broadcast
+	var m wsproto.Broadcast
 	if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
 		o.warnings.Warn(o.log, "observer-malformed", func(e *zerolog.Event) {
 			e.Str("channel", c.channel).Int("bytes", len(data)).Msg("malformed observer broadcast (not a JSON object with a type): dropped")
 		})
 		return
 	}
-	if m.Type == "connection_ack" {
+	if m.Type == wsproto.TypeConnectionAck {
 		return
 	}
-	if m.Type == "tool_approval_request" {
+	if m.Type == wsproto.TypeToolApprovalRequest {
 		o.approvalRequest(c, m)
 		return
 	}
@@ -93,17 +88,11 @@ func (o *observerSet) handle(c *observerConn, data []byte) {
 	if dup {
 		return
 	}
-	ev := Event{Source: EventSourceServer, Channel: c.channel, Type: m.Type, Kind: EventInfo}
+	ev := Event{Source: EventSourceServer, Channel: c.channel, Type: string(m.Type), Kind: EventInfo}
 	if len(m.Data) <= maxEventData {
 		ev.Data = m.Data
 	}
-	var d struct {
-		ToolName  string `json:"tool_name"`
-		ToolName2 string `json:"toolName"`
-		Status    string `json:"status"`
-		Content   any    `json:"content"`
-		Message   string `json:"message"`
-	}
+	var d wsproto.VCPLogData
 	_ = json.Unmarshal(m.Data, &d) // data has no fixed schema: take what fits
 	ev.Tool = d.ToolName
 	if ev.Tool == "" {
@@ -123,21 +112,14 @@ func (o *observerSet) handle(c *observerConn, data []byte) {
 		ev.Text = m.Message
 	}
 	ev.Text = clipText(ev.Text, maxEventText)
-	if m.Type == "vcp_log" {
+	if m.Type == wsproto.TypeVCPLog {
 		ev.Kind = EventToolLog
 	}
 	o.events.publish(ev)
 }
 
-func (o *observerSet) approvalRequest(c *observerConn, m broadcast) {
-	var d struct {
-		RequestID     string                     `json:"requestId"`
-		ToolName      string                     `json:"toolName"`
-		Maid          string                     `json:"maid"`
-		Args          map[string]json.RawMessage `json:"args"`
-		Timestamp     string                     `json:"timestamp"`
-		ApprovalTTLMs int64                      `json:"approvalTtlMs"`
-	}
+func (o *observerSet) approvalRequest(c *observerConn, m wsproto.Broadcast) {
+	var d wsproto.ApprovalRequest
 	if err := json.Unmarshal(m.Data, &d); err != nil || d.RequestID == "" || len(d.RequestID) > maxApprovalID {
 		o.warnings.Warn(o.log, "observer-malformed", func(e *zerolog.Event) {
 			e.Str("channel", c.channel).Msg("tool_approval_request without a usable requestId: dropped")
@@ -161,7 +143,7 @@ func (o *observerSet) approvalRequest(c *observerConn, m broadcast) {
 		return // a replay, or already expired
 	}
 	ev := Event{
-		Source: EventSourceServer, Channel: c.channel, Type: m.Type, Kind: EventApprovalRequest,
+		Source: EventSourceServer, Channel: c.channel, Type: string(m.Type), Kind: EventApprovalRequest,
 		Tool: a.Tool, RequestID: a.RequestID, Maid: a.Maid, Text: clipText(argSummaryText(a.Args), maxEventText),
 		ApprovalID: a.RequestID,
 	}
@@ -323,16 +305,6 @@ func (s *serverApprovals) close() {
 	}
 }
 
-// approvalResponse is the frame the server expects on /VCPlog/.
-type approvalResponse struct {
-	Type string `json:"type"`
-	Data struct {
-		RequestID string `json:"requestId"`
-		Approved  bool   `json:"approved"`
-		Reason    string `json:"reason"`
-	} `json:"data"`
-}
-
 // answer sends tool_approval_response for a pending server approval. The
 // server ignores answers to unknown or decided ids without a reply, so the
 // check that it is still pending is made here.
@@ -341,12 +313,9 @@ func (o *observerSet) answer(id string, approve bool, reason string) (serverAppr
 	if !ok {
 		return serverApproval{}, fmt.Errorf("%w: %q (it may have been answered or have expired; vcpnode approvals lists the pending ones)", ErrNoSuchServerApproval, id)
 	}
-	var f approvalResponse
-	f.Type = "tool_approval_response"
-	f.Data.RequestID, f.Data.Approved, f.Data.Reason = a.RequestID, approve, reason
-	raw, err := json.Marshal(f)
+	raw, err := wsproto.EncodeApprovalResponse(wsproto.ApprovalResponse{RequestID: a.RequestID, Approved: approve, Reason: reason})
 	if err != nil {
-		return a, fmt.Errorf("encode tool_approval_response: %w", err)
+		return a, err
 	}
 	if err := o.write(a.Channel, raw); err != nil {
 		return a, err

@@ -3,22 +3,11 @@ package node
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
-	"net/http"
-	"net/url"
-	"syscall"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/hubconn"
 )
-
-// errEmptyHandshake means the server closed the socket before any HTTP
-// response: the real server does that for a bad key, a bad path and while
-// draining, and a client cannot tell these apart (protocol.md §1.3).
-var errEmptyHandshake = errors.New("server closed the connection before answering the handshake")
 
 // connectLoop dials, runs a session, and waits between attempts, until ctx
 // is cancelled. It never gives up: a node on a laptop outlives many server
@@ -28,13 +17,13 @@ var errEmptyHandshake = errors.New("server closed the connection before answerin
 // whose sessions keep dying.
 func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 	clk := n.timings.clock
-	sched := newRetrySchedule(n.timings.retry, clk.Now, n.timings.jitter)
-	limit := newConnLimiter(n.timings.connsPerMinute, n.timings.connBurst, clk.Now)
+	sched := hubconn.NewRetrySchedule(n.timings.retry, clk.Now, n.timings.jitter)
+	limit := hubconn.NewConnLimiter(n.timings.connsPerMinute, n.timings.connBurst, clk.Now)
 
 	emptyHandshakes := 0
 	hinted, limited := false, false
 	for ctx.Err() == nil {
-		if d := limit.delay(); d > 0 {
+		if d := limit.Delay(); d > 0 {
 			if !limited {
 				limited = true
 				n.log.Warn().Int("per_minute", n.timings.connsPerMinute).Dur("wait", d.Round(time.Millisecond)).
@@ -50,8 +39,8 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 		n.state.update(func(s *ConnState) { s.Phase = PhaseConnecting; s.RetryAt = time.Time{} })
 		st := n.settings()
 		conn, err := n.dial(ctx, st)
-		if reachedServer(err) {
-			limit.take()
+		if hubconn.ReachedServer(err) {
+			limit.Take()
 		}
 		if err == nil {
 			emptyHandshakes = 0
@@ -67,7 +56,7 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 			err = sess.run(ctx, drained)
 			n.warnings.Flush(n.log)
 			if sess.registered {
-				sched.reset()
+				sched.Reset()
 			}
 			if ctx.Err() != nil {
 				return
@@ -81,7 +70,7 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 			if ctx.Err() != nil {
 				return
 			}
-			if errors.Is(err, errEmptyHandshake) {
+			if errors.Is(err, hubconn.ErrEmptyHandshake) {
 				emptyHandshakes++
 				if emptyHandshakes >= n.timings.emptyHandshakesBeforeHint && !hinted {
 					hinted = true
@@ -92,11 +81,11 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 				emptyHandshakes = 0
 			}
 		}
-		wait := sched.next()
+		wait := sched.Next()
 		msg := err.Error()
 		n.state.update(func(s *ConnState) {
 			s.Phase = PhaseBackoff
-			s.Attempt = sched.attempts()
+			s.Attempt = sched.Attempts()
 			s.RetryAt = clk.Now().Add(wait)
 			s.LastError = msg
 		})
@@ -105,13 +94,6 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 			return
 		}
 	}
-}
-
-// reachedServer tells whether a dial got as far as the server's HTTP
-// handler, which costs the server something; a refused TCP connect does not.
-func reachedServer(dialErr error) bool {
-	var refused *handshakeRefusedError
-	return dialErr == nil || errors.Is(dialErr, errEmptyHandshake) || errors.As(dialErr, &refused)
 }
 
 // sleep waits d, or less when ctx ends (false) or `vcpnode reconnect` asks (true).
@@ -129,41 +111,16 @@ func (n *Node) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// handshakeRefusedError is an HTTP answer other than 101 to the upgrade.
-type handshakeRefusedError struct{ status string }
-
-func (e *handshakeRefusedError) Error() string { return "handshake refused with HTTP " + e.status }
-
 // dial opens the WebSocket. Every error it returns is redacted.
-func (n *Node) dial(ctx context.Context, st *settings) (*websocket.Conn, error) {
-	return dialWS(ctx, st.hubURL, st.cfg.Hub.HandshakeTimeout.D())
+func (n *Node) dial(ctx context.Context, st *settings) (*hubconn.Conn, error) {
+	return hubconn.Dial(ctx, st.hubURL, hubconn.Options{
+		HandshakeTimeout: st.cfg.Hub.HandshakeTimeout.D(),
+		Liveness:         liveness(st.cfg.Hub),
+		ReadLimit:        n.timings.readLimit,
+	})
 }
 
-// dialWS opens a WebSocket to u (node or observer endpoint). Every error it
-// returns is redacted.
-func dialWS(ctx context.Context, u *url.URL, handshakeTimeout time.Duration) (*websocket.Conn, error) {
-	d := websocket.Dialer{
-		Proxy:            http.ProxyFromEnvironment,
-		HandshakeTimeout: handshakeTimeout,
-	}
-	conn, resp, err := d.DialContext(ctx, u.String(), nil)
-	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
-	}
-	if err == nil {
-		return conn, nil
-	}
-	switch {
-	case resp != nil:
-		return nil, &handshakeRefusedError{status: resp.Status}
-	case isEmptyHandshake(err):
-		return nil, errEmptyHandshake
-	default:
-		return nil, config.RedactErr(fmt.Errorf("dial hub: %w", err))
-	}
-}
-
-func isEmptyHandshake(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET)
+// liveness is the ping and pong settings of every connection to the hub.
+func liveness(hub config.HubConfig) hubconn.Liveness {
+	return hubconn.Liveness{PingInterval: hub.PingInterval.D(), PongTimeout: hub.PongTimeout.D()}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -60,7 +61,7 @@ func (c *fakeClock) fire(w fakeWait) {
 }
 
 func within(d, step time.Duration) bool {
-	return d >= time.Duration(float64(step)*(1-stepJitter)) && d <= time.Duration(float64(step)*(1+stepJitter))
+	return d >= time.Duration(float64(step)*(1-hubconn.StepJitter)) && d <= time.Duration(float64(step)*(1+hubconn.StepJitter))
 }
 
 // The loop follows the schedule while the server is down and starts over
@@ -68,7 +69,7 @@ func within(d, step time.Duration) bool {
 func TestReconnectLoopScheduleAndReset(t *testing.T) {
 	clk := newFakeClock()
 	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
-		tm.retry = defaultRetryPolicy()
+		tm.retry = hubconn.DefaultRetryPolicy()
 		tm.clock = clk
 		tm.jitter = func() float64 { return 0.999 }
 	}})
@@ -77,7 +78,7 @@ func TestReconnectLoopScheduleAndReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.hub.Stop(h.ctx) // nothing listens now: every dial is refused
-	p := defaultRetryPolicy()
+	p := hubconn.DefaultRetryPolicy()
 	for i, step := range p.Steps {
 		w := clk.next(h.ctx, t)
 		if !within(w.d, step) {

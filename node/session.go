@@ -5,22 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"sync/atomic"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
-const (
-	controlWriteWait = 5 * time.Second
-	outboxDepth      = 256
-)
+const outboxDepth = 256
 
 var (
 	errSessionEnded     = errors.New("the connection this message belonged to has ended")
@@ -28,12 +24,12 @@ var (
 )
 
 // session is one WebSocket connection to the hub. It owns conn: readLoop is
-// the only reader and run is the only writer of data frames (gorilla allows
-// WriteControl from any goroutine, which the ping handler uses).
+// the only reader and run is the only writer of data frames (control frames
+// may go out from any goroutine). conn keeps the liveness (hubconn).
 type session struct {
 	n    *Node
 	st   *settings // the config this connection was made with
-	conn *websocket.Conn
+	conn *hubconn.Conn
 	log  zerolog.Logger
 	out  chan outFrame
 	done chan struct{} // closed when run stops writing: send must not block after that
@@ -45,14 +41,12 @@ type session struct {
 	// reconnect loop reads it after run returns.
 	registered bool
 	scratch    []byte // readFrame's first-chunk buffer, reader goroutine only
-	// liveUntil is the read deadline in Unix nanoseconds (session_read.go).
-	liveUntil atomic.Int64
 	// readEnded is set once the reader has failed: frames still waiting
 	// for the decoder belong to a dead connection and are dropped.
 	readEnded atomic.Bool
 }
 
-func newSession(n *Node, conn *websocket.Conn, st *settings) *session {
+func newSession(n *Node, conn *hubconn.Conn, st *settings) *session {
 	callCtx, cancelCalls := context.WithCancelCause(context.Background())
 	return &session{
 		n:           n,
@@ -71,10 +65,6 @@ func newSession(n *Node, conn *websocket.Conn, st *settings) *session {
 // connection with a close frame and returns nil.
 func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	defer s.conn.Close()
-	s.conn.SetReadLimit(s.n.timings.readLimit)
-	s.extendReadDeadline()
-	s.conn.SetPongHandler(func(string) error { s.extendReadDeadline(); return nil })
-	s.conn.SetPingHandler(s.answerPing)
 
 	// A restart asked of the previous session as it ended is served by this
 	// one: it registers the tools as they are now. Only hub settings changed
@@ -103,7 +93,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 		// A write fails with ErrCloseSent when the reader has already closed
 		// the connection (a frame over the read limit, say): its error is
 		// the cause worth reporting.
-		if errors.Is(err, websocket.ErrCloseSent) && readErr != nil {
+		if errors.Is(err, hubconn.ErrCloseSent) && readErr != nil {
 			return readErr
 		}
 		return err
@@ -151,8 +141,8 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 				return stop(err)
 			}
 		case <-ping.C:
-			if err := s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(controlWriteWait)); err != nil {
-				return stop(fmt.Errorf("send ping: %w", err))
+			if err := s.conn.Ping(); err != nil {
+				return stop(err)
 			}
 		case <-reregTimer.C:
 			// The server keeps the first copy of a name; if it had not yet
@@ -199,8 +189,7 @@ func (s *session) flush() {
 }
 
 func (s *session) closeGracefully(readerDone chan error, reason string) {
-	msg := websocket.FormatCloseMessage(websocket.CloseGoingAway, reason)
-	if err := s.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(controlWriteWait)); err != nil {
+	if err := s.conn.SendClose(reason, hubconn.ControlWait); err != nil {
 		return
 	}
 	t := time.NewTimer(s.n.timings.closeWait)
@@ -209,43 +198,6 @@ func (s *session) closeGracefully(readerDone chan error, reason string) {
 	case err := <-readerDone: // the server answered our close frame
 		readerDone <- err
 	case <-t.C:
-	}
-}
-
-// extendReadDeadline records a sign of life. Any frame or pong proves the
-// connection alive. Pings go out every ping_interval, so silence longer
-// than that plus pong_timeout means a ping went unanswered.
-func (s *session) extendReadDeadline() {
-	hub := s.st.cfg.Hub
-	until := time.Now().Add(hub.PingInterval.D() + hub.PongTimeout.D())
-	s.liveUntil.Store(until.UnixNano())
-	s.conn.SetReadDeadline(until)
-}
-
-func (s *session) answerPing(data string) error {
-	s.extendReadDeadline()
-	err := s.conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(controlWriteWait))
-	var ne net.Error
-	if err == nil || errors.Is(err, websocket.ErrCloseSent) || (errors.As(err, &ne) && ne.Timeout()) {
-		return nil
-	}
-	return err
-}
-
-func (s *session) readError(err error) error {
-	var ne net.Error
-	var ce *websocket.CloseError
-	switch {
-	case errors.As(err, &ne) && ne.Timeout():
-		hub := s.st.cfg.Hub
-		return fmt.Errorf("no pong or frame from the server for %s: connection presumed dead",
-			hub.PingInterval.D()+hub.PongTimeout.D())
-	case errors.Is(err, websocket.ErrReadLimit):
-		return fmt.Errorf("server sent a frame larger than %d bytes: %w", s.n.timings.readLimit, err)
-	case errors.As(err, &ce):
-		return fmt.Errorf("server closed the connection (code %d %q)", ce.Code, ce.Text)
-	default:
-		return config.RedactErr(fmt.Errorf("read: %w", err))
 	}
 }
 
@@ -348,12 +300,7 @@ func (s *session) resultFrame(o toolhost.Outcome) (outFrame, error) {
 
 func (s *session) write(frame []byte) error {
 	// Allow a generous floor plus time proportional to the size (≥1 MiB/s).
-	wait := 10*time.Second + time.Duration(len(frame)>>20)*time.Second
-	s.conn.SetWriteDeadline(time.Now().Add(wait))
-	if err := s.conn.WriteMessage(websocket.TextMessage, frame); err != nil {
-		return config.RedactErr(fmt.Errorf("write: %w", err))
-	}
-	return nil
+	return s.conn.WriteText(frame, 10*time.Second+time.Duration(len(frame)>>20)*time.Second)
 }
 
 func (s *session) writeMessage(m wsproto.Message) error {

@@ -128,14 +128,13 @@ func (s *session) readLoop() error {
 	minCost := s.n.decodeBudget.size / inboxDepth
 	congested := false
 	for {
-		_, r, err := s.conn.NextReader()
+		r, err := s.conn.NextReader()
 		if err != nil {
-			return s.readError(err)
+			return err
 		}
-		s.extendReadDeadline()
 		frame, err := s.readFrame(r)
 		if err != nil {
-			return s.readError(err)
+			return s.conn.ReadError(err)
 		}
 		cost := max(int64(len(frame)), minCost)
 		// Once a frame has been refused, the frames behind it (likely sent
@@ -180,7 +179,7 @@ func (s *session) readFrame(r io.Reader) ([]byte, error) {
 		total += n
 		if n > 0 {
 			chunks = append(chunks, c[:n])
-			s.extendReadDeadline()
+			s.conn.Alive()
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			break
@@ -223,7 +222,7 @@ func (s *session) dropQueued(inbox chan inbound) {
 // never more than half of what is left of the liveness window, so that the
 // reader reads again (and sees a pong) before the window closes.
 func (s *session) roomWait() time.Duration {
-	left := time.Until(time.Unix(0, s.liveUntil.Load()))
+	left := time.Until(s.conn.LiveUntil())
 	return max(0, min(s.n.timings.busyWait, left/2))
 }
 

@@ -6,8 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -49,11 +47,9 @@ var errStreamBroken = errors.New("a streamed result failed halfway through its f
 func (s *session) writeStream(st *streamedResult) error {
 	defer st.body.Close()
 	size := int64(len(st.head)+len(st.tail)) + st.body.MaxBytes()
-	wait := 10*time.Second + time.Duration(size>>20)*time.Second
-	s.conn.SetWriteDeadline(time.Now().Add(wait))
-	w, err := s.conn.NextWriter(websocket.TextMessage)
+	w, err := s.conn.NextWriter(10*time.Second + time.Duration(size>>20)*time.Second)
 	if err != nil {
-		return config.RedactErr(fmt.Errorf("write: %w", err))
+		return err
 	}
 	if _, err := w.Write(st.head); err != nil {
 		return config.RedactErr(fmt.Errorf("write: %w", err))

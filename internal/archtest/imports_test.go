@@ -60,6 +60,9 @@ func TestImportDirections(t *testing.T) {
 		{module + "/toolhost/proctree", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/cmd/vcpnode"}},
 		{module + "/controlapi", true, []string{gorilla, backoff, module + "/node", module + "/cmd/vcpnode"}},
 		{module + "/node", true, []string{module + "/cmd/vcpnode"}},
+		// The liveness core knows sockets, not messages or the daemon.
+		{module + "/hubconn", true, []string{backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
+		{module + "/hubconn", false, []string{module + "/toolhost", module + "/placeholders"}},
 		{module + "/toolhost/textproto", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
 		// The text protocol does no I/O: it parses and generates text only.
 		{module + "/toolhost/textproto", false, []string{"os", "os/exec", "net", "io/fs", "net/http"}},
@@ -91,6 +94,8 @@ func TestModuleImportsAllowed(t *testing.T) {
 		// The control API's types and client: no daemon code, so the CLI
 		// and the server share them without pulling in the node.
 		"controlapi": {"config", "toolhost/textproto"},
+		// The liveness core: sockets and redaction, nothing of the daemon.
+		"hubconn": {"config"},
 	}
 	pkgs := moduleImports(t)
 	for pkg, ok := range allowed {
@@ -108,14 +113,15 @@ func TestModuleImportsAllowed(t *testing.T) {
 	}
 }
 
-// TestOnlyNodeAndFakeHubUseGorilla: gorilla and backoff stay behind node; the
-// fake hub is the server side of the wire, for tests and the demo.
-func TestOnlyNodeAndFakeHubUseGorilla(t *testing.T) {
-	allowed := map[string]bool{module + "/node": true, module + "/internal/fakehub": true}
+// TestOnlyHubconnAndFakeHubUseGorilla: gorilla stays behind the liveness
+// core (hubconn) and backoff behind node; the fake hub is the server side of
+// the wire, for tests and the demo.
+func TestOnlyHubconnAndFakeHubUseGorilla(t *testing.T) {
+	allowed := map[string]bool{module + "/hubconn": true, module + "/internal/fakehub": true}
 	for pkg, imports := range moduleImports(t) {
 		for _, imp := range imports {
-			if (imp == gorilla || imp == backoff) && !allowed[pkg] {
-				t.Errorf("%s imports %s; only node may", pkg, imp)
+			if imp == gorilla && !allowed[pkg] {
+				t.Errorf("%s imports %s; only hubconn may", pkg, imp)
 			}
 			if imp == backoff && pkg != module+"/node" {
 				t.Errorf("%s imports %s; only node may", pkg, imp)

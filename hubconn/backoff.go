@@ -1,34 +1,35 @@
-package node
+package hubconn
 
 import (
 	"math/rand/v2"
 	"time"
 )
 
-// clock is the reconnect loop's view of time, so that tests can drive the
+// Clock is the reconnect loop's view of time, so that tests can drive the
 // schedule and the rate limit without waiting.
-type clock interface {
+type Clock interface {
 	Now() time.Time
 	// Timer fires once after d; stop releases it early.
 	Timer(d time.Duration) (fire <-chan time.Time, stop func())
 }
 
-type realClock struct{}
+// RealClock is the wall clock.
+type RealClock struct{}
 
-func (realClock) Now() time.Time { return time.Now() }
+func (RealClock) Now() time.Time { return time.Now() }
 
-func (realClock) Timer(d time.Duration) (<-chan time.Time, func()) {
+func (RealClock) Timer(d time.Duration) (<-chan time.Time, func()) {
 	t := time.NewTimer(d)
 	return t.C, func() { t.Stop() }
 }
 
-// retryPolicy is how the node waits between attempts while the server is
+// RetryPolicy is how the node waits between attempts while the server is
 // unreachable. Most outages are restarts lasting seconds, so the first
 // retries are fast and the waits stay short for the first minute; only a
 // long outage backs off to the cap.
-type retryPolicy struct {
+type RetryPolicy struct {
 	// Steps are the first waits after the connection is lost, each jittered
-	// by ±stepJitter so that nodes restarted together spread out.
+	// by ±StepJitter so that nodes restarted together spread out.
 	Steps []time.Duration
 	// Floor and Ceiling bound the waits after Steps (full jitter: uniform in
 	// [Floor, Ceiling]) while the outage is younger than Patience.
@@ -40,10 +41,13 @@ type retryPolicy struct {
 	Max       time.Duration
 }
 
-const stepJitter = 0.2
+// StepJitter is the ±fraction by which each of RetryPolicy.Steps is jittered.
+const StepJitter = 0.2
 
-func defaultRetryPolicy() retryPolicy {
-	return retryPolicy{
+// DefaultRetryPolicy is the schedule of design.md: 100 ms, 250 ms, 500 ms,
+// 1 s, then jittered waits growing to 30 s over a long outage.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{
 		Steps:     []time.Duration{100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond, time.Second},
 		Floor:     100 * time.Millisecond,
 		Ceiling:   1500 * time.Millisecond,
@@ -53,33 +57,34 @@ func defaultRetryPolicy() retryPolicy {
 	}
 }
 
-// retrySchedule counts attempts since the last good connection and says how
+// RetrySchedule counts attempts since the last good connection and says how
 // long to wait before the next one. It is owned by the reconnect loop.
-type retrySchedule struct {
-	p     retryPolicy
+type RetrySchedule struct {
+	p     RetryPolicy
 	now   func() time.Time
 	rand  func() float64 // uniform in [0, 1)
 	tries int            // failed attempts since the last reset
 	since time.Time      // when the outage began; zero while connected
 }
 
-func newRetrySchedule(p retryPolicy, now func() time.Time, rnd func() float64) *retrySchedule {
+// NewRetrySchedule starts a schedule; rnd nil means math/rand.
+func NewRetrySchedule(p RetryPolicy, now func() time.Time, rnd func() float64) *RetrySchedule {
 	if rnd == nil {
 		rnd = rand.Float64
 	}
-	return &retrySchedule{p: p, now: now, rand: rnd}
+	return &RetrySchedule{p: p, now: now, rand: rnd}
 }
 
-// reset is called once a connection has been accepted and register_tools
+// Reset is called once a connection has been accepted and register_tools
 // sent: the node is useful again, so the next loss starts from fast retries.
-func (r *retrySchedule) reset() {
+func (r *RetrySchedule) Reset() {
 	r.tries = 0
 	r.since = time.Time{}
 }
 
-// next records a failed attempt (or a lost connection) and returns the wait
+// Next records a failed attempt (or a lost connection) and returns the wait
 // before the next attempt.
-func (r *retrySchedule) next() time.Duration {
+func (r *RetrySchedule) Next() time.Duration {
 	now := r.now()
 	if r.since.IsZero() {
 		r.since = now
@@ -87,7 +92,7 @@ func (r *retrySchedule) next() time.Duration {
 	i := r.tries
 	r.tries++
 	if i < len(r.p.Steps) {
-		d := float64(r.p.Steps[i]) * (1 - stepJitter + 2*stepJitter*r.rand())
+		d := float64(r.p.Steps[i]) * (1 - StepJitter + 2*StepJitter*r.rand())
 		return time.Duration(d)
 	}
 	ceiling := r.ceiling(now.Sub(r.since))
@@ -95,7 +100,7 @@ func (r *retrySchedule) next() time.Duration {
 }
 
 // ceiling is the longest wait after an outage of length down.
-func (r *retrySchedule) ceiling(down time.Duration) time.Duration {
+func (r *RetrySchedule) ceiling(down time.Duration) time.Duration {
 	c := r.p.Ceiling
 	if down >= r.p.Patience && r.p.GrowEvery > 0 {
 		for n := (down-r.p.Patience)/r.p.GrowEvery + 1; n > 0 && c < r.p.Max; n-- {
@@ -105,14 +110,14 @@ func (r *retrySchedule) ceiling(down time.Duration) time.Duration {
 	return min(max(c, r.p.Floor), r.p.Max)
 }
 
-// attempts is how many attempts failed since the last reset.
-func (r *retrySchedule) attempts() int { return r.tries }
+// Attempts is how many attempts failed since the last reset.
+func (r *RetrySchedule) Attempts() int { return r.tries }
 
-// connLimiter is a token bucket over connections that reach the server
+// ConnLimiter is a token bucket over connections that reach the server
 // (accepted, refused by it, or closed during the handshake). Fast retries
 // and resets would let a node whose session dies at once, every time,
 // hammer the server; this caps that independently of the retry schedule.
-type connLimiter struct {
+type ConnLimiter struct {
 	burst  float64
 	every  time.Duration // one token per every
 	now    func() time.Time
@@ -120,11 +125,13 @@ type connLimiter struct {
 	last   time.Time
 }
 
-func newConnLimiter(perMinute, burst int, now func() time.Time) *connLimiter {
+// NewConnLimiter allows burst connections at once and perMinute after
+// that; perMinute 0 or less means unlimited (nil, whose methods allow all).
+func NewConnLimiter(perMinute, burst int, now func() time.Time) *ConnLimiter {
 	if perMinute <= 0 {
 		return nil // unlimited
 	}
-	return &connLimiter{
+	return &ConnLimiter{
 		burst:  float64(burst),
 		every:  time.Minute / time.Duration(perMinute),
 		now:    now,
@@ -133,14 +140,14 @@ func newConnLimiter(perMinute, burst int, now func() time.Time) *connLimiter {
 	}
 }
 
-func (l *connLimiter) refill() {
+func (l *ConnLimiter) refill() {
 	now := l.now()
 	l.tokens = min(l.burst, l.tokens+float64(now.Sub(l.last))/float64(l.every))
 	l.last = now
 }
 
-// delay is how long until one more connection is allowed (0: now).
-func (l *connLimiter) delay() time.Duration {
+// Delay is how long until one more connection is allowed (0: now).
+func (l *ConnLimiter) Delay() time.Duration {
 	if l == nil {
 		return 0
 	}
@@ -151,8 +158,8 @@ func (l *connLimiter) delay() time.Duration {
 	return time.Duration((1 - l.tokens) * float64(l.every))
 }
 
-// take records a connection that reached the server.
-func (l *connLimiter) take() {
+// Take records a connection that reached the server.
+func (l *ConnLimiter) Take() {
 	if l == nil {
 		return
 	}

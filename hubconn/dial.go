@@ -1,0 +1,71 @@
+package hubconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"syscall"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/vcpnode/vcpnode/config"
+)
+
+// ErrEmptyHandshake means the server closed the socket before any HTTP
+// response: the real server does that for a bad key, a bad path and while
+// draining, and a client cannot tell these apart (protocol.md §1.3).
+var ErrEmptyHandshake = errors.New("server closed the connection before answering the handshake")
+
+// RefusedError is an HTTP answer other than 101 to the upgrade.
+type RefusedError struct{ Status string }
+
+func (e *RefusedError) Error() string { return "handshake refused with HTTP " + e.Status }
+
+// Options are what a connection is dialled and kept with.
+type Options struct {
+	HandshakeTimeout time.Duration
+	Liveness         Liveness
+	ReadLimit        int64 // the largest frame accepted from the server
+}
+
+// Dial opens a WebSocket to u (the node or an observer endpoint) and keeps
+// its liveness from then on (New). Every error it returns is redacted;
+// ErrEmptyHandshake and *RefusedError tell the server's refusals from a
+// network failure.
+func Dial(ctx context.Context, u *url.URL, o Options) (*Conn, error) {
+	d := websocket.Dialer{
+		Proxy:            http.ProxyFromEnvironment,
+		HandshakeTimeout: o.HandshakeTimeout,
+	}
+	ws, resp, err := d.DialContext(ctx, u.String(), nil)
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	if err == nil {
+		return New(ws, o.Liveness, o.ReadLimit), nil
+	}
+	switch {
+	case resp != nil:
+		return nil, &RefusedError{Status: resp.Status}
+	case isEmptyHandshake(err):
+		return nil, ErrEmptyHandshake
+	default:
+		return nil, config.RedactErr(fmt.Errorf("dial hub: %w", err))
+	}
+}
+
+func isEmptyHandshake(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET)
+}
+
+// ReachedServer tells whether a dial got as far as the server's HTTP
+// handler, which costs the server something; a refused TCP connect does not.
+func ReachedServer(dialErr error) bool {
+	var refused *RefusedError
+	return dialErr == nil || errors.Is(dialErr, ErrEmptyHandshake) || errors.As(dialErr, &refused)
+}
