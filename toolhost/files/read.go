@@ -11,33 +11,34 @@ import (
 // openServedFile opens the symlink-free path resolved (named requested in
 // errors) if it is a regular file of at most maxBytes. The mode is checked
 // before opening so a fifo or device is never opened, and again on the open
-// descriptor in case the file was swapped in between.
-func openServedFile(requested, resolved string, maxBytes int64) (*os.File, error) {
+// descriptor in case the file was swapped in between. It returns the size
+// the open file had.
+func openServedFile(requested, resolved string, maxBytes int64) (*os.File, int64, error) {
 	info, err := os.Lstat(resolved)
 	if err != nil {
-		return nil, unreadable(requested, err)
+		return nil, 0, unreadable(requested, err)
 	}
 	if err := checkServable(requested, info, maxBytes); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	f, err := openNoFollow(resolved)
 	if err != nil {
-		return nil, unreadable(requested, err)
+		return nil, 0, unreadable(requested, err)
 	}
 	opened, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, unreadable(requested, err)
+		return nil, 0, unreadable(requested, err)
 	}
 	if !os.SameFile(info, opened) {
 		f.Close()
-		return nil, refusal(ErrNotRegularFile, requested, "it was replaced while being opened; try again")
+		return nil, 0, refusal(ErrNotRegularFile, requested, "it was replaced while being opened; try again")
 	}
 	if err := checkServable(requested, opened, maxBytes); err != nil {
 		f.Close()
-		return nil, err
+		return nil, 0, err
 	}
-	return f, nil
+	return f, opened.Size(), nil
 }
 
 // checkServable refuses anything but a regular file within the size cap.
@@ -60,32 +61,45 @@ var errGrewPastCap = errors.New("file grew past the size cap")
 // had none when it was checked.
 var errKeyAppeared = errors.New("the file changed to hold a private key while being sent")
 
-// scanChunk is the read size of both passes over a served file.
+// scanChunk is the buffer of each pass over a streamed file: the tail of
+// the chunk before (for keys across the boundary), then the next chunk.
 const scanChunk = 64 << 10
-
-// keyScanner finds private key blocks across chunk boundaries: each chunk
-// is checked together with the tail of the one before.
-type keyScanner struct {
-	buf  []byte // tail of the previous chunk, then the current chunk
-	tail int
-}
 
 // keyOverlap is longer than a PEM/OpenPGP "BEGIN … PRIVATE KEY" line start.
 const keyOverlap = 128
 
-func newKeyScanner() *keyScanner {
-	return &keyScanner{buf: make([]byte, 0, keyOverlap+scanChunk)}
+// chunkScanner reads a file chunk by chunk into one pooled buffer and finds
+// private key blocks across chunk boundaries: each chunk is checked together
+// with the tail of the one before, which stays in front of it.
+type chunkScanner struct {
+	buf       *[]byte
+	tail, end int // buf[:tail] is the previous tail; buf[tail:end] the last chunk
 }
 
-// next reports whether the bytes seen so far, ending with chunk, hold a
-// private key block that starts in or reaches into chunk.
-func (k *keyScanner) next(chunk []byte) bool {
-	k.buf = append(k.buf[:k.tail], chunk...)
-	found := hasPrivateKeyBlock(k.buf)
-	keep := min(keyOverlap, len(k.buf))
-	copy(k.buf, k.buf[len(k.buf)-keep:])
+func newChunkScanner() *chunkScanner {
+	return &chunkScanner{buf: getBuf(scanChunk)}
+}
+
+// read reads the next chunk of r (up to scanChunk bytes, fewer at the end).
+// The chunk is valid until the next read; key reports whether the bytes
+// seen so far hold a private key block that starts in or reaches into it.
+func (k *chunkScanner) read(r io.Reader) (chunk []byte, key bool, err error) {
+	b := (*k.buf)[:scanChunk]
+	keep := min(keyOverlap, k.end)
+	copy(b, b[k.end-keep:k.end])
 	k.tail = keep
-	return found
+	n, err := io.ReadFull(r, b[k.tail:])
+	k.end = k.tail + n
+	if err == io.ErrUnexpectedEOF {
+		err = io.EOF
+	}
+	return b[k.tail:k.end], n > 0 && hasPrivateKeyBlock(b[:k.end]), err
+}
+
+// release gives the buffer back; the scanner must not be used after.
+func (k *chunkScanner) release() {
+	putBuf(k.buf)
+	k.buf = nil
 }
 
 // scanServedFile reads r (a file measured at expected bytes) to the end in
@@ -94,24 +108,22 @@ func (k *keyScanner) next(chunk []byte) bool {
 // more than maxBytes arrive, however the file changes meanwhile.
 func scanServedFile(ctx context.Context, r io.Reader, maxBytes int64) (size int64, head []byte, key bool, err error) {
 	limited := io.LimitReader(r, maxBytes+1)
-	chunk := make([]byte, scanChunk)
-	keys := newKeyScanner()
+	chunks := newChunkScanner()
+	defer chunks.release()
 	for {
 		if err := ctx.Err(); err != nil {
 			return 0, nil, false, err
 		}
-		n, err := io.ReadFull(limited, chunk)
+		chunk, found, err := chunks.read(limited)
 		if len(head) < sniffLen {
-			head = append(head, chunk[:min(n, sniffLen-len(head))]...)
+			head = append(head, chunk[:min(len(chunk), sniffLen-len(head))]...)
 		}
-		size += int64(n)
+		size += int64(len(chunk))
 		if size > maxBytes {
 			return 0, nil, false, errGrewPastCap
 		}
-		if n > 0 && keys.next(chunk[:n]) {
-			key = true
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		key = key || found
+		if err == io.EOF {
 			return size, head, key, nil
 		}
 		if err != nil {

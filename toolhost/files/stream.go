@@ -33,25 +33,25 @@ func (s *fileStream) Close() error {
 
 func (s *fileStream) WriteJSON(w io.Writer) error {
 	defer s.Close()
-	head := append(append([]byte(`{"status":"success","mimeType":`), quoteJSON(s.mimeType)...), `,"fileData":"`...)
+	head := append(append([]byte(resultHead), quoteJSON(s.mimeType)...), resultData...)
 	if _, err := w.Write(head); err != nil {
 		return err
 	}
 	enc := base64.NewEncoder(base64.StdEncoding, w)
-	chunk := make([]byte, scanChunk)
-	keys := newKeyScanner()
+	chunks := newChunkScanner()
+	defer chunks.release()
 	r := io.LimitReader(s.f, s.size)
 	for {
-		n, err := io.ReadFull(r, chunk)
-		if n > 0 {
-			if keys.next(chunk[:n]) {
-				return errKeyAppeared
-			}
-			if _, werr := enc.Write(chunk[:n]); werr != nil {
+		chunk, key, err := chunks.read(r)
+		if key {
+			return errKeyAppeared
+		}
+		if len(chunk) > 0 {
+			if _, werr := enc.Write(chunk); werr != nil {
 				return werr
 			}
 		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if err == io.EOF {
 			break
 		}
 		if err != nil {
@@ -61,13 +61,21 @@ func (s *fileStream) WriteJSON(w io.Writer) error {
 	if err := enc.Close(); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, `"}`)
+	_, err := io.WriteString(w, resultTail)
 	return err
 }
 
 // quoteJSON quotes a MIME type as a JSON string, leaving "<", ">" and "&"
-// unescaped as the node's other results do.
+// unescaped as the node's other results do. A bare media type is plain
+// printable ASCII and is quoted as it is.
 func quoteJSON(s string) []byte {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		plain = s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\'
+	}
+	if plain {
+		return append(append(append(make([]byte, 0, len(s)+2), '"'), s...), '"')
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -178,13 +178,38 @@ func (t *fileTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	f, err := openServedFile(requested, resolved, t.maxBytes)
+	f, size, err := openServedFile(requested, resolved, t.maxBytes)
 	if err != nil {
 		return nil, err
+	}
+	if size <= smallFileBytes {
+		if res, done, err := t.serveSmall(ctx, f, requested, resolved, size); done {
+			f.Close()
+			return res, err
+		}
+		// It grew past the small size since it was measured: stream it.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			f.Close()
+			return nil, unreadable(requested, err)
+		}
 	}
 	// First pass: size, type and secrets, holding at most a chunk. The
 	// content is read again, chunk by chunk, while it is written out.
 	size, head, key, err := scanServedFile(ctx, f, t.maxBytes)
+	if err := t.checkScanned(ctx, requested, size, key, err); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, unreadable(requested, err)
+	}
+	return &fileStream{f: f, size: size, mimeType: mimeTypeOf(requested, resolved, head)}, nil
+}
+
+// checkScanned turns a scan's findings into the refusal the caller gets:
+// grown past the cap, unreadable, cancelled, empty or holding a key.
+func (t *fileTool) checkScanned(ctx context.Context, requested string, size int64, key bool, err error) error {
 	switch {
 	case errors.Is(err, errGrewPastCap):
 		err = refusal(ErrFileTooLarge, requested, fmt.Sprintf("it grew past this node's limit of %d bytes while being read", t.maxBytes))
@@ -197,14 +222,7 @@ func (t *fileTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) 
 	case key:
 		err = refusal(ErrSecretFile, requested, "it holds a private key")
 	}
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &fileStream{f: f, size: size, mimeType: mimeTypeOf(requested, resolved, head)}, nil
+	return err
 }
 
 // fileURLArg extracts the fileUrl argument, which must be a JSON string.

@@ -467,21 +467,27 @@ func TestScanServedFileHonoursCancellation(t *testing.T) {
 // A key block that straddles two chunks is still found, by the scan and by
 // the stream.
 func TestPrivateKeyAcrossChunksIsFound(t *testing.T) {
-	for _, at := range []int{scanChunk - 5, scanChunk - 20, scanChunk + 3, 3*scanChunk - 11} {
+	// The first chunk fills the buffer; later ones follow the kept tail.
+	second, third := scanChunk, 2*scanChunk-keyOverlap
+	fourth := third + scanChunk - keyOverlap
+	for _, at := range []int{second - 5, second - 20, second + 3, third - 30, fourth - 11} {
 		data := append(bytes.Repeat([]byte("a"), at), "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n"...)
 		data = append(data, bytes.Repeat([]byte("z"), scanChunk)...)
 		if _, _, key, err := scanServedFile(context.Background(), bytes.NewReader(data), 1<<30); err != nil || !key {
 			t.Errorf("key at %d: scan found %v (%v)", at, key, err)
 		}
-		k := newKeyScanner()
-		found := false
-		for rest := data; len(rest) > 0; {
-			n := min(scanChunk, len(rest))
-			found = found || k.next(rest[:n])
-			rest = rest[n:]
+		k := newChunkScanner()
+		found, read := false, 0
+		for r := bytes.NewReader(data); ; {
+			chunk, key, err := k.read(r)
+			found, read = found || key, read+len(chunk)
+			if err != nil {
+				break
+			}
 		}
-		if !found {
-			t.Errorf("key at %d: chunked scanner missed it", at)
+		k.release()
+		if !found || read != len(data) {
+			t.Errorf("key at %d: chunked scanner found %v after reading %d of %d bytes", at, found, read, len(data))
 		}
 	}
 }
