@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolhost/textproto"
 )
 
 // errToolFailed: the tool ran and answered with an error.
@@ -20,7 +22,7 @@ var errToolFailed = errors.New("tool failed")
 func newCallCmd(a *app) *cobra.Command {
 	var f controlFlags
 	var argsJSON, textFile string
-	var fuzzy bool
+	var text textCallOptions
 	cmd := &cobra.Command{
 		Use:   "call TOOL [key=value | key:=JSON]... | call --text FILE|-",
 		Short: "Run a tool in the daemon as the server would, and print its result",
@@ -35,20 +37,32 @@ func newCallCmd(a *app) *cobra.Command {
 			"--text FILE (or - for standard input) takes the calls from a model's reply instead:\n" +
 			"every call 'vcpnode parse' finds in it (VCP blocks, XML or JSON calls) is run in turn\n" +
 			"this way and its result printed; rejected blocks are reported on standard error. It\n" +
-			"exits 1 when no call parses or any call fails.",
+			"exits 1 when no call parses or any call fails. --parallel runs them all at once (the\n" +
+			"daemon's limits still apply); results are printed in the order of the calls either\n" +
+			"way. --results prints them as the model reads them back: vcp (<<<[TOOL_RESULT]>>>\n" +
+			"blocks), xml (a tool_result event) or json (as --json).",
 		Example: "  # with examples/Plugin in [plugins] dirs:\n" +
 			"  vcpnode call UnitConverter command=Convert value:=10 from=km to=mi\n" +
 			"  vcpnode call UnitConverter --args '{\"command\": \"ListUnits\"}' --json\n" +
-			"  vcpnode call --text reply.txt",
+			"  vcpnode call --text reply.txt\n" +
+			"  vcpnode call --text reply.txt --parallel --results vcp",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("text") {
 				if len(args) > 0 || cmd.Flags().Changed("args") {
 					return usageErrorf("--text takes the calls from a reply: give no TOOL, pairs or --args with it")
 				}
+				if cmd.Flags().Changed("results") && !slices.Contains(textproto.ResultFormats, text.results) {
+					return usageErrorf("--results %q is not one of %s", text.results, strings.Join(textproto.ResultFormats, ", "))
+				}
+				if f.json && text.results != "" && text.results != textproto.ResultsJSON {
+					return usageErrorf("--json prints JSON results; give --results or --json, not both")
+				}
 				return nil
 			}
-			if cmd.Flags().Changed("fuzzy") {
-				return usageErrorf("--fuzzy applies to --text only")
+			for _, flag := range []string{"fuzzy", "parallel", "results"} {
+				if cmd.Flags().Changed(flag) {
+					return usageErrorf("--%s applies to --text only", flag)
+				}
 			}
 			if len(args) == 0 {
 				return usageErrorf("%q needs the name of a tool (vcpnode tools --all lists them)", cmd.CommandPath())
@@ -57,7 +71,7 @@ func newCallCmd(a *app) *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("text") {
-				return a.runTextCalls(cmd, &f, textFile, fuzzy)
+				return a.runTextCalls(cmd, &f, textFile, text)
 			}
 			toolArgs, err := parseCallArgs(argsJSON, args[1:])
 			if err != nil {
@@ -76,7 +90,9 @@ func newCallCmd(a *app) *cobra.Command {
 	f.add(cmd, true)
 	cmd.Flags().StringVar(&argsJSON, "args", "", "the arguments as one `JSON` object; key=value pairs override it")
 	cmd.Flags().StringVar(&textFile, "text", "", "run the calls found in a model's reply read from `FILE` (- for standard input)")
-	cmd.Flags().BoolVar(&fuzzy, "fuzzy", false, "with --text: match markers as the server does with fuzzy matching on")
+	cmd.Flags().BoolVar(&text.fuzzy, "fuzzy", false, "with --text: match markers as the server does with fuzzy matching on")
+	cmd.Flags().BoolVar(&text.parallel, "parallel", false, "with --text: run the calls at once, not one after another")
+	cmd.Flags().StringVar(&text.results, "results", "", "with --text: print the results as the model reads them back, `FORMAT` "+strings.Join(textproto.ResultFormats, ", "))
 	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *controlapi.ControlClient) ([]string, error) {
 		tools, err := c.Tools(ctx)
 		names := make([]string, 0, len(tools))

@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/textproto"
 )
 
@@ -19,14 +23,27 @@ type TextCallResult struct {
 	Response controlapi.CallResponse `json:"response"`
 }
 
+// textCallOptions are call --text's flags.
+type textCallOptions struct {
+	fuzzy, parallel bool
+	results         string // a textproto.ResultFormats entry, or "" for the readable report
+}
+
+// maxParallelCalls bounds the calls --parallel has in flight at once; the
+// daemon's own limits ([node] max_concurrent, a tool's max_concurrent and
+// the queue) still decide how many of them run.
+const maxParallelCalls = toolhost.DefaultMaxConcurrent
+
 // runTextCalls parses a model's reply and runs each call it holds through
-// the daemon, as `vcpnode call` runs one, in the order of the reply.
-func (a *app) runTextCalls(cmd *cobra.Command, f *controlFlags, name string, fuzzy bool) error {
+// the daemon, as `vcpnode call` runs one: one after another in the order of
+// the reply, or all at once with --parallel; either way the results are
+// printed in the order of the calls.
+func (a *app) runTextCalls(cmd *cobra.Command, f *controlFlags, name string, opt textCallOptions) error {
 	reply, err := a.readReply(cmd, name)
 	if err != nil {
 		return err
 	}
-	res := textproto.Parse(reply, textproto.Options{Fuzzy: fuzzy})
+	res := textproto.Parse(reply, textproto.Options{Fuzzy: opt.fuzzy})
 	printRejected(a.stderr, res.Rejected)
 	if len(res.Calls) == 0 {
 		return noCallsError(res)
@@ -36,41 +53,115 @@ func (a *app) runTextCalls(cmd *cobra.Command, f *controlFlags, name string, fuz
 		return err
 	}
 	defer done()
-	var results []TextCallResult
+	if f.json {
+		opt.results = textproto.ResultsJSON
+	}
+	calls := res.Calls
+	answers := runCalls(ctx, c, calls, opt.parallel)
+	results := make([]TextCallResult, 0, len(calls))
 	failed := 0
-	for i, call := range res.Calls {
-		resp, err := c.Call(ctx, controlapi.CallRequest{Tool: call.Tool, Args: call.Args})
-		if err != nil {
-			return fmt.Errorf("call %d of %d (%s, line %d): %w", i+1, len(res.Calls), call.Tool, call.Line, err)
+	for i, call := range calls {
+		ans := <-answers[i]
+		if ans.err != nil {
+			return fmt.Errorf("call %d of %d (%s, line %d): %w", i+1, len(calls), call.Tool, call.Line, ans.err)
 		}
-		results = append(results, TextCallResult{Call: call, Response: resp})
-		if !resp.OK {
+		results = append(results, TextCallResult{Call: call, Response: ans.resp})
+		if !ans.resp.OK {
 			failed++
 		}
-		if f.json {
-			continue
+		if opt.results == "" {
+			printTextCall(a.stdout, i, len(calls), call, ans.resp)
 		}
-		took := ctlAge(time.Duration(resp.DurationMs) * time.Millisecond)
-		if !resp.OK {
-			fmt.Fprintf(a.stdout, "call %d of %d, line %d: %s failed (%s, request %s, after %s):\n%s\n",
-				i+1, len(res.Calls), call.Line, resp.Tool, resp.Outcome, resp.RequestID, took, resp.Error)
-			continue
-		}
-		var pretty bytes.Buffer
-		if err := json.Indent(&pretty, resp.Result, "", "  "); err != nil {
-			pretty.Reset()
-			pretty.Write(resp.Result)
-		}
-		fmt.Fprintf(a.stdout, "call %d of %d, line %d: %s ok after %s (request %s):\n%s\n",
-			i+1, len(res.Calls), call.Line, resp.Tool, took, resp.RequestID, pretty.Bytes())
 	}
-	if f.json {
-		if err := writeJSON(a.stdout, results); err != nil {
+	if err := writeResults(a.stdout, opt.results, results); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return fmt.Errorf("%w: %d of %d calls failed", errToolFailed, failed, len(calls))
+	}
+	return nil
+}
+
+// callAnswer is one call's answer from the daemon.
+type callAnswer struct {
+	resp controlapi.CallResponse
+	err  error
+}
+
+// runCalls starts the calls and returns one channel per call that gets
+// its answer: in turn, or with parallel up to maxParallelCalls at once.
+func runCalls(ctx context.Context, c *controlapi.ControlClient, calls []textproto.Call, parallel bool) []chan callAnswer {
+	answers := make([]chan callAnswer, len(calls))
+	for i := range answers {
+		answers[i] = make(chan callAnswer, 1)
+	}
+	run := func(i int) error {
+		resp, err := c.Call(ctx, controlapi.CallRequest{Tool: calls[i].Tool, Args: calls[i].Args})
+		answers[i] <- callAnswer{resp, err}
+		return err
+	}
+	if !parallel {
+		go func() {
+			for i := range calls {
+				if run(i) != nil {
+					return // nothing is run after a call that could not be made
+				}
+			}
+		}()
+		return answers
+	}
+	slots := make(chan struct{}, maxParallelCalls)
+	var wg sync.WaitGroup
+	go func() {
+		for i := range calls {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				_ = run(i) // the error is the answer
+			})
+		}
+		wg.Wait()
+	}()
+	return answers
+}
+
+// printTextCall writes one call's answer for a person to read.
+func printTextCall(w io.Writer, i, n int, call textproto.Call, resp controlapi.CallResponse) {
+	took := ctlAge(time.Duration(resp.DurationMs) * time.Millisecond)
+	if !resp.OK {
+		fmt.Fprintf(w, "call %d of %d, line %d: %s failed (%s, request %s, after %s):\n%s\n",
+			i+1, n, call.Line, resp.Tool, resp.Outcome, resp.RequestID, took, resp.Error)
+		return
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, resp.Result, "", "  "); err != nil {
+		pretty.Reset()
+		pretty.Write(resp.Result)
+	}
+	fmt.Fprintf(w, "call %d of %d, line %d: %s ok after %s (request %s):\n%s\n",
+		i+1, n, call.Line, resp.Tool, took, resp.RequestID, pretty.Bytes())
+}
+
+// writeResults writes the results in a result format; "" writes nothing
+// (the readable report was printed call by call).
+func writeResults(w io.Writer, format string, results []TextCallResult) error {
+	if format == "" {
+		return nil
+	}
+	if format == textproto.ResultsJSON {
+		return writeJSON(w, results)
+	}
+	trs := make([]textproto.ToolResult, len(results))
+	for i, r := range results {
+		trs[i] = textproto.ToolResult{Tool: r.Call.Tool, ID: r.Call.ID, OK: r.Response.OK, Result: r.Response.Result, Error: r.Response.Error}
+	}
+	text := textproto.VCPResults(trs)
+	if format == textproto.ResultsXML {
+		var err error
+		if text, err = textproto.ResultEvent(trs, time.Now()); err != nil {
 			return err
 		}
 	}
-	if failed > 0 {
-		return fmt.Errorf("%w: %d of %d calls failed", errToolFailed, failed, len(res.Calls))
-	}
-	return nil
+	_, err := fmt.Fprintln(w, text)
+	return err
 }

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// TestCallTextResults prints the results of a reply's calls as the model
+// reads them back: VCP <<<[TOOL_RESULT]>>> blocks and seed 004's
+// tool_result event, in the order of the calls, failures included.
+func TestCallTextResults(t *testing.T) {
+	d := startDaemon(t, typedDaemonConfig, thumbTool{})
+	d.accept()
+	file := writeFile(t, "reply.txt", sampleReply, 0o600)
+
+	code, out, errOut := d.ctl("call", "--text", file, "--results", "vcp")
+	if code != exitError {
+		t.Fatalf("exit %d, want 1 (one call fails)\n%s\n%s", code, out, errOut)
+	}
+	blocks := strings.Split(strings.TrimSuffix(out, "\n"), "\n\n")
+	if len(blocks) != 3 {
+		t.Fatalf("want 3 result blocks:\n%s", out)
+	}
+	want := []string{
+		"<<<[TOOL_RESULT]>>>\ntool_name:「始」Thumb「末」\nstatus:「始」success「末」\n" +
+			`content:「始」{"args":{"crop":false,"format":"png","maid":"Nova","path":"cat.png","size":128}}「末」` + "\n<<<[END_TOOL_RESULT]>>>",
+		"<<<[TOOL_RESULT]>>>\ntool_name:「始」Echo「末」\nstatus:「始」success「末」\ncontent:「始」",
+		"<<<[TOOL_RESULT]>>>\ntool_name:「始」Thumb「末」\nstatus:「始」error「末」\ncontent:「始ESCAPE」invalid arguments for Thumb:\n",
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(blocks[i], w) || !strings.HasSuffix(blocks[i], "<<<[END_TOOL_RESULT]>>>") {
+			t.Errorf("block %d:\n%s\nwant it to start with:\n%s", i+1, blocks[i], w)
+		}
+	}
+	if !strings.Contains(blocks[1], "message: hi & bye") || !strings.Contains(blocks[2], "「末ESCAPE」\n<<<[END_TOOL_RESULT]>>>") {
+		t.Errorf("blocks:\n%s", out)
+	}
+
+	code, out, errOut = d.ctl("call", "--text", file, "--results", "xml")
+	if code != exitError {
+		t.Fatalf("xml: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var ev struct {
+		Type      string
+		Timestamp string
+		Data      struct {
+			Results []struct {
+				ToolName string `json:"tool_name"`
+				Success  bool
+				Result   json.RawMessage
+				Error    string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &ev); err != nil {
+		t.Fatalf("xml results are not one JSON event: %v\n%s", err, out)
+	}
+	r := ev.Data.Results
+	if ev.Type != "tool_result" || len(ev.Timestamp) != len("2024-01-01T12:00:00") || len(r) != 3 ||
+		r[0].ToolName != "Thumb" || !r[0].Success || !strings.Contains(string(r[0].Result), `"size": 128`) ||
+		r[1].ToolName != "Echo" || !r[1].Success ||
+		r[2].ToolName != "Thumb" || r[2].Success || !strings.Contains(r[2].Error, "is not an integer") || r[2].Result != nil {
+		t.Errorf("event: %s", out)
+	}
+
+	code, out, _ = d.ctl("call", "--text", file, "--results", "json")
+	var results []TextCallResult
+	if err := json.Unmarshal([]byte(out), &results); code != exitError || err != nil || len(results) != 3 || results[2].Response.OK {
+		t.Errorf("json: exit %d %v\n%s", code, err, out)
+	}
+
+	for _, bad := range [][]string{
+		{"call", "--text", file, "--results", "yaml"},
+		{"call", "--text", file, "--results", "vcp", "--json"},
+		{"call", "Echo", "--parallel"},
+		{"call", "Echo", "--results", "vcp"},
+	} {
+		if code, _, errOut := d.ctl(bad...); code != exitUsage {
+			t.Errorf("%v: exit %d, want 2: %s", bad, code, errOut)
+		}
+	}
+}
+
+// gateTool blocks its call with wait=1 until a call with open=1 has
+// finished: run one after another, a reply that calls wait before open
+// never finishes; run in parallel, it does, and wait's result still comes
+// first because it is the first call.
+type gateTool struct{ opened chan struct{} }
+
+func (gateTool) Spec() toolhost.Spec {
+	return toolhost.Spec{Name: "Gate", Description: "waits for its twin", Commands: []toolhost.Command{{Command: "Gate", Description: "d"}},
+		Source: "test", DistributedExposed: true}
+}
+
+func (g gateTool) Invoke(ctx context.Context, c toolhost.Call) (any, error) {
+	if _, ok := c.Args["open"]; ok {
+		close(g.opened)
+		return "opened", nil
+	}
+	select {
+	case <-g.opened:
+		return "passed", nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func TestCallTextParallel(t *testing.T) {
+	d := startDaemon(t, "[tools.Gate]\nexpose = true\ntimeout = \"60s\"\n", gateTool{opened: make(chan struct{})})
+	d.accept()
+	reply := "<function_calls>\n<invoke name=\"Gate\"><parameter name=\"wait\">1</parameter></invoke>\n" +
+		"<invoke name=\"Gate\"><parameter name=\"open\">1</parameter></invoke>\n</function_calls>\n"
+	file := writeFile(t, "reply.txt", reply, 0o600)
+	code, out, errOut := d.ctl("call", "--text", file, "--parallel", "--results", "vcp")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	want := "<<<[TOOL_RESULT]>>>\ntool_name:「始」Gate「末」\nstatus:「始」success「末」\ncontent:「始」passed「末」\n<<<[END_TOOL_RESULT]>>>\n\n" +
+		"<<<[TOOL_RESULT]>>>\ntool_name:「始」Gate「末」\nstatus:「始」success「末」\ncontent:「始」opened「末」\n<<<[END_TOOL_RESULT]>>>\n"
+	if out != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}

@@ -1,0 +1,140 @@
+package textproto
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Result formats: how the results of a reply's calls are written back for
+// the model to read.
+const (
+	ResultsVCP  = "vcp"  // seed 000's <<<[TOOL_RESULT]>>> blocks
+	ResultsXML  = "xml"  // seed 004's tool_result event, for the XML format's agent loop
+	ResultsJSON = "json" // the calls and the daemon's answers as they are
+)
+
+// ResultFormats lists the result formats.
+var ResultFormats = []string{ResultsVCP, ResultsXML, ResultsJSON}
+
+// ToolResult is one call's outcome.
+type ToolResult struct {
+	Tool string
+	// ID is the call's own id (Call.ID), when its format carries one.
+	ID string
+	OK bool
+	// Result is the tool's result as JSON when OK.
+	Result json.RawMessage
+	// Error is the error text when not OK.
+	Error string
+}
+
+// content is what the model reads as a result's body: a string result as
+// its text, a result that is only text parts ({"content": [{"type":
+// "text", "text": …}…]}, as plugins and MCP tools answer) as those texts,
+// any other result as compact JSON, an error as its text.
+func (r ToolResult) content() string {
+	if !r.OK {
+		return r.Error
+	}
+	var s string
+	if json.Unmarshal(r.Result, &s) == nil {
+		return s
+	}
+	if text, ok := textParts(r.Result); ok {
+		return text
+	}
+	return string(compactJSON(string(r.Result)))
+}
+
+// textParts joins the texts of a {"content": [{"type": "text", "text"}…]}
+// result that holds nothing else.
+func textParts(raw json.RawMessage) (string, bool) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil || len(top) != 1 || top["content"] == nil {
+		return "", false
+	}
+	var parts []map[string]json.RawMessage
+	if json.Unmarshal(top["content"], &parts) != nil || len(parts) == 0 {
+		return "", false
+	}
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		var typ, text string
+		if len(p) != 2 || json.Unmarshal(p["type"], &typ) != nil || typ != "text" || json.Unmarshal(p["text"], &text) != nil {
+			return "", false
+		}
+		texts = append(texts, text)
+	}
+	return strings.Join(texts, "\n"), true
+}
+
+// The markers of seed 000's result blocks.
+const (
+	resultStart = "<<<[TOOL_RESULT]>>>"
+	resultEnd   = "<<<[END_TOOL_RESULT]>>>"
+)
+
+// VCPResults writes one <<<[TOOL_RESULT]>>> block per result, in order:
+// the tool's name, status (success or error, as seed 000's
+// ToolExecutionResult), the call's id when it had one, and the content,
+// each as a VCP value.
+func VCPResults(results []ToolResult) string {
+	blocks := make([]string, 0, len(results))
+	for _, r := range results {
+		var b strings.Builder
+		b.WriteString(resultStart)
+		b.WriteByte('\n')
+		writeField(&b, "tool_name", r.Tool)
+		if r.ID != "" {
+			writeField(&b, "request_id", r.ID)
+		}
+		status := "success"
+		if !r.OK {
+			status = "error"
+		}
+		writeField(&b, "status", status)
+		writeField(&b, "content", r.content())
+		b.WriteString(resultEnd)
+		blocks = append(blocks, b.String())
+	}
+	return strings.Join(blocks, "\n\n")
+}
+
+// resultEvent is seed 004's event: {"type": "tool_result", "timestamp",
+// "data": {"results": [{"tool_name", "success", "result"}]}}.
+type resultEvent struct {
+	Type      string `json:"type"`
+	Timestamp string `json:"timestamp"`
+	Data      struct {
+		Results []eventResult `json:"results"`
+	} `json:"data"`
+}
+
+type eventResult struct {
+	ToolName string          `json:"tool_name"`
+	ID       string          `json:"id,omitempty"`
+	Success  bool            `json:"success"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
+}
+
+// ResultEvent is seed 004's tool_result event for a batch, indented, its
+// timestamp at's local time as the seed writes it (no zone).
+func ResultEvent(results []ToolResult, at time.Time) (string, error) {
+	ev := resultEvent{Type: "tool_result", Timestamp: at.Format("2006-01-02T15:04:05")}
+	ev.Data.Results = make([]eventResult, 0, len(results))
+	for _, r := range results {
+		er := eventResult{ToolName: r.Tool, ID: r.ID, Success: r.OK}
+		if r.OK {
+			er.Result = r.Result
+			if len(er.Result) == 0 {
+				er.Result = json.RawMessage("null")
+			}
+		} else {
+			er.Error = r.Error
+		}
+		ev.Data.Results = append(ev.Data.Results, er)
+	}
+	return indentJSON(ev)
+}
