@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"slices"
 
 	"github.com/vcpnode/vcpnode/config"
@@ -18,7 +17,8 @@ import (
 // and stopped, and calls see the new tools and policy in one step. Tools,
 // exposure and file roots change at once; hub settings and a changed set of
 // registered tools make the node reconnect, because the server can neither
-// update nor remove a registration; limits and logging need a restart.
+// update nor remove a registration; the report names every table a reload
+// does not apply (reloadRules, reload_sections.go).
 func (n *Node) Reload(cfg config.Config) (controlapi.ReloadReport, error) {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
@@ -51,19 +51,10 @@ func (n *Node) reload(base config.Config) (controlapi.ReloadReport, error) {
 	placeholdersRemoved, phWarnings := n.applyPlaceholders(st) // placeholders.go
 	warnings = append(warnings, phWarnings...)
 
-	rep := controlapi.ReloadReport{Changed: changedSections(old.cfg, cfg), Warnings: warnings}
+	rep := controlapi.ReloadReport{Warnings: warnings}
+	rep.Changed, rep.RestartNeeded = reloadSections(old.cfg, cfg) // reload_sections.go
 	for _, w := range warnings {
 		n.log.Warn().Msg(w)
-	}
-	if old.cfg.Node.MaxConcurrent != cfg.Node.MaxConcurrent || old.cfg.Node.Queue != cfg.Node.Queue ||
-		old.cfg.Node.MaxResultBytes != cfg.Node.MaxResultBytes {
-		rep.RestartNeeded = append(rep.RestartNeeded, "node.max_concurrent, node.queue and node.max_result_bytes")
-	}
-	if old.cfg.Log != cfg.Log {
-		rep.RestartNeeded = append(rep.RestartNeeded, "log")
-	}
-	if old.cfg.Console != cfg.Console {
-		rep.RestartNeeded = append(rep.RestartNeeded, "console") // its listener and sessions
 	}
 	if !sameHub(old, st) || !sameManifests(before, after) || placeholdersRemoved {
 		rep.Reconnected = true
@@ -107,21 +98,4 @@ func sameHub(a, b *settings) bool {
 
 func sameManifests(a, b []json.RawMessage) bool {
 	return slices.EqualFunc(a, b, func(x, y json.RawMessage) bool { return string(x) == string(y) })
-}
-
-func changedSections(a, b config.Config) []string {
-	var out []string
-	for _, c := range []struct {
-		name string
-		x, y any
-	}{
-		{"hub", a.Hub, b.Hub}, {"node", a.Node, b.Node}, {"files", a.Files, b.Files},
-		{"log", a.Log, b.Log}, {"tools", a.Tools, b.Tools},
-		{"placeholders", a.Placeholders, b.Placeholders}, {"plugins", a.Plugins, b.Plugins}, {"mcp", a.MCP, b.MCP},
-	} {
-		if !reflect.DeepEqual(c.x, c.y) {
-			out = append(out, c.name)
-		}
-	}
-	return out
 }
