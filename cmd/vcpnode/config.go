@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
@@ -82,41 +83,72 @@ func newConfigCmd(a *app) *cobra.Command {
 // as far as what decoded allows: its key, group and plugin folders too.
 func (a *app) checkConfig(path string) error {
 	part, err := config.LoadPartial(path)
-	var ce *config.Error
-	if err != nil && !errors.As(err, &ce) {
+	r, err := a.checkPartial(path, part, err)
+	if err != nil {
 		return err
+	}
+	r.warnings = append(r.warnings, config.PermissionWarnings(path, part.Config)...)
+	for _, w := range r.warnings {
+		fmt.Fprintln(a.stdout, "warning: "+config.Redact(w))
+	}
+	if err := r.print(a.stdout, path); err != nil {
+		return err
+	}
+	fmt.Fprintln(a.stdout, "config OK")
+	return nil
+}
+
+// checkResult is what checking a config found.
+type checkResult struct {
+	warnings []string
+	problems []string // each a line, the file's own with their position
+	count    int      // problems, counting each of the file's own
+	// notChecked are checks the problems kept from running.
+	notChecked []string
+}
+
+// checkPartial checks part, decoded from path with loadErr, as `config
+// check` does (the file's permissions aside).
+func (a *app) checkPartial(path string, part config.Partial, loadErr error) (checkResult, error) {
+	var ce *config.Error
+	if loadErr != nil && !errors.As(loadErr, &ce) {
+		return checkResult{}, loadErr
 	}
 	cfg := part.Config
 	setup := a.setupProblems(part)
-	var warnings []string
+	var r checkResult
 	if setup.hosted != nil {
 		if bad := part.Lost("tools"); bad != "" {
 			setup.skip("the [tools.NAME] names", hasProblem(bad))
 		} else {
-			warnings = append(warnings, unknownToolWarnings(cfg, setup.hosted)...)
+			r.warnings = append(r.warnings, unknownToolWarnings(cfg, setup.hosted)...)
 		}
 	}
-	warnings = append(warnings, config.PermissionWarnings(path, cfg)...)
-	warnings = append(warnings, cfg.Warnings()...)
-
-	for _, w := range warnings {
-		fmt.Fprintln(a.stdout, "warning: "+config.Redact(w))
-	}
-	n := len(setup.problems)
+	r.warnings = append(r.warnings, cfg.Warnings()...)
 	if ce != nil {
-		fmt.Fprintln(a.stdout, config.Redact(ce.Error()))
-		n += len(ce.Problems)
+		r.problems = append(r.problems, ce.Error())
+		r.count += len(ce.Problems)
 	}
 	for _, p := range setup.problems {
-		fmt.Fprintln(a.stdout, config.Redact(path+": "+p))
+		r.problems = append(r.problems, path+": "+p)
 	}
-	for _, s := range setup.notChecked {
-		fmt.Fprintln(a.stdout, config.Redact("not checked: "+s))
+	r.count += len(setup.problems)
+	r.notChecked = setup.notChecked
+	return r, nil
+}
+
+// print writes the problems and what was not checked, and returns an
+// error counting the problems when there is any.
+func (r checkResult) print(w io.Writer, path string) error {
+	for _, p := range r.problems {
+		fmt.Fprintln(w, config.Redact(p))
 	}
-	if n > 0 || len(setup.notChecked) > 0 {
-		return fmt.Errorf("%s: %s", path, count(n, "problem"))
+	for _, s := range r.notChecked {
+		fmt.Fprintln(w, config.Redact("not checked: "+s))
 	}
-	fmt.Fprintln(a.stdout, "config OK")
+	if r.count > 0 || len(r.notChecked) > 0 {
+		return fmt.Errorf("%s: %s", path, count(r.count, "problem"))
+	}
 	return nil
 }
 

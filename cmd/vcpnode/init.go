@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -67,10 +68,11 @@ func (a *app) runInit(h *host, f initFlags) error {
 			return fmt.Errorf("--plugins %q: %w", d, err)
 		}
 	}
-	text, err := exampleConfig(configValues{URL: f.hub, Name: f.name, KeyFile: keyFile, PluginDirs: dirs},
-		"Written by `vcpnode init`. Every other setting is shown commented out with its\n"+
-			"default. The key is in hub.key_file, not here. Check changes with:\n"+
-			"  vcpnode config check --config "+cfgPath)
+	values := configValues{URL: f.hub, Name: f.name, KeyFile: keyFile, PluginDirs: dirs}
+	header := "Written by `vcpnode init`. Every other setting is shown commented out with its\n" +
+		"default. The key is in hub.key_file, not here. Check changes with:\n" +
+		"  vcpnode config check --config " + cfgPath
+	text, err := exampleConfig(values, header)
 	if err != nil {
 		return err
 	}
@@ -92,20 +94,26 @@ func (a *app) runInit(h *host, f initFlags) error {
 			return err
 		}
 	}
+	if err := a.precheckInit(cfgPath, values, header, key); err != nil {
+		return err
+	}
 
 	dirMode, configMode := fs.FileMode(0o700), fs.FileMode(0o600)
+	group := ""
 	if system {
-		// The system service's user reads the config; the key stays root's
-		// and reaches the service as a systemd credential.
-		dirMode, configMode = 0o755, 0o644
+		// The system service's user reads the config through its group;
+		// the key stays root's and reaches the service as a systemd
+		// credential.
+		dirMode, configMode = 0o755, 0o640
+		group = systemGroup
 	}
-	if err := mkdirMode(filepath.Dir(cfgPath), dirMode); err != nil {
+	if err := a.mkdirShown(filepath.Dir(cfgPath), dirMode); err != nil {
 		return err
 	}
 	if keepKey {
 		fmt.Fprintf(a.stdout, "kept the existing key file %s (--force replaces it)\n", keyFile)
 	} else {
-		if err := mkdirMode(filepath.Dir(keyFile), 0o700); err != nil {
+		if err := a.mkdirShown(filepath.Dir(keyFile), 0o700); err != nil {
 			return err
 		}
 		if err := writeFileAtomic(keyFile, []byte(key+"\n"), 0o600); err != nil {
@@ -116,16 +124,66 @@ func (a *app) runInit(h *host, f initFlags) error {
 	if err := writeFileAtomic(cfgPath, []byte(text), configMode); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdout, "wrote %s\n", cfgPath)
+	fmt.Fprintf(a.stdout, "wrote %s (mode %04o%s)\n", cfgPath, configMode, giveToGroup(h, cfgPath, group))
 
 	if err := a.checkConfig(cfgPath); err != nil {
 		return err
+	}
+	run := "vcpnode run --config " + cfgPath
+	if why := a.serviceManagerProblem(h, system); why != nil {
+		fmt.Fprintf(a.stdout, "next: %s   (no service install here: %v)\n", run, why)
+		return nil
 	}
 	scope := ""
 	if system {
 		scope = " --system"
 	}
-	fmt.Fprintf(a.stdout, "next: vcpnode service install%s --config %s   (or: vcpnode run --config %s)\n", scope, cfgPath, cfgPath)
+	fmt.Fprintf(a.stdout, "next: vcpnode service install%s --config %s   (or: %s)\n", scope, cfgPath, run)
+	return nil
+}
+
+// precheckInit checks the config init is about to write, as `config
+// check` would, before anything is written: a plugin folder that is not
+// there, a key that does not work, refuse it whole. The key is handed to
+// the check through its environment lookup, never written anywhere.
+func (a *app) precheckInit(cfgPath string, values configValues, header, key string) error {
+	getenv := a.getenv
+	if key != "" {
+		values.KeyFile = "" // not written yet: the check gets the key itself
+	}
+	text, err := exampleConfig(values, header)
+	if err != nil {
+		return err
+	}
+	check := *a
+	check.getenv = func(k string) string {
+		if k == config.EnvKey {
+			return key // "" when the key file is kept: the file is checked
+		}
+		return getenv(k)
+	}
+	part, err := config.ParsePartial([]byte(text), cfgPath)
+	r, err := check.checkPartial(cfgPath, part, err)
+	if err != nil {
+		return err
+	}
+	var out strings.Builder
+	if err := r.print(&out, cfgPath); err != nil {
+		fmt.Fprint(a.stdout, out.String())
+		return fmt.Errorf("nothing was written: %w", err)
+	}
+	return nil
+}
+
+// mkdirShown is mkdirMode that says when it made the directory.
+func (a *app) mkdirShown(dir string, mode fs.FileMode) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := mkdirMode(dir, mode); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "created directory %s (mode %04o)\n", dir, mode)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,12 +13,12 @@ import (
 
 const initKey = "s3cret-Key_1"
 
-// initTest runs `init` as a user whose home is a temporary directory; its
-// host has no fsRoot: init writes where it is told.
+// initTest runs `init` as a user whose home is a temporary directory. init
+// writes where it is told; the host's fsRoot holds only what it looks at
+// to tell whether a service could be installed (withSystemd).
 func newInitTest(t *testing.T, euid int, stdin string) (*serviceTest, string) {
 	t.Helper()
 	st := newServiceTest(t, "linux", euid)
-	st.h.fsRoot = ""
 	st.h.stdin = strings.NewReader(stdin)
 	home := t.TempDir()
 	st.env["HOME"] = home
@@ -35,11 +36,14 @@ func mode(t *testing.T, path string) os.FileMode {
 
 func TestInitWritesAConfigThatPassesConfigCheck(t *testing.T) {
 	st, home := newInitTest(t, 1000, initKey+"\n")
+	st.withSystemd(t)
 	out := st.mustRun(t, "init", "--hub", "ws://127.0.0.1:6005/", "--name", "build box", "--key-stdin")
 
-	cfgPath := filepath.Join(home, ".config", "vcpnode", "config.toml")
-	key := filepath.Join(home, ".config", "vcpnode", "key")
-	for _, want := range []string{"wrote the key to " + key + " (mode 0600)", "wrote " + cfgPath, "config OK", "next: vcpnode service install --config " + cfgPath} {
+	dir := filepath.Join(home, ".config", "vcpnode")
+	cfgPath := filepath.Join(dir, "config.toml")
+	key := filepath.Join(dir, "key")
+	for _, want := range []string{"created directory " + dir + " (mode 0700)\n", "wrote the key to " + key + " (mode 0600)\n",
+		"wrote " + cfgPath + " (mode 0600)\n", "config OK", "next: vcpnode service install --config " + cfgPath} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -151,18 +155,78 @@ func TestInitPromptsWithoutEcho(t *testing.T) {
 	}
 }
 
+// withSystemd makes the host look like a machine where systemd is PID 1,
+// with the user's manager running.
+func (st *serviceTest) withSystemd(t *testing.T) {
+	t.Helper()
+	st.env["XDG_RUNTIME_DIR"] = "/run/user/1000"
+	for _, p := range []string{systemdBootedDir, systemdPrivate, "/run/user/1000/bus"} {
+		dir := p
+		if p != systemdBootedDir {
+			dir = filepath.Dir(p)
+		}
+		if err := os.MkdirAll(filepath.Join(st.root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if p != systemdBootedDir {
+			st.writeFile(t, p, "", 0o600)
+		}
+	}
+}
+
+// As root the config is 0640 and given to the vcpnode group when it
+// exists; every file written is named with its mode. The system paths are
+// given with --config, so the test writes nothing outside its directory.
 func TestInitAsRootWritesTheSystemLayout(t *testing.T) {
-	st, home := newInitTest(t, 0, initKey)
-	cfgPath := filepath.Join(home, "etc", "vcpnode", "config.toml")
-	out := st.mustRun(t, "init", "--hub", "wss://vcp.example.org", "--config", cfgPath)
-	if m := mode(t, cfgPath); m != 0o644 {
-		t.Errorf("config mode %04o: the service user must read it", m)
+	for _, groupExists := range []bool{true, false} {
+		t.Run(fmt.Sprintf("group exists %v", groupExists), func(t *testing.T) {
+			st, home := newInitTest(t, 0, initKey)
+			st.withSystemd(t)
+			gid := os.Getgid() // a group this process may give files to
+			if groupExists {
+				st.h.groupID = func(name string) (int, error) {
+					if name != "vcpnode" {
+						return 0, fmt.Errorf("no group %s", name)
+					}
+					return gid, nil
+				}
+			}
+			dir := filepath.Join(home, "etc", "vcpnode")
+			cfgPath := filepath.Join(dir, "config.toml")
+			out := st.mustRun(t, "init", "--hub", "wss://vcp.example.org", "--config", cfgPath)
+			if m := mode(t, cfgPath); m != 0o640 {
+				t.Errorf("config mode %04o, want 0640", m)
+			}
+			if m := mode(t, filepath.Join(dir, "key")); m != 0o600 {
+				t.Errorf("key mode %04o", m)
+			}
+			wantCfg := "wrote " + cfgPath + " (mode 0640; no group vcpnode here yet)\n"
+			if groupExists {
+				wantCfg = "wrote " + cfgPath + " (mode 0640, group vcpnode)\n"
+				if fi, err := os.Stat(cfgPath); err != nil || fileGID(fi) != gid {
+					t.Errorf("config not given to the group (gid %d): %v", gid, err)
+				}
+			}
+			for _, want := range []string{"created directory " + dir + " (mode 0755)\n", "wrote the key to " + filepath.Join(dir, "key") + " (mode 0600)\n",
+				wantCfg, "next: vcpnode service install --system --config " + cfgPath} {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+		})
 	}
-	if m := mode(t, filepath.Join(filepath.Dir(cfgPath), "key")); m != 0o600 {
-		t.Errorf("key mode %04o", m)
-	}
-	if !strings.Contains(out, "next: vcpnode service install --system") {
-		t.Errorf("output:\n%s", out)
+}
+
+// init suggests `service install` only where a service manager can take
+// it; elsewhere it says why and suggests `vcpnode run`.
+func TestInitSuggestsServiceOnlyWhereItCanWork(t *testing.T) {
+	for _, euid := range []int{0, 1000} {
+		st, home := newInitTest(t, euid, initKey)
+		cfgPath := filepath.Join(home, "config.toml")
+		out := st.mustRun(t, "init", "--hub", "wss://vcp.example.org", "--config", cfgPath)
+		if strings.Contains(out, "next: vcpnode service install") || !strings.Contains(out, "next: vcpnode run --config "+cfgPath+"   (no service install here: systemd is not the init system here") {
+			t.Errorf("euid %d without systemd:\n%s", euid, out)
+		}
 	}
 }
 
@@ -178,6 +242,7 @@ func TestInitRefusesBadInput(t *testing.T) {
 		{"bad hub", []string{"--hub", "ftp://h"}, initKey, exitError, "nothing was written"},
 		{"bad key", []string{"--hub", "ws://127.0.0.1:1"}, "bad key/with spaces", exitError, "the key was not written"},
 		{"no key", []string{"--hub", "ws://127.0.0.1:1"}, "\n", exitError, "no key given"},
+		{"missing plugin folder", []string{"--hub", "ws://127.0.0.1:1", "--plugins", filepath.Join(t.TempDir(), "missing")}, initKey, exitError, "nothing was written"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

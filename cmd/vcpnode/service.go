@@ -30,6 +30,8 @@ type host struct {
 	stdinIsTerminal func() bool
 	// readHidden prints prompt and reads a line without echoing it.
 	readHidden func(prompt string) (string, error)
+	// groupID is a group's id on this machine.
+	groupID func(name string) (int, error)
 }
 
 func realHost() *host {
@@ -44,6 +46,7 @@ func realHost() *host {
 			return err == nil && fi.Mode()&os.ModeCharDevice != 0
 		},
 		readHidden: readHiddenLine,
+		groupID:    lookupGroupID,
 	}
 }
 

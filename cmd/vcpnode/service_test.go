@@ -74,6 +74,7 @@ func newServiceTest(t *testing.T, goos string, euid int) *serviceTest {
 		stdin:           strings.NewReader(""),
 		stdinIsTerminal: func() bool { return false },
 		readHidden:      func(string) (string, error) { return "", errors.New("no terminal in tests") },
+		groupID:         func(string) (int, error) { return 0, errors.New("no such group in tests") },
 	}
 	st.env["HOME"] = "/home/alice"
 	st.env["USER"] = "alice"
