@@ -156,9 +156,7 @@ func faultKinds(r *rig) []*fault {
 	for _, f := range fs {
 		switch f.name {
 		case "disk-full":
-			if !r.private {
-				f.skip = "needs root: the outbox's small tmpfs lives in a private mount namespace"
-			}
+			f.skip = r.privateSkip
 		case "memory-pressure":
 			f.skip = r.cgroupSkip
 		}

@@ -47,7 +47,8 @@ type rig struct {
 	filesDir    string
 	metricsAddr string
 	logPath     string
-	private     bool // the daemon runs in a private mount namespace with a tmpfs state dir
+	private     bool   // the daemon runs in a private mount namespace with a tmpfs state dir
+	privateSkip string // why not, when private is false
 	cgroupDir   string
 	cgroupSkip  string // why there is no memory pressure, or ""
 	version     int    // of the config, for valid reloads
@@ -275,12 +276,21 @@ func (r *rig) writePlugins() error {
 // fills only that.
 func (r *rig) startDaemon() error {
 	args := []string{r.bin, "run", "--config", r.configPath}
-	if os.Geteuid() == 0 && r.opts.privileged {
-		if unshare, err := exec.LookPath("unshare"); err == nil {
-			script := `mount -t tmpfs -o size=4m,mode=0700 vcpnode-soak "$0" && exec "$@"`
-			args = append([]string{unshare, "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, r.stateDir}, args...)
-			r.private = true
+	script := `mount -t tmpfs -o size=4m,mode=0700 vcpnode-soak "$0" && exec "$@"`
+	switch unshare, err := exec.LookPath("unshare"); {
+	case os.Geteuid() != 0 || !r.opts.privileged:
+		r.privateSkip = "needs root: the outbox's small tmpfs lives in a private mount namespace"
+	case err != nil:
+		r.privateSkip = "no unshare command for a private mount namespace"
+	default:
+		// A root without CAP_SYS_ADMIN (some containers) cannot; ask first.
+		probe := exec.Command(unshare, "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, r.stateDir, "true")
+		if out, err := probe.CombinedOutput(); err != nil {
+			r.privateSkip = fmt.Sprintf("a private mount namespace with a tmpfs is not permitted here: %v %s", err, strings.TrimSpace(string(out)))
+			break
 		}
+		args = append([]string{unshare, "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, r.stateDir}, args...)
+		r.private = true
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = []string{
