@@ -319,6 +319,10 @@ type DecisionResponse struct {
 	Approval ApprovalStatus `json:"approval"`
 }
 
+// ConsolePollHeader marks the console page's background polling, which
+// does not count as use: an open tab nobody looks at still goes idle.
+const ConsolePollHeader = "X-Vcpnode-Poll"
+
 // ConsoleLoginResponse is POST /v1/console/login.
 type ConsoleLoginResponse struct {
 	// URL logs a browser in once; it expires unused at Expires.

@@ -13,6 +13,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/control"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -229,4 +231,21 @@ func TestConsoleBrowser(t *testing.T) {
 			t.Errorf("activity lacks %q:\n%s", want, activity)
 		}
 	}
+}
+
+// startConsole serves h's node's console on a free loopback port, with its
+// control socket.
+func startConsole(t *testing.T, h *harness, idle time.Duration) (*control.Console, *controlapi.ControlClient) {
+	t.Helper()
+	srv, c := startControl(t, h, "")
+	con, err := control.ListenConsole(srv, config.ConsoleConfig{Listen: "127.0.0.1:0", IdleTimeout: config.Duration(idle)}, h.node.log)
+	if err != nil {
+		t.Fatalf("ListenConsole: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		con.Close(ctx)
+	})
+	return con, c
 }

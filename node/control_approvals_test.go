@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -156,17 +155,5 @@ func TestControlErrors(t *testing.T) {
 				t.Fatalf("%s %s = %v, want HTTP %d %q", tt.method, tt.path, err, tt.status, tt.want)
 			}
 		})
-	}
-}
-
-func TestControlClientWhenNothingListens(t *testing.T) {
-	path := shortSocketPath(t)
-	// A socket file with no listener behind it, as a crashed daemon leaves.
-	stale := staleSocket(t, path+".stale")
-	for _, p := range []string{path, stale} {
-		_, err := controlapi.NewControlClient(p).Status(context.Background())
-		if !errors.Is(err, controlapi.ErrNotRunning) || err.Error() != "cannot reach vcpnode at "+p+": is it running?" {
-			t.Errorf("Status(%s) = %v", p, err)
-		}
 	}
 }

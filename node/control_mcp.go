@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -14,12 +13,14 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
 )
 
-func (s *ControlServer) handleMCPTools(w http.ResponseWriter, _ *http.Request) {
-	out := controlapi.MCPToolsResponse{Tools: []controlapi.MCPTool{}}
-	for _, t := range s.n.mcpServed() {
-		out.Tools = append(out.Tools, mcpTool(t.Spec))
+// MCPTools lists the tools offered to MCP clients as `vcpnode mcp`
+// publishes them (GET /v1/mcp/tools).
+func (n *Node) MCPTools() []controlapi.MCPTool {
+	out := []controlapi.MCPTool{}
+	for _, t := range n.mcpServed() {
+		out = append(out, mcpTool(t.Spec))
 	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // mcpServed is the registered tools MCP clients may see and call.

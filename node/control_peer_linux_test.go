@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
 )
 
@@ -188,7 +189,7 @@ func TestControlGroupReadsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(base, "made", "s.sock") // vcpnode makes the directory: 0750, the group's
-	srv, err := ListenControl(h.ctx, h.node, ControlOptions{Socket: sock, Group: grp.Name, Log: h.node.log})
+	srv, err := control.Listen(h.ctx, h.node, control.Options{Socket: sock, Group: grp.Name, Log: h.node.log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestControlGroupReadsOnly(t *testing.T) {
 	}
 
 	// An unknown group is refused before anything listens.
-	if _, err := ListenControl(h.ctx, h.node, ControlOptions{Socket: filepath.Join(base, "x.sock"), Group: "no-such-group-vcpnode", Log: h.node.log}); err == nil || !strings.Contains(err.Error(), "[control] group") {
+	if _, err := control.Listen(h.ctx, h.node, control.Options{Socket: filepath.Join(base, "x.sock"), Group: "no-such-group-vcpnode", Log: h.node.log}); err == nil || !strings.Contains(err.Error(), "[control] group") {
 		t.Errorf("unknown group: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/files"
@@ -31,9 +32,9 @@ func shortSocketPath(t *testing.T) string {
 }
 
 // startControl serves the control API of h's node and returns a client.
-func startControl(t *testing.T, h *harness, configFile string) (*ControlServer, *controlapi.ControlClient) {
+func startControl(t *testing.T, h *harness, configFile string) (*control.Server, *controlapi.ControlClient) {
 	t.Helper()
-	srv, err := ListenControl(h.ctx, h.node, ControlOptions{
+	srv, err := control.Listen(h.ctx, h.node, control.Options{
 		Socket: shortSocketPath(t), ConfigFile: configFile, Version: "1.2.3-test", MetricsAddr: "127.0.0.1:9464", Log: h.node.log,
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -72,9 +73,9 @@ next:
 	return 0, false
 }
 
-func startMetrics(t *testing.T, h *harness) *MetricsServer {
+func startMetrics(t *testing.T, h *harness) *control.MetricsServer {
 	t.Helper()
-	srv, err := ListenMetrics(h.node, config.MetricsConfig{Listen: "127.0.0.1:0"}, h.node.log)
+	srv, err := control.ListenMetrics(h.node, config.MetricsConfig{Listen: "127.0.0.1:0"}, h.node.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,19 +189,19 @@ func waitQueued(h *harness, id string) {
 
 func TestListenMetricsAddresses(t *testing.T) {
 	h := startHarness(t, harnessOpt{})
-	if srv, err := ListenMetrics(h.node, config.MetricsConfig{}, h.node.log); srv != nil || err != nil {
+	if srv, err := control.ListenMetrics(h.node, config.MetricsConfig{}, h.node.log); srv != nil || err != nil {
 		t.Fatalf("metrics off: %v, %v", srv, err)
 	}
 	// Refused before anything listens: no socket on another address is opened.
 	for _, listen := range []string{"0.0.0.0:9464", ":9464", "192.0.2.1:9464", "[::]:9464", "nohost"} {
-		if srv, err := ListenMetrics(h.node, config.MetricsConfig{Listen: listen}, h.node.log); err == nil {
+		if srv, err := control.ListenMetrics(h.node, config.MetricsConfig{Listen: listen}, h.node.log); err == nil {
 			srv.Close(context.Background())
-			t.Errorf("ListenMetrics(%q) succeeded", listen)
+			t.Errorf("control.ListenMetrics(%q) succeeded", listen)
 		} else if !strings.Contains(err.Error(), "metrics.listen") {
-			t.Errorf("ListenMetrics(%q) = %v", listen, err)
+			t.Errorf("control.ListenMetrics(%q) = %v", listen, err)
 		}
 	}
-	srv, err := ListenMetrics(h.node, config.MetricsConfig{Listen: "[::1]:0"}, h.node.log)
+	srv, err := control.ListenMetrics(h.node, config.MetricsConfig{Listen: "[::1]:0"}, h.node.log)
 	if err != nil {
 		t.Skipf("no IPv6 loopback here (%v); 127.0.0.1 is covered by TestMetricsScrape", err)
 	}

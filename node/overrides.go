@@ -3,7 +3,6 @@ package node
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 
 	"github.com/vcpnode/vcpnode/config"
@@ -93,23 +92,4 @@ func (n *Node) SetToolOverride(name string, req controlapi.ToolOverrideRequest) 
 	}
 	n.log.Info().Str("tool", name).Strs("overrides", next.Describe()).Msg("tool switches changed in the console")
 	return controlapi.ToolOverrideResponse{Tool: name, Override: next.Tools[name], File: path, ReloadReport: rep}, nil
-}
-
-func (s *ControlServer) handleToolOverride(w http.ResponseWriter, r *http.Request) {
-	var req controlapi.ToolOverrideRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err)
-		return
-	}
-	res, err := s.n.SetToolOverride(r.PathValue("name"), req)
-	switch {
-	case errors.Is(err, toolhost.ErrUnknownTool):
-		writeError(w, http.StatusNotFound, err)
-	case errors.Is(err, errNoOverrides):
-		writeError(w, http.StatusConflict, err)
-	case err != nil:
-		writeError(w, http.StatusUnprocessableEntity, err)
-	default:
-		writeJSON(w, http.StatusOK, res)
-	}
 }

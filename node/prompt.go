@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/vcpnode/vcpnode/controlapi"
@@ -51,17 +50,3 @@ func (n *Node) Prompt(format string) (controlapi.PromptResponse, error) {
 }
 
 var errBadPromptFormat = errors.New("unknown prompt format")
-
-func (s *ControlServer) handlePrompt(w http.ResponseWriter, r *http.Request) {
-	format := r.URL.Query().Get("format")
-	if _, ok := textproto.PromptFormat(format); format != "" && !ok {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("format %q is not one of %s", format, strings.Join(textproto.PromptFormats, ", ")))
-		return
-	}
-	out, err := s.n.Prompt(format)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
-}

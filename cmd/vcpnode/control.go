@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -172,11 +172,18 @@ type daemonControl struct {
 	stop   func()
 }
 
+// daemonNode is a node that the control socket and the metrics endpoint
+// can serve: the real one; tests' fakes of nodeRunner are not.
+type daemonNode interface {
+	control.Backend
+	control.MetricsSource
+}
+
 // startControl listens on the control socket (before the node connects, so
 // that `vcpnode status` answers from the start) and, when configured,
-// serves metrics. A node other than *node.Node (tests' fakes) gets neither.
+// serves metrics. A node that is no daemonNode (tests' fakes) gets neither.
 func (a *app) startControl(ctx context.Context, n nodeRunner, cfg config.Config, configFile, socket string, log zerolog.Logger) (*daemonControl, error) {
-	real, ok := n.(*node.Node)
+	real, ok := n.(daemonNode)
 	if !ok {
 		return &daemonControl{
 			reload: func() { log.Warn().Msg("SIGHUP ignored: this node cannot reload") },
@@ -192,13 +199,13 @@ func (a *app) startControl(ctx context.Context, n nodeRunner, cfg config.Config,
 	if socket == "" {
 		socket = a.defaultSocket()
 	}
-	cs, err := node.ListenControl(ctx, real, node.ControlOptions{
+	cs, err := control.Listen(ctx, real, control.Options{
 		Socket: socket, ConfigFile: configFile, Version: currentBuild().Version, Group: cfg.Control.Group, Log: log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	ms, err := node.ListenMetrics(real, cfg.Metrics, log)
+	ms, err := control.ListenMetrics(real, cfg.Metrics, log)
 	if err != nil {
 		cs.Close(ctx)
 		return nil, err
@@ -206,7 +213,7 @@ func (a *app) startControl(ctx context.Context, n nodeRunner, cfg config.Config,
 	if ms != nil {
 		cs.SetMetricsAddr(ms.Addr())
 	}
-	con, err := node.ListenConsole(cs, cfg.Console, log)
+	con, err := control.ListenConsole(cs, cfg.Console, log)
 	if err != nil {
 		if ms != nil {
 			ms.Close(ctx)

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/node"
@@ -31,7 +32,7 @@ type testDaemon struct {
 	node    *node.Node
 	socket  string
 	logs    *syncBuffer
-	console *node.ConsoleServer // nil unless [console] listen is set
+	console *control.Console // nil unless [console] listen is set
 }
 
 // shortSocket is a socket path inside the 107-byte limit.
@@ -75,11 +76,11 @@ func startDaemon(t *testing.T, extra string, more ...toolhost.Tool) *testDaemon 
 		t.Fatal(err)
 	}
 	d := &testDaemon{t: t, ctx: ctx, hub: hub, node: n, socket: shortSocket(t), logs: logs}
-	srv, err := node.ListenControl(ctx, n, node.ControlOptions{Socket: d.socket, ConfigFile: path, Version: "v0.9.0-test", Log: zerolog.New(logs)})
+	srv, err := control.Listen(ctx, n, control.Options{Socket: d.socket, ConfigFile: path, Version: "v0.9.0-test", Log: zerolog.New(logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	con, err := node.ListenConsole(srv, cfg.Console, zerolog.New(logs))
+	con, err := control.ListenConsole(srv, cfg.Console, zerolog.New(logs))
 	if err != nil {
 		t.Fatal(err)
 	}

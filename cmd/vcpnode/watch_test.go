@@ -11,9 +11,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
-	"github.com/vcpnode/vcpnode/node"
 )
 
 const observerOn = "\n[observer]\nenabled = true\n"
@@ -147,8 +147,8 @@ func TestWatchReconnectsToTheDaemon(t *testing.T) {
 	d := startDaemon(t, "")
 	conn := d.accept()
 	sock := filepath.Join(filepath.Dir(shortSocket(t)), "w.sock")
-	listen := func() *node.ControlServer {
-		srv, err := node.ListenControl(d.ctx, d.node, node.ControlOptions{Socket: sock, Log: zerolog.Nop()})
+	listen := func() *control.Server {
+		srv, err := control.Listen(d.ctx, d.node, control.Options{Socket: sock, Log: zerolog.Nop()})
 		if err != nil {
 			t.Fatal(err)
 		}

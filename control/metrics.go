@@ -1,4 +1,4 @@
-package node
+package control
 
 import (
 	"context"
@@ -21,10 +21,10 @@ type MetricsServer struct {
 	done chan struct{}
 }
 
-// ListenMetrics serves the node's metrics on cfg.Listen until Close. It
+// ListenMetrics serves the metrics of src on cfg.Listen until Close. It
 // returns nil, nil when metrics are off (empty Listen). A non-loopback
 // address is refused unless cfg.AllowRemote.
-func ListenMetrics(n *Node, cfg config.MetricsConfig, log zerolog.Logger) (*MetricsServer, error) {
+func ListenMetrics(src MetricsSource, cfg config.MetricsConfig, log zerolog.Logger) (*MetricsServer, error) {
 	if cfg.Listen == "" {
 		return nil, nil
 	}
@@ -36,7 +36,7 @@ func ListenMetrics(n *Node, cfg config.MetricsConfig, log zerolog.Logger) (*Metr
 		return nil, fmt.Errorf("metrics: listen: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", n.MetricsHandler())
+	mux.Handle("GET /metrics", src.MetricsHandler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "vcpnode serves its metrics at /metrics", http.StatusNotFound)
 	})
@@ -68,7 +68,7 @@ func (s *MetricsServer) Close(ctx context.Context) error {
 	return err
 }
 
-// newStdLog sends net/http's own complaints to the node's logger.
+// newStdLog sends net/http's own complaints to the daemon's logger.
 func newStdLog(l zerolog.Logger, component string) *log.Logger {
 	return log.New(l.With().Str("component", component).Logger(), "", 0)
 }

@@ -1,4 +1,4 @@
-package node
+package control
 
 import (
 	"context"
@@ -28,10 +28,10 @@ func staleSocket(t *testing.T, path string) string {
 }
 
 func TestControlSocketModes(t *testing.T) {
-	h := startHarness(t, harnessOpt{})
+	h := startFake(t)
 	base := filepath.Dir(shortSocketPath(t))
 	path := filepath.Join(base, "new", "s.sock") // the directory does not exist yet
-	srv, err := ListenControl(h.ctx, h.node, ControlOptions{Socket: path, Log: h.node.log})
+	srv, err := Listen(h.ctx, h.b, Options{Socket: path, Log: h.log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +51,9 @@ func TestControlSocketModes(t *testing.T) {
 }
 
 func TestControlSocketClaims(t *testing.T) {
-	h := startHarness(t, harnessOpt{})
-	listen := func(path string) (*ControlServer, error) {
-		return ListenControl(h.ctx, h.node, ControlOptions{Socket: path, Log: h.node.log})
+	h := startFake(t)
+	listen := func(path string) (*Server, error) {
+		return Listen(h.ctx, h.b, Options{Socket: path, Log: h.log})
 	}
 
 	t.Run("second daemon refused", func(t *testing.T) {
@@ -124,12 +124,12 @@ func TestControlSocketDirectoryOfAnotherUser(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to give a directory to another user; run the tests as root to cover it")
 	}
-	h := startHarness(t, harnessOpt{})
+	h := startFake(t)
 	path := shortSocketPath(t)
 	if err := os.Chown(filepath.Dir(path), 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ListenControl(h.ctx, h.node, ControlOptions{Socket: path, Log: h.node.log})
+	_, err := Listen(h.ctx, h.b, Options{Socket: path, Log: h.log})
 	if err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
 		t.Fatalf("listen in a directory of uid 65534 = %v", err)
 	}
@@ -149,6 +149,18 @@ func TestPeerAllowed(t *testing.T) {
 	for _, tt := range tests {
 		if got := peerAllowed(tt.peer, tt.daemon); got != tt.want {
 			t.Errorf("peerAllowed(%d, %d) = %v, want %v", tt.peer, tt.daemon, got, tt.want)
+		}
+	}
+}
+
+func TestControlClientWhenNothingListens(t *testing.T) {
+	path := shortSocketPath(t)
+	// A socket file with no listener behind it, as a crashed daemon leaves.
+	stale := staleSocket(t, path+".stale")
+	for _, p := range []string{path, stale} {
+		_, err := controlapi.NewControlClient(p).Status(context.Background())
+		if !errors.Is(err, controlapi.ErrNotRunning) || err.Error() != "cannot reach vcpnode at "+p+": is it running?" {
+			t.Errorf("Status(%s) = %v", p, err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package node
+package control
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // handleEvents streams events as JSON lines (application/x-ndjson) until
 // the client goes away or the daemon stops. A subscriber that reads too
 // slowly loses the oldest events; a "dropped" line says how many.
-func (s *ControlServer) handleEvents(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	q, err := controlapi.ParseEventsQuery(r.URL.Query())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
@@ -27,8 +27,8 @@ func (s *ControlServer) handleEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, errors.New("this connection cannot stream"))
 		return
 	}
-	sub := s.n.events.subscribe(q.Backlog, q.Since)
-	defer s.n.events.unsubscribe(sub)
+	last, next, cancel := s.b.SubscribeEvents(q.Backlog, q.Since)
+	defer cancel()
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
@@ -36,7 +36,7 @@ func (s *ControlServer) handleEvents(w http.ResponseWriter, r *http.Request) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	emit := func(ev Event) bool {
+	emit := func(ev controlapi.Event) bool {
 		buf.Reset()
 		if enc.Encode(ev) != nil {
 			return true
@@ -44,19 +44,16 @@ func (s *ControlServer) handleEvents(w http.ResponseWriter, r *http.Request) {
 		_, err := io.WriteString(w, config.Redact(buf.String()))
 		return err == nil
 	}
-	s.n.events.mu.Lock()
-	last := s.n.events.nextID - 1
-	s.n.events.mu.Unlock()
-	if !emit(Event{ID: last, Kind: controlapi.EventStreamStart, Time: time.Now()}) {
+	if !emit(controlapi.Event{ID: last, Kind: controlapi.EventStreamStart, Time: time.Now()}) {
 		return
 	}
 	flusher.Flush()
 	for {
-		evs, dropped, err := sub.next(r.Context(), s.closing)
+		evs, dropped, err := next(r.Context(), s.closing)
 		if err != nil {
 			return
 		}
-		if dropped > 0 && !emit(Event{Kind: EventDropped, Dropped: dropped, Time: time.Now(), Text: fmt.Sprintf("%d events dropped: this reader was too slow", dropped)}) {
+		if dropped > 0 && !emit(controlapi.Event{Kind: controlapi.EventDropped, Dropped: dropped, Time: time.Now(), Text: fmt.Sprintf("%d events dropped: this reader was too slow", dropped)}) {
 			return
 		}
 		for _, ev := range evs {

@@ -1,4 +1,4 @@
-package node
+package control
 
 import (
 	"context"
@@ -28,13 +28,9 @@ import (
 // ConsoleLoginTTL is how long a minted login URL stays valid unused.
 const ConsoleLoginTTL = 5 * time.Minute
 
-// consolePollHeader marks the page's background polling, which does not
-// count as use: an open tab nobody looks at still goes idle.
-const consolePollHeader = "X-Vcpnode-Poll"
-
-// ConsoleServer serves the web console.
-type ConsoleServer struct {
-	ctl     *ControlServer
+// Console serves the web console.
+type Console struct {
+	ctl     *Server
 	api     http.Handler // the control socket's routes
 	ln      net.Listener
 	srv     *http.Server
@@ -53,7 +49,7 @@ type ConsoleServer struct {
 
 // ListenConsole serves the console on cfg.Listen until Close, with the
 // API of ctl. It returns nil, nil when the console is off.
-func ListenConsole(ctl *ControlServer, cfg config.ConsoleConfig, log zerolog.Logger) (*ConsoleServer, error) {
+func ListenConsole(ctl *Server, cfg config.ConsoleConfig, log zerolog.Logger) (*Console, error) {
 	if cfg.Listen == "" {
 		return nil, nil
 	}
@@ -75,7 +71,7 @@ func ListenConsole(ctl *ControlServer, cfg config.ConsoleConfig, log zerolog.Log
 	if idle <= 0 {
 		idle = config.DefaultConsoleIdle
 	}
-	c := &ConsoleServer{
+	c := &Console{
 		ctl: ctl, api: ctl.routes(), ln: ln, done: make(chan struct{}), idle: idle,
 		cookie: "vcpnode_console_" + port, hosts: map[string]bool{}, origins: map[string]bool{},
 		log: log.With().Str("component", "console").Logger(), now: time.Now,
@@ -102,10 +98,10 @@ func ListenConsole(ctl *ControlServer, cfg config.ConsoleConfig, log zerolog.Log
 }
 
 // Addr is the address listened on (with the real port when Listen said :0).
-func (c *ConsoleServer) Addr() string { return c.ln.Addr().String() }
+func (c *Console) Addr() string { return c.ln.Addr().String() }
 
 // Close stops the console; every session ends with it.
-func (c *ConsoleServer) Close(ctx context.Context) error {
+func (c *Console) Close(ctx context.Context) error {
 	c.ctl.setConsole(nil)
 	err := c.srv.Shutdown(ctx)
 	if err != nil {
@@ -116,7 +112,7 @@ func (c *ConsoleServer) Close(ctx context.Context) error {
 }
 
 // NewLogin mints a one-time login URL.
-func (c *ConsoleServer) NewLogin() controlapi.ConsoleLoginResponse {
+func (c *Console) NewLogin() controlapi.ConsoleLoginResponse {
 	tok := rand.Text()
 	c.mu.Lock()
 	now := c.now()
@@ -135,7 +131,7 @@ const pathConsoleLoginPage = "/login"
 
 // ServeHTTP checks Host and Origin, then routes: the login exchange, the
 // API (with a session) and the page.
-func (c *ConsoleServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
@@ -177,13 +173,13 @@ func (c *ConsoleServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (c *ConsoleServer) refuse(w http.ResponseWriter, r *http.Request, code int, err error) {
+func (c *Console) refuse(w http.ResponseWriter, r *http.Request, code int, err error) {
 	c.log.Warn().Err(err).Str("path", r.URL.Path).Msg("console request refused")
 	writeError(w, code, err)
 }
 
 // login exchanges a one-time token for a session cookie.
-func (c *ConsoleServer) login(w http.ResponseWriter, r *http.Request) {
+func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	tok := r.URL.Query().Get("token")
 	c.mu.Lock()
 	now := c.now()
@@ -208,7 +204,7 @@ func (c *ConsoleServer) login(w http.ResponseWriter, r *http.Request) {
 }
 
 // session says whether r carries a live session, and notes the use.
-func (c *ConsoleServer) session(r *http.Request) bool {
+func (c *Console) session(r *http.Request) bool {
 	ck, err := r.Cookie(c.cookie)
 	if err != nil {
 		return false
@@ -224,7 +220,7 @@ func (c *ConsoleServer) session(r *http.Request) bool {
 		delete(c.sessions, ck.Value)
 		return false
 	}
-	if r.Header.Get(consolePollHeader) == "" {
+	if r.Header.Get(controlapi.ConsolePollHeader) == "" {
 		c.sessions[ck.Value] = now
 	}
 	return true
@@ -232,7 +228,7 @@ func (c *ConsoleServer) session(r *http.Request) bool {
 
 var consolePage = http.FileServerFS(console.Assets())
 
-func (c *ConsoleServer) page(w http.ResponseWriter, r *http.Request) {
+func (c *Console) page(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("%s needs GET", r.URL.Path))
 		return

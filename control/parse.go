@@ -1,4 +1,4 @@
-package node
+package control
 
 import (
 	"net/http"
@@ -9,7 +9,7 @@ import (
 
 // handleParse is pure text work: nothing runs, so anyone the socket lets
 // in may ask.
-func (s *ControlServer) handleParse(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleParse(w http.ResponseWriter, r *http.Request) {
 	var req controlapi.ParseRequest
 	if err := decodeBody(r, &req); err != nil {
 		writeError(w, http.StatusBadRequest, err)

@@ -1,4 +1,4 @@
-package node
+package control
 
 import (
 	"context"
@@ -16,12 +16,12 @@ import (
 	"github.com/vcpnode/vcpnode/controlapi"
 )
 
-// startConsole serves h's node's console on a free loopback port, with its
+// startConsole serves h's console on a free loopback port, with its
 // control socket.
-func startConsole(t *testing.T, h *harness, idle time.Duration) (*ConsoleServer, *controlapi.ControlClient) {
+func startConsole(t *testing.T, h *testDaemon, idle time.Duration) (*Console, *controlapi.ControlClient) {
 	t.Helper()
-	srv, c := startControl(t, h, "")
-	con, err := ListenConsole(srv, config.ConsoleConfig{Listen: "127.0.0.1:0", IdleTimeout: config.Duration(idle)}, h.node.log)
+	srv, c := h.serve(t, "")
+	con, err := ListenConsole(srv, config.ConsoleConfig{Listen: "127.0.0.1:0", IdleTimeout: config.Duration(idle)}, h.log)
 	if err != nil {
 		t.Fatalf("ListenConsole: %v", err)
 	}
@@ -67,7 +67,7 @@ func consoleReq(t *testing.T, hc *http.Client, method, u string, hdr map[string]
 	return res.StatusCode, string(b)
 }
 
-func login(t *testing.T, h *harness, c *controlapi.ControlClient, hc *http.Client) string {
+func login(t *testing.T, h *testDaemon, c *controlapi.ControlClient, hc *http.Client) string {
 	t.Helper()
 	lr, err := c.ConsoleLogin(h.ctx)
 	if err != nil {
@@ -82,7 +82,7 @@ func login(t *testing.T, h *harness, c *controlapi.ControlClient, hc *http.Clien
 }
 
 func TestConsoleLoginAndChecks(t *testing.T) {
-	h := startHarness(t, harnessOpt{})
+	h := startFake(t)
 	con, c := startConsole(t, h, time.Hour)
 	base := "http://" + con.Addr()
 	origin := map[string]string{"Origin": base}
@@ -118,7 +118,7 @@ func TestConsoleLoginAndChecks(t *testing.T) {
 	}
 	code, body := consoleReq(t, hc, http.MethodGet, base+"/v1/status", nil)
 	var st controlapi.StatusResponse
-	if code != http.StatusOK || json.Unmarshal([]byte(body), &st) != nil || st.Name != "test-node" {
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &st) != nil || st.Name != "fake" {
 		t.Fatalf("status with a session = %d %s", code, body)
 	}
 	// Changes are the owner's; the session is.
@@ -173,7 +173,7 @@ func TestConsoleLoginAndChecks(t *testing.T) {
 }
 
 func TestConsoleExpiry(t *testing.T) {
-	h := startHarness(t, harnessOpt{})
+	h := startFake(t)
 	con, c := startConsole(t, h, time.Minute)
 	t0 := time.Now()
 	now := t0
@@ -201,11 +201,11 @@ func TestConsoleExpiry(t *testing.T) {
 		t.Fatalf("status within the idle time = %d", code)
 	}
 	setNow(time.Hour + 100*time.Second)
-	if code, _ := consoleReq(t, hc, http.MethodGet, base+"/v1/status", map[string]string{consolePollHeader: "1"}); code != http.StatusOK {
+	if code, _ := consoleReq(t, hc, http.MethodGet, base+"/v1/status", map[string]string{controlapi.ConsolePollHeader: "1"}); code != http.StatusOK {
 		t.Fatalf("poll within the idle time since use = %d", code)
 	}
 	setNow(time.Hour + 200*time.Second)
-	if code, _ := consoleReq(t, hc, http.MethodGet, base+"/v1/status", map[string]string{consolePollHeader: "1"}); code != http.StatusUnauthorized {
+	if code, _ := consoleReq(t, hc, http.MethodGet, base+"/v1/status", map[string]string{controlapi.ConsolePollHeader: "1"}); code != http.StatusUnauthorized {
 		t.Errorf("poll after the idle time = %d, want 401", code)
 	}
 	if code, _ := consoleReq(t, hc, http.MethodGet, base+"/v1/status", nil); code != http.StatusUnauthorized {
@@ -214,15 +214,15 @@ func TestConsoleExpiry(t *testing.T) {
 }
 
 func TestConsoleOffAndListen(t *testing.T) {
-	h := startHarness(t, harnessOpt{})
-	srv, c := startControl(t, h, "")
+	h := startFake(t)
+	srv, c := h.serve(t, "")
 	_, err := c.ConsoleLogin(h.ctx)
 	var apiErr *controlapi.APIError
 	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict || !strings.Contains(apiErr.Message, "[console] listen") {
 		t.Errorf("login without a console = %v, want 409 saying how to enable it", err)
 	}
 	for _, l := range []string{"0.0.0.0:0", ":0", "192.0.2.1:7465", "example.com:7465", "127.0.0.1"} {
-		if con, err := ListenConsole(srv, config.ConsoleConfig{Listen: l}, h.node.log); err == nil {
+		if con, err := ListenConsole(srv, config.ConsoleConfig{Listen: l}, h.log); err == nil {
 			con.Close(context.Background())
 			t.Errorf("ListenConsole(%q) listened", l)
 		}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package node
+package control
 
 // checkSocketDir has nothing to check where there are no Unix owners and modes.
 func checkSocketDir(string) error { return nil }

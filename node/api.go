@@ -1,0 +1,126 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// The node's side of the control API: the methods the control server's
+// backend interface names, answering in controlapi's types. An error
+// whose status is not the endpoint's default is a *controlapi.APIError.
+
+// answerWith marks err to be answered with an HTTP status code.
+func answerWith(code int, err error) error {
+	return &controlapi.APIError{Status: code, Message: err.Error()}
+}
+
+// Call runs a call from the owner (POST /v1/call): as `vcpnode call`, or
+// through `vcpnode mcp` (req.Via) only for a tool offered to MCP clients.
+// A tool that fails is no error: see CallResponse.OK.
+func (n *Node) Call(ctx context.Context, req controlapi.CallRequest) (controlapi.CallResponse, error) {
+	if req.Args == nil {
+		req.Args = map[string]json.RawMessage{} // the server always sends an object
+	}
+	id := "local-" + rand.Text()[:8]
+	started := time.Now()
+	var o toolhost.Outcome
+	if req.Via == controlapi.ViaMCP {
+		id = "mcp-" + rand.Text()[:8]
+		o = n.callMCP(ctx, id, req.Tool, req.Args) // control_mcp.go
+	} else {
+		o = n.CallLocal(ctx, id, req.Tool, req.Args)
+	}
+	switch {
+	case errors.Is(o.Cause, toolhost.ErrUnknownTool):
+		return controlapi.CallResponse{}, answerWith(http.StatusNotFound, o.Cause)
+	case errors.Is(o.Cause, toolhost.ErrShuttingDown):
+		return controlapi.CallResponse{}, answerWith(http.StatusServiceUnavailable, o.Cause)
+	}
+	return controlapi.CallResponse{
+		RequestID: id, Tool: req.Tool, OK: o.OK(), Result: o.Result, Error: o.Err,
+		Outcome: toolhost.OutcomeKind(o), DurationMs: time.Since(started).Milliseconds(),
+	}, nil
+}
+
+// Phase is where the hub connection is.
+func (n *Node) Phase() controlapi.Phase {
+	st, _ := n.State()
+	return st.Phase
+}
+
+// PendingApprovals lists the calls awaiting the owner: this node's, then
+// the server's.
+func (n *Node) PendingApprovals() []controlapi.ApprovalStatus {
+	out := []controlapi.ApprovalStatus{}
+	for _, p := range n.Approvals().Pending() {
+		out = append(out, approvalStatus(p))
+	}
+	for _, a := range n.obs.approvals.list() {
+		out = append(out, serverApprovalStatus(a))
+	}
+	return out
+}
+
+// Decide approves or denies a pending call: a server approval (its
+// requestId, "approve-…") over the observer channel, else this node's.
+func (n *Node) Decide(id string, approve bool, reason string) (controlapi.ApprovalStatus, error) {
+	if _, ok := n.obs.approvals.get(id); ok || strings.HasPrefix(id, "approve-") {
+		a, err := n.obs.answer(id, approve, reason)
+		if err != nil {
+			code := http.StatusServiceUnavailable
+			if errors.Is(err, ErrNoSuchServerApproval) {
+				code = http.StatusNotFound
+			}
+			return controlapi.ApprovalStatus{}, answerWith(code, err)
+		}
+		return serverApprovalStatus(a), nil
+	}
+	p, err := n.Approvals().Decide(id, approve, reason)
+	if err != nil {
+		return controlapi.ApprovalStatus{}, answerWith(http.StatusNotFound, err)
+	}
+	return approvalStatus(p), nil
+}
+
+// ToolOverride is SetToolOverride with the control API's status codes.
+func (n *Node) ToolOverride(name string, req controlapi.ToolOverrideRequest) (controlapi.ToolOverrideResponse, error) {
+	res, err := n.SetToolOverride(name, req)
+	switch {
+	case errors.Is(err, toolhost.ErrUnknownTool):
+		return res, answerWith(http.StatusNotFound, err)
+	case errors.Is(err, errNoOverrides):
+		return res, answerWith(http.StatusConflict, err)
+	}
+	return res, err
+}
+
+// SubscribeEvents follows the event log for GET /v1/events: start is the
+// last id published when the stream began; next waits for events (and
+// says how many this reader lost); cancel ends the subscription.
+func (n *Node) SubscribeEvents(backlog bool, since uint64) (start uint64,
+	next func(ctx context.Context, stop <-chan struct{}) ([]controlapi.Event, int, error), cancel func()) {
+	sub := n.events.subscribe(backlog, since)
+	n.events.mu.Lock()
+	start = n.events.nextID - 1
+	n.events.mu.Unlock()
+	return start, sub.next, func() { n.events.unsubscribe(sub) }
+}
+
+func approvalStatus(p toolhost.PendingApproval) controlapi.ApprovalStatus {
+	return controlapi.ApprovalStatus{ID: p.ID, RequestID: p.RequestID, Tool: p.Tool, Args: p.Args, Requested: p.Requested, Expires: p.Expires, Where: controlapi.WaitsOnNode}
+}
+
+func serverApprovalStatus(a serverApproval) controlapi.ApprovalStatus {
+	return controlapi.ApprovalStatus{
+		ID: a.RequestID, RequestID: a.RequestID, Tool: a.Tool, Args: a.Args, Requested: a.Requested, Expires: a.Expires,
+		Where: controlapi.WaitsOnServer, Maid: a.Maid, TTLMs: a.TTL.Milliseconds(),
+	}
+}

@@ -1,0 +1,190 @@
+package node
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/mcp"
+)
+
+// The node's answers to the control API's status and tool listings.
+
+// Status is the node's part of GET /v1/status; the control server adds
+// its own (version, socket, config file, metrics address).
+func (n *Node) Status() controlapi.StatusResponse {
+	st, _ := n.State()
+	conn := controlapi.ConnectionStatus{
+		Phase: st.Phase, Since: st.Since, ServerID: st.ServerID, Attempt: st.Attempt,
+		LastError: st.LastError, Registered: st.Registered, Sessions: st.Sessions, Reconnects: max(st.Sessions-1, 0),
+	}
+	if !st.LastErrorAt.IsZero() {
+		at := st.LastErrorAt
+		conn.LastErrorAt = &at
+	}
+	if !st.DisconnectedAt.IsZero() {
+		at := st.DisconnectedAt
+		conn.DisconnectedAt = &at
+	}
+	if st.Phase == PhaseBackoff && !st.RetryAt.IsZero() {
+		at := st.RetryAt
+		conn.RetryAt = &at
+	}
+	var counts controlapi.ToolCounts
+	for _, t := range n.Tools() {
+		if t.Spec.Implicit {
+			continue // never registered (internal_request_file): the server does not count it
+		}
+		counts.Registered++
+		if t.Exposure.Exposed {
+			counts.Exposed++
+		} else {
+			counts.Hidden++
+		}
+	}
+	for _, sp := range n.SkippedPlugins() {
+		switch sp.Kind {
+		case "unsupported":
+			counts.Unsupported++
+		case "invalid":
+			counts.Invalid++
+		}
+	}
+	inflight := []controlapi.InFlightStatus{}
+	for _, c := range n.InFlight() {
+		state := controlapi.CallRunning
+		switch {
+		case c.AwaitingApproval:
+			state = controlapi.CallAwaitingApproval
+		case c.Queued:
+			state = controlapi.CallQueued
+		}
+		inflight = append(inflight, controlapi.InFlightStatus{
+			RequestID: c.RequestID, Tool: c.Tool, Started: c.Started, Deadline: c.Deadline, State: state, Local: c.Local,
+		})
+	}
+	ph := n.Placeholders().Placeholders
+	phErrors := 0
+	for _, p := range ph {
+		if p.LastError != "" {
+			phErrors++
+		}
+	}
+	return controlapi.StatusResponse{
+		StartedAt: n.tel.started, Now: time.Now(),
+		Name: n.Name(), HubURL: n.HubURL(), Connection: conn, Tools: counts, InFlight: inflight,
+		PendingApprovals: n.Approvals().Len() + len(n.obs.approvals.list()), Placeholders: len(ph), PlaceholderErrors: phErrors,
+		Observers:  apiObservers(n.ObserverStatuses()),
+		MCPServers: mcpServerStatus(n.MCPServers()),
+	}
+}
+
+// apiObservers is the observer connections as the control API shows them.
+func apiObservers(in []ObserverStatus) []controlapi.ObserverStatus {
+	out := make([]controlapi.ObserverStatus, 0, len(in))
+	for _, o := range in {
+		out = append(out, controlapi.ObserverStatus(o))
+	}
+	return out
+}
+
+// ToolStatuses is GET /v1/tools: the registered tools under the current
+// policy, then the MCP servers without tools and the skipped plugins.
+func (n *Node) ToolStatuses() controlapi.ToolsResponse {
+	pol := n.Config().Policy()
+	out := controlapi.ToolsResponse{Tools: []controlapi.ToolStatus{}}
+	ov := n.overrides.Load()
+	if ov != nil {
+		out.OverridesFile = ov.path
+	}
+	servers := map[string]mcp.Status{} // by source, "mcp:NAME"
+	for _, st := range n.MCPServers() {
+		servers["mcp:"+st.Name] = st
+	}
+	for _, t := range n.Tools() {
+		mode, wait := pol.Approval(t.Spec.Name)
+		ts := controlapi.ToolStatus{
+			Name: t.Spec.Name, DisplayName: t.Spec.DisplayName, Version: t.Spec.Version, Source: t.Spec.Source,
+			Builtin: t.Spec.Builtin, Implicit: t.Spec.Implicit, Exposed: t.Exposure.Exposed, Reason: t.Exposure.Reason,
+			TimeoutMs: t.Timeout.Milliseconds(), MaxConcurrent: t.MaxConcurrent, Approval: string(mode),
+			Commands: commandStatuses(t.Spec.Commands),
+		}
+		if ov != nil {
+			if o, ok := ov.o.Tools[t.Spec.Name]; ok {
+				ts.Override = &o
+			}
+		}
+		if mode == toolhost.ApprovalAsk {
+			ts.ApprovalTimeoutMs = wait.Milliseconds()
+		}
+		if st, ok := servers[t.Spec.Source]; ok {
+			delete(servers, t.Spec.Source)
+			ts.State = string(st.State)
+			if st.State != mcp.StateRunning && st.LastError != "" {
+				ts.Reason += "; MCP server down: " + config.Redact(st.LastError)
+			}
+		}
+		out.Tools = append(out.Tools, ts)
+	}
+	for _, st := range n.MCPServers() {
+		if _, left := servers["mcp:"+st.Name]; !left {
+			continue
+		}
+		why := "its tools were never listed"
+		if st.LastError != "" {
+			why += ": " + config.Redact(st.LastError)
+		}
+		out.Tools = append(out.Tools, controlapi.ToolStatus{
+			Name: st.Tool, Source: "mcp:" + st.Name, Reason: string(st.State) + ": " + why,
+			Skipped: string(st.State), State: string(st.State),
+		})
+	}
+	for _, sp := range n.SkippedPlugins() {
+		name := sp.Name
+		if name == "" {
+			// A manifest too broken to name itself goes by its folder.
+			name = "(" + filepath.Base(filepath.Dir(sp.Path)) + ")"
+		}
+		out.Tools = append(out.Tools, controlapi.ToolStatus{
+			Name: name, Source: sp.Path, Reason: skippedReason(sp.Kind, sp.Reason), Skipped: sp.Kind,
+		})
+	}
+	return out
+}
+
+// commandStatuses shows a tool's commands and, for typed ones, their
+// parameters: the console builds its forms from them.
+func commandStatuses(cmds []toolhost.Command) []controlapi.CommandStatus {
+	var out []controlapi.CommandStatus
+	for _, c := range cmds {
+		cs := controlapi.CommandStatus{Command: c.Command, Description: c.Description, Example: c.Example}
+		if c.Schema != nil {
+			cs.Typed = true
+			cs.Params = []controlapi.ParamStatus{}
+			for _, p := range c.Schema.Params {
+				cs.Params = append(cs.Params, controlapi.ParamStatus{
+					Name: p.Name, Description: p.Description, Type: string(p.Type), Required: p.Required,
+					Enum: p.Enum, Default: p.Default, Alias: p.Alias,
+				})
+			}
+		}
+		out = append(out, cs)
+	}
+	return out
+}
+
+// skippedReason is "kind: reason", with a reason for every kind even when
+// the scan gave none (a disabled plugin is disabled by its file name).
+func skippedReason(kind, reason string) string {
+	if reason == "" {
+		switch kind {
+		case "disabled":
+			reason = "its manifest is renamed plugin-manifest.json.block; rename it back to enable the plugin"
+		default:
+			reason = "no reason recorded"
+		}
+	}
+	return kind + ": " + reason
+}
