@@ -10,7 +10,7 @@
 //
 //	go run ./internal/soak                        # 10 minutes, random seed
 //	go run ./internal/soak -quick -seed 1         # about a minute
-//	go run ./internal/soak -quick -seed 1,2 -duration 20s   # what CI runs
+//	go run ./internal/soak -quick -seed 1,2 -duration 12s   # what CI runs
 //	go run ./internal/soak -seed 42 -duration 10m # replay a seed
 //
 // Everything runs on 127.0.0.1 and in a temporary directory. As root the

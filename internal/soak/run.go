@@ -10,8 +10,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
@@ -64,11 +66,12 @@ type summary struct {
 }
 
 type soak struct {
-	o   options
-	r   *rig
-	rec *recorder
-	d   *driver
-	s   *summary
+	o    options
+	r    *rig
+	rec  *recorder
+	d    *driver
+	s    *summary
+	peak atomic.Int64 // the highest resident memory watch saw
 }
 
 // run is one soak: it returns an error only when the soak itself could not
@@ -117,6 +120,25 @@ func (so *soak) run(ctx context.Context) error {
 	if !rec.wait(time.Now().Add(so.o.settle), func() bool { _, ok := rec.registeredConnLocked(); return ok }) {
 		return fmt.Errorf("vcpnode never registered with the hub within %s; log tail:\n%s", so.o.settle, r.logTail())
 	}
+	kinds := faultKinds(r)
+	for name := range so.o.only {
+		if !slices.ContainsFunc(kinds, func(f *fault) bool { return f.name == name }) {
+			return fmt.Errorf("-faults: no fault kind %q", name)
+		}
+	}
+	var usable []*fault
+	for _, f := range kinds {
+		switch {
+		case f.disabled:
+		case f.skip != "":
+			s.skipped[f.name] = f.skip
+		default:
+			usable = append(usable, f)
+		}
+	}
+	for name, why := range s.skipped {
+		fmt.Fprintf(so.o.out, "skipped fault %s: %s\n", name, why)
+	}
 	so.d = newDriver(r, so.o.seed, s.t)
 	driveCtx, stopDriving := context.WithCancel(ctx)
 	driven := make(chan struct{})
@@ -146,20 +168,6 @@ func (so *soak) run(ctx context.Context) error {
 		return nil
 	}
 
-	kinds := faultKinds(r)
-	var usable []*fault
-	for _, f := range kinds {
-		switch {
-		case f.disabled:
-		case f.skip != "":
-			s.skipped[f.name] = f.skip
-		default:
-			usable = append(usable, f)
-		}
-	}
-	for name, why := range s.skipped {
-		fmt.Fprintf(so.o.out, "skipped fault %s: %s\n", name, why)
-	}
 	seqRNG := rand.New(rand.NewPCG(so.o.seed, 1))
 	end := time.Now().Add(so.o.duration)
 	for n := 1; time.Now().Before(end) && len(usable) > 0; n++ {
@@ -172,38 +180,8 @@ func (so *soak) run(ctx context.Context) error {
 		if sleepCtx(ctx, time.Duration(gap)*time.Second) != nil {
 			return ctx.Err()
 		}
-		ep := episode{n: n, from: time.Since(s.started)}
-		fc := &faultCtx{r: r, d: so.d, rng: rand.New(rand.NewPCG(so.o.seed, uint64(1000+n))), n: n}
-		var clears []func()
-		blocks := false
-		for _, i := range perm[:min(k, len(perm))] {
-			f := usable[i]
-			rec.note("fault-on", "", "#"+strconv.Itoa(n), f.name)
-			clear, detail, err := f.apply(fc)
-			if err != nil {
-				return fmt.Errorf("fault %s: %w", f.name, err)
-			}
-			s.injected[f.name]++
-			blocks = blocks || f.blocks
-			ep.faults = append(ep.faults, f.name+" ("+detail+")")
-			if clear != nil {
-				clears = append(clears, clear)
-			}
-		}
-		if sleepCtx(ctx, time.Duration(hold)*time.Second) != nil {
-			return ctx.Err()
-		}
-		for i := len(clears) - 1; i >= 0; i-- {
-			clears[i]()
-		}
-		if blocks {
-			rec.pathCleared(time.Now())
-		}
-		ep.to = time.Since(s.started)
-		rec.note("fault-off", "", "#"+strconv.Itoa(n), strings.Join(ep.faults, " + "))
-		s.episodes = append(s.episodes, ep)
-		if so.o.out != nil && !so.o.quick {
-			fmt.Fprintf(so.o.out, "%7.1fs episode %d: %s\n", ep.from.Seconds(), n, strings.Join(ep.faults, " + "))
+		if err := so.episode(ctx, n, perm[:min(k, len(perm))], usable, time.Duration(hold)*time.Second); err != nil {
+			return err
 		}
 		if so.stop() {
 			return nil
@@ -229,6 +207,45 @@ func (so *soak) run(ctx context.Context) error {
 	return so.finish()
 }
 
+// episode applies the picked faults together, holds them, clears them.
+func (so *soak) episode(ctx context.Context, n int, picked []int, usable []*fault, hold time.Duration) error {
+	r, rec, s := so.r, so.rec, so.s
+	ep := episode{n: n, from: time.Since(s.started)}
+	fc := &faultCtx{r: r, d: so.d, rng: rand.New(rand.NewPCG(so.o.seed, uint64(1000+n))), n: n}
+	var clears []func()
+	blocks := false
+	for _, i := range picked {
+		f := usable[i]
+		rec.note("fault-on", "", "#"+strconv.Itoa(n), f.name)
+		clear, detail, err := f.apply(fc)
+		if err != nil {
+			return fmt.Errorf("fault %s: %w", f.name, err)
+		}
+		s.injected[f.name]++
+		blocks = blocks || f.blocks
+		ep.faults = append(ep.faults, f.name+" ("+detail+")")
+		if clear != nil {
+			clears = append(clears, clear)
+		}
+	}
+	if sleepCtx(ctx, hold) != nil {
+		return ctx.Err()
+	}
+	for i := len(clears) - 1; i >= 0; i-- {
+		clears[i]()
+	}
+	if blocks {
+		rec.pathCleared(time.Now())
+	}
+	ep.to = time.Since(s.started)
+	rec.note("fault-off", "", "#"+strconv.Itoa(n), strings.Join(ep.faults, " + "))
+	s.episodes = append(s.episodes, ep)
+	if so.o.out != nil && !so.o.quick {
+		fmt.Fprintf(so.o.out, "%7.1fs episode %d: %s\n", ep.from.Seconds(), n, strings.Join(ep.faults, " + "))
+	}
+	return nil
+}
+
 // watch checks, every second, for calls the node owes on open connections
 // and keeps the peak memory.
 func (so *soak) watch(ctx context.Context) {
@@ -241,8 +258,8 @@ func (so *soak) watch(ctx context.Context) {
 		case <-t.C:
 		}
 		so.rec.checkStale(time.Now(), so.o.callTimeout+so.o.slack)
-		if smp, err := so.r.sample(); err == nil && smp.RSS > so.s.peakRSS {
-			so.s.peakRSS = smp.RSS
+		if smp, err := so.r.sample(); err == nil && smp.RSS > so.peak.Load() {
+			so.peak.Store(smp.RSS) // only watch stores
 		}
 	}
 }
@@ -335,6 +352,7 @@ func (so *soak) finish() error {
 	s.accepted, s.delivered = len(accepted), rec.deliveredCount()
 	s.inTransit = rec.checkCallbacks(accepted)
 	s.reregister, s.unreg, _ = rec.reconnectTimes()
+	s.peakRSS = so.peak.Load()
 	if hwm, _ := procStatusBytes(so.r.pid, "VmHWM"); hwm > s.peakRSS {
 		s.peakRSS = hwm
 	}
