@@ -45,6 +45,7 @@ type Config struct {
 
 	MCP      MCPConfig      `toml:"mcp"`      // mcp.go
 	Observer ObserverConfig `toml:"observer"` // observer.go
+	Sandbox  SandboxConfig  `toml:"sandbox"`  // sandbox.go
 }
 
 // HubConfig is the [hub] table: where the main server is and how to talk to it.
@@ -103,6 +104,9 @@ type ToolConfig struct {
 	// MaxMemory caps a direct plugin's Node.js heap, in MiB
 	// (--max-old-space-size); 0 is Node's default. Other tools ignore it.
 	MaxMemory int `toml:"max_memory"`
+	// Sandbox names the permission profile the tool's processes run under
+	// ([sandbox]); empty is sandbox.profile. Checked in sandbox.go.
+	Sandbox string `toml:"sandbox"`
 }
 
 // Sizes and limits the config is checked against.

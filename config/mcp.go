@@ -34,6 +34,8 @@ type MCPServerConfig struct {
 	Exclude []string `toml:"exclude"`
 	// Timeout is the tool's per-call timeout; zero means the default (60s).
 	Timeout Duration `toml:"timeout"`
+	// Sandbox is the profile a stdio server runs under; empty is sandbox.profile.
+	Sandbox string `toml:"sandbox"`
 }
 
 // MCPServeConfig is the [mcp.serve] table, read by `vcpnode mcp`.

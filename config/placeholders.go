@@ -33,6 +33,7 @@ type CommandPlaceholderConfig struct {
 	Every   Duration `toml:"every"`   // rerun interval; or Cron; neither runs once
 	Cron    string   `toml:"cron"`    // 5 fields, or 6 with seconds first
 	Timeout Duration `toml:"timeout"` // 0 = DefaultCommandTimeout
+	Sandbox string   `toml:"sandbox"` // the command's profile; "" is sandbox.profile
 }
 
 // SystemPlaceholderConfig is the [placeholders.system] table.

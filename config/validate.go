@@ -43,6 +43,7 @@ func (c Config) problems() []Problem {
 	c.checkPlaceholders(&ps)
 	c.checkMCP(&ps)
 	c.checkObserver(&ps)
+	c.checkSandbox(&ps)
 	return ps
 }
 

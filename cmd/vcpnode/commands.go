@@ -68,6 +68,7 @@ func newRootCmd(a *app) *cobra.Command {
 	add(groupDaemon,
 		newRunCmd(a),
 		newDemoCmd(a),
+		newSandboxCmd(a),
 	)
 	// Thin clients of the control socket: flags → one request → render.
 	add(groupControl,

@@ -46,6 +46,9 @@ func report(stderr io.Writer, cmd *cobra.Command, err error) int {
 	if err == nil {
 		return exitOK
 	}
+	if code, ok := errorExitStatus(err); ok {
+		return code // a command's own status (sandbox run): it said why itself
+	}
 	// The key never reaches an error on purpose; redacting here catches
 	// a library error that echoes a URL.
 	for line := range strings.SplitSeq(config.Redact(err.Error()), "\n") {

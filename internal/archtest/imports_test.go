@@ -59,6 +59,8 @@ func TestImportDirections(t *testing.T) {
 		// toolhost/direct, toolhost/mcp and placeholders use it.
 		{module + "/toolhost/proctree", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/cmd/vcpnode"}},
 		{module + "/controlapi", true, []string{gorilla, backoff, module + "/node", module + "/cmd/vcpnode"}},
+		// The sandbox knows profiles, the kernel and process trees only.
+		{module + "/toolhost/sandbox", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
 		{module + "/node", true, []string{module + "/cmd/vcpnode"}},
 		// The liveness core knows sockets, not messages or the daemon.
 		{module + "/hubconn", true, []string{backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},

@@ -65,9 +65,10 @@ func (h *Host) runAsync(ctx context.Context, spec *runSpec, stdin []byte) (any, 
 		h.retire(p)
 		h.logRun(p, out)
 		if stopped {
-			return nil, stoppedErr()
+			return nil, p.sb.Explain(stoppedErr(), p.errOut.buf)
 		}
-		return syncResult(p, out)
+		res, err := syncResult(p, out)
+		return res, p.sb.Explain(err, p.errOut.buf, out.buf)
 	case <-rctx.Done():
 		<-p.stopped // the AfterFunc is stopping the tree
 		h.finish(p)

@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // Defaults for zero Options fields.
@@ -62,6 +63,9 @@ type Options struct {
 	// a walk of its descendants; see package proctree). Nil: the host makes
 	// its own, in the best mode the system allows, and closes it in Close.
 	ProcessTrees *proctree.Manager
+	// Sandbox confines every run under its plugin's profile; nil runs
+	// plugins unconfined.
+	Sandbox *sandbox.Sandbox
 	// Log receives run and kill events; environment values are never logged.
 	Log zerolog.Logger
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // runSpec is everything needed to start one plugin's command; it is built
@@ -35,6 +36,7 @@ type process struct {
 	proc *os.Process
 	pid  int            // also the process group id
 	tree *proctree.Tree // every process the run started
+	sb   *sandbox.Run   // the sandbox the run is confined in
 
 	stdin          *os.File // our write end, nil when stdin is /dev/null
 	stdout, stderr *os.File // our read ends
@@ -119,20 +121,25 @@ func (h *Host) spawn(spec *runSpec, withStdin bool) (_ *process, err error) {
 	}
 	childFiles, ourFiles = append(childFiles, errW), append(ourFiles, errR)
 
-	proc, tree, err := h.trees.StartProcess(spec.launch.path, spec.launch.argv, &os.ProcAttr{
+	sb, err := h.confine(spec)
+	if err != nil {
+		return nil, err
+	}
+	proc, tree, err := sb.StartProcess(h.trees, &os.ProcAttr{
 		Dir:   spec.dir,
-		Env:   spec.env,
 		Files: []*os.File{stdinR, outW, errW},
 		Sys:   spec.launch.sysAttr(),
 	})
 	if err != nil {
-		return nil, err
+		sb.Close()
+		return nil, sb.Explain(err)
 	}
 	return &process{
 		spec:       spec,
 		proc:       proc,
 		pid:        proc.Pid,
 		tree:       tree,
+		sb:         sb,
 		stdin:      stdinW,
 		stdout:     outR,
 		stderr:     errR,
@@ -270,13 +277,16 @@ func (h *Host) finish(p *process) {
 // its whole tree has ended.
 func (h *Host) retire(p *process) {
 	if !p.tree.Alive() {
-		p.tree.Release()
+		p.release()
 		h.untrack()
 		return
 	}
 	go func() {
 		defer h.untrack()
-		defer p.tree.Release()
+		defer p.release()
+		if p.sb.Exceeded() {
+			h.stop(p, sandbox.ErrLimit)
+		}
 		ctx, cancel := context.WithTimeoutCause(h.ctx, h.opts.AsyncMaxRuntime-time.Since(p.started), ErrMaxRuntime)
 		defer cancel()
 		tick := time.NewTicker(asyncPoll)
@@ -296,6 +306,12 @@ func (h *Host) retire(p *process) {
 		h.log.Debug().Str("plugin", p.spec.name).Int("pid", p.pid).Dur("duration", time.Since(p.started)).
 			Msg("every process of the plugin run has ended")
 	}()
+}
+
+// release forgets the run's tree and sandbox once no process is left.
+func (p *process) release() {
+	p.tree.Release()
+	p.sb.Close()
 }
 
 func isClosed(ch chan struct{}) bool {

@@ -86,9 +86,10 @@ func (h *Host) runSync(ctx context.Context, spec *runSpec, stdin []byte) (any, e
 		return nil, err
 	}
 	if stopped {
-		return nil, fmt.Errorf("plugin %q stopped: %w", spec.name, context.Cause(rctx))
+		return nil, p.sb.Explain(fmt.Errorf("plugin %q stopped: %w", spec.name, context.Cause(rctx)), p.errOut.buf)
 	}
-	return syncResult(p, out)
+	res, err := syncResult(p, out)
+	return res, p.sb.Explain(err, p.errOut.buf, out.buf)
 }
 
 // runToEnd starts a run and reads its stdout until the process ends or rctx

@@ -360,3 +360,5 @@ func (b *cgroupBackend) release() {
 		b.log.Warn().Err(err).Str("cgroup", b.dir).Msg("cannot remove a plugin cgroup")
 	}
 }
+
+func (b *cgroupBackend) cgroupDir() string { return b.dir }

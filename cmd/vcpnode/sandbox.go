@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+)
+
+func newSandboxCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Run a command under a sandbox profile, as a tool would run",
+		Args:  noSubcommand,
+		RunE:  helpAndFail,
+	}
+	var profile, configFlag, dir string
+	run := &cobra.Command{
+		Use:   "run [--profile NAME] -- CMD [ARGS...]",
+		Short: "Run CMD under a sandbox profile exactly as a tool's process would run",
+		Long: "run starts CMD the way the daemon starts a tool's process: confined by the profile\n" +
+			"(Landlock for files and TCP, the profile's memory/pids/cpu limits on its own process\n" +
+			"tree), with DIR as the tool's own folder and a private TMPDIR removed afterwards. The\n" +
+			"profiles are the config's [sandbox] ones (when a config is found) and the built-ins\n" +
+			"default, offline and none. It exits with CMD's status: the way to debug a profile.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.sandboxRun(cmd.Context(), configFlag, profile, dir, args)
+		},
+	}
+	run.Flags().StringVarP(&profile, "profile", "p", "", "the `NAME` of the profile (default: the config's sandbox.profile, else \"default\")")
+	run.Flags().StringVarP(&configFlag, "config", "c", "", "config `FILE` (its [sandbox] profiles and protected files)")
+	run.Flags().StringVar(&dir, "dir", "", "the tool's own folder `DIR`, readable and writable (default: the current directory)")
+	cmd.AddCommand(run)
+	return cmd
+}
+
+// exitStatus ends vcpnode with a command's exit status, silently.
+type exitStatus int
+
+func (e exitStatus) Error() string   { return fmt.Sprintf("exit status %d", int(e)) }
+func (e exitStatus) ExitStatus() int { return int(e) }
+
+func (a *app) sandboxRun(ctx context.Context, configFlag, profile, dir string, args []string) error {
+	opts := sandbox.Options{}
+	configFile := a.findConfig(configFlag)
+	if configFile != "" {
+		cfg, err := config.Load(configFile)
+		if err != nil {
+			return err
+		}
+		if opts, err = cfg.SandboxOptions(configFile, a.getenv, a.geteuid()); err != nil {
+			return err
+		}
+	}
+	if profile == "" {
+		profile = opts.Default
+	}
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		dir = wd
+	}
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	trees, err := proctree.New(proctree.Options{})
+	if err != nil {
+		return err
+	}
+	defer trees.Close()
+	opts.Trees = trees
+	sb, err := sandbox.New(opts)
+	if err != nil {
+		return err
+	}
+	r, err := sb.Wrap(sandbox.Command{Tool: args[0], Kind: "command", Profile: profile,
+		Path: path, Args: args, Env: os.Environ(), Dir: dir})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	proc, tree, err := r.StartProcess(trees, &os.ProcAttr{
+		Dir: dir, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+	})
+	if err != nil {
+		return err
+	}
+	// The command has its own process group: pass the terminal's signals on.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	go func() {
+		for s := range sigs {
+			tree.Signal(s.(syscall.Signal))
+		}
+	}()
+	state, werr := proc.Wait()
+	_ = tree.KillAndWait(5e9)
+	tree.Release()
+	if werr != nil {
+		return werr
+	}
+	code := state.ExitCode()
+	if code < 0 {
+		code = 128 + int(state.Sys().(syscall.WaitStatus).Signal())
+	}
+	if lerr := r.Explain(nil); lerr != nil {
+		fmt.Fprintln(a.stderr, "vcpnode:", lerr)
+	}
+	if code != 0 {
+		return exitStatus(code)
+	}
+	return nil
+}
+
+// errorExitStatus is the status an exitStatus error asks for.
+func errorExitStatus(err error) (int, bool) {
+	var st interface{ ExitStatus() int }
+	if errors.As(err, &st) {
+		return st.ExitStatus(), true
+	}
+	return 0, false
+}

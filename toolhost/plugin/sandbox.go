@@ -1,0 +1,13 @@
+package plugin
+
+import "github.com/vcpnode/vcpnode/toolhost/sandbox"
+
+// confine wraps spec's command for the plugin's sandbox profile
+// (Options.Sandbox; nil runs it unconfined). The caller starts it with the
+// Run's StartProcess, and closes the Run once the process tree has ended.
+func (h *Host) confine(spec *runSpec) (*sandbox.Run, error) {
+	return h.opts.Sandbox.Wrap(sandbox.Command{
+		Tool: spec.name, Kind: "plugin",
+		Path: spec.launch.path, Args: spec.launch.argv, Env: spec.env, Dir: spec.dir,
+	})
+}

@@ -1,0 +1,58 @@
+package plugin
+
+import (
+	"context"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+)
+
+// BenchmarkSandboxRoundTrip: a `sh -c "echo '{}'"` plugin call confined
+// under each built-in profile, in one run, with the CPU time the daemon
+// (this process, not the plugin) spent per call as daemon-cpu-µs/op (wall
+// time on a loaded machine is mostly waiting for a core) and its heap growth
+// after the calls as heap-B. Run with
+//
+//	go test -run '^$' -bench SandboxRoundTrip -benchmem ./toolhost/plugin/
+func BenchmarkSandboxRoundTrip(b *testing.B) {
+	trees, err := proctree.New(proctree.Options{})
+	if err != nil {
+		b.Skipf("no process trees here: %v", err)
+	}
+	b.Cleanup(trees.Close)
+	for _, profile := range []string{"none", "default", "offline"} {
+		b.Run(profile, func(b *testing.B) {
+			sb, err := sandbox.New(sandbox.Options{Default: profile, TempDir: b.TempDir(), Home: b.TempDir(), Trees: trees})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if profile != "none" && !sb.Capabilities().Files {
+				b.Skipf("Landlock is not available here: %s", sb.Capabilities().Why)
+			}
+			set := scan(b, newHost(b, Options{Sandbox: sb, ProcessTrees: trees}), pluginRoot(b, "BenchShell"))
+			tool := findTool(b, set, "BenchShell")
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			cpu0 := daemonCPU()
+			sequential(b, func() error { _, err := call(context.Background(), tool, nil); return err })
+			b.ReportMetric(float64((daemonCPU()-cpu0).Microseconds())/float64(b.N), "daemon-cpu-µs/op")
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)), "heap-B")
+		})
+	}
+}
+
+// daemonCPU is the user and system time this process has used.
+func daemonCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

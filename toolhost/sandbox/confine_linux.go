@@ -1,0 +1,57 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// confine fills r with the policy for p and a fresh temporary directory.
+func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
+	tmp, err := os.MkdirTemp(o.TempDir, "vcpnode-call-")
+	if err != nil {
+		return err
+	}
+	r.tmp = tmp
+	pol := &policy{Grants: o.grants(p, c, tmp), Strict: o.Require}
+	if !p.Network {
+		pol.NetDeny = true
+	} else {
+		pol.Ports = p.ConnectPorts
+	}
+	if r.groups, err = s.limits.make(p, pol); err != nil {
+		return err
+	}
+	r.pol = pol
+	r.Env = withTemp(c.Env, tmp)
+	return nil
+}
+
+// via forks the command from a confined thread (nil: unconfined).
+func (r *Run) via() proctree.Via {
+	if r.pol == nil {
+		return nil
+	}
+	return r.pol.onConfinedThread
+}
+
+// started applies what can only be applied to the started tree: limits on
+// its own cgroup v2, rlimits of its leader.
+func (r *Run) started(pid int, tree *proctree.Tree) {
+	if r.pol == nil {
+		return
+	}
+	if dir := tree.CgroupDir(); dir != "" {
+		for file, value := range r.pol.V2 {
+			_ = os.WriteFile(filepath.Join(dir, file), []byte(value), 0)
+		}
+	}
+	for res, v := range r.pol.Rlimits {
+		_ = unix.Prlimit(pid, res, &unix.Rlimit{Cur: v, Max: v}, nil)
+	}
+}
+
+func removeTemp(dir string) { _ = os.RemoveAll(dir) }

@@ -1,0 +1,298 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// groupPrefix names the cgroup v1 limit groups: vcpnode-sb-<daemon pid>-<n>.
+const groupPrefix = "vcpnode-sb-"
+
+// limiter makes per-run limit groups. Each of memory, pids and cpu is held
+// by the tree's own cgroup v2 when its controller is enabled below the
+// daemon's cgroup, else by a cgroup v1 group of that controller, else (memory
+// and pids only) by an rlimit of each process.
+type limiter struct {
+	v2    map[string]bool   // controller → enabled in the trees' cgroups
+	v1    map[string]string // controller → the daemon's own v1 group directory
+	trees *proctree.Manager
+	seq   atomic.Uint64
+}
+
+// mount is a cgroup hierarchy's mount point and the group it shows as its root.
+type mount struct{ dir, root string }
+
+// mounts finds the cgroup2 mount and the v1 mounts by controller.
+func mounts() (v2 mount, v1 map[string]mount) {
+	v1 = map[string]mount{}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return mount{}, v1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		left, right, ok := strings.Cut(sc.Text(), " - ")
+		fields, rf := strings.Fields(left), strings.Fields(right)
+		if !ok || len(fields) < 5 || len(rf) < 3 {
+			continue
+		}
+		switch rf[0] {
+		case "cgroup2":
+			if v2.dir == "" {
+				v2 = mount{fields[4], fields[3]}
+			}
+		case "cgroup":
+			for _, opt := range strings.Split(rf[2], ",") {
+				if opt == "memory" || opt == "pids" || opt == "cpu" {
+					if _, seen := v1[opt]; !seen {
+						v1[opt] = mount{fields[4], fields[3]}
+					}
+				}
+			}
+		}
+	}
+	return v2, v1
+}
+
+// detect finds what this machine enforces.
+func detect(trees *proctree.Manager) (Capabilities, *limiter) {
+	c := Capabilities{Mechanism: "none"}
+	abi, err := llsys.LandlockGetABIVersion()
+	switch {
+	case err != nil:
+		c.Why = "Landlock is not available (kernel without it, or not in the lsm= list): " + err.Error()
+	case abi < 1:
+		c.Why = "Landlock is not available"
+	default:
+		c.Mechanism, c.LandlockABI, c.Files = "landlock", abi, true
+		c.Network = abi >= 4
+		if !c.Network {
+			c.Why = "Landlock ABI " + strconv.Itoa(abi) + " has no TCP rules (ABI 4, Linux 6.7)"
+		}
+	}
+	l := &limiter{v2: map[string]bool{}, v1: map[string]string{}, trees: trees}
+	v2mnt, v1mnts := mounts()
+	if trees != nil && trees.Mode() == proctree.ModeCgroup && v2mnt.dir != "" {
+		if dir, err := ownGroup(v2mnt, ""); err == nil {
+			ctl, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+			for _, name := range strings.Fields(string(ctl)) {
+				l.v2[name] = true
+			}
+		}
+	}
+	for _, name := range []string{"memory", "pids", "cpu"} {
+		mnt, ok := v1mnts[name]
+		if l.v2[name] || !ok {
+			continue
+		}
+		dir, err := ownGroup(mnt, name)
+		if err != nil || !probe(dir) {
+			continue
+		}
+		l.v1[name] = dir
+		removeStale(dir)
+	}
+	how := func(name string, rlimit bool) string {
+		switch {
+		case l.v2[name]:
+			return "cgroup v2"
+		case l.v1[name] != "":
+			return "cgroup v1"
+		case rlimit:
+			return "rlimit"
+		}
+		return ""
+	}
+	c.Memory = how("memory", true)
+	c.Pids = how("pids", os.Geteuid() != 0) // RLIMIT_NPROC does not bind root
+	c.CPU = how("cpu", false)
+	return c, l
+}
+
+// ownGroup is the daemon's group in the hierarchy mounted at mnt (whose
+// root is root): of controller, or of cgroup v2 when controller is "".
+func ownGroup(mnt mount, controller string) (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3) // id:controllers:path
+		if len(parts) != 3 {
+			continue
+		}
+		if controller == "" && parts[0] == "0" && parts[1] == "" ||
+			controller != "" && slices.Contains(strings.Split(parts[1], ","), controller) {
+			rel := parts[2]
+			if mnt.root != "/" {
+				rel = strings.TrimPrefix(rel, mnt.root)
+			}
+			return filepath.Join(mnt.dir, rel), nil
+		}
+	}
+	return "", errors.New("not in a group of " + mnt.dir)
+}
+
+// probe reports whether the daemon may make groups in dir.
+func probe(dir string) bool {
+	p := filepath.Join(dir, groupPrefix+strconv.Itoa(os.Getpid())+"-probe")
+	if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return false
+	}
+	return syscall.Rmdir(p) == nil
+}
+
+// removeStale removes the empty limit groups of daemons that are gone.
+func removeStale(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), groupPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		if pid, err := strconv.Atoi(pidText); err == nil && pid != os.Getpid() &&
+			errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			_ = syscall.Rmdir(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// groups are one run's cgroup v1 limit groups, by controller.
+type groups map[string]string
+
+// make creates the groups p needs, and fills pol with how to join them
+// (or set the limits otherwise).
+func (l *limiter) make(p Profile, pol *policy) (groups, error) {
+	g := groups{}
+	id := groupPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(l.seq.Add(1), 10)
+	type setting struct {
+		controller string
+		files      [][2]string // file, value (v1 names)
+		v2         [][2]string
+		rlimit     int
+		rlimitVal  uint64
+	}
+	var want []setting
+	if p.Memory > 0 {
+		m := strconv.FormatInt(p.Memory, 10)
+		want = append(want, setting{"memory",
+			[][2]string{{"memory.limit_in_bytes", m}, {"memory.memsw.limit_in_bytes", m}},
+			[][2]string{{"memory.max", m}, {"memory.swap.max", "0"}}, unix.RLIMIT_AS, uint64(p.Memory)})
+	}
+	if p.Pids > 0 {
+		n := strconv.Itoa(p.Pids)
+		want = append(want, setting{"pids", [][2]string{{"pids.max", n}}, [][2]string{{"pids.max", n}},
+			unix.RLIMIT_NPROC, uint64(p.Pids)})
+	}
+	if p.CPU > 0 {
+		quota := strconv.FormatInt(int64(p.CPU*100000), 10)
+		want = append(want, setting{"cpu",
+			[][2]string{{"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", quota}},
+			[][2]string{{"cpu.max", quota + " 100000"}}, -1, 0})
+	}
+	for _, s := range want {
+		switch {
+		case l.v2[s.controller] && l.trees != nil && l.trees.Mode() == proctree.ModeCgroup:
+			if pol.V2 == nil {
+				pol.V2 = map[string]string{}
+			}
+			for _, f := range s.v2 {
+				pol.V2[f[0]] = f[1]
+			}
+		case l.v1[s.controller] != "":
+			dir := filepath.Join(l.v1[s.controller], id)
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				g.remove()
+				return nil, err
+			}
+			g[s.controller] = dir
+			for i, f := range s.files {
+				err := os.WriteFile(filepath.Join(dir, f[0]), []byte(f[1]), 0)
+				if err != nil && (i == 0 || !errors.Is(err, os.ErrNotExist)) {
+					g.remove()
+					return nil, err
+				}
+			}
+			pol.Tasks = append(pol.Tasks, filepath.Join(dir, "tasks"))
+		case s.rlimit >= 0 && (s.controller != "pids" || os.Geteuid() != 0):
+			if pol.Rlimits == nil {
+				pol.Rlimits = map[int]uint64{}
+			}
+			pol.Rlimits[s.rlimit] = s.rlimitVal
+		}
+	}
+	return g, nil
+}
+
+// limitsHit names the limits the run reached (memory: a process was
+// killed; pids: a fork was refused).
+func (g groups) limitsHit(p Profile) []string {
+	var out []string
+	if dir := g["memory"]; dir != "" {
+		if n := counter(filepath.Join(dir, "memory.oom_control"), "oom_kill"); n > 0 {
+			out = append(out, "memory limit "+FormatSize(p.Memory)+" reached: the kernel killed "+plural(n, "process")+" (oom_kill)")
+		} else if n := counter(filepath.Join(dir, "memory.failcnt"), ""); n > 0 && counter(filepath.Join(dir, "memory.oom_control"), "under_oom") > 0 {
+			out = append(out, "memory limit "+FormatSize(p.Memory)+" reached")
+		}
+	}
+	if dir := g["pids"]; dir != "" {
+		if n := counter(filepath.Join(dir, "pids.events"), "max"); n > 0 {
+			out = append(out, "pids limit "+strconv.Itoa(p.Pids)+" reached: "+plural(n, "fork")+" refused (pids.events max)")
+		}
+	}
+	return out
+}
+
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if strings.HasSuffix(what, "s") {
+		return strconv.FormatInt(n, 10) + " " + what + "es"
+	}
+	return strconv.FormatInt(n, 10) + " " + what + "s"
+}
+
+// counter reads "key N" from a flat-keyed control file (key "": the whole file is N).
+func counter(file, key string) int64 {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if key == "" && len(f) == 1 || len(f) == 2 && f[0] == key {
+			n, _ := strconv.ParseInt(f[len(f)-1], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// remove deletes the groups; they are empty once the run's tree has ended
+// (the kernel may take a moment to account the last exit).
+func (g groups) remove() {
+	for c, dir := range g {
+		err := syscall.Rmdir(dir)
+		for i := 0; errors.Is(err, syscall.EBUSY) && i < 50; i++ {
+			time.Sleep(10 * time.Millisecond) // the last exit is being accounted
+			err = syscall.Rmdir(dir)
+		}
+		delete(g, c)
+	}
+}

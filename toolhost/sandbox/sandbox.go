@@ -1,0 +1,271 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// Options configure a Sandbox.
+type Options struct {
+	// Profiles are the resolved profiles (Resolve); nil: the built-ins.
+	Profiles map[string]Profile
+	// Default is the profile of a tool that names none; "" is "default".
+	Default string
+	// Tools maps a tool (plugin, MCP server, placeholder command) to the
+	// profile it names.
+	Tools map[string]string
+	// Protected are never granted, even inside a granted tree: the node's
+	// config file, key file, state directory, audit log.
+	Protected []string
+	// FileRoots are readable under every confining profile ([files] roots).
+	FileRoots []string
+	// Home expands ~ in profile paths; "" is the daemon's home directory.
+	Home string
+	// TempDir is where per-call temporary directories are made; "" is os.TempDir().
+	TempDir string
+	// Trees are the process trees the commands run in: limits go on a
+	// tree's own cgroup v2 when it has one with the controllers.
+	Trees *proctree.Manager
+	// Require makes a machine that cannot enforce every part of a profile
+	// in use an error instead of a warning.
+	Require bool
+	Log     zerolog.Logger
+
+	carved *sync.Map // profile name → its carved grants, per configuration
+}
+
+// Sandbox wraps commands for their profiles. Update swaps its
+// configuration; a command started afterwards gets the new one.
+type Sandbox struct {
+	opts atomic.Pointer[Options]
+	caps Capabilities
+	// limits makes per-run limit groups.
+	limits *limiter
+}
+
+// ErrNotEnforced: Require is set and the machine cannot enforce a profile in use.
+var ErrNotEnforced = errors.New("sandbox profiles cannot be enforced here")
+
+// New checks opts and detects what the machine enforces.
+func New(opts Options) (*Sandbox, error) {
+	s := &Sandbox{}
+	s.caps, s.limits = detect(opts.Trees)
+	if err := s.Update(opts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Update replaces the configuration (a reload); on error the old one stays.
+func (s *Sandbox) Update(opts Options) error {
+	if opts.Profiles == nil {
+		opts.Profiles = Builtins()
+	}
+	if opts.Default == "" {
+		opts.Default = Default
+	}
+	if _, ok := opts.Profiles[opts.Default]; !ok {
+		return fmt.Errorf("sandbox.profile: %w %q", ErrUnknownProfile, opts.Default)
+	}
+	names := make([]string, 0, len(opts.Tools))
+	for tool := range opts.Tools {
+		names = append(names, tool)
+	}
+	sort.Strings(names)
+	for _, tool := range names {
+		if name := opts.Tools[tool]; name != "" {
+			if _, ok := opts.Profiles[name]; !ok {
+				return fmt.Errorf("%s: %w %q", tool, ErrUnknownProfile, name)
+			}
+		}
+	}
+	if opts.Require {
+		if gaps := s.caps.gapsFor(opts.Profiles, opts.inUse()); len(gaps) > 0 {
+			return fmt.Errorf("%w (sandbox.require is set): %v", ErrNotEnforced, gaps)
+		}
+	}
+	if opts.Home == "" {
+		opts.Home, _ = os.UserHomeDir()
+	}
+	if opts.TempDir == "" {
+		opts.TempDir = os.TempDir()
+	}
+	for _, name := range opts.inUse() {
+		if opts.Profiles[name].Off {
+			opts.Log.Info().Str("profile", name).Msg("sandbox: tools under this profile run unconfined")
+		}
+	}
+	if gaps := s.caps.gapsFor(opts.Profiles, opts.inUse()); len(gaps) > 0 {
+		opts.Log.Warn().Strs("not_enforced", gaps).Str("mechanism", s.caps.Mechanism).Str("why", s.caps.Why).
+			Msg("sandbox: parts of the profiles in use are not enforced on this machine")
+	}
+	opts.carved = &sync.Map{}
+	s.opts.Store(&opts)
+	return nil
+}
+
+// inUse is the names of the profiles the default and the tools use.
+func (o *Options) inUse() []string {
+	names := []string{o.Default}
+	for _, n := range o.Tools {
+		if n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// ProfileFor is the name of the profile tool runs under.
+func (s *Sandbox) ProfileFor(tool string) string {
+	if s == nil {
+		return None
+	}
+	o := s.opts.Load()
+	if n := o.Tools[tool]; n != "" {
+		return n
+	}
+	return o.Default
+}
+
+// Profile returns the resolved profile name.
+func (s *Sandbox) Profile(name string) (Profile, bool) {
+	p, ok := s.opts.Load().Profiles[name]
+	return p, ok
+}
+
+// Capabilities is what the machine enforces.
+type Capabilities struct {
+	// Mechanism: "landlock" or "none".
+	Mechanism   string `json:"mechanism"`
+	LandlockABI int    `json:"landlock_abi"`
+	Files       bool   `json:"files"`
+	Network     bool   `json:"network"`
+	// Memory, Pids, CPU: how each limit is applied ("cgroup v2", "cgroup v1",
+	// "rlimit"), "" where it is not.
+	Memory string `json:"memory,omitempty"`
+	Pids   string `json:"pids,omitempty"`
+	CPU    string `json:"cpu,omitempty"`
+	// Why explains a mechanism that is missing.
+	Why string `json:"why,omitempty"`
+}
+
+// NotEnforced lists what no profile gets on this machine.
+func (c Capabilities) NotEnforced() []string {
+	var out []string
+	if !c.Files {
+		out = append(out, "file access")
+	}
+	if !c.Network {
+		out = append(out, "network (TCP connect/bind)")
+	}
+	if c.Network {
+		out = append(out, "UDP and other non-TCP sockets")
+	}
+	for _, l := range []struct{ name, how string }{{"memory", c.Memory}, {"pids", c.Pids}, {"cpu", c.CPU}} {
+		switch l.how {
+		case "":
+			out = append(out, l.name+" limit")
+		case "rlimit":
+			out = append(out, l.name+" limit per process only (rlimit, not the whole tree)")
+		}
+	}
+	return out
+}
+
+// gapsFor lists what the named profiles ask for and the machine cannot give.
+func (c Capabilities) gapsFor(profiles map[string]Profile, names []string) []string {
+	var out []string
+	add := func(s string) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, n := range names {
+		p, ok := profiles[n]
+		if !ok || p.Off {
+			continue
+		}
+		if !c.Files {
+			add("file access")
+		}
+		if (!p.Network || len(p.ConnectPorts) > 0) && !c.Network {
+			add("network")
+		}
+		if p.Memory > 0 && c.Memory == "" {
+			add("memory limit")
+		}
+		if p.Pids > 0 && c.Pids == "" {
+			add("pids limit")
+		}
+		if p.CPU > 0 && c.CPU == "" {
+			add("cpu limit")
+		}
+	}
+	return out
+}
+
+// Capabilities reports what the machine enforces.
+func (s *Sandbox) Capabilities() Capabilities { return s.caps }
+
+// Status is the sandbox section of the node's status.
+type Status struct {
+	Capabilities
+	Default     string   `json:"default_profile"`
+	Profiles    []string `json:"profiles"`
+	NotEnforced []string `json:"not_enforced,omitempty"`
+	Require     bool     `json:"require"`
+}
+
+// Status describes the sandbox for `vcpnode status`.
+func (s *Sandbox) Status() Status {
+	o := s.opts.Load()
+	names := make([]string, 0, len(o.Profiles))
+	for n := range o.Profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return Status{Capabilities: s.caps, Default: o.Default, Profiles: names,
+		NotEnforced: s.caps.NotEnforced(), Require: o.Require}
+}
+
+// Command is one process to start for a tool.
+type Command struct {
+	// Tool names the tool (its profile, and error messages); Kind says
+	// what it is ("plugin", "MCP server", "command").
+	Tool, Kind string
+	// Profile overrides the tool's configured profile when set.
+	Profile string
+	Path    string
+	Args    []string // argv, Args[0] included
+	Env     []string
+	// Dir is the tool's own folder: readable and writable; "" for none.
+	Dir string
+}
+
+// Run is a wrapped command: start it with StartProcess or StartCmd (Env
+// is the command's with TMPDIR set), Explain its failure, and Close it
+// once its whole process tree has ended.
+type Run struct {
+	Path    string
+	Args    []string
+	Env     []string
+	Profile string
+	tool    string
+	kind    string
+	limits  Profile // the limits asked for
+	tmp     string  // the per-call temporary directory
+	pol     *policy // nil: unconfined
+
+	mu     sync.Mutex
+	groups groups   // per-run limit groups, until Close
+	hit    []string // the limits reached, read by Close
+}

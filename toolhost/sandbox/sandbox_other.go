@@ -1,0 +1,36 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"runtime"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// policy: nothing is applied here.
+type policy struct{}
+
+// limiter: no limits here.
+type limiter struct{}
+
+type groups map[string]string
+
+func (groups) limitsHit(Profile) []string { return nil }
+func (groups) remove()                    {}
+
+// detect: profiles are not enforced outside Linux.
+func detect(*proctree.Manager) (Capabilities, *limiter) {
+	return Capabilities{Mechanism: "none", Why: "profiles are not enforced on " + runtime.GOOS +
+		": commands run with the daemon's full rights"}, &limiter{}
+}
+
+// confine runs the command unchanged: nothing here can confine it. The
+// Run keeps the profile's name, so errors and status say which profile
+// was asked for; Capabilities says it is not enforced.
+func (s *Sandbox) confine(*Options, Profile, Command, *Run) error { return nil }
+
+func removeTemp(string) {}
+
+func (r *Run) via() proctree.Via           { return nil }
+func (r *Run) started(int, *proctree.Tree) {}

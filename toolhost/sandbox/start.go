@@ -1,0 +1,36 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// StartProcess starts the run's command (Path, Args, Env; attr gives the
+// rest) confined, as the leader of a new process tree of trees.
+func (r *Run) StartProcess(trees *proctree.Manager, attr *os.ProcAttr) (*os.Process, *proctree.Tree, error) {
+	a := *attr
+	a.Env = r.Env
+	proc, tree, err := trees.StartProcessVia(r.via(), r.Path, r.Args, &a)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.started(proc.Pid, tree)
+	return proc, tree, nil
+}
+
+// StartCmd is StartProcess for callers that keep exec.Cmd (proctree's
+// StartCmd): newCmd builds the command, whose Env is replaced by the Run's.
+func (r *Run) StartCmd(trees *proctree.Manager, newCmd func() *exec.Cmd) (*exec.Cmd, *proctree.Tree, error) {
+	cmd, tree, err := trees.StartCmdVia(r.via(), func() *exec.Cmd {
+		c := newCmd()
+		c.Env = r.Env
+		return c
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	r.started(cmd.Process.Pid, tree)
+	return cmd, tree, nil
+}

@@ -1,0 +1,184 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Wrap returns how to start c under its profile. A nil Sandbox and the
+// profile "none" start c unchanged. The Run must be closed once every
+// process of the command's tree has ended (it removes the per-call
+// temporary directory and limit groups).
+func (s *Sandbox) Wrap(c Command) (*Run, error) {
+	r := &Run{Path: c.Path, Args: c.Args, Env: c.Env, Profile: None, tool: c.Tool, kind: c.Kind}
+	if r.kind == "" {
+		r.kind = "tool"
+	}
+	if s == nil {
+		return r, nil
+	}
+	o := s.opts.Load()
+	name := c.Profile
+	if name == "" {
+		name = s.ProfileFor(c.Tool)
+	}
+	p, ok := o.Profiles[name]
+	if !ok {
+		return nil, fmt.Errorf("%s %q: %w %q", r.kind, c.Tool, ErrUnknownProfile, name)
+	}
+	r.Profile = name
+	if p.Off {
+		return r, nil
+	}
+	r.limits = p
+	if err := s.confine(o, p, c, r); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%s %q: sandbox profile %q: %w", r.kind, c.Tool, name, err)
+	}
+	return r, nil
+}
+
+// grants are the paths a command of profile p may use: the profile's own
+// (carved once per profile and configuration, they rarely change) and the
+// command's folder, program and temporary directory.
+func (o *Options) grants(p Profile, c Command, tmp string) []Grant {
+	static, ok := o.carved.Load(p.Name)
+	if !ok {
+		var gs []Grant
+		for _, path := range p.Read {
+			gs = append(gs, Grant{Path: expandHome(path, o.Home)})
+		}
+		for _, path := range o.FileRoots {
+			gs = append(gs, Grant{Path: expandHome(path, o.Home)})
+		}
+		for _, path := range p.Write {
+			gs = append(gs, Grant{Path: expandHome(path, o.Home), Write: true})
+		}
+		static, _ = o.carved.LoadOrStore(p.Name, carve(nonEmpty(gs), o.Protected))
+	}
+	var own []Grant
+	if filepath.IsAbs(c.Path) {
+		own = append(own, Grant{Path: c.Path}) // the program itself, wherever it is
+	}
+	if c.Dir != "" {
+		own = append(own, Grant{Path: c.Dir, Write: true})
+	}
+	if tmp != "" {
+		own = append(own, Grant{Path: tmp, Write: true})
+	}
+	return append(slices.Clone(static.([]Grant)), carve(own, o.Protected)...)
+}
+
+func nonEmpty(gs []Grant) []Grant {
+	out := gs[:0]
+	for _, g := range gs {
+		if g.Path != "" {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// withTemp is env with the temporary directory variables pointing at dir.
+func withTemp(env []string, dir string) []string {
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != "TMPDIR" && k != "TMP" && k != "TEMP" {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "TMPDIR="+dir, "TMP="+dir, "TEMP="+dir)
+}
+
+// ErrLimit: the run's process tree reached a limit of its profile.
+var ErrLimit = errors.New("reached a limit of its sandbox profile")
+
+// Explain turns the error of a finished run into one that names the
+// profile, and what the sandbox refused or which limit the run reached
+// (outputs are the run's stderr and stdout, searched for EACCES/EPERM
+// messages). A run that reached a limit is an error even when err is nil:
+// its tree was cut short. An unconfined run's error is unchanged.
+func (r *Run) Explain(err error, outputs ...[]byte) error {
+	if r == nil || r.Profile == None || r.limits.Off {
+		return err
+	}
+	if hit := r.limitsHit(); len(hit) > 0 {
+		lim := fmt.Errorf("%s %q %w (profile %q): %s", r.kind, r.tool, ErrLimit, r.Profile, strings.Join(hit, "; "))
+		if err == nil {
+			return lim
+		}
+		return fmt.Errorf("%w; %w", lim, err)
+	}
+	if err == nil {
+		return nil
+	}
+	for _, out := range append(outputs, []byte(err.Error())) {
+		if line := refusal(out); line != "" {
+			return fmt.Errorf("%s %q was refused by the node's sandbox (profile %q): %s: %w",
+				r.kind, r.tool, r.Profile, line, err)
+		}
+	}
+	return fmt.Errorf("%w (sandbox profile %q)", err, r.Profile)
+}
+
+// Exceeded reports whether the run's tree reached one of its limits; what
+// is left of such a tree should be stopped (a fork loop never ends).
+func (r *Run) Exceeded() bool { return r != nil && len(r.limitsHit()) > 0 }
+
+// refusalMarks are how programs report EACCES and EPERM.
+var refusalMarks = []string{"Permission denied", "permission denied", "Operation not permitted",
+	"operation not permitted", "EACCES", "EPERM", "PermissionError"}
+
+// refusal is the first line of out that reports EACCES or EPERM.
+func refusal(out []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 4096), 64<<10)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		for _, m := range refusalMarks {
+			if strings.Contains(line, m) {
+				if len(line) > 300 {
+					line = line[:300] + "…"
+				}
+				return strings.ToValidUTF8(line, "\uFFFD")
+			}
+		}
+	}
+	return ""
+}
+
+// Close removes the per-call temporary directory and the run's limit
+// groups; call it once the command's whole process tree has ended.
+func (r *Run) Close() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.groups != nil {
+		r.hit = r.groups.limitsHit(r.limits)
+		r.groups.remove()
+		r.groups = nil
+	}
+	if r.tmp != "" {
+		removeTemp(r.tmp)
+		r.tmp = ""
+	}
+}
+
+// limitsHit names the limits the run reached, from its groups or, once
+// closed, from what Close read.
+func (r *Run) limitsHit() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.groups != nil {
+		return r.groups.limitsHit(r.limits)
+	}
+	return r.hit
+}
