@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 // dropResultType is a broken path on purpose: on every connection after
-// the first, the first tool_result the node writes never reaches the hub,
+// the first, the first successful tool_result the node writes never reaches the hub,
 // while the connection stays up. It is what a node that loses a result
 // after a reconnect looks like from the hub.
 const dropResultType = "soak_test_drop_result"
@@ -116,14 +116,16 @@ func (st *dropState) feed(data []byte) []byte {
 		case opcode == 0 && st.dropping:
 			drop, st.dropping = true, !fin
 		case opcode == 1 && !st.done:
-			head := make([]byte, min(64, plen))
+			head := make([]byte, min(96, plen))
 			for i := range head {
 				head[i] = frame[hlen+i]
 				if key != nil {
 					head[i] ^= key[i%4]
 				}
 			}
-			if bytes.Contains(head, []byte(`"tool_result"`)) {
+			// A success: never the answer to a call the hub cancelled, which it
+			// does not wait for.
+			if bytes.Contains(head, []byte(`"tool_result"`)) && bytes.Contains(head, []byte(`"status":"success"`)) {
 				drop, st.done, st.dropping = true, true, !fin
 			}
 		}
