@@ -140,7 +140,14 @@ func (a *app) runService(ctx context.Context, h *host, op serviceOp, f serviceFl
 	if err != nil {
 		return err
 	}
-	r := &planRunner{out: a.stdout, commands: h.commands, fsRoot: h.fsRoot, dryRun: f.dryRun}
+	if op == opInstall && !f.dryRun {
+		// All or nothing: what would fail is refused before any change,
+		// and what still fails is undone (planRunner.undoOnFailure).
+		if err := a.installProblem(h, l); err != nil {
+			return fmt.Errorf("service install changed nothing: %w", err)
+		}
+	}
+	r := &planRunner{out: a.stdout, commands: h.commands, fsRoot: h.fsRoot, dryRun: f.dryRun, undoOnFailure: op == opInstall}
 	if op == opInstall || op == opUninstall {
 		r.header = fmt.Sprintf("config %s (%s)", l.config, l.configFrom)
 	}

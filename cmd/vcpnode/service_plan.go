@@ -44,6 +44,9 @@ type action struct {
 	// unloading a job that is not loaded).
 	tolerated bool
 	note      string
+	// undo, for a command, is the command that takes it back when a later
+	// step of an install fails (nil: nothing to take back).
+	undo []string
 }
 
 func mkdirAction(path string, mode fs.FileMode) action {
@@ -92,6 +95,16 @@ type planRunner struct {
 	fsRoot   string
 	dryRun   bool
 	header   string // a line said before the plan runs, if any
+	// undoOnFailure takes back the steps done when one fails, newest
+	// first, so that a failed install leaves the machine as it was.
+	undoOnFailure bool
+	undo          []undoStep
+}
+
+// undoStep takes back one thing a step did.
+type undoStep struct {
+	what string // for the output: "remove /etc/…"
+	do   func(ctx context.Context) error
 }
 
 func (r *planRunner) path(p string) string {
@@ -110,10 +123,39 @@ func (r *planRunner) execute(ctx context.Context, p plan) error {
 	}
 	for _, a := range p {
 		if err := r.step(ctx, a); err != nil {
-			return err
+			return r.takeBack(ctx, err)
 		}
 	}
 	return nil
+}
+
+// takeBack undoes what the plan did before failing with err, when asked
+// to, and says what it could not undo.
+func (r *planRunner) takeBack(ctx context.Context, err error) error {
+	if !r.undoOnFailure || len(r.undo) == 0 {
+		return err
+	}
+	fmt.Fprintf(r.out, "failed: %v; undoing what was done\n", err)
+	var left []string
+	for i := len(r.undo) - 1; i >= 0; i-- {
+		u := r.undo[i]
+		if uerr := u.do(ctx); uerr != nil {
+			fmt.Fprintf(r.out, "could not undo: %s: %v\n", u.what, uerr)
+			left = append(left, u.what)
+			continue
+		}
+		fmt.Fprintf(r.out, "undone: %s\n", u.what)
+	}
+	r.undo = nil
+	if len(left) > 0 {
+		return fmt.Errorf("%w; not undone: %s", err, strings.Join(left, "; "))
+	}
+	return fmt.Errorf("%w; everything it had done is undone", err)
+}
+
+// onUndo records how to take back a step that was done.
+func (r *planRunner) onUndo(what string, do func(ctx context.Context) error) {
+	r.undo = append(r.undo, undoStep{what: what, do: do})
 }
 
 func (r *planRunner) step(ctx context.Context, a action) error {
@@ -141,8 +183,20 @@ func (r *planRunner) mkdir(a action) error {
 		fmt.Fprintf(r.out, "create directory %s (%04o)\n", a.path, a.mode)
 		return nil
 	}
+	// The directories this makes, outermost first, to remove on undo.
+	var made []string
+	for d := a.path; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(r.path(d)); err == nil || d == filepath.Dir(d) {
+			break
+		}
+		made = append([]string{d}, made...)
+	}
 	if err := os.MkdirAll(r.path(a.path), a.mode); err != nil {
 		return fmt.Errorf("create directory: %w", err)
+	}
+	for i := len(made) - 1; i >= 0; i-- {
+		d := made[i]
+		r.onUndo("remove directory "+d, func(context.Context) error { return os.Remove(r.path(d)) })
 	}
 	// MkdirAll's mode passes through the umask; say what we mean.
 	if err := os.Chmod(r.path(a.path), a.mode); err != nil {
@@ -180,8 +234,17 @@ func (r *planRunner) write(a action) error {
 		}
 		return nil
 	}
+	mode := fs.FileMode(0o600) // the replaced file's, for undo
+	if fi, err := os.Stat(r.path(a.path)); err == nil {
+		mode = fi.Mode().Perm()
+	}
 	if err := writeFileAtomic(r.path(a.path), a.content, a.mode); err != nil {
 		return err
+	}
+	if exists {
+		r.onUndo("restore "+a.path, func(context.Context) error { return writeFileAtomic(r.path(a.path), old, mode) })
+	} else {
+		r.onUndo("remove "+a.path, func(context.Context) error { return os.Remove(r.path(a.path)) })
 	}
 	done := "wrote"
 	if exists {
@@ -201,6 +264,10 @@ func (r *planRunner) run(ctx context.Context, a action) error {
 	err := r.commands.Run(ctx, r.out, a.argv)
 	switch {
 	case err == nil:
+		if a.undo != nil {
+			undo := a.undo
+			r.onUndo(strings.Join(undo, " "), func(ctx context.Context) error { return r.commands.Run(ctx, r.out, undo) })
+		}
 		return nil
 	case a.tolerated:
 		fmt.Fprintf(r.out, "(%s: %v; going on)\n", a.argv[0], err)

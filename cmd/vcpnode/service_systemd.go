@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -10,6 +11,9 @@ import (
 
 // Where the system service's user is declared (sysusers.d(5)).
 const sysusersPath = "/etc/sysusers.d/vcpnode.conf"
+
+// serviceUser is the system service's user, as the sysusers.d entry makes it.
+const serviceUser = "vcpnode"
 
 // systemdPlan is what a `service` command does under systemd.
 func (a *app) systemdPlan(h *host, l serviceLayout, op serviceOp, purge bool) (plan, error) {
@@ -58,10 +62,14 @@ func (a *app) systemdPlan(h *host, l serviceLayout, op serviceOp, purge bool) (p
 
 	var p plan
 	if l.system {
+		sysusers := runAction("systemd-sysusers", sysusersPath)
+		if !hasUser(h, serviceUser) {
+			sysusers.undo = []string{"userdel", serviceUser} // it makes the user
+		}
 		p = append(p,
 			mkdirAction(filepath.Dir(sysusersPath), 0o755),
 			writeAction(sysusersPath, 0o644, systemd.Sysusers()),
-			runAction("systemd-sysusers", sysusersPath),
+			sysusers,
 		)
 		if under := homeDirOf(l.binary); under != "" {
 			p = append(p, noteAction("%s is under %s, which the system unit makes read-only and may hide from the vcpnode user (ProtectHome=): install the binary elsewhere, e.g. with scripts/install.sh", l.binary, under))
@@ -86,6 +94,37 @@ func (a *app) systemdPlan(h *host, l serviceLayout, op serviceOp, purge bool) (p
 		p = append(p, noteAction("a user service runs while you are logged in; to keep it running without a session: loginctl enable-linger %s", userName(a.getenv)))
 	}
 	return p, nil
+}
+
+// hasUser says whether the host's /etc/passwd has a user of that name.
+func hasUser(h *host, name string) bool {
+	data, err := os.ReadFile(filepath.Join(h.fsRoot, "/etc/passwd"))
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(data)) {
+		if strings.HasPrefix(line, name+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// installProblem says why install cannot work here, before it changes
+// anything: no service manager to take the service, or a binary where
+// the system unit cannot see it (PrivateTmp= gives it its own /tmp).
+func (a *app) installProblem(h *host, l serviceLayout) error {
+	if err := a.serviceManagerProblem(h, l.system); err != nil {
+		return err
+	}
+	if l.system && l.manager == managerSystemd {
+		for _, d := range []string{"/tmp", "/var/tmp"} {
+			if strings.HasPrefix(l.binary, d+"/") {
+				return fmt.Errorf("%s is under %s, which the system unit replaces with a private one (PrivateTmp=yes), so it could not start: install the binary elsewhere (scripts/install.sh, or --binary /usr/local/bin/vcpnode)", l.binary, d)
+			}
+		}
+	}
+	return nil
 }
 
 // notStartedNote explains why install enabled the service but did not start it.

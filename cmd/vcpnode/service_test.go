@@ -177,6 +177,7 @@ func TestServiceInstallDryRun(t *testing.T) {
 
 func TestServiceInstallUserSystemdIsIdempotent(t *testing.T) {
 	st := newServiceTest(t, "linux", 1000)
+	st.withSystemd(t)
 	const (
 		config = "/home/alice/.config/vcpnode/config.toml"
 		key    = "/home/alice/.config/vcpnode/key"
@@ -222,6 +223,7 @@ func TestServiceInstallUserSystemdIsIdempotent(t *testing.T) {
 
 func TestServiceInstallSystemSystemd(t *testing.T) {
 	st := newServiceTest(t, "linux", 0)
+	st.withSystemd(t)
 	st.writeFile(t, "/etc/vcpnode/config.toml", "[hub]\nurl = \"ws://127.0.0.1:6005\"\nkey_file = \"/etc/vcpnode/secret\"\n", 0o644)
 	st.writeFile(t, "/etc/vcpnode/secret", "k3y\n", 0o600)
 	out := st.mustRun(t, "service", "install", "--binary", "/opt/vcpnode/bin/vcpnode")
