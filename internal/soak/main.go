@@ -35,6 +35,12 @@ func main() {
 	if helperMode() {
 		return
 	}
+	os.Exit(soakMain())
+}
+
+// soakMain runs the soak for each seed and returns the exit code: 1 for a
+// broken invariant, 2 when the soak itself could not run.
+func soakMain() int {
 	o := options{privileged: true, callTimeout: 15 * time.Second, slack: 30 * time.Second, settle: 60 * time.Second, out: os.Stdout}
 	seedList := flag.String("seed", "", "seed of the fault sequence and the call mix, or a comma-separated list run one after the other (empty: pick one and print it)")
 	flag.DurationVar(&o.duration, "duration", 10*time.Minute, "how long faults are injected (-quick: 45s unless given)")
@@ -46,7 +52,7 @@ func main() {
 	seeds, err := parseSeeds(*seedList)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
-		os.Exit(2)
+		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -69,7 +75,7 @@ func main() {
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "soak:", err)
-			os.Exit(2)
+			return 2
 		}
 	}
 	for _, seed := range seeds {
@@ -78,15 +84,16 @@ func main() {
 		s, err := run(ctx, o)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "soak:", err)
-			os.Exit(2)
+			return 2
 		}
 		printFigures(os.Stdout, s)
 		if s.violation != nil {
 			printViolation(os.Stdout, s)
-			os.Exit(1)
+			return 1
 		}
 		fmt.Printf("\nseed %d: no invariant broken\n\n", seed)
 	}
+	return 0
 }
 
 func parseSeeds(list string) ([]uint64, error) {
