@@ -109,6 +109,16 @@ func TestEveryHandlerOverAFakeBackend(t *testing.T) {
 	if err := c.Do(ctx, http.MethodPost, controlapi.PathParse, controlapi.ParseRequest{Text: reply}, &parsed); err != nil || len(parsed.Calls) != 1 {
 		t.Errorf("parse = %+v, %v", parsed, err)
 	}
+	var written controlapi.ResultsResponse
+	answers := controlapi.ResultsRequest{Format: "vcp", Results: []controlapi.CallAnswer{{ID: "c1", Response: controlapi.CallResponse{Tool: "Echo", OK: true, Result: []byte(`"hi"`)}}}}
+	if err := c.Do(ctx, http.MethodPost, controlapi.PathResults, answers, &written); err != nil ||
+		written.Text != "<<<[TOOL_RESULT]>>>\ntool_name:「始」Echo「末」\nrequest_id:「始」c1「末」\nstatus:「始」success「末」\ncontent:「始」hi「末」\n<<<[END_TOOL_RESULT]>>>" {
+		t.Errorf("results = %+v, %v", written, err)
+	}
+	answers.Format = "yaml"
+	if err := c.Do(ctx, http.MethodPost, controlapi.PathResults, answers, &written); !errors.As(err, &api) || api.Status != http.StatusBadRequest {
+		t.Errorf("results in yaml = %v, want 400", err)
+	}
 
 	if _, err := c.ConsoleLogin(ctx); !errors.As(err, &api) || api.Status != http.StatusConflict {
 		t.Errorf("ConsoleLogin without a console = %v, want 409", err)

@@ -2,6 +2,7 @@ package control
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost/textproto"
@@ -23,4 +24,23 @@ func (s *Server) handleParse(w http.ResponseWriter, r *http.Request) {
 		res.Rejected = []textproto.Rejected{}
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// handleResults is text work too: it writes answers the caller already has.
+func (s *Server) handleResults(w http.ResponseWriter, r *http.Request) {
+	var req controlapi.ResultsRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	results := make([]textproto.ToolResult, len(req.Results))
+	for i, a := range req.Results {
+		results[i] = a.ToolResult()
+	}
+	text, err := textproto.FormatResults(req.Format, results, time.Now())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, controlapi.ResultsResponse{Format: req.Format, Text: text})
 }

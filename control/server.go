@@ -146,6 +146,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc(controlapi.PathEvents, s.only(http.MethodGet, false, s.readers(s.handleEvents)))
 	mux.HandleFunc(controlapi.PathToolOverride, s.only(http.MethodPost, true, s.handleToolOverride))
 	mux.HandleFunc(controlapi.PathParse, s.only(http.MethodPost, false, s.handleParse))
+	mux.HandleFunc(controlapi.PathResults, s.only(http.MethodPost, false, s.handleResults))
 	mux.HandleFunc(controlapi.PathConsoleLogin, s.only(http.MethodPost, true, s.handleConsoleLogin)) // console.go
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint %s; this daemon speaks the /v1/ API", r.URL.Path))

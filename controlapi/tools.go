@@ -60,3 +60,29 @@ type MCPTool struct {
 type MCPToolsResponse struct {
 	Tools []MCPTool `json:"tools"`
 }
+
+// ResultsRequest is POST /v1/results: answers of PathCall to write in a
+// result format (textproto.ResultsVCP or textproto.ResultsXML).
+type ResultsRequest struct {
+	Format  string       `json:"format"`
+	Results []CallAnswer `json:"results"`
+}
+
+// CallAnswer is one call's answer: the call's own id (textproto.Call.ID),
+// if any, and what PathCall answered.
+type CallAnswer struct {
+	ID       string       `json:"id,omitempty"`
+	Response CallResponse `json:"response"`
+}
+
+// ToolResult is the answer as textproto writes it back.
+func (a CallAnswer) ToolResult() textproto.ToolResult {
+	r := a.Response
+	return textproto.ToolResult{Tool: r.Tool, ID: a.ID, OK: r.OK, Result: r.Result, Error: r.Error}
+}
+
+// ResultsResponse is the text of POST /v1/results.
+type ResultsResponse struct {
+	Format string `json:"format"`
+	Text   string `json:"text"`
+}

@@ -28,6 +28,9 @@ const (
 	// PathParse finds the tool calls in a model's reply, as `vcpnode
 	// parse` does; the console's Parser page runs them through PathCall.
 	PathParse = "/v1/parse"
+	// PathResults writes calls' answers as the model reads them back:
+	// ResultsRequest, ResultsResponse.
+	PathResults = "/v1/results"
 	// PathMCPTools lists the tools `vcpnode mcp` offers to MCP clients.
 	PathMCPTools = "/v1/mcp/tools"
 )

@@ -201,6 +201,27 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Errorf("parser: %q, ran %q", parsed, ran)
 	}
 
+	// Run all: a VCP call and a mended <tool_code> call run in parallel,
+	// answered as VCP result blocks in call order.
+	reply2 := reply + "<tool_code>{'name': 'Thumb', 'arguments': {'path': 'owl.png', 'size': 32,}}</tool_code>\n"
+	var answered, summary string
+	run("parser run all",
+		chromedp.SetValue(`#parse-text`, reply2, chromedp.ByQuery),
+		chromedp.Click(`#parse-run`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#parse-run-1`, chromedp.ByQuery),
+		chromedp.Text(`#parse-summary`, &summary, chromedp.ByQuery),
+		chromedp.SetValue(`#parse-results-format`, "vcp", chromedp.ByQuery),
+		chromedp.Click(`#parse-parallel`, chromedp.ByQuery),
+		chromedp.Click(`#parse-run-all`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#parse-results-text").textContent.includes("owl.png")`, nil),
+		chromedp.Text(`#parse-results-text`, &answered, chromedp.ByQuery),
+	)
+	first, second := strings.Index(answered, "dog.png"), strings.Index(answered, "owl.png")
+	if summary != "2 calls found" || strings.Count(answered, "<<<[TOOL_RESULT]>>>") != 2 || strings.Count(answered, "status:「始」success「末」") != 2 ||
+		first < 0 || second < first {
+		t.Errorf("run all: %q, answered:\n%s", summary, answered)
+	}
+
 	// Approvals: a server call to Echo waits; approving it in the page
 	// sends its result to the hub.
 	echoed := asyncCall(h, conn, "srv-1", "Echo", map[string]string{"text": "hello from the server"})

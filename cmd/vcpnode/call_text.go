@@ -153,15 +153,12 @@ func writeResults(w io.Writer, format string, results []TextCallResult) error {
 	}
 	trs := make([]textproto.ToolResult, len(results))
 	for i, r := range results {
-		trs[i] = textproto.ToolResult{Tool: r.Call.Tool, ID: r.Call.ID, OK: r.Response.OK, Result: r.Response.Result, Error: r.Response.Error}
+		trs[i] = controlapi.CallAnswer{ID: r.Call.ID, Response: r.Response}.ToolResult()
 	}
-	text := textproto.VCPResults(trs)
-	if format == textproto.ResultsXML {
-		var err error
-		if text, err = textproto.ResultEvent(trs, time.Now()); err != nil {
-			return err
-		}
+	text, err := textproto.FormatResults(format, trs, time.Now())
+	if err != nil {
+		return err
 	}
-	_, err := fmt.Fprintln(w, text)
+	_, err = fmt.Fprintln(w, text)
 	return err
 }

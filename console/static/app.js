@@ -340,14 +340,18 @@ $("#exec-form").addEventListener("submit", async (ev) => {
 // ---- Parser ------------------------------------------------------------------
 
 pages.parser = {};
+let parsedCalls = [];
 
 $("#parse-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const out = $("#parse-result");
   let res;
+  $("#parse-results-text").hidden = true;
   try {
     res = await api("POST", "/v1/parse", {text: $("#parse-text").value, fuzzy: $("#parse-fuzzy").checked});
-  } catch (e) { out.replaceChildren(el("p", {class: "bad"}, e.message)); return; }
+  } catch (e) { out.replaceChildren(el("p", {class: "bad"}, e.message)); $("#parse-all-form").hidden = true; return; }
+  parsedCalls = res.calls;
+  $("#parse-all-form").hidden = !res.calls.length;
   const items = res.calls.map((c, i) => {
     const args = {};
     for (const [k, v] of Object.entries(c.args || {})) args[k] = v;
@@ -355,7 +359,7 @@ $("#parse-form").addEventListener("submit", async (ev) => {
     const run = el("button", {type: "button", id: `parse-run-${i}`}, `Run ${c.tool}`);
     run.addEventListener("click", async () => { run.disabled = true; await runCall(c.tool, args, resultBox); run.disabled = false; });
     return el("li", {class: "card"},
-      el("h3", {}, el("code", {}, c.tool), el("span", {class: "muted"}, `${c.format}, line ${c.line}`)),
+      el("h3", {}, el("code", {}, c.tool), el("span", {class: "muted"}, `${c.format}, line ${c.line}${c.repaired ? ", repaired JSON" : ""}`)),
       el("pre", {}, JSON.stringify(args, null, 2)),
       c.notes ? el("ul", {class: "warn"}, c.notes.map((n) => el("li", {}, n))) : null,
       run, resultBox);
@@ -365,6 +369,30 @@ $("#parse-form").addEventListener("submit", async (ev) => {
     el("p", {id: "parse-summary"}, `${res.calls.length} call${res.calls.length === 1 ? "" : "s"} found` + (res.rejected.length ? `, ${res.rejected.length} block(s) not calls` : "")),
     el("ol", {class: "cards"}, items),
     rejected.length ? el("ul", {}, rejected) : null);
+});
+
+// Run all: every call through /v1/call, one after another or at once, then
+// the answers written back as the model reads them (/v1/results), in call order.
+$("#parse-all-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const btn = $("#parse-run-all"), out = $("#parse-results-text");
+  const format = $("#parse-results-format").value;
+  btn.disabled = true;
+  out.hidden = false;
+  out.textContent = `Running ${parsedCalls.length} call(s)…`;
+  try {
+    const one = async (c) => ({call: c, response: await api("POST", "/v1/call", {tool: c.tool, args: c.args || {}})});
+    let answers = [];
+    if ($("#parse-parallel").checked) answers = await Promise.all(parsedCalls.map(one));
+    else for (const c of parsedCalls) answers.push(await one(c));
+    answers.forEach((a) => addHistory(a.response));
+    if (format === "json") out.textContent = JSON.stringify(answers, null, 2);
+    else {
+      const r = await api("POST", "/v1/results", {format, results: answers.map((a) => ({id: a.call.id, response: a.response}))});
+      out.textContent = r.text;
+    }
+  } catch (e) { out.textContent = e.message; }
+  btn.disabled = false;
 });
 
 // ---- Approvals -----------------------------------------------------------------

@@ -2,6 +2,7 @@ package textproto
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -99,6 +100,18 @@ func VCPResults(results []ToolResult) string {
 		blocks = append(blocks, b.String())
 	}
 	return strings.Join(blocks, "\n\n")
+}
+
+// FormatResults writes results in ResultsVCP or ResultsXML (ResultsJSON
+// is the caller's own JSON of its calls and answers); at stamps the event.
+func FormatResults(format string, results []ToolResult, at time.Time) (string, error) {
+	switch format {
+	case ResultsVCP:
+		return VCPResults(results), nil
+	case ResultsXML:
+		return ResultEvent(results, at)
+	}
+	return "", fmt.Errorf("result format %q is not one of %s, %s", format, ResultsVCP, ResultsXML)
 }
 
 // resultEvent is seed 004's event: {"type": "tool_result", "timestamp",
