@@ -6,6 +6,7 @@
 #   make install               build, then scripts/install.sh (installs the service too)
 #   make release               archives, checksums, .deb and .rpm in dist/ (scripts/release.sh)
 #   make package-check         goreleaser check, then build and install-test the .deb
+#   make docs                  regenerate docs/commands from the command tree
 
 GO      ?= go
 BIN     ?= bin/vcpnode
@@ -19,7 +20,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION ?= v0.8.2
 TOOLS := $(CURDIR)/bin/tools
 
-.PHONY: all check build test vet fmt-check staticcheck install release package-check clean
+.PHONY: all check build test vet fmt-check staticcheck install release package-check docs clean
 
 all: check
 
@@ -33,6 +34,10 @@ build:
 
 test:
 	$(GO) test -race ./...
+
+# docs/commands from the command tree (TestCommandDocsAreCurrent fails when stale).
+docs:
+	$(GO) generate ./cmd/vcpnode
 
 vet:
 	$(GO) vet ./...

@@ -58,6 +58,12 @@ check "binary in /usr/bin" has ' ./usr/bin/vcpnode$'
 check "system unit" has ' ./usr/lib/systemd/system/vcpnode.service$'
 check "sysusers entry" has ' ./usr/lib/sysusers.d/vcpnode.conf$'
 check "config 0640 root/vcpnode" grep -q -- '^-rw-r----- root/vcpnode .* ./etc/vcpnode/config.toml$' <<<"$contents"
+check "man page vcpnode(1)" has ' ./usr/share/man/man1/vcpnode.1$'
+check "man page vcpnode-service-install(1)" has ' ./usr/share/man/man1/vcpnode-service-install.1$'
+check "bash completion" has ' ./usr/share/bash-completion/completions/vcpnode$'
+check "zsh completion" has ' ./usr/share/zsh/vendor-completions/_vcpnode$'
+check "fish completion" has ' ./usr/share/fish/vendor_completions.d/vcpnode.fish$'
+check "docs" has ' ./usr/share/doc/vcpnode/docs/configuration.md$'
 check "config is a conffile" grep -qx /etc/vcpnode/config.toml <(dpkg-deb -I "$deb" conffiles)
 for script in preinst postinst prerm; do
 	check "maintainer script $script" dpkg-deb -I "$deb" "$script"
@@ -67,6 +73,8 @@ check "postinst enables nothing" bash -c '! dpkg-deb -I "$1" postinst | grep -Eq
 dpkg-deb -x "$deb" "$work/x"
 check "binary is static" bash -c 'file "$1" | grep -q "statically linked"' _ "$work/x/usr/bin/vcpnode"
 check "binary runs" "$work/x/usr/bin/vcpnode" version
+check "man page is roff" grep -q '^\.TH "VCPNODE" "1"' "$work/x/usr/share/man/man1/vcpnode.1"
+check "bash completion completes vcpnode" grep -q '__start_vcpnode' "$work/x/usr/share/bash-completion/completions/vcpnode"
 check "unit runs /usr/bin/vcpnode" grep -q '^ExecStart=/usr/bin/vcpnode run --config /etc/vcpnode/config.toml$' "$work/x/usr/lib/systemd/system/vcpnode.service"
 # A [control] group other than vcpnode must get through /run/vcpnode to the
 # socket (0660 of that group); 0750 of vcpnode would keep its members out.

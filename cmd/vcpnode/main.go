@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,10 +18,6 @@ const (
 	exitError = 1
 	exitUsage = 2
 )
-
-func main() {
-	os.Exit(execute(newApp(), os.Args[1:]))
-}
 
 // execute runs the command line args and returns the process's exit code.
 func execute(a *app, args []string) int {

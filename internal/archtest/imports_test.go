@@ -72,6 +72,11 @@ func TestImportDirections(t *testing.T) {
 		{module + "/console", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
 		// The CLI reaches the network only through node (and the demo's fake hub).
 		{module + "/cmd/vcpnode", false, []string{gorilla, backoff}},
+		// The docs generator and the snippet checks are built with -tags
+		// gendocs or for tests only: the binary links neither.
+		{module + "/cmd/vcpnode", true, []string{"github.com/spf13/cobra/doc", module + "/internal/gendocs", module + "/internal/doccheck", "mvdan.cc/sh/v3/syntax"}},
+		{module + "/internal/doccheck", true, []string{module + "/node", module + "/config", module + "/cmd/vcpnode"}},
+		{module + "/internal/gendocs", true, []string{module + "/node", module + "/config", module + "/cmd/vcpnode"}},
 	}
 	for _, c := range cases {
 		t.Run(strings.TrimPrefix(c.pkg, module+"/"), func(t *testing.T) {
