@@ -2,13 +2,13 @@ package node
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -42,110 +42,102 @@ func (n *Node) startTelemetry(cfg config.Config) error {
 func (n *Node) Approvals() *toolhost.Approvals { return n.disp.Approvals() }
 
 // MetricsHandler serves the node's metrics in the Prometheus text format,
-// from its own registry (nothing registered globally).
+// from its own sets (nothing registered globally). Label values (tool names)
+// can come from plugin manifests or the server, so the answer passes
+// through config.Redact; it is a few kilobytes, held whole, uncompressed.
 func (n *Node) MetricsHandler() http.Handler {
-	h := promhttp.HandlerFor(n.tel.metrics.reg, promhttp.HandlerOpts{Registry: n.tel.metrics.reg})
-	return redactedHandler(h)
-}
-
-// redactedHandler passes h's answer through config.Redact: label values
-// (tool names) can come from plugin manifests or the server. The answer is
-// held whole, which is fine for the few kilobytes of metrics; compression is
-// left out so the text can be read.
-func redactedHandler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Header.Del("Accept-Encoding")
-		rec := &heldResponse{header: http.Header{}, code: http.StatusOK}
-		h.ServeHTTP(rec, r)
-		for k, v := range rec.header {
-			w.Header()[k] = v
-		}
-		w.Header().Del("Content-Length")
-		w.WriteHeader(rec.code)
-		_, _ = io.WriteString(w, config.Redact(rec.body.String()))
+		var buf bytes.Buffer
+		n.tel.metrics.write(&buf)
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = io.WriteString(w, config.Redact(buf.String()))
 	})
 }
-
-// heldResponse keeps an answer in memory for redactedHandler.
-type heldResponse struct {
-	header http.Header
-	code   int
-	body   bytes.Buffer
-}
-
-func (h *heldResponse) Header() http.Header         { return h.header }
-func (h *heldResponse) WriteHeader(code int)        { h.code = code }
-func (h *heldResponse) Write(p []byte) (int, error) { return h.body.Write(p) }
 
 // unknownToolLabel stands for every name the server called that is not
 // registered, so that the server cannot grow the label set without bound.
 const unknownToolLabel = "(unknown)"
 
-type nodeMetrics struct {
-	reg       *prometheus.Registry
-	calls     *prometheus.CounterVec
-	duration  *prometheus.HistogramVec
-	approvals *prometheus.CounterVec
+// metricFamily is one metric name with its help text and type, and the
+// set holding its samples (one per label combination).
+type metricFamily struct {
+	name, help, kind string
+	set              *metrics.Set
 }
 
+type nodeMetrics struct {
+	families                  []*metricFamily
+	calls, duration, approval *metricFamily
+}
+
+// callBuckets: 5ms to about 22 minutes, from in-process tools to long plugins.
+var callBuckets = []float64{0.005, 0.02, 0.08, 0.32, 1.28, 5.12, 20.48, 81.92, 327.68, 1310.72}
+
 func newNodeMetrics(n *Node) *nodeMetrics {
-	m := &nodeMetrics{
-		reg: prometheus.NewRegistry(),
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vcpnode_calls_total",
-			Help: "Remote tool calls answered, by tool and outcome (ok, error, timeout, busy, denied…).",
-		}, []string{"tool", "outcome"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "vcpnode_call_duration_seconds",
-			Help: "Time from accepting a remote call to answering it, queueing and approval included.",
-			// 5ms to about 22 minutes: from in-process tools to long plugins.
-			Buckets: prometheus.ExponentialBuckets(0.005, 4, 10),
-		}, []string{"tool"}),
-		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vcpnode_approvals_total",
-			Help: "Remote calls of tools with approval = ask or deny, by decision (approved, denied, expired, refused).",
-		}, []string{"decision"}),
+	m := &nodeMetrics{}
+	family := func(name, kind, help string) *metricFamily {
+		f := &metricFamily{name: name, help: help, kind: kind, set: metrics.NewSet()}
+		m.families = append(m.families, f)
+		return f
 	}
+	m.calls = family("vcpnode_calls_total", "counter", "Remote tool calls answered, by tool and outcome (ok, error, timeout, busy, denied…).")
+	m.duration = family("vcpnode_call_duration_seconds", "histogram", "Time from accepting a remote call to answering it, queueing and approval included.")
+	m.approval = family("vcpnode_approvals_total", "counter", "Remote calls of tools with approval = ask or deny, by decision (approved, denied, expired, refused).")
 	state := func() ConnState { s, _ := n.State(); return s }
+	conn := family("vcpnode_connection_state", "gauge", "1 for the phase the hub connection is in, 0 for the others.")
 	for _, phase := range []Phase{PhaseConnecting, PhaseConnected, PhaseBackoff, PhaseStopping, PhaseStopped} {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name:        "vcpnode_connection_state",
-			Help:        "1 for the phase the hub connection is in, 0 for the others.",
-			ConstLabels: prometheus.Labels{"state": string(phase)},
-		}, func() float64 { return boolFloat(state().Phase == phase) }))
+		conn.set.NewGauge(conn.name+labels("state", string(phase)), func() float64 { return boolFloat(state().Phase == phase) })
 	}
 	load := func() (int, int) { return n.disp.Load() }
-	m.reg.MustRegister(
-		m.calls, m.duration, m.approvals,
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vcpnode_sessions_total", Help: "Connections to the hub that were established.",
-		}, func() float64 { return float64(state().Sessions) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vcpnode_reconnects_total", Help: "Connections established after the first one.",
-		}, func() float64 { return float64(max(state().Sessions-1, 0)) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "vcpnode_calls_in_flight", Help: "Calls holding a concurrency slot now.",
-		}, func() float64 { running, _ := load(); return float64(running) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "vcpnode_queue_depth", Help: "Calls waiting for a concurrency slot now.",
-		}, func() float64 { _, queued := load(); return float64(queued) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "vcpnode_approvals_pending", Help: "Calls awaiting the owner's approval now.",
-		}, func() float64 { return float64(n.disp.Approvals().Len()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vcpnode_placeholder_pushes_total", Help: "Placeholder updates sent to the hub.",
-		}, func() float64 { return float64(n.ph.pushes.Load()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vcpnode_plugin_kills_total", Help: "Plugin processes killed (timeout, cancel, shutdown).",
-		}, func() float64 { return float64(n.PluginKills()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vcpnode_plugin_restarts_total", Help: "Node.js hosts of direct plugins started again after they went away (crash, exit, kill).",
-		}, func() float64 { return float64(n.plugins.direct.Restarts()) }),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
+	for _, v := range []struct {
+		name, kind, help string
+		value            func() float64
+	}{
+		{"vcpnode_sessions_total", "counter", "Connections to the hub that were established.", func() float64 { return float64(state().Sessions) }},
+		{"vcpnode_reconnects_total", "counter", "Connections established after the first one.", func() float64 { return float64(max(state().Sessions-1, 0)) }},
+		{"vcpnode_calls_in_flight", "gauge", "Calls holding a concurrency slot now.", func() float64 { running, _ := load(); return float64(running) }},
+		{"vcpnode_queue_depth", "gauge", "Calls waiting for a concurrency slot now.", func() float64 { _, queued := load(); return float64(queued) }},
+		{"vcpnode_approvals_pending", "gauge", "Calls awaiting the owner's approval now.", func() float64 { return float64(n.disp.Approvals().Len()) }},
+		{"vcpnode_placeholder_pushes_total", "counter", "Placeholder updates sent to the hub.", func() float64 { return float64(n.ph.pushes.Load()) }},
+		{"vcpnode_plugin_kills_total", "counter", "Plugin processes killed (timeout, cancel, shutdown).", func() float64 { return float64(n.PluginKills()) }},
+		{"vcpnode_plugin_restarts_total", "counter", "Node.js hosts of direct plugins started again after they went away (crash, exit, kill).", func() float64 { return float64(n.plugins.direct.Restarts()) }},
+	} {
+		f := family(v.name, v.kind, v.help)
+		f.set.NewGauge(f.name, v.value)
+	}
 	return m
 }
+
+// write writes every family with its help and type, then the Go runtime's
+// and the process's own metrics.
+func (m *nodeMetrics) write(w io.Writer) {
+	for _, f := range m.families {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.kind)
+		f.set.WritePrometheus(w)
+	}
+	metrics.WriteGoMetrics(w)
+	metrics.WriteProcessMetrics(w)
+}
+
+// labels formats label pairs (name, value, name, value…; names in sorted
+// order) as a Prometheus label set, escaping the values.
+func labels(pairs ...string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(pairs[i])
+		b.WriteString(`="`)
+		labelEscaper.WriteString(&b, pairs[i+1])
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
 // observe counts a finished call. The owner's local calls (vcpnode call)
 // are left out: the metrics describe the service the hub gets.
@@ -157,10 +149,10 @@ func (m *nodeMetrics) observe(rec toolhost.CallRecord) {
 	if rec.Outcome == "unknown_tool" {
 		tool = unknownToolLabel
 	}
-	m.calls.WithLabelValues(tool, rec.Outcome).Inc()
-	m.duration.WithLabelValues(tool).Observe(rec.Duration.Seconds())
+	m.calls.set.GetOrCreateCounter(m.calls.name + labels("outcome", rec.Outcome, "tool", tool)).Inc()
+	m.duration.set.GetOrCreatePrometheusHistogramExt(m.duration.name+labels("tool", tool), callBuckets).Update(rec.Duration.Seconds())
 	if rec.Approval != "" && rec.Approval != toolhost.DecisionAuto {
-		m.approvals.WithLabelValues(string(rec.Approval)).Inc()
+		m.approval.set.GetOrCreateCounter(m.approval.name + labels("decision", string(rec.Approval))).Inc()
 	}
 }
 

@@ -68,6 +68,8 @@ next:
 			return m.GetGauge().GetValue(), true
 		case m.Histogram != nil:
 			return float64(m.GetHistogram().GetSampleCount()), true
+		case m.Untyped != nil: // the Go runtime's and the process's metrics
+			return m.GetUntyped().GetValue(), true
 		}
 	}
 	return 0, false
