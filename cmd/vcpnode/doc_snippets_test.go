@@ -59,7 +59,7 @@ func TestDocSnippets(t *testing.T) {
 				cmds, err = doccheck.Commands(b.Text)
 			case "console":
 				cmds, err = doccheck.Transcript(b.Text)
-			case "text":
+			case "text", "xml":
 			default:
 				t.Errorf("%s: a block of language %q; use one of %v so that it is checked as it should be", where, b.Lang, doccheck.Languages)
 			}

@@ -20,8 +20,9 @@ import (
 // Languages every fenced block must be marked with, so that none is left
 // unchecked by accident: sh (commands, checked), console (a transcript:
 // its "$ " lines are commands, the rest output), toml (a config snippet,
-// parsed), json (parsed), text (output or prose, not checked).
-var Languages = []string{"sh", "console", "toml", "json", "text"}
+// parsed), json (parsed), text (output or prose, not checked), xml (a
+// model's reply; the text protocol's example tests read those they mark).
+var Languages = []string{"sh", "console", "toml", "json", "text", "xml"}
 
 // Block is one fenced block of a document.
 type Block struct {
