@@ -21,7 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/files"
@@ -152,9 +152,9 @@ func runDemo(parent context.Context, stdout io.Writer, log zerolog.Logger, sigs 
 	}
 	defer cleanupPlugins()
 
-	hub, err := fakehub.Start(fakehub.Options{
+	hub, err := demohub.Start(demohub.Options{
 		Key:     key,
-		OnFrame: func(f fakehub.Frame) { out.line(describeFrame(f)) },
+		OnFrame: func(f demohub.Frame) { out.line(describeFrame(f)) },
 		Logf:    func(format string, args ...any) { log.Info().Msgf(format, args...) },
 	})
 	if err != nil {
@@ -266,7 +266,7 @@ func (d *demo) failed(ctx context.Context, what string, err error) {
 
 // connect waits for the node's connection and its registration; nil means
 // the demo cannot go on.
-func (d *demo) connect(ctx context.Context, hub *fakehub.Hub) *fakehub.Conn {
+func (d *demo) connect(ctx context.Context, hub *demohub.Hub) *demohub.Conn {
 	// Checked first: Accept prefers a queued connection to a done ctx.
 	if err := ctx.Err(); err != nil {
 		d.failed(ctx, "the node did not connect", err)
@@ -293,7 +293,7 @@ func (d *demo) connect(ctx context.Context, hub *fakehub.Hub) *fakehub.Conn {
 }
 
 // callAll sends the calls one by one and judges each result.
-func (d *demo) callAll(ctx context.Context, conn *fakehub.Conn, calls []demoCall) {
+func (d *demo) callAll(ctx context.Context, conn *demohub.Conn, calls []demoCall) {
 	for i, c := range calls {
 		d.sent++
 		expect := "expect success"
@@ -322,7 +322,7 @@ func (d *demo) callAll(ctx context.Context, conn *fakehub.Conn, calls []demoCall
 
 // shutdown waits for Run (hurrying it if it is slow) and for the node to
 // close its socket.
-func (d *demo) shutdown(runDone <-chan error, hurry func(), conn *fakehub.Conn) {
+func (d *demo) shutdown(runDone <-chan error, hurry func(), conn *demohub.Conn) {
 	wait := time.NewTimer(demoStopWait)
 	defer wait.Stop()
 	select {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -116,7 +116,7 @@ func (dp *demoPlugins) calls() []demoCall {
 // server as plugin_callback_forward (the frame line is printed as it comes).
 // It then gives the plugin a moment to exit, so that shutting down does not
 // have to kill it.
-func (dp *demoPlugins) awaitCallback(ctx context.Context, d *demo, conn *fakehub.Conn, running func() int) {
+func (dp *demoPlugins) awaitCallback(ctx context.Context, d *demo, conn *demohub.Conn, running func() int) {
 	if !dp.active() {
 		return
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -32,9 +32,9 @@ func (p *demoPrinter) line(s string) { p.printf("%s\n", s) }
 
 // describeFrame is one aligned line per frame; payloads are summarised
 // (file data by size and type, never its base64).
-func describeFrame(f fakehub.Frame) string {
+func describeFrame(f demohub.Frame) string {
 	arrow := "hub ← node"
-	if f.Dir == fakehub.ToNode {
+	if f.Dir == demohub.ToNode {
 		arrow = "hub → node"
 	}
 	if f.Msg == nil {

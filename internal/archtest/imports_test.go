@@ -124,10 +124,10 @@ func TestModuleImportsAllowed(t *testing.T) {
 }
 
 // TestOnlyHubconnAndFakeHubUseGorilla: gorilla stays behind the liveness
-// core (hubconn) and backoff behind node; the fake hub is the server side of
-// the wire, for tests and the demo.
+// core (hubconn) and backoff behind node; demohub is the server side of
+// the wire, for the demo and (through internal/fakehub) the tests.
 func TestOnlyHubconnAndFakeHubUseGorilla(t *testing.T) {
-	allowed := map[string]bool{module + "/hubconn": true, module + "/internal/fakehub": true}
+	allowed := map[string]bool{module + "/hubconn": true, module + "/demohub": true}
 	for pkg, imports := range moduleImports(t) {
 		for _, imp := range imports {
 			if imp == gorilla && !allowed[pkg] {
@@ -157,6 +157,23 @@ func moduleImports(t *testing.T) map[string][]string {
 		t.Fatalf("go list saw only %d packages; is the module layout intact?", len(pkgs))
 	}
 	return pkgs
+}
+
+// TestReleaseBinaryHasNoTestCode: the vcpnode binary links no test
+// package: not the tests' fake hub, not a test helper, and nothing that
+// imports testing (which would carry the test flags into the program).
+func TestReleaseBinaryHasNoTestCode(t *testing.T) {
+	deps := listImports(t, module+"/cmd/vcpnode", true)
+	for _, bad := range []string{"testing", module + "/internal/fakehub", module + "/toolhost/proctree/proctreetest"} {
+		if deps[bad] {
+			t.Errorf("cmd/vcpnode links %s", bad)
+		}
+	}
+	for pkg, imports := range moduleImports(t) {
+		if deps[pkg] && slices.Contains(imports, "testing") {
+			t.Errorf("cmd/vcpnode links %s, which imports testing", pkg)
+		}
+	}
 }
 
 // TestTestHelpersStayInTests: proctreetest imports testing; a program that

@@ -1,4 +1,4 @@
-package fakehub
+package demohub
 
 import (
 	"context"
@@ -108,7 +108,7 @@ func (c *Conn) waitUntil(ctx context.Context, what string, cond func() bool) err
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return fmt.Errorf("fakehub: connection %s: waiting for %s: %w", c.id, what, ctx.Err())
+			return fmt.Errorf("demohub: connection %s: waiting for %s: %w", c.id, what, ctx.Err())
 		}
 	}
 }
@@ -177,7 +177,7 @@ func (c *Conn) finish(err error) {
 	close(c.done)
 	c.notifyLocked()
 	c.mu.Unlock()
-	c.hub.logf("fakehub: connection %s ended: %v", c.id, err)
+	c.hub.logf("demohub: connection %s ended: %v", c.id, err)
 }
 
 // lingerAfterClose discards what the node is still sending after the hub

@@ -1,4 +1,4 @@
-package fakehub
+package demohub
 
 import (
 	"context"
@@ -108,7 +108,7 @@ type ApprovalAnswer struct {
 }
 
 // ErrApprovalExpired is returned by WaitApprovalAnswer once the window passed.
-var ErrApprovalExpired = errors.New("fakehub: approval expired unanswered")
+var ErrApprovalExpired = errors.New("demohub: approval expired unanswered")
 
 type fakeApproval struct {
 	expires time.Time
@@ -179,7 +179,7 @@ func deviceOf(r *http.Request) string {
 func (h *Hub) handleObserver(w http.ResponseWriter, r *http.Request, channel string) {
 	ws, err := h.upgrader.Upgrade(w, r, nil)
 	if err != nil {
-		h.logf("fakehub: observer upgrade from %s failed: %v", r.RemoteAddr, err)
+		h.logf("demohub: observer upgrade from %s failed: %v", r.RemoteAddr, err)
 		return
 	}
 	ws.SetReadLimit(h.opts.ReadLimit)
@@ -206,7 +206,7 @@ func (h *Hub) handleObserver(w http.ResponseWriter, r *http.Request, channel str
 
 	ack, _ := json.Marshal(map[string]string{"type": "connection_ack", "message": ackMessages[channel]})
 	if err := o.write(ack); err != nil {
-		h.logf("fakehub: observer %s: send connection_ack: %v", channel, err)
+		h.logf("demohub: observer %s: send connection_ack: %v", channel, err)
 	}
 	h.wg.Add(2)
 	go o.readLoop()
@@ -216,7 +216,7 @@ func (h *Hub) handleObserver(w http.ResponseWriter, r *http.Request, channel str
 			h.replay(o, lastSeen, upTo)
 		}
 	}()
-	h.logf("fakehub: observer connected to %s from %s", channel, r.RemoteAddr)
+	h.logf("demohub: observer connected to %s from %s", channel, r.RemoteAddr)
 	h.mu.Lock()
 	h.obs.acceptQ[channel] = append(h.obs.acceptQ[channel], o)
 	h.notifyLocked()
@@ -403,7 +403,7 @@ func (h *Hub) broadcast(channel string, data []byte, approvalID string) int {
 func (h *Hub) BroadcastJSON(channel, typ string, data any) (int, error) {
 	raw, err := json.Marshal(map[string]any{"type": typ, "data": data})
 	if err != nil {
-		return 0, fmt.Errorf("fakehub: encode %s: %w", typ, err)
+		return 0, fmt.Errorf("demohub: encode %s: %w", typ, err)
 	}
 	return h.Broadcast(channel, raw), nil
 }
@@ -437,7 +437,7 @@ func (h *Hub) RequestApproval(req ApprovalRequest) (string, error) {
 		"timestamp": now.UTC().Format("2006-01-02T15:04:05.000Z"), "approvalTtlMs": ttl.Milliseconds(),
 	}})
 	if err != nil {
-		return "", fmt.Errorf("fakehub: encode approval request: %w", err)
+		return "", fmt.Errorf("demohub: encode approval request: %w", err)
 	}
 	time.AfterFunc(ttl, func() {
 		h.mu.Lock()

@@ -1,4 +1,4 @@
-package fakehub
+package demohub
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func (h *Hub) handle(w http.ResponseWriter, r *http.Request) {
 	channel, _, isObserver := observerChannel(r.RequestURI)
 	if reason := h.admit(r); reason != "" {
 		// The reason never includes the path: it may hold a near-miss key.
-		h.logf("fakehub: refused handshake from %s: %s", r.RemoteAddr, reason)
+		h.logf("demohub: refused handshake from %s: %s", r.RemoteAddr, reason)
 		destroySocket(w)
 		return
 	}
@@ -40,23 +40,23 @@ func (h *Hub) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	ws, err := h.upgrader.Upgrade(w, r, nil)
 	if err != nil {
-		h.logf("fakehub: upgrade from %s failed: %v", r.RemoteAddr, err)
+		h.logf("demohub: upgrade from %s failed: %v", r.RemoteAddr, err)
 		return
 	}
 	c := newConn(h, ws)
 	if !h.track(c) {
-		h.logf("fakehub: hub stopping, dropped new connection from %s", r.RemoteAddr)
+		h.logf("demohub: hub stopping, dropped new connection from %s", r.RemoteAddr)
 		_ = ws.Close()
 		return
 	}
 	if !h.opts.NoAck {
 		if err := c.sendAck(); err != nil {
-			h.logf("fakehub: connection %s: send connection_ack: %v", c.id, err)
+			h.logf("demohub: connection %s: send connection_ack: %v", c.id, err)
 		}
 	}
 	h.wg.Add(1) // this handler still holds its own count, so Add is safe
 	go c.readLoop()
-	h.logf("fakehub: node connected from %s as %s", r.RemoteAddr, c.id)
+	h.logf("demohub: node connected from %s as %s", r.RemoteAddr, c.id)
 	h.publish(c)
 }
 

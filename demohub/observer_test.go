@@ -1,4 +1,4 @@
-package fakehub
+package demohub
 
 import (
 	"encoding/json"

@@ -1,13 +1,4 @@
-// Package fakehub is a scriptable fake VCP main server: the server side of the
-// distributed-node WebSocket (see shared/spec/protocol.md §1–§3). The node's
-// integration tests, the benchmarks and `vcpnode demo` run against it.
-//
-// It listens on 127.0.0.1 only. It behaves like the real server where the node
-// can tell the difference: the key travels raw in the path, a wrong key or path
-// closes the socket before any HTTP response, connection_ack comes first,
-// frames that do not decode are recorded and ignored, frames over the read
-// limit close the connection with 1009, and pings are answered while reading.
-package fakehub
+package demohub
 
 import (
 	"cmp"
@@ -44,9 +35,9 @@ const (
 
 var (
 	// ErrClosed is returned by waits on a hub that has been closed.
-	ErrClosed = errors.New("fakehub: hub closed")
+	ErrClosed = errors.New("demohub: hub closed")
 	// ErrConnClosed is returned by waits and sends on a connection that has ended.
-	ErrConnClosed = errors.New("fakehub: connection ended")
+	ErrConnClosed = errors.New("demohub: connection ended")
 )
 
 // Options configure a Hub. Only Key is required.
@@ -110,7 +101,7 @@ type Hub struct {
 // Start listens on 127.0.0.1 on a free port and serves until Close.
 func Start(opts Options) (*Hub, error) {
 	if opts.Key == "" {
-		return nil, errors.New("fakehub: Options.Key is empty: set the key the node will present")
+		return nil, errors.New("demohub: Options.Key is empty: set the key the node will present")
 	}
 	if opts.ReadLimit <= 0 {
 		opts.ReadLimit = DefaultReadLimit
@@ -123,7 +114,7 @@ func Start(opts Options) (*Hub, error) {
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("fakehub: listen on 127.0.0.1: %w", err)
+		return nil, fmt.Errorf("demohub: listen on 127.0.0.1: %w", err)
 	}
 	h := &Hub{
 		opts: opts,
@@ -210,7 +201,7 @@ func (h *Hub) waitUntil(ctx context.Context, what string, cond func() bool) erro
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return fmt.Errorf("fakehub: waiting for %s: %w", what, ctx.Err())
+			return fmt.Errorf("demohub: waiting for %s: %w", what, ctx.Err())
 		}
 	}
 }
@@ -282,7 +273,7 @@ func (h *Hub) Resume() error {
 	}
 	ln, err := net.Listen("tcp", h.addr)
 	if err != nil {
-		return fmt.Errorf("fakehub: listen again on %s: %w", h.addr, err)
+		return fmt.Errorf("demohub: listen again on %s: %w", h.addr, err)
 	}
 	h.serveLocked(ln)
 	h.notifyLocked()

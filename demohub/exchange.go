@@ -1,4 +1,4 @@
-package fakehub
+package demohub
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 func (c *Conn) Send(ctx context.Context, m wsproto.Message) error {
 	data, err := wsproto.Encode(m)
 	if err != nil {
-		return fmt.Errorf("fakehub: connection %s: %w", c.id, err)
+		return fmt.Errorf("demohub: connection %s: %w", c.id, err)
 	}
 	return c.write(ctx, websocket.TextMessage, data, m, nil)
 }
@@ -42,12 +42,12 @@ func (c *Conn) SendBinary(ctx context.Context, data []byte) error {
 // write sends one data frame; msg and msgErr describe it for Sent and OnFrame.
 func (c *Conn) write(ctx context.Context, kind int, data []byte, msg wsproto.Message, msgErr error) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("fakehub: connection %s: send: %w", c.id, err)
+		return fmt.Errorf("demohub: connection %s: send: %w", c.id, err)
 	}
 	select {
 	case c.writeSem <- struct{}{}:
 	case <-ctx.Done():
-		return fmt.Errorf("fakehub: connection %s: waiting to send: %w", c.id, ctx.Err())
+		return fmt.Errorf("demohub: connection %s: waiting to send: %w", c.id, ctx.Err())
 	case <-c.done:
 		return fmt.Errorf("%w (id %s): cannot send: %w", ErrConnClosed, c.id, c.Err())
 	}
@@ -97,7 +97,7 @@ func (c *Conn) Call(ctx context.Context, tool string, args map[string]any) (wspr
 	for k, v := range args {
 		b, err := json.Marshal(v)
 		if err != nil {
-			return wsproto.ToolResult{}, fmt.Errorf("fakehub: call %s: encode argument %q: %w", tool, k, err)
+			return wsproto.ToolResult{}, fmt.Errorf("demohub: call %s: encode argument %q: %w", tool, k, err)
 		}
 		raw[k] = b
 	}
@@ -115,7 +115,7 @@ func (c *Conn) CallExecute(ctx context.Context, call wsproto.ExecuteTool) (wspro
 	c.mu.Lock()
 	if _, dup := c.calls[id]; dup {
 		c.mu.Unlock()
-		return wsproto.ToolResult{}, fmt.Errorf("fakehub: call %s: requestId %q is already awaited by another Call", call.ToolName, id)
+		return wsproto.ToolResult{}, fmt.Errorf("demohub: call %s: requestId %q is already awaited by another Call", call.ToolName, id)
 	}
 	c.calls[id] = ch
 	c.mu.Unlock()
@@ -134,7 +134,7 @@ func (c *Conn) CallExecute(ctx context.Context, call wsproto.ExecuteTool) (wspro
 	case res := <-ch:
 		return res, nil
 	case <-ctx.Done():
-		return wsproto.ToolResult{}, fmt.Errorf("fakehub: call %s (%s): no tool_result: %w", call.ToolName, id, ctx.Err())
+		return wsproto.ToolResult{}, fmt.Errorf("demohub: call %s (%s): no tool_result: %w", call.ToolName, id, ctx.Err())
 	case <-c.done:
 		select {
 		case res := <-ch: // arrived just before the end
