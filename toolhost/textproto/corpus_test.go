@@ -1,7 +1,6 @@
 package textproto
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -94,24 +93,32 @@ func TestCorpusGolden(t *testing.T) {
 				"strict": Parse(reply, Options{}),
 				"fuzzy":  Parse(reply, Options{Fuzzy: true}),
 			}
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(false)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(got); err != nil {
-				t.Fatal(err)
-			}
-			golden := strings.TrimSuffix(file, ".txt") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if want := readFile(t, golden); buf.String() != want {
-				t.Errorf("%s differs (go test -run TestCorpusGolden -update rewrites it; review the diff):\ngot:\n%s", golden, buf.String())
-			}
+			matchGolden(t, strings.TrimSuffix(file, ".txt")+".golden", asJSON(t, got))
 		})
+	}
+}
+
+// asJSON is v as the golden files hold it: indented, <, > and & as they are.
+func asJSON(t *testing.T, v any) string {
+	t.Helper()
+	s, err := indentJSON(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s + "\n"
+}
+
+// matchGolden compares got with the golden file, or with -update writes it.
+func matchGolden(t *testing.T, golden, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if want := readFile(t, golden); got != want {
+		t.Errorf("%s differs (go test -run %s -update rewrites it; review the diff):\ngot:\n%s", golden, t.Name(), got)
 	}
 }
 
@@ -172,23 +179,7 @@ func TestFormatsGolden(t *testing.T) {
 		t.Run(string(f), func(t *testing.T) {
 			file := filepath.Join("testdata", "formats", string(f)+".txt")
 			res := Parse(readFile(t, file), Options{})
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(false)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(res); err != nil {
-				t.Fatal(err)
-			}
-			golden := strings.TrimSuffix(file, ".txt") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if want := readFile(t, golden); buf.String() != want {
-				t.Errorf("%s differs (go test -run TestFormatsGolden -update rewrites it; review the diff):\ngot:\n%s", golden, buf.String())
-			}
+			matchGolden(t, strings.TrimSuffix(file, ".txt")+".golden", asJSON(t, res))
 			found := false
 			for _, c := range res.Calls {
 				found = found || c.Format == f

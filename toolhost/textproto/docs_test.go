@@ -1,8 +1,6 @@
 package textproto
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -30,18 +28,12 @@ func TestDocsExamples(t *testing.T) {
 		for _, c := range res.Calls {
 			seen[c.Format] = true
 		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			t.Fatal(err)
-		}
-		if buf.String() != shown && !*update {
-			t.Errorf("example %s: the docs show\n%s\nParse finds\n%s", name, shown, buf.String())
+		got := asJSON(t, res)
+		if got != shown && !*update {
+			t.Errorf("example %s: the docs show\n%s\nParse finds\n%s", name, shown, got)
 		}
 		out.WriteString(doc[last:m[6]])
-		out.WriteString(buf.String())
+		out.WriteString(got)
 		last = m[7]
 	}
 	out.WriteString(doc[last:])

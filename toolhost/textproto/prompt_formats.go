@@ -204,39 +204,42 @@ func VCPDefinitions(specs []toolhost.Spec) (string, error) {
 			if desc == "" {
 				desc = strings.TrimSpace(s.Description)
 			}
-			var b strings.Builder
-			b.WriteString(definitionStart)
-			b.WriteString("\n")
-			writeField(&b, "tool_name", s.Name)
+			fields := [][2]string{{"tool_name", s.Name}}
 			if c.Command != "" {
-				writeField(&b, "command", c.Command)
+				fields = append(fields, [2]string{"command", c.Command})
 			}
-			writeField(&b, "description", desc)
-			writeField(&b, "parameters", string(pj))
+			fields = append(fields, [2]string{"description", desc}, [2]string{"parameters", string(pj)})
 			if ex := strings.TrimSpace(wire.Example); ex != "" {
-				writeField(&b, "example", ex)
+				fields = append(fields, [2]string{"example", ex})
 			}
-			b.WriteString(definitionEnd)
-			blocks = append(blocks, b.String())
+			blocks = append(blocks, vcpBlock(definitionStart, definitionEnd, fields))
 		}
 	}
 	return strings.Join(blocks, "\n\n"), nil
 }
 
-// writeField writes key:「始」value「末」 on its own line; a value holding
-// the protocol's own markers is written inside 「始ESCAPE」…「末ESCAPE」,
-// which the server reads as written (§3 rule 4).
-func writeField(b *strings.Builder, key, value string) {
-	start, end := valueStart, valueEnd
-	if strings.Contains(value, valueEnd) || strings.Contains(value, valueStart) || strings.Contains(value, "<<<[") {
-		start, end = "「始ESCAPE」", "「末ESCAPE」"
-	}
-	b.WriteString(key)
-	b.WriteByte(':')
+// vcpBlock writes a block between two markers, one key:「始」value「末」
+// line per field; a value holding the protocol's own markers is written
+// inside 「始ESCAPE」…「末ESCAPE」, which the server reads as written (§3
+// rule 4).
+func vcpBlock(start, end string, fields [][2]string) string {
+	var b strings.Builder
 	b.WriteString(start)
-	b.WriteString(value)
-	b.WriteString(end)
 	b.WriteByte('\n')
+	for _, f := range fields {
+		open, closing := valueStart, valueEnd
+		if strings.Contains(f[1], valueEnd) || strings.Contains(f[1], valueStart) || strings.Contains(f[1], "<<<[") {
+			open, closing = "「始ESCAPE」", "「末ESCAPE」"
+		}
+		b.WriteString(f[0])
+		b.WriteByte(':')
+		b.WriteString(open)
+		b.WriteString(f[1])
+		b.WriteString(closing)
+		b.WriteByte('\n')
+	}
+	b.WriteString(end)
+	return b.String()
 }
 
 // indentJSON marshals v indented by two spaces, keeping <, > and & readable.

@@ -2,7 +2,6 @@ package textproto
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,16 +113,7 @@ func TestPromptGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			golden := filepath.Join("testdata", "prompt", format+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if want := readFile(t, golden); got+"\n" != want {
-				t.Errorf("%s differs (go test -run TestPromptGolden -update rewrites it; review the diff):\n%s", golden, got)
-			}
+			matchGolden(t, filepath.Join("testdata", "prompt", format+".golden"), got+"\n")
 		})
 	}
 	if j, err := RenderSpecs(PromptJSON, specs); err != nil || j != readFile(t, filepath.Join("testdata", "prompt", "openai.golden"))[:len(j)] {

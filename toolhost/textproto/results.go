@@ -83,21 +83,16 @@ const (
 func VCPResults(results []ToolResult) string {
 	blocks := make([]string, 0, len(results))
 	for _, r := range results {
-		var b strings.Builder
-		b.WriteString(resultStart)
-		b.WriteByte('\n')
-		writeField(&b, "tool_name", r.Tool)
+		fields := [][2]string{{"tool_name", r.Tool}}
 		if r.ID != "" {
-			writeField(&b, "request_id", r.ID)
+			fields = append(fields, [2]string{"request_id", r.ID})
 		}
 		status := "success"
 		if !r.OK {
 			status = "error"
 		}
-		writeField(&b, "status", status)
-		writeField(&b, "content", r.content())
-		b.WriteString(resultEnd)
-		blocks = append(blocks, b.String())
+		fields = append(fields, [2]string{"status", status}, [2]string{"content", r.content()})
+		blocks = append(blocks, vcpBlock(resultStart, resultEnd, fields))
 	}
 	return strings.Join(blocks, "\n\n")
 }
