@@ -83,6 +83,9 @@ func baseURLProblem(base string) string {
 	if strings.TrimSpace(base) == "" {
 		return "is empty: set the main server's base URL, like ws://127.0.0.1:6005"
 	}
+	if guess := schemeGuess(strings.TrimSpace(base)); guess != "" {
+		return fmt.Sprintf("%s has no scheme: did you mean %q?", shown, Redact(guess))
+	}
 	u, err := url.Parse(strings.TrimSpace(base))
 	if err != nil {
 		var ue *url.Error
@@ -116,6 +119,20 @@ func baseURLProblem(base string) string {
 		}
 	}
 	return ""
+}
+
+// schemeGuess is base with ws:// before it when base has no scheme and
+// reads as a host, host:port or host:port/path that way ("127.0.0.1:6005",
+// which url.Parse would take for a scheme "127.0.0.1"); "" otherwise.
+func schemeGuess(base string) string {
+	if base == "" || strings.Contains(base, "://") {
+		return ""
+	}
+	u, err := url.Parse("ws://" + base)
+	if err != nil || u.Hostname() == "" || u.User != nil {
+		return ""
+	}
+	return "ws://" + base
 }
 
 // keyProblem describes what makes key unusable in the hub URL, or returns "".

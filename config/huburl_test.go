@@ -44,8 +44,9 @@ func TestHubURL(t *testing.T) {
 func TestHubURLRefusesBadBases(t *testing.T) {
 	tests := []struct{ base, msg string }{
 		{"", "is empty"},
-		{"127.0.0.1:6005", "does not parse"},
-		{"localhost:6005", `scheme "localhost" is not supported`},
+		{"127.0.0.1:6005", `has no scheme: did you mean "ws://127.0.0.1:6005"?`},
+		{"vcp.example.org:8080/prefix", `did you mean "ws://vcp.example.org:8080/prefix"?`},
+		{"localhost:6005", `did you mean "ws://localhost:6005"?`},
 		{"ftp://h", `scheme "ftp" is not supported`},
 		{"//h:1", "has no scheme"},
 		{"ws:opaque", "has no host"},

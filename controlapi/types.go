@@ -93,6 +93,13 @@ type ConnectionStatus struct {
 	// LastErrorAt is when LastError happened; a LastError older than
 	// Since while connected is from before the current connection.
 	LastErrorAt *time.Time `json:"lastErrorAt,omitempty"`
+	// LastErrorEarlier: LastError belongs to an earlier connection (or
+	// its attempts), not to the current one.
+	LastErrorEarlier bool `json:"lastErrorEarlier,omitempty"`
+	// HandshakesDropped counts the attempts in a row whose handshake the
+	// server dropped before any HTTP answer: a wrong key or path, a proxy,
+	// or a restarting server. The node then backs off to a minute.
+	HandshakesDropped int `json:"handshakesDropped,omitempty"`
 	// DisconnectedAt is when the connection dropped (or the daemon
 	// started); absent while connected.
 	DisconnectedAt *time.Time `json:"disconnectedAt,omitempty"`

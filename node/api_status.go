@@ -19,6 +19,7 @@ func (n *Node) Status() controlapi.StatusResponse {
 	conn := controlapi.ConnectionStatus{
 		Phase: st.Phase, Since: st.Since, ServerID: st.ServerID, Attempt: st.Attempt,
 		LastError: st.LastError, Registered: st.Registered, Sessions: st.Sessions, Reconnects: max(st.Sessions-1, 0),
+		LastErrorEarlier: st.LastErrorEarlier, HandshakesDropped: st.HandshakesDropped,
 	}
 	if !st.LastErrorAt.IsZero() {
 		at := st.LastErrorAt

@@ -34,7 +34,8 @@ type timings struct {
 	reregister                []time.Duration // re-send register_tools this long after connecting
 	closeWait                 time.Duration   // how long to wait for the server's close reply
 	emptyHandshakesBeforeHint int
-	readLimit                 int64 // largest frame accepted from the server
+	keyFilePoll               time.Duration // how often a dropped-handshake backoff checks the key file
+	readLimit                 int64         // largest frame accepted from the server
 
 	// sessionCallGrace is how long calls of an ended connection may still
 	// finish before they are cancelled.
@@ -67,6 +68,7 @@ func defaultTimings() timings {
 		reregister:                []time.Duration{10 * time.Second, 60 * time.Second},
 		closeWait:                 2 * time.Second,
 		emptyHandshakesBeforeHint: 3,
+		keyFilePoll:               time.Second,
 		readLimit:                 config.ServerFrameLimit,
 		sessionCallGrace:          5 * time.Second,
 		killReserve:               plugin.DefaultKillGrace,

@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"os"
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
@@ -43,12 +45,13 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 			limit.Take()
 		}
 		if err == nil {
-			emptyHandshakes = 0
+			emptyHandshakes, hinted = 0, false
 			started := clk.Now()
 			n.state.update(func(s *ConnState) {
 				s.Phase = PhaseConnected
 				s.ServerID = ""
 				s.Attempt = 0
+				s.HandshakesDropped = 0
 				s.Sessions++
 			})
 			n.log.Info().Str("hub", config.RedactedURL(st.hubURL)).Msg("connected")
@@ -74,24 +77,106 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 				emptyHandshakes++
 				if emptyHandshakes >= n.timings.emptyHandshakesBeforeHint && !hinted {
 					hinted = true
-					n.log.Error().Int("attempts", emptyHandshakes).
-						Msg("server closed the handshake without a response several times in a row: bad key, bad path, or server draining")
+					n.log.Warn().Int("attempts", emptyHandshakes).Dur("backing_off_to", maxDroppedHandshakeWait).
+						Msg(droppedHandshakesHint)
 				}
 			} else {
 				emptyHandshakes = 0
 			}
 		}
 		wait := sched.Next()
+		// Handshakes the server drops before answering are a wrong key or
+		// path far more often than an outage: past a few in a row they back
+		// off to a minute, sparing the server a log line every half second.
+		// A reload, `vcpnode reconnect` or a changed key file cuts it short.
+		dropped := emptyHandshakes >= n.timings.emptyHandshakesBeforeHint
+		if dropped {
+			wait = max(wait, droppedHandshakeWait(emptyHandshakes-n.timings.emptyHandshakesBeforeHint))
+		}
 		msg := err.Error()
 		n.state.update(func(s *ConnState) {
 			s.Phase = PhaseBackoff
 			s.Attempt = sched.Attempts()
 			s.RetryAt = clk.Now().Add(wait)
 			s.LastError = msg
+			s.HandshakesDropped = emptyHandshakes
 		})
 		n.log.Info().Err(err).Dur("retry_in", wait.Round(time.Millisecond)).Msg("will reconnect")
-		if !n.sleep(ctx, wait) {
+		var keyFile string
+		if dropped {
+			keyFile = st.cfg.Hub.KeyFile
+		}
+		if !n.sleepWatching(ctx, wait, keyFile) {
 			return
+		}
+	}
+}
+
+// droppedHandshakesHint is the one warning for handshakes the server drops
+// before any HTTP answer; status says the same (DroppedHandshakesHint).
+const droppedHandshakesHint = "the server dropped several handshakes in a row before answering: " +
+	"likely a wrong key, a wrong path in hub.url, a proxy in between, or a restarting server; " +
+	"backing off such attempts to one a minute (vcpnode reconnect, a reload or a changed key file retries at once)"
+
+// maxDroppedHandshakeWait caps the wait between dropped handshakes.
+const maxDroppedHandshakeWait = time.Minute
+
+// droppedHandshakeWait is the wait after the k-th dropped handshake past
+// the hint: 5 s, doubling, up to a minute.
+func droppedHandshakeWait(k int) time.Duration {
+	d := 5 * time.Second
+	for ; k > 0 && d < maxDroppedHandshakeWait; k-- {
+		d *= 2
+	}
+	return min(d, maxDroppedHandshakeWait)
+}
+
+// sleepWatching is sleep that also ends (true) when keyFile, if not empty,
+// changes: the node then re-reads its config so the next attempt uses it.
+func (n *Node) sleepWatching(ctx context.Context, d time.Duration, keyFile string) bool {
+	if keyFile == "" {
+		return n.sleep(ctx, d)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	changed := make(chan struct{}, 1)
+	was := fileSum(keyFile) // before the wait begins, so no change is missed
+	go func() {
+		if watchFile(ctx, keyFile, was, n.timings.keyFilePoll) {
+			changed <- struct{}{}
+			n.Reconnect()
+		}
+	}()
+	ok := n.sleep(ctx, d)
+	select {
+	case <-changed:
+		n.log.Info().Msg("the key file changed: re-reading the config and connecting now")
+		if _, err := n.Rescan(); err != nil {
+			n.log.Warn().Err(err).Msg("cannot re-read the config after the key file changed")
+		}
+	default:
+	}
+	return ok
+}
+
+func fileSum(path string) [sha256.Size]byte {
+	data, _ := os.ReadFile(path) // a missing file is a content too
+	return sha256.Sum256(data)
+}
+
+// watchFile reports true once path's content differs from was, checking
+// every poll; false when ctx ends first.
+func watchFile(ctx context.Context, path string, was [sha256.Size]byte, poll time.Duration) bool {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			if fileSum(path) != was {
+				return true
+			}
 		}
 	}
 }

@@ -33,13 +33,19 @@ type ConnState struct {
 	RetryAt time.Time
 	// LastError is the last connection error, already redacted, and
 	// LastErrorAt when it happened. It is kept once connected again, for
-	// the record; status marks it as before the current connection.
-	LastError   string
-	LastErrorAt time.Time
+	// the record, with LastErrorEarlier set: it belongs to an earlier
+	// connection or its attempts, not to the current one.
+	LastError        string
+	LastErrorAt      time.Time
+	LastErrorEarlier bool
 	// DisconnectedAt is when the last connection ended (or the daemon
 	// started, before the first one); zero while connected. Since only
 	// covers the current phase, which restarts with every attempt.
 	DisconnectedAt time.Time
+	// HandshakesDropped counts the attempts in a row whose handshake the
+	// server dropped before any HTTP answer (a wrong key or path, a proxy,
+	// a restarting server); 0 once connected.
+	HandshakesDropped int
 	// Registered says the tools of the current connection are on the wire
 	// (register_tools sent); false whenever not connected.
 	Registered bool
@@ -80,8 +86,14 @@ func (b *stateBox) update(f func(*ConnState)) {
 	if b.s.Phase != PhaseConnected {
 		b.s.Registered = false
 	}
-	if b.s.LastError != "" && (b.s.LastError != old.LastError || b.s.Attempt != old.Attempt) {
+	// A new error is a new text or one more failed attempt; the reset of
+	// the count on connecting is not one.
+	if b.s.LastError != "" && (b.s.LastError != old.LastError || b.s.Attempt > old.Attempt) {
 		b.s.LastErrorAt = now
+		b.s.LastErrorEarlier = false
+	}
+	if b.s.Phase == PhaseConnected && old.Phase != PhaseConnected && b.s.LastError != "" {
+		b.s.LastErrorEarlier = true
 	}
 	close(b.changed)
 	b.changed = make(chan struct{})

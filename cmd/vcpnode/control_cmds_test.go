@@ -464,7 +464,7 @@ func TestReconnectWaitsForTheConnection(t *testing.T) {
 	d.waitDisconnected()
 
 	code, out, errOut := d.ctl("reconnect", "--timeout", "1s")
-	if code != exitError || out != "" || !strings.Contains(errOut, "vcpnode: not connected: the daemon is ") || !strings.Contains(errOut, "after 1s") {
+	if code != exitError || out != "" || !strings.Contains(errOut, "vcpnode: not connected after 1s: the daemon is ") {
 		t.Errorf("reconnect with the hub down: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if err := d.hub.Resume(); err != nil {
@@ -509,7 +509,7 @@ func TestStatusCountsFromTheDrop(t *testing.T) {
 	if err := printStatus(&b, st); err != nil {
 		t.Fatal(err)
 	}
-	if out := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(out, "last error (2m ago, before this connection) dial") || !strings.Contains(out, "tools registered") {
+	if out := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(out, "last error (2m ago, from an earlier connection) dial") || !strings.Contains(out, "tools registered") {
 		t.Errorf("status when connected again:\n%s", b.String())
 	}
 }

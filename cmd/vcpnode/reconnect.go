@@ -78,11 +78,7 @@ func (a *app) runReconnect(ctx context.Context, c *controlapi.ControlClient, tim
 		}
 	}
 	if !conn.Registered {
-		msg := fmt.Sprintf("%s: the daemon is %s after %s (%s)", errNotConnected, conn.Phase, ctlAge(timeout), count(conn.Attempt, "failed attempt"))
-		if conn.LastError != "" {
-			msg += "; last error: " + ctlClip(conn.LastError, 160)
-		}
-		return errors.New(msg)
+		return errors.New(notConnectedText(conn, timeout))
 	}
 	if asJSON {
 		return nil
@@ -97,4 +93,18 @@ func (a *app) runReconnect(ctx context.Context, c *controlapi.ControlClient, tim
 	}
 	_, err = fmt.Fprintf(a.stdout, "%s to %s%s; tools registered (connected for %s)\n", what, st.HubURL, server, ctlAge(st.Now.Sub(conn.Since)))
 	return err
+}
+
+// notConnectedText is reconnect's answer when the wait ended without a
+// registered connection: the phase in words, the attempts, the last error,
+// and what dropped handshakes likely mean.
+func notConnectedText(conn controlapi.ConnectionStatus, waited time.Duration) string {
+	msg := fmt.Sprintf("%s after %s: the daemon is %s (%s so far)", errNotConnected, ctlAge(waited), phaseWords(conn), count(conn.Attempt, "failed attempt"))
+	if conn.LastError != "" {
+		msg += "; last error: " + ctlClip(conn.LastError, 160)
+	}
+	if conn.HandshakesDropped > 0 {
+		msg += "; " + droppedHandshakesText(conn.HandshakesDropped)
+	}
+	return msg
 }

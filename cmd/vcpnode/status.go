@@ -69,16 +69,22 @@ func printStatus(w io.Writer, st controlapi.StatusResponse) error {
 	default:
 		line("connection", "%s for %s", c.Phase, ago(c.Since))
 	}
+	if c.HandshakesDropped > 0 && c.Phase != controlapi.PhaseConnected {
+		line("handshakes", "%s", droppedHandshakesText(c.HandshakesDropped))
+	}
 	if c.LastError != "" {
-		when := ""
+		var when []string
 		if c.LastErrorAt != nil {
-			when = ago(*c.LastErrorAt) + " ago"
-			if c.Phase == controlapi.PhaseConnected && c.LastErrorAt.Before(c.Since) {
-				when += ", before this connection"
-			}
-			when = "(" + when + ") "
+			when = append(when, ago(*c.LastErrorAt)+" ago")
 		}
-		line("last error", "%s%s", when, ctlClip(c.LastError, 160))
+		if c.LastErrorEarlier || (c.Phase == controlapi.PhaseConnected && c.LastErrorAt != nil && c.LastErrorAt.Before(c.Since)) {
+			when = append(when, "from an earlier connection")
+		}
+		prefix := ""
+		if len(when) > 0 {
+			prefix = "(" + strings.Join(when, ", ") + ") "
+		}
+		line("last error", "%s%s", prefix, ctlClip(c.LastError, 160))
 	}
 	line("hub", "%s", st.HubURL)
 	serverID := c.ServerID
@@ -166,4 +172,33 @@ func mcpServerLine(m controlapi.MCPServerStatus, now time.Time) string {
 		fmt.Fprintf(&b, "; last error: %s", ctlClip(m.LastError, 160))
 	}
 	return b.String()
+}
+
+// droppedHandshakesText says in plain words what handshakes the server
+// drops before answering mean, for status and reconnect.
+func droppedHandshakesText(n int) string {
+	return fmt.Sprintf("the server dropped %s in a row before answering: likely a wrong key, "+
+		"a wrong path in hub.url, a proxy in between, or a restarting server; "+
+		"the node retries such handshakes at most once a minute (vcpnode reconnect retries now)", count(n, "handshake"))
+}
+
+// phaseWords is a connection phase as the predicate of "the daemon is …".
+func phaseWords(c controlapi.ConnectionStatus) string {
+	switch c.Phase {
+	case controlapi.PhaseConnected:
+		if c.Registered {
+			return "connected, with its tools registered"
+		}
+		return "connected and still registering its tools"
+	case controlapi.PhaseConnecting:
+		return "still connecting"
+	case controlapi.PhaseBackoff:
+		return "waiting to retry"
+	case controlapi.PhaseStopping:
+		return "stopping"
+	case controlapi.PhaseStopped:
+		return "stopped"
+	default:
+		return "in state " + string(c.Phase)
+	}
 }

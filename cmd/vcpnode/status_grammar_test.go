@@ -1,0 +1,96 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vcpnode/vcpnode/controlapi"
+)
+
+// Every line status and reconnect write about the connection, for every
+// phase, is a sentence a person would write: checked whole, so that a
+// phase name dropped into a sentence ("the daemon is backoff") shows.
+func TestConnectionLinesReadAsSentences(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
+	retry := now.Add(time.Minute)
+	const dropped = "the server dropped 5 handshakes in a row before answering: likely a wrong key, a wrong path in hub.url, " +
+		"a proxy in between, or a restarting server; the node retries such handshakes at most once a minute (vcpnode reconnect retries now)"
+	cases := []struct {
+		name      string
+		conn      controlapi.ConnectionStatus
+		status    []string // lines of status, label and text, spaces collapsed
+		reconnect string   // reconnect's error after a 10 s wait ("" when connected)
+	}{
+		{
+			name:   "connected",
+			conn:   controlapi.ConnectionStatus{Phase: controlapi.PhaseConnected, Since: now.Add(-time.Minute), Registered: true},
+			status: []string{"connection connected for 1m (since " + now.Add(-time.Minute).Local().Format(time.DateTime) + "), tools registered"},
+		},
+		{
+			name: "connected with an earlier error",
+			conn: controlapi.ConnectionStatus{Phase: controlapi.PhaseConnected, Since: now.Add(-time.Minute), Registered: true,
+				LastError: "read: connection reset", LastErrorAt: at(time.Minute), LastErrorEarlier: true},
+			status: []string{"last error (1m ago, from an earlier connection) read: connection reset"},
+		},
+		{
+			name:      "registering",
+			conn:      controlapi.ConnectionStatus{Phase: controlapi.PhaseConnected, Since: now.Add(-time.Second)},
+			status:    []string{"connection connected for 1s (since " + now.Add(-time.Second).Local().Format(time.DateTime) + "), registering tools"},
+			reconnect: "not connected after 10s: the daemon is connected and still registering its tools (0 failed attempts so far)",
+		},
+		{
+			name: "backoff",
+			conn: controlapi.ConnectionStatus{Phase: controlapi.PhaseBackoff, Since: now, DisconnectedAt: at(21 * time.Second),
+				Attempt: 3, RetryAt: &retry, LastError: "dial hub: connection refused", LastErrorAt: at(time.Second)},
+			status: []string{"connection disconnected for 21s; next attempt in 1m (3 failed attempts so far)",
+				"last error (1s ago) dial hub: connection refused"},
+			reconnect: "not connected after 10s: the daemon is waiting to retry (3 failed attempts so far); last error: dial hub: connection refused",
+		},
+		{
+			name: "handshakes dropped",
+			conn: controlapi.ConnectionStatus{Phase: controlapi.PhaseBackoff, Since: now, DisconnectedAt: at(time.Hour),
+				Attempt: 5, RetryAt: &retry, HandshakesDropped: 5,
+				LastError: "server closed the connection before answering the handshake", LastErrorAt: at(time.Second)},
+			status: []string{"connection disconnected for 1h; next attempt in 1m (5 failed attempts so far)", "handshakes " + dropped},
+			reconnect: "not connected after 10s: the daemon is waiting to retry (5 failed attempts so far); " +
+				"last error: server closed the connection before answering the handshake; " + dropped,
+		},
+		{
+			name:      "connecting",
+			conn:      controlapi.ConnectionStatus{Phase: controlapi.PhaseConnecting, Since: now, DisconnectedAt: at(2 * time.Second), Attempt: 1},
+			status:    []string{"connection connecting (disconnected for 2s, 1 failed attempt so far)"},
+			reconnect: "not connected after 10s: the daemon is still connecting (1 failed attempt so far)",
+		},
+		{
+			name:      "stopping",
+			conn:      controlapi.ConnectionStatus{Phase: controlapi.PhaseStopping, Since: now.Add(-3 * time.Second)},
+			status:    []string{"connection stopping for 3s"},
+			reconnect: "not connected after 10s: the daemon is stopping (0 failed attempts so far)",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var b strings.Builder
+			st := controlapi.StatusResponse{Now: now, StartedAt: now.Add(-time.Hour), Connection: c.conn}
+			if err := printStatus(&b, st); err != nil {
+				t.Fatal(err)
+			}
+			lines := map[string]bool{}
+			for _, l := range strings.Split(b.String(), "\n") {
+				lines[strings.Join(strings.Fields(l), " ")] = true
+			}
+			for _, want := range c.status {
+				if !lines[want] {
+					t.Errorf("status has no line %q:\n%s", want, b.String())
+				}
+			}
+			if c.reconnect != "" {
+				if got := notConnectedText(c.conn, 10*time.Second); got != c.reconnect {
+					t.Errorf("reconnect says\n%q\nwant\n%q", got, c.reconnect)
+				}
+			}
+		})
+	}
+}

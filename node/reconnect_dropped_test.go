@@ -1,0 +1,118 @@
+package node
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/hubconn"
+)
+
+// A wrong key: the server drops every handshake before answering. After a
+// few in a row the node backs off to a minute between attempts (on the
+// fake clock, so the test reads each wait it asks for), says so once at
+// warn level, shows the count in its state, and retries at once when asked.
+func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
+	clk := newFakeClock()
+	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
+		tm.retry = hubconn.DefaultRetryPolicy()
+		tm.clock = clk
+		tm.jitter = func() float64 { return 0.5 }
+	}})
+	first := h.accept()
+	h.hub.RefuseHandshakes(-1)
+	first.Drop()
+
+	// The drop itself and the first dropped handshakes: the usual fast steps.
+	p := hubconn.DefaultRetryPolicy()
+	for i := range h.node.timings.emptyHandshakesBeforeHint {
+		w := clk.next(h.ctx, t)
+		if !within(w.d, p.Steps[i]) {
+			t.Fatalf("wait %d = %v, want about %v", i, w.d, p.Steps[i])
+		}
+		clk.fire(w)
+	}
+	var last fakeWait
+	for i, want := range []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, time.Minute, time.Minute} {
+		last = clk.next(h.ctx, t)
+		if last.d != want {
+			t.Fatalf("wait after dropped handshake %d = %v, want %v", i+h.node.timings.emptyHandshakesBeforeHint, last.d, want)
+		}
+		if i < 5 {
+			clk.fire(last)
+		}
+	}
+	logs := h.logs.String()
+	if n := strings.Count(logs, "likely a wrong key"); n != 1 {
+		t.Errorf("the hint was logged %d times, want once", n)
+	}
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "likely a wrong key") && !strings.Contains(line, `"level":"warn"`) {
+			t.Errorf("the hint is not a warning: %s", line)
+		}
+	}
+	s, _ := h.node.State()
+	if s.Phase != PhaseBackoff || s.HandshakesDropped < 8 || s.Attempt < 9 {
+		t.Errorf("state during the minute's wait = %+v", s)
+	}
+
+	// `vcpnode reconnect` while the minute runs: the next attempt is now.
+	_, refused := h.hub.Handshakes()
+	h.hub.RefuseHandshakes(0)
+	h.node.Reconnect()
+	if err := h.hub.WaitHandshakes(h.ctx, func(ok, r int) bool { return ok >= 2 }); err != nil {
+		t.Fatalf("no handshake after reconnect (refused before: %d): %v", refused, err)
+	}
+	h.accept()
+	h.waitState("connected, drops forgotten", func(s ConnState) bool {
+		return s.Phase == PhaseConnected && s.HandshakesDropped == 0
+	})
+}
+
+// A key file fixed while the node backs off from dropped handshakes: the
+// node notices and connects at once, with the new key.
+func TestChangedKeyFileRetriesAtOnce(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("a-wrong-key-123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clk := newFakeClock()
+	h := startHarness(t, harnessOpt{
+		config: func(c *config.Config) { c.Hub.Key, c.Hub.KeyFile = "", keyFile },
+		timings: func(tm *timings) {
+			tm.retry = hubconn.DefaultRetryPolicy()
+			tm.clock = clk
+			tm.keyFilePoll = 10 * time.Millisecond
+		},
+	})
+	for range h.node.timings.emptyHandshakesBeforeHint {
+		clk.fire(clk.next(h.ctx, t))
+	}
+	w := clk.next(h.ctx, t) // the first long wait: left pending
+	if w.d < 5*time.Second {
+		t.Fatalf("wait after %d dropped handshakes = %v, want the long backoff", h.node.timings.emptyHandshakesBeforeHint, w.d)
+	}
+	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.accept()
+	h.waitLog("the key file changed")
+}
+
+// After a reconnect, the previous connection's error is kept for the
+// record and marked as from an earlier connection, dated when it happened
+// (not when the new connection began).
+func TestStateMarksAnEarlierConnectionsError(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	first := h.accept()
+	first.CloseWith(4000, "going away for a test")
+	h.accept()
+	s := h.waitState("connected again", func(s ConnState) bool { return s.Phase == PhaseConnected && s.Sessions == 2 })
+	if s.LastError == "" || !s.LastErrorEarlier || !s.LastErrorAt.Before(s.Since) {
+		t.Errorf("state after the reconnect: error %q, earlier %v, at %v, connected since %v; want the old error marked as earlier",
+			s.LastError, s.LastErrorEarlier, s.LastErrorAt, s.Since)
+	}
+}
