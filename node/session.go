@@ -34,7 +34,8 @@ type session struct {
 	out  chan outFrame
 	done chan struct{} // closed when run stops writing: send must not block after that
 
-	calls       sessionCalls // read and not yet answered (session_calls.go)
+	calls       sessionCalls     // read and not yet answered (session_calls.go)
+	origin      *toolhost.Origin // groups this connection's calls in the dispatcher
 	callCtx     context.Context
 	cancelCalls context.CancelCauseFunc
 	// registered is set by run once register_tools is on the wire; the
@@ -57,6 +58,7 @@ func newSession(n *Node, conn *hubconn.Conn, st *settings) *session {
 		done:        make(chan struct{}),
 		callCtx:     callCtx,
 		cancelCalls: cancelCalls,
+		origin:      toolhost.NewOrigin(),
 	}
 }
 

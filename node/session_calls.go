@@ -85,7 +85,7 @@ func (s *session) dispatch(m wsproto.ExecuteTool) {
 			Msg("execute_tool arrived after the node's close frame went out: not run and not answered")
 		return
 	}
-	call := toolhost.Call{RequestID: m.RequestID, Args: m.ToolArgs, Context: m.VCPContext, Streams: true}
+	call := toolhost.Call{RequestID: m.RequestID, Args: m.ToolArgs, Context: m.VCPContext, Streams: true, Origin: s.origin}
 	s.n.callStarted(m.RequestID, m.ToolName, false)
 	reply := func(o toolhost.Outcome) {
 		s.sendResult(o)
@@ -137,11 +137,17 @@ func (s *session) answerPending(wait time.Duration) {
 	s.flush()
 }
 
-// endCalls decides the fate of the calls still running when the session
-// has ended. The server failed them when their connection closed and drops
-// any later result, so they are cancelled; the grace lets a call about to
-// finish do so rather than be killed halfway through its work.
+// endCalls decides the fate of the calls of a session that has ended. The
+// server failed them when their connection closed and drops any later
+// result: those not started are dropped at once, and those running are
+// cancelled after a grace that lets a call about to finish do so rather
+// than be killed halfway through its work. Neither holds up the calls of
+// the next connection (toolhost.Dispatcher.EndOrigin).
 func (s *session) endCalls() {
+	if dropped, _ := s.n.disp.EndOrigin(s.origin, errSessionEnded); dropped > 0 {
+		s.log.Info().Int("calls", dropped).
+			Msg("connection ended: dropped the calls it carried that had not started (the server has already failed them)")
+	}
 	idle, n := s.calls.close()
 	if n == 0 {
 		s.cancelCalls(errSessionEnded)

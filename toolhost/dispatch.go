@@ -111,6 +111,9 @@ type call struct {
 	ready   chan struct{} // closed when the call is granted a slot
 	granted bool          // guarded by Dispatcher.mu, like running
 	running bool
+	// orphaned: its origin ended while it ran; its slot no longer counts
+	// against later calls (guarded by Dispatcher.mu).
+	orphaned bool
 
 	ask          bool             // must be approved by the owner before it queues
 	awaiting     bool             // held for the owner now; guarded by Dispatcher.mu
@@ -408,16 +411,20 @@ func (d *Dispatcher) pumpLocked() {
 // releaseLocked gives back c's slot, or its queue place if it never got one,
 // and forgets the call.
 func (d *Dispatcher) releaseLocked(c *call) {
-	if c.granted {
-		d.running--
-		if d.perTool[c.name]--; d.perTool[c.name] == 0 {
-			delete(d.perTool, c.name)
-		}
+	if c.granted && !c.orphaned {
+		d.freeSlotLocked(c)
 	} else if i := slices.Index(d.queue, c); i >= 0 {
 		d.queue = slices.Delete(d.queue, i, i+1)
 	}
 	delete(d.calls, c.RequestID)
 	d.pumpLocked()
+}
+
+func (d *Dispatcher) freeSlotLocked(c *call) {
+	d.running--
+	if d.perTool[c.name]--; d.perTool[c.name] == 0 {
+		delete(d.perTool, c.name)
+	}
 }
 
 // rejectLocked answers a call that is not accepted, from a goroutine, so

@@ -39,6 +39,10 @@ type Call struct {
 	// for `vcpnode approve`, "deny" refuses): calls from MCP clients, which
 	// act for a model rather than for the owner at the keyboard.
 	Gated bool
+	// Origin groups the calls of one connection to the server, so that
+	// they are let go together when it ends (Dispatcher.EndOrigin); nil
+	// for calls of no connection.
+	Origin *Origin
 }
 
 // Spec is what the node knows about a tool: the parts that may be sent to the
