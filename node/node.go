@@ -1,6 +1,7 @@
 // Package node connects this machine to a VCP main server as a distributed
-// node: it owns the config, the hub session, the reconnect loop and the
-// dispatch of calls to toolhost. It reaches the WebSocket only through
+// node: it owns the lifecycle, the hub session and reconnect loop, the
+// composition of tool sources and reload, and answers the control API as
+// control's Backend (api.go). It reaches the WebSocket only through
 // hubconn, the liveness core it shares with the observer channels.
 package node
 
