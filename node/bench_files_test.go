@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -9,8 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -45,33 +42,8 @@ func BenchmarkFileRoundTrip(b *testing.B) {
 				}, WithTools(benchEchoTool{}))
 				want := base64.StdEncoding.EncodeToString(data)
 				args := map[string]json.RawMessage{"fileUrl": json.RawMessage(`"file://` + p + `"`)}
-				call := func(ctx context.Context) error { return benchFileCall(ctx, conn, args, want) }
 				b.SetBytes(int64(size.bytes))
-				b.ReportAllocs()
-				if inflight == 1 {
-					for b.Loop() {
-						if err := call(b.Context()); err != nil {
-							b.Fatal(err)
-						}
-					}
-				} else {
-					var next atomic.Int64
-					var wg sync.WaitGroup
-					b.ResetTimer()
-					for range inflight {
-						wg.Go(func() {
-							for next.Add(1) <= int64(b.N) {
-								if err := call(b.Context()); err != nil {
-									b.Error(err)
-									return
-								}
-							}
-						})
-					}
-					wg.Wait()
-					b.StopTimer()
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+				benchRun(b, inflight, func(ctx context.Context) error { return benchFileCall(ctx, conn, args, want) })
 			})
 		}
 	}
@@ -91,7 +63,7 @@ func benchFileCall(ctx context.Context, conn *fakehub.Conn, args map[string]json
 	if err := json.Unmarshal(res.Result, &got); err != nil {
 		return fmt.Errorf("result: %w", err)
 	}
-	if !bytes.Equal([]byte(got.FileData), []byte(want)) {
+	if got.FileData != want {
 		return fmt.Errorf("fileData is %d bytes, want the file's %d", len(got.FileData), len(want))
 	}
 	return nil

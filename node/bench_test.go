@@ -63,28 +63,37 @@ func BenchmarkRoundTrip(b *testing.B) {
 }
 
 func benchSequential(b *testing.B, conn *fakehub.Conn, tool string) {
-	ctx := b.Context()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := benchCall(ctx, conn, tool); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+	benchRun(b, 1, func(ctx context.Context) error { return benchCall(ctx, conn, tool) })
 }
 
 // benchInflight spreads b.N calls over `callers` goroutines that each keep
 // one call outstanding, so the node always has `callers` calls in flight.
 func benchInflight(b *testing.B, conn *fakehub.Conn, tool string, callers int) {
+	benchRun(b, callers, func(ctx context.Context) error { return benchCall(ctx, conn, tool) })
+}
+
+// benchRun makes b.N calls, one at a time when callers is 1 (ns/op is the
+// latency), else spread over that many goroutines that each keep one call
+// outstanding (ns/op is the inverse of throughput), and reports calls/s.
+func benchRun(b *testing.B, callers int, call func(context.Context) error) {
 	ctx := b.Context()
+	b.ReportAllocs()
+	if callers == 1 {
+		for b.Loop() {
+			if err := call(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+		return
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	b.ReportAllocs()
 	b.ResetTimer()
 	for range callers {
 		wg.Go(func() {
 			for next.Add(1) <= int64(b.N) {
-				if err := benchCall(ctx, conn, tool); err != nil {
+				if err := call(ctx); err != nil {
 					b.Error(err)
 					return
 				}
