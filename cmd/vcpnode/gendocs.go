@@ -41,7 +41,11 @@ func generate(markdown, man, completions, date, source string) error {
 				return fmt.Errorf("-date: %w", err)
 			}
 		}
-		day = d
+		// A snapshot built without git history gets GoReleaser's zero
+		// commit date: today reads better than year 1.
+		if d.Year() > 1 {
+			day = d
+		}
 	}
 	if markdown != "" {
 		if err := gendocs.Markdown(newRootCmd(docsApp()), markdown); err != nil {
