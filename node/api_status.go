@@ -77,18 +77,9 @@ func (n *Node) Status() controlapi.StatusResponse {
 		StartedAt: n.tel.started, Now: time.Now(),
 		Name: n.Name(), HubURL: n.HubURL(), Connection: conn, Tools: counts, InFlight: inflight,
 		PendingApprovals: n.Approvals().Len() + len(n.obs.approvals.list()), Placeholders: len(ph), PlaceholderErrors: phErrors,
-		Observers:  apiObservers(n.ObserverStatuses()),
+		Observers:  n.ObserverStatuses(),
 		MCPServers: mcpServerStatus(n.MCPServers()),
 	}
-}
-
-// apiObservers is the observer connections as the control API shows them.
-func apiObservers(in []ObserverStatus) []controlapi.ObserverStatus {
-	out := make([]controlapi.ObserverStatus, 0, len(in))
-	for _, o := range in {
-		out = append(out, controlapi.ObserverStatus(o))
-	}
-	return out
 }
 
 // ToolStatuses is GET /v1/tools: the registered tools under the current

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -21,17 +22,6 @@ import (
 // maxObserverFrame is the largest broadcast kept; a larger one is read to
 // its end and dropped, the connection kept.
 const maxObserverFrame = 1 << 20
-
-// ObserverStatus is one observer connection as `vcpnode status` shows it.
-type ObserverStatus struct {
-	Channel   string     `json:"channel"`
-	Phase     Phase      `json:"phase"`
-	Since     time.Time  `json:"since"`
-	Attempt   int        `json:"attempt,omitempty"`
-	RetryAt   *time.Time `json:"retryAt,omitempty"`
-	LastError string     `json:"lastError,omitempty"`
-	Sessions  int        `json:"sessions"`
-}
 
 // observerSettings is what one attempt connects with.
 type observerSettings struct {
@@ -66,7 +56,7 @@ type observerSet struct {
 type observerConn struct {
 	channel string
 	mu      sync.Mutex
-	st      ObserverStatus
+	st      controlapi.ObserverStatus
 	conn    *hubconn.Conn
 	writeMu sync.Mutex // one data-frame writer at a time
 	dedupe  replayFilter
@@ -87,7 +77,7 @@ func newObserverSet(log zerolog.Logger, events *eventLog, settings func() observ
 func (o *observerSet) run(ctx context.Context, channels []string) {
 	var wg sync.WaitGroup
 	for _, ch := range channels {
-		c := &observerConn{channel: ch, st: ObserverStatus{Channel: ch, Phase: PhaseConnecting, Since: time.Now()}}
+		c := &observerConn{channel: ch, st: controlapi.ObserverStatus{Channel: ch, Phase: PhaseConnecting, Since: time.Now()}}
 		o.mu.Lock()
 		o.conns[ch] = c
 		o.order = append(o.order, ch)
@@ -108,10 +98,10 @@ func (o *observerSet) run(ctx context.Context, channels []string) {
 }
 
 // statuses lists the connections in config order.
-func (o *observerSet) statuses() []ObserverStatus {
+func (o *observerSet) statuses() []controlapi.ObserverStatus {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	out := make([]ObserverStatus, 0, len(o.order))
+	out := make([]controlapi.ObserverStatus, 0, len(o.order))
 	for _, ch := range o.order {
 		c := o.conns[ch]
 		c.mu.Lock()
@@ -121,7 +111,7 @@ func (o *observerSet) statuses() []ObserverStatus {
 	return out
 }
 
-func (c *observerConn) update(f func(*ObserverStatus)) {
+func (c *observerConn) update(f func(*controlapi.ObserverStatus)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.st.Phase
@@ -139,13 +129,13 @@ func (o *observerSet) loop(ctx context.Context, c *observerConn) {
 	log := o.log.With().Str("channel", c.channel).Logger()
 	for ctx.Err() == nil {
 		if d := limit.Delay(); d > 0 {
-			c.update(func(s *ObserverStatus) { s.Phase = PhaseBackoff; at := time.Now().Add(d); s.RetryAt = &at })
+			c.update(func(s *controlapi.ObserverStatus) { s.Phase = PhaseBackoff; at := time.Now().Add(d); s.RetryAt = &at })
 			if !sleepCtx(ctx, d) {
 				break
 			}
 			continue
 		}
-		c.update(func(s *ObserverStatus) { s.Phase = PhaseConnecting; s.RetryAt = nil })
+		c.update(func(s *controlapi.ObserverStatus) { s.Phase = PhaseConnecting; s.RetryAt = nil })
 		st := o.settings()
 		u, err := config.ObserverURL(st.base, st.key, c.channel, st.device)
 		var conn *hubconn.Conn
@@ -172,7 +162,7 @@ func (o *observerSet) loop(ctx context.Context, c *observerConn) {
 		}
 		wait := sched.Next()
 		msg := config.Redact(err.Error())
-		c.update(func(s *ObserverStatus) {
+		c.update(func(s *controlapi.ObserverStatus) {
 			s.Phase = PhaseBackoff
 			s.Attempt = sched.Attempts()
 			at := time.Now().Add(wait)
@@ -184,7 +174,7 @@ func (o *observerSet) loop(ctx context.Context, c *observerConn) {
 			break
 		}
 	}
-	c.update(func(s *ObserverStatus) { s.Phase = PhaseStopped; s.RetryAt = nil })
+	c.update(func(s *controlapi.ObserverStatus) { s.Phase = PhaseStopped; s.RetryAt = nil })
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
@@ -207,7 +197,7 @@ func (o *observerSet) serve(ctx context.Context, c *observerConn, conn *hubconn.
 	c.dedupe.reconnected(time.Now())
 	c.mu.Unlock()
 	// Connected only now: whoever sees it can answer on this connection.
-	c.update(func(s *ObserverStatus) { s.Phase = PhaseConnected; s.Attempt = 0; s.Sessions++ })
+	c.update(func(s *controlapi.ObserverStatus) { s.Phase = PhaseConnected; s.Attempt = 0; s.Sessions++ })
 	defer func() {
 		c.mu.Lock()
 		c.conn = nil

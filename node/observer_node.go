@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -134,7 +135,7 @@ func resultText(raw json.RawMessage) string {
 }
 
 // ObserverStatuses are the observer connections, for status.
-func (n *Node) ObserverStatuses() []ObserverStatus { return n.obs.statuses() }
+func (n *Node) ObserverStatuses() []controlapi.ObserverStatus { return n.obs.statuses() }
 
 // WatchHub connects to the server's observer channels without a daemon
 // (`vcpnode watch` when none runs) and calls each for every event passing
