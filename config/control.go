@@ -1,12 +1,8 @@
 package config
 
 import (
-	"fmt"
-	"net"
-	"net/netip"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -71,31 +67,6 @@ func (c Config) checkControl(ps *problemList) {
 		}
 	}
 	c.checkApprovals(ps)
-}
-
-// MetricsListenProblem says what is wrong with a [metrics] listen address.
-func MetricsListenProblem(listen string, allowRemote bool) string {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return fmt.Sprintf("%q is not host:port, like \"127.0.0.1:9464\"", listen)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Sprintf("%q has no valid port number", listen)
-	}
-	if host == "localhost" {
-		return ""
-	}
-	if host == "" {
-		host = "0.0.0.0" // what an empty host means to net.Listen
-	}
-	addr, err := netip.ParseAddr(host)
-	switch {
-	case err != nil:
-		return fmt.Sprintf("host %q is not an IP address or localhost", host)
-	case !addr.IsLoopback() && !allowRemote:
-		return fmt.Sprintf("%q would serve metrics beyond this machine; use 127.0.0.1 or [::1], or set metrics.allow_remote = true", listen)
-	}
-	return ""
 }
 
 // checkApprovals checks the approval keys of the [tools.NAME] tables.

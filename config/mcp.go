@@ -1,11 +1,7 @@
 package config
 
 import (
-	"fmt"
-	"net"
-	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -169,23 +165,4 @@ func (c Config) checkMCP(ps *problemList) {
 			ps.add("mcp.serve.token_file", "%s", msg)
 		}
 	}
-}
-
-// LoopbackListenProblem says what is wrong with a host:port that must be on
-// loopback (127.0.0.1, [::1] or localhost), or returns "".
-func LoopbackListenProblem(listen string) string {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return fmt.Sprintf("%q is not host:port, like \"127.0.0.1:8808\"", listen)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Sprintf("%q has no valid port number", listen)
-	}
-	if host == "localhost" {
-		return ""
-	}
-	if addr, err := netip.ParseAddr(host); err != nil || !addr.IsLoopback() {
-		return fmt.Sprintf("%q is not a loopback address; MCP over HTTP is served on 127.0.0.1 or [::1] only", listen)
-	}
-	return ""
 }
