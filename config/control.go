@@ -1,9 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -90,19 +92,39 @@ func (c Config) checkApprovals(ps *problemList) {
 			ps.add(key+".approval_timeout", "must be at least 1s, like \"2m\" (got %s)", t.ApprovalTimeout)
 			continue
 		}
-		// The owner must be able to answer before the call itself times
-		// out. A tool's own timeout is not known here; the dispatcher cuts
-		// the wait to the call's deadline in that case.
-		if t.Approval != string(toolhost.ApprovalAsk) || t.Timeout == 0 {
-			continue
-		}
-		wait, what, at := t.ApprovalTimeout.D(), "approval_timeout", key+".approval_timeout"
-		if wait == 0 {
-			wait, what, at = toolhost.DefaultApprovalTimeout, "approval_timeout (default)", key+".approval"
-		}
-		if wait >= t.Timeout.D() {
-			ps.add(at, "%s %s must be below timeout %s, or the call times out before it can be approved; lower approval_timeout or raise timeout",
-				what, toolhost.ShortDuration(wait), toolhost.ShortDuration(t.Timeout.D()))
+		// A tool's own timeout is not known here: `config check` judges
+		// it against the plugin folders; the dispatcher cuts the wait to
+		// the call's deadline meanwhile.
+		if at, msg := t.ApprovalWindowProblem(name, 0); msg != "" {
+			ps.add(at, "%s", msg)
 		}
 	}
+}
+
+// ApprovalWindowProblem says why the owner could not answer an "ask"
+// tool's call before the call times out: the wait (approval_timeout, else
+// its default) is not below the deadline ([tools.NAME] timeout, else own,
+// the tool's own timeout, 0 when not known). It returns the key the
+// problem belongs to and the problem, or "" when the window fits.
+func (t ToolConfig) ApprovalWindowProblem(name string, own time.Duration) (key, problem string) {
+	if t.Approval != string(toolhost.ApprovalAsk) {
+		return "", ""
+	}
+	deadline, whose, from := t.Timeout.D(), "timeout", ""
+	if deadline == 0 {
+		deadline, whose, from = own, "the tool's own timeout", " (from its manifest)"
+	}
+	if deadline == 0 {
+		return "", ""
+	}
+	prefix := keyPath("tools", name)
+	wait, what, key := t.ApprovalTimeout.D(), "approval_timeout", prefix+".approval_timeout"
+	if wait == 0 {
+		wait, what, key = toolhost.DefaultApprovalTimeout, "approval_timeout (default)", prefix+".approval"
+	}
+	if wait < deadline {
+		return "", ""
+	}
+	return key, fmt.Sprintf("%s %s is not below %s %s%s: the call would time out before it could be approved; lower approval_timeout or raise [%s] timeout",
+		what, toolhost.ShortDuration(wait), whose, toolhost.ShortDuration(deadline), from, prefix)
 }

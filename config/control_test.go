@@ -53,10 +53,10 @@ file = "audit.jsonl"`, []string{
 			`t.toml:3:1: tools.X.approval_timeout: must be at least 1s, like "2m" (got 10ms)`,
 		}},
 		{"approval outlives the call", "[tools.X]\napproval = \"ask\"\ntimeout = \"1m\"\napproval_timeout = \"1m\"", []string{
-			`t.toml:4:1: tools.X.approval_timeout: approval_timeout 1m must be below timeout 1m, or the call times out before it can be approved; lower approval_timeout or raise timeout`,
+			`t.toml:4:1: tools.X.approval_timeout: approval_timeout 1m is not below timeout 1m: the call would time out before it could be approved; lower approval_timeout or raise [tools.X] timeout`,
 		}},
 		{"default approval outlives the call", "[tools.X]\napproval = \"ask\"\ntimeout = \"90s\"", []string{
-			`t.toml:2:1: tools.X.approval: approval_timeout (default) 2m must be below timeout 1m30s`,
+			`t.toml:2:1: tools.X.approval: approval_timeout (default) 2m is not below timeout 1m30s`,
 		}},
 		{"tool timeout unknown here", "[tools.X]\napproval = \"ask\"", nil},
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
-	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
@@ -188,16 +187,11 @@ func approvalProblems(p config.Partial, hosted *hostedTools, r *setupReport) []s
 			r.skip(key+" approval window against the tool's own timeout", hasProblem(bad))
 			continue
 		}
-		if t.Approval != string(toolhost.ApprovalAsk) || t.Timeout != 0 {
-			continue
+		if t.Timeout != 0 {
+			continue // the file's own check judged it
 		}
-		wait, what := t.ApprovalTimeout.D(), "approval_timeout"
-		if wait == 0 {
-			wait, what = toolhost.DefaultApprovalTimeout, "approval_timeout (default)"
-		}
-		if wait >= own {
-			ps = append(ps, fmt.Sprintf("tools.%s: %s %s is not below the tool's own timeout %s (from its manifest): the call would time out before it could be approved; set approval_timeout below it, or raise [tools.%s] timeout",
-				name, what, toolhost.ShortDuration(wait), toolhost.ShortDuration(own), name))
+		if at, msg := t.ApprovalWindowProblem(name, own); msg != "" {
+			ps = append(ps, at+": "+msg)
 		}
 	}
 	return ps

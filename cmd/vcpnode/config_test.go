@@ -210,7 +210,7 @@ func TestConfigCheckIsComplete(t *testing.T) {
 	}
 	out := ta.stdout.String()
 	for _, want := range []string{
-		"tools.UnitConverter: approval_timeout (default) 2m is not below the tool's own timeout 10s (from its manifest)",
+		"tools.UnitConverter.approval: approval_timeout (default) 2m is not below the tool's own timeout 10s (from its manifest): the call would time out before it could be approved",
 		"warning: [tools.Echo] names no tool this node hosts (known: DelayedEcho, DirectoryTree, ReadFile, SearchFiles, SystemStatus, TextStats, UnitConverter, internal_request_file)",
 	} {
 		if !strings.Contains(out, want) {
