@@ -33,7 +33,10 @@ type Options struct {
 	// Group ([control] group), a name or number, may use the read-only
 	// endpoints: the socket is made 0660 of that group.
 	Group string
-	Log   zerolog.Logger
+	// ToolProcess reports whether a pid belongs to a process a tool
+	// started; such a peer may not change the daemon (peer_tool.go).
+	ToolProcess func(pid int) bool
+	Log         zerolog.Logger
 }
 
 // Server serves the control API on a Unix socket.
@@ -85,7 +88,7 @@ func Listen(ctx context.Context, b Backend, opts Options) (*Server, error) {
 		ReadHeaderTimeout: controlReadTimeout,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			uid, err := peerUID(c)
-			return context.WithValue(ctx, peerKey{}, peer{uid: uid, err: err})
+			return context.WithValue(ctx, peerKey{}, peer{uid: uid, err: err, pid: peerPID(c)})
 		},
 		// net/http's own complaints (bad requests, accept errors) go to our log.
 		ErrorLog: newStdLog(opts.Log, "control"),
@@ -124,6 +127,7 @@ type peerKey struct{}
 type peer struct {
 	uid int
 	err error
+	pid int // 0: unknown
 }
 
 // routes maps the API. Methods are checked by hand so that every error,
@@ -187,7 +191,7 @@ func (s *Server) checkPeer(ctx context.Context) error {
 	case !peerAllowed(p.uid, s.uid):
 		return fmt.Errorf("permission denied: uid %d may not change this daemon; only root or uid %d (the daemon's user) may", p.uid, s.uid)
 	}
-	return nil
+	return s.toolPeerError(p)
 }
 
 func peerAllowed(peerUID, daemonUID int) bool { return peerUID == 0 || peerUID == daemonUID }

@@ -24,6 +24,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // Timings the reconnect loop and session use; tests shorten them.
@@ -126,6 +127,8 @@ type Node struct {
 	// trees is the one process tree Manager of every process starter
 	// (proctrees.go), closed at the end of Run.
 	trees *lazyTrees
+	// sandbox confines every process a call starts (sandbox.go).
+	sandbox *sandbox.Sandbox
 
 	events *eventLog    // recent events and subscribers (events.go)
 	obs    *observerSet // observer connections (observer.go)
@@ -216,6 +219,9 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		n.mcp.close()
 		n.trees.close() // after every process starter
 		return nil, err
+	}
+	if err := n.newSandbox(cfg); err != nil { // sandbox.go
+		return fail(err)
 	}
 	pl, err := n.prepare(cfg)
 	if err != nil {

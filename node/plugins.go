@@ -13,6 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost/direct"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // How long Run waits at the end for plugin processes to be stopped and for
@@ -31,6 +32,8 @@ type pluginRuntime struct {
 	log    zerolog.Logger
 	getenv func(string) string
 	trees  *lazyTrees // the node's
+	// sandbox confines the processes of every host made (the node's).
+	sandbox *sandbox.Sandbox
 	// outboxReady wakes the connected session when a callback was stored.
 	// It exists before the outbox, so a session never misses one.
 	outboxReady chan struct{}

@@ -125,6 +125,7 @@ func (rt *pluginRuntime) pickHost(pp *pluginPlan) error {
 		AsyncMaxRuntime: p.AsyncMaxRuntime.D(),
 		CallbackBaseURL: rt.callbacks.BaseURL(),
 		ProcessTrees:    rt.trees.get(),
+		Sandbox:         rt.sandbox,
 		Log:             rt.log,
 	})
 	pp.newHost = true

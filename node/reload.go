@@ -36,9 +36,16 @@ func (n *Node) Rescan() (controlapi.ReloadReport, error) {
 
 func (n *Node) reload(base config.Config) (controlapi.ReloadReport, error) {
 	cfg, ov, ovPath := n.withOverrides(base)
+	sbOpts, err := n.checkSandbox(cfg) // sandbox.go
+	if err != nil {
+		return controlapi.ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
+	}
 	pl, err := n.prepare(cfg)
 	if err != nil {
 		return controlapi.ReloadReport{}, fmt.Errorf("reload: config not applied, the old one stays in force: %w", err)
+	}
+	if err := n.sandbox.Update(sbOpts); err != nil { // checked above: cannot fail
+		n.log.Error().Err(err).Msg("sandbox settings not applied")
 	}
 	n.baseCfg = base
 	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})

@@ -36,10 +36,8 @@ var reloadRules = []reloadRule{
 	whole("console", func(c config.Config) any { return c.Console }),        // its listener and sessions
 	{section: "placeholders", value: func(c config.Config) any { return c.Placeholders }},
 	{section: "mcp", value: func(c config.Config) any { return c.MCP }},
-	whole("observer", func(c config.Config) any { return c.Observer }), // connections made at start
-	// Until the plugin host is built with the profiles, a reload cannot
-	// put changed ones in force; make this a plain row when it can.
-	whole("sandbox", func(c config.Config) any { return c.Sandbox }),
+	whole("observer", func(c config.Config) any { return c.Observer }),          // connections made at start
+	{section: "sandbox", value: func(c config.Config) any { return c.Sandbox }}, // from the next process started
 }
 
 // whole is the rule of a table a reload does not apply at all.

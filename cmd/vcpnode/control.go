@@ -199,8 +199,13 @@ func (a *app) startControl(ctx context.Context, n nodeRunner, cfg config.Config,
 	if socket == "" {
 		socket = a.defaultSocket()
 	}
+	var toolProcess func(pid int) bool // a tool's process may not change the daemon
+	if tp, ok := n.(interface{ ToolProcess(pid int) bool }); ok {
+		toolProcess = tp.ToolProcess
+	}
 	cs, err := control.Listen(ctx, real, control.Options{
-		Socket: socket, ConfigFile: configFile, Version: currentBuild().Version, Group: cfg.Control.Group, Log: log,
+		Socket: socket, ConfigFile: configFile, Version: currentBuild().Version, Group: cfg.Control.Group,
+		ToolProcess: toolProcess, Log: log,
 	})
 	if err != nil {
 		return nil, err

@@ -67,6 +67,26 @@ func New(opts Options) (*Sandbox, error) {
 
 // Update replaces the configuration (a reload); on error the old one stays.
 func (s *Sandbox) Update(opts Options) error {
+	if err := s.Check(&opts); err != nil {
+		return err
+	}
+	for _, name := range opts.inUse() {
+		if opts.Profiles[name].Off {
+			opts.Log.Info().Str("profile", name).Msg("sandbox: tools under this profile run unconfined")
+		}
+	}
+	if gaps := s.caps.gapsFor(opts.Profiles, opts.inUse()); len(gaps) > 0 {
+		opts.Log.Warn().Strs("not_enforced", gaps).Str("mechanism", s.caps.Mechanism).Str("why", s.caps.Why).
+			Msg("sandbox: parts of the profiles in use are not enforced on this machine")
+	}
+	opts.carved = &sync.Map{}
+	s.opts.Store(&opts)
+	return nil
+}
+
+// Check fills opts's defaults and reports what Update would refuse: an
+// unknown profile, or (Require) a profile in use this machine cannot enforce.
+func (s *Sandbox) Check(opts *Options) error {
 	if opts.Profiles == nil {
 		opts.Profiles = Builtins()
 	}
@@ -99,17 +119,6 @@ func (s *Sandbox) Update(opts Options) error {
 	if opts.TempDir == "" {
 		opts.TempDir = os.TempDir()
 	}
-	for _, name := range opts.inUse() {
-		if opts.Profiles[name].Off {
-			opts.Log.Info().Str("profile", name).Msg("sandbox: tools under this profile run unconfined")
-		}
-	}
-	if gaps := s.caps.gapsFor(opts.Profiles, opts.inUse()); len(gaps) > 0 {
-		opts.Log.Warn().Strs("not_enforced", gaps).Str("mechanism", s.caps.Mechanism).Str("why", s.caps.Why).
-			Msg("sandbox: parts of the profiles in use are not enforced on this machine")
-	}
-	opts.carved = &sync.Map{}
-	s.opts.Store(&opts)
 	return nil
 }
 
