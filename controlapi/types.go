@@ -65,6 +65,8 @@ type StatusResponse struct {
 	Observers []ObserverStatus `json:"observers,omitempty"`
 	// MCPServers are the [mcp.servers] this daemon runs, by name.
 	MCPServers []MCPServerStatus `json:"mcpServers,omitempty"`
+	// Sandbox is how tools' processes are confined (sandbox.go).
+	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
 }
 
 // Phase is where a connection's reconnect loop is.
@@ -196,6 +198,9 @@ type ToolStatus struct {
 	// Override is set when console switches (config.OverridesFile) change
 	// this tool's exposure or approval.
 	Override *config.ToolOverride `json:"override,omitempty"`
+	// Sandbox is the profile the tool's processes run under; empty for
+	// built-in tools, which start none.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // CommandStatus is one invocation command of a tool.

@@ -79,6 +79,7 @@ func (n *Node) Status() controlapi.StatusResponse {
 		PendingApprovals: n.Approvals().Len() + len(n.obs.approvals.list()), Placeholders: len(ph), PlaceholderErrors: phErrors,
 		Observers:  n.ObserverStatuses(),
 		MCPServers: mcpServerStatus(n.MCPServers()),
+		Sandbox:    n.sandboxStatus(), // sandbox.go
 	}
 }
 
@@ -102,6 +103,7 @@ func (n *Node) ToolStatuses() controlapi.ToolsResponse {
 			Builtin: t.Spec.Builtin, Implicit: t.Spec.Implicit, Exposed: t.Exposure.Exposed, Reason: t.Exposure.Reason,
 			TimeoutMs: t.Timeout.Milliseconds(), MaxConcurrent: t.MaxConcurrent, Approval: string(mode),
 			Commands: commandStatuses(t.Spec.Commands),
+			Sandbox:  n.toolProfile(t.Spec), // sandbox.go
 		}
 		if ov != nil {
 			if o, ok := ov.o.Tools[t.Spec.Name]; ok {

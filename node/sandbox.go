@@ -2,8 +2,11 @@ package node
 
 import (
 	"os"
+	"strings"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
@@ -51,4 +54,28 @@ func (n *Node) checkSandbox(cfg config.Config) (sandbox.Options, error) {
 func (n *Node) ToolProcess(pid int) bool {
 	m := n.trees.get()
 	return m != nil && m.Owns(pid)
+}
+
+// sandboxStatus is the sandbox section of the status.
+func (n *Node) sandboxStatus() *controlapi.SandboxStatus {
+	if n.sandbox == nil {
+		return nil
+	}
+	st := n.sandbox.Status()
+	return &controlapi.SandboxStatus{
+		Mechanism: st.Mechanism, LandlockABI: st.LandlockABI, Memory: st.Memory, Pids: st.Pids, CPU: st.CPU,
+		Default: st.Default, Profiles: st.Profiles, NotEnforced: st.NotEnforced, Require: st.Require, Why: st.Why,
+	}
+}
+
+// toolProfile is the profile the processes of a tool run under; "" for a
+// built-in tool, which starts none.
+func (n *Node) toolProfile(spec toolhost.Spec) string {
+	if spec.Builtin || spec.Implicit || n.sandbox == nil {
+		return ""
+	}
+	if strings.HasPrefix(spec.Source, "mcp:") {
+		return n.sandbox.ProfileFor(config.MCPSandboxKey(strings.TrimPrefix(spec.Source, "mcp:")))
+	}
+	return n.sandbox.ProfileFor(spec.Name)
 }

@@ -7,11 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -133,4 +135,29 @@ func errorExitStatus(err error) (int, bool) {
 		return st.ExitStatus(), true
 	}
 	return 0, false
+}
+
+// sandboxLine is the status line of the sandbox: the mechanism, the
+// default profile, and how limits are held.
+func sandboxLine(sb *controlapi.SandboxStatus) string {
+	s := sb.Mechanism
+	if sb.LandlockABI > 0 {
+		s += fmt.Sprintf(" (ABI %d)", sb.LandlockABI)
+	} else if sb.Why != "" {
+		s += " (" + sb.Why + ")"
+	}
+	s += fmt.Sprintf(", default profile %q", sb.Default)
+	var limits []string
+	for _, l := range [][2]string{{"memory", sb.Memory}, {"pids", sb.Pids}, {"cpu", sb.CPU}} {
+		if l[1] != "" {
+			limits = append(limits, l[0]+" by "+l[1])
+		}
+	}
+	if len(limits) > 0 {
+		s += "; limits: " + strings.Join(limits, ", ")
+	}
+	if sb.Require {
+		s += "; required"
+	}
+	return s
 }

@@ -119,6 +119,12 @@ func printStatus(w io.Writer, st controlapi.StatusResponse) error {
 	} else {
 		line("placeholders", "%d (vcpnode placeholders)", st.Placeholders)
 	}
+	if sb := st.Sandbox; sb != nil {
+		line("sandbox", "%s", sandboxLine(sb))
+		if len(sb.NotEnforced) > 0 {
+			line("not enforced", "%s", strings.Join(sb.NotEnforced, ", "))
+		}
+	}
 	switch st.PendingApprovals {
 	case 0:
 		line("approvals", "none pending")
