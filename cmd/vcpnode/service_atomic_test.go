@@ -109,7 +109,7 @@ func TestServiceInstallUndoesAFailedStep(t *testing.T) {
 			if after := tree(t, st.root); !slices.Equal(before, after) {
 				t.Errorf("install left changes:\nbefore %q\nafter  %q\noutput:\n%s", before, after, st.stdout)
 			}
-			want := []string{"systemd-sysusers /etc/sysusers.d/vcpnode.conf", "systemctl daemon-reload", "systemctl enable vcpnode.service"}
+			want := []string{"systemd-sysusers /etc/sysusers.d/vcpnode.conf", "chgrp vcpnode /etc/vcpnode/config.toml", "systemctl daemon-reload", "systemctl enable vcpnode.service"}
 			if !userExisted {
 				want = append(want, "userdel vcpnode")
 			}

@@ -79,6 +79,11 @@ func (a *app) systemdPlan(h *host, l serviceLayout, op serviceOp, purge bool) (p
 	// Never replaces a config: the step only says it kept one.
 	p = append(p, action{kind: actCreate, path: l.config, mode: l.configMode(), content: newConfig,
 		summary: "config.example.toml with hub.key_file = " + l.defaultKeyFile()})
+	if l.system {
+		// The service's user reads the config through its group (init
+		// writes it 0640 as root, before the group may exist).
+		p = append(p, runAction("chgrp", serviceUser, l.config))
+	}
 	p = append(p,
 		mkdirAction(filepath.Dir(l.unitPath), 0o755),
 		writeAction(l.unitPath, 0o644, content),

@@ -229,7 +229,7 @@ func TestServiceInstallSystemSystemd(t *testing.T) {
 	out := st.mustRun(t, "service", "install", "--binary", "/opt/vcpnode/bin/vcpnode")
 
 	want := []string{
-		"systemd-sysusers /etc/sysusers.d/vcpnode.conf",
+		"systemd-sysusers /etc/sysusers.d/vcpnode.conf", "chgrp vcpnode /etc/vcpnode/config.toml",
 		"systemctl daemon-reload", "systemctl enable vcpnode.service", "systemctl restart vcpnode.service",
 	}
 	if got := st.cmds.take(); !slices.Equal(got, want) {
