@@ -173,3 +173,49 @@ cp /etc/passwd "$D/passwd.after"`
 		t.Errorf("install wrote under /etc: %v %v", entries, err)
 	}
 }
+
+// uninstall --purge removes what install made: the sysusers.d entry, and
+// the service's user only when that install made it; a user that was there
+// before is kept and named.
+func TestServicePurgeRemovesWhatInstallMade(t *testing.T) {
+	const user = "vcpnode:x:990:990::/var/lib/vcpnode:/usr/sbin/nologin\n"
+	for _, userExisted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("user existed %v", userExisted), func(t *testing.T) {
+			st := newServiceTest(t, "linux", 0)
+			st.withSystemd(t)
+			passwd := "root:x:0:0:root:/root:/bin/sh\n"
+			if userExisted {
+				passwd += user
+			}
+			st.writeFile(t, "/etc/passwd", passwd, 0o644)
+			before := tree(t, st.root)
+			st.mustRun(t, "service", "install")
+			if !userExisted {
+				// What systemd-sysusers does for real.
+				st.writeFile(t, "/etc/passwd", passwd+user, 0o644)
+			}
+			st.cmds.take()
+
+			out := st.mustRun(t, "service", "uninstall", "--purge")
+			ran := st.cmds.take()
+			if got := slices.Contains(ran, "userdel vcpnode"); got == userExisted {
+				t.Errorf("ran %q: userdel %v, want %v", ran, got, !userExisted)
+			}
+			if st.exists("/etc/sysusers.d/vcpnode.conf") {
+				t.Error("the sysusers.d entry survived --purge")
+			}
+			if userExisted && !strings.Contains(out, "kept the vcpnode system user: it existed before install") {
+				t.Errorf("output does not name the kept user:\n%s", out)
+			}
+			if !userExisted {
+				st.writeFile(t, "/etc/passwd", passwd, 0o644) // what userdel does
+			}
+			after := tree(t, st.root)
+			for _, p := range after {
+				if !slices.Contains(before, p) && !strings.HasPrefix(p, "/etc/systemd") && !strings.HasPrefix(p, "/etc/sysusers.d ") {
+					t.Errorf("--purge left %s", p)
+				}
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,10 @@ const sysusersPath = "/etc/sysusers.d/vcpnode.conf"
 
 // serviceUser is the system service's user, as the sysusers.d entry makes it.
 const serviceUser = "vcpnode"
+
+// createdUserMark ends the sysusers.d entry of an install that made the
+// service's user, so that uninstall --purge removes only a user it made.
+const createdUserMark = "# vcpnode service install created this user; service uninstall --purge removes it\n"
 
 // systemdPlan is what a `service` command does under systemd.
 func (a *app) systemdPlan(h *host, l serviceLayout, op serviceOp, purge bool) (plan, error) {
@@ -63,12 +68,14 @@ func (a *app) systemdPlan(h *host, l serviceLayout, op serviceOp, purge bool) (p
 	var p plan
 	if l.system {
 		sysusers := runAction("systemd-sysusers", sysusersPath)
+		entry := systemd.Sysusers()
 		if !hasUser(h, serviceUser) {
 			sysusers.undo = []string{"userdel", serviceUser} // it makes the user
+			entry = append(entry, createdUserMark...)
 		}
 		p = append(p,
 			mkdirAction(filepath.Dir(sysusersPath), 0o755),
-			writeAction(sysusersPath, 0o644, systemd.Sysusers()),
+			writeAction(sysusersPath, 0o644, entry),
 			sysusers,
 		)
 		if under := homeDirOf(l.binary); under != "" {
@@ -166,7 +173,31 @@ func purgeActions(h *host, l serviceLayout, purge bool) plan {
 		}
 	}
 	if l.system && l.manager == managerSystemd {
-		p = append(p, noteAction("the vcpnode system user is kept (userdel vcpnode removes it), and so is %s", sysusersPath))
+		p = append(p, purgeUserActions(h)...)
+	}
+	return p
+}
+
+// purgeUserActions remove the sysusers.d entry install wrote and the
+// service's user if that install made it; a user that was there before, or
+// an entry someone edited, is kept and named.
+func purgeUserActions(h *host) plan {
+	entry, err := os.ReadFile(filepath.Join(h.fsRoot, sysusersPath))
+	if err != nil || !bytes.HasPrefix(entry, systemd.Sysusers()) {
+		if err == nil {
+			return plan{noteAction("kept %s: it is not the entry install writes", sysusersPath)}
+		}
+		if hasUser(h, serviceUser) {
+			return plan{noteAction("kept the %s system user: install did not make it (userdel %s removes it)", serviceUser, serviceUser)}
+		}
+		return nil
+	}
+	p := plan{{kind: actRemove, path: sysusersPath}}
+	switch {
+	case bytes.HasSuffix(entry, []byte(createdUserMark)) && hasUser(h, serviceUser):
+		p = append(p, tolerantRun("userdel", serviceUser))
+	case hasUser(h, serviceUser):
+		p = append(p, noteAction("kept the %s system user: it existed before install (userdel %s removes it)", serviceUser, serviceUser))
 	}
 	return p
 }
