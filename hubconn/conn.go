@@ -36,6 +36,7 @@ type Conn struct {
 	live      Liveness
 	readLimit int64
 	liveUntil atomic.Int64 // the read deadline, Unix nanoseconds
+	onPong    atomic.Pointer[func(data string)]
 }
 
 // New takes over ws: it sets the read limit and the read deadline, answers
@@ -44,7 +45,13 @@ func New(ws *websocket.Conn, live Liveness, readLimit int64) *Conn {
 	c := &Conn{ws: ws, live: live, readLimit: readLimit}
 	ws.SetReadLimit(readLimit)
 	c.Alive()
-	ws.SetPongHandler(func(string) error { c.Alive(); return nil })
+	ws.SetPongHandler(func(data string) error {
+		c.Alive()
+		if f := c.onPong.Load(); f != nil {
+			(*f)(data)
+		}
+		return nil
+	})
 	ws.SetPingHandler(c.answerPing)
 	return c
 }
@@ -101,9 +108,16 @@ func (c *Conn) answerPing(data string) error {
 	return err
 }
 
+// OnPong makes f see the payload of every pong, on the reader goroutine:
+// a pong proves the server read everything written before its ping.
+func (c *Conn) OnPong(f func(data string)) { c.onPong.Store(&f) }
+
 // Ping sends one ping; its pong, or any frame, is the sign of life.
-func (c *Conn) Ping() error {
-	if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(ControlWait)); err != nil {
+func (c *Conn) Ping() error { return c.PingWith("") }
+
+// PingWith sends a ping carrying data (at most 125 bytes), which its pong echoes.
+func (c *Conn) PingWith(data string) error {
+	if err := c.ws.WriteControl(websocket.PingMessage, []byte(data), time.Now().Add(ControlWait)); err != nil {
 		return config.RedactErr(fmt.Errorf("send ping: %w", err))
 	}
 	return nil

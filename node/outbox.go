@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,17 +43,20 @@ var ErrOutboxFull = errors.New("outbox full")
 // opposed to one that could not be read this time.
 var errCorruptMessage = errors.New("corrupt outbox message")
 
-// outbox keeps asynchronous plugins' callbacks on disk until a session has
-// written them to the main server, so that a callback arriving while the node
-// is disconnected, or just before it restarts, still reaches the server.
+// outbox keeps asynchronous plugins' callbacks on disk until the main
+// server has provably read them, so that a callback arriving while the node
+// is disconnected, just before it restarts, or written into a connection
+// that then goes silent, still reaches the server.
 //
 // One file per message, <seq>-<plugin>-<task>.json with a zero-padded
 // sequence number, so that the directory listing is the sending order, also
-// across restarts. Delivery is at least once: a file is deleted after its
-// frame was written to the socket, so a crash between the two sends it
-// again. That is harmless: the server overwrites VCPAsyncResults/<plugin>-<task>.json
-// with the same content. The protocol has no acknowledgement, so a frame
-// written just before the connection dies may still be lost in transit.
+// across restarts. The protocol has no acknowledgement, so a written
+// callback is kept until a pong answers a ping written after it: TCP and
+// WebSocket keep order, so the server read the callback before that ping.
+// A new connection sends the unconfirmed ones again, in order, before the
+// rest. Delivery is therefore at least once: the server overwrites
+// VCPAsyncResults/<plugin>-<task>.json with the same content, so a second
+// copy is harmless.
 type outbox struct {
 	dir, badDir string
 	log         zerolog.Logger
@@ -68,6 +72,10 @@ type outbox struct {
 	// messages costs O(n), not a listing per batch.
 	queue []string
 	head  int // queue[:head] are sent; compacted as it grows
+	// inflight are written on the current connection and not yet
+	// confirmed, in order; they come before queue[head:].
+	inflight []sentMessage
+	gen      uint64 // counts connections, so a stale pong confirms nothing
 
 	drainMu sync.Mutex // one drain at a time, so nothing is sent twice
 
@@ -216,8 +224,8 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// drain sends the stored messages in order through send, deleting each once
-// send succeeded, up to one batch; if more wait, it signals ready again. A
+// drain sends the stored messages in order through send, keeping each as
+// written (until confirm) once send succeeded, up to one batch; if more wait, it signals ready again. A
 // message that cannot be read back is moved to outbox/bad and skipped; one
 // removed from the disk by someone else is skipped. It stops at the first
 // send error, keeping that message and the rest for the next connection.
@@ -259,15 +267,101 @@ func (o *outbox) drain(send func(json.RawMessage) error) error {
 			return err
 		}
 		o.pop()
+		o.written(name, size)
 		sentN++
 		sentBytes += size
+		o.log.Debug().Str("file", name).Msg("callback written to the main server; kept until a pong confirms it")
+	}
+}
+
+// sentMessage is a callback written and not yet confirmed.
+type sentMessage struct {
+	name string
+	seq  uint64
+	size int64
+}
+
+// written records a message as written on the current connection.
+func (o *outbox) written(name string, size int64) {
+	seq, _ := outboxSeq(name)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.inflight = append(o.inflight, sentMessage{name: name, seq: seq, size: size})
+}
+
+// rewind starts a new connection: what the last one wrote unconfirmed is
+// sent again, first and in order.
+func (o *outbox) rewind() {
+	if o == nil {
+		return
+	}
+	o.drainMu.Lock()
+	defer o.drainMu.Unlock()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.gen++
+	if len(o.inflight) == 0 {
+		return
+	}
+	queue := make([]string, 0, len(o.inflight)+len(o.queue)-o.head)
+	for _, m := range o.inflight {
+		queue = append(queue, m.name)
+	}
+	o.queue = append(queue, o.queue[o.head:]...)
+	o.head = 0
+	o.inflight = nil
+}
+
+// outboxMarkPrefix starts the payload of a ping that confirms callbacks.
+const outboxMarkPrefix = "cb:"
+
+// mark is the payload for a ping that, once answered, confirms every
+// callback written so far on this connection; "" when none waits.
+func (o *outbox) mark() string {
+	if o == nil {
+		return ""
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.inflight) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s%d:%d", outboxMarkPrefix, o.gen, o.inflight[len(o.inflight)-1].seq)
+}
+
+// confirm takes the payload of a pong: the callbacks up to its mark were
+// read by the server and are deleted. Other payloads are ignored.
+func (o *outbox) confirm(payload string) {
+	if o == nil {
+		return
+	}
+	gen, seq, ok := strings.Cut(strings.TrimPrefix(payload, outboxMarkPrefix), ":")
+	g, gerr := strconv.ParseUint(gen, 10, 64)
+	n, serr := strconv.ParseUint(seq, 10, 64)
+	if !ok || !strings.HasPrefix(payload, outboxMarkPrefix) || gerr != nil || serr != nil {
+		return
+	}
+	o.mu.Lock()
+	if g != o.gen {
+		o.mu.Unlock()
+		return
+	}
+	i := 0
+	for i < len(o.inflight) && o.inflight[i].seq <= n {
+		i++
+	}
+	done := slices.Clone(o.inflight[:i])
+	o.inflight = o.inflight[i:]
+	o.mu.Unlock()
+	for _, m := range done {
+		path := filepath.Join(o.dir, m.name)
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			// Sent; the file stays and is sent again after a restart (the
-			// server overwrites the same result file).
-			o.log.Warn().Err(err).Str("file", path).Msg("sent a callback but cannot delete it from the outbox")
+			// Delivered; the file stays and is sent again after a restart
+			// (the server overwrites the same result file).
+			o.log.Warn().Err(err).Str("file", path).Msg("a callback reached the main server but cannot be deleted from the outbox")
 		}
-		o.forget(size)
-		o.log.Debug().Str("file", name).Msg("callback forwarded to the main server")
+		o.forget(m.size)
+		o.log.Debug().Str("file", m.name).Msg("callback confirmed by the main server")
 	}
 }
 
@@ -359,7 +453,8 @@ func (o *outbox) forget(size int64) {
 	o.size = max(o.size-size, 0)
 }
 
-// waiting is the number of stored messages, for status and tests.
+// waiting is the number of stored messages, written or not, until the
+// server confirmed them; for status and tests.
 func (o *outbox) waiting() int {
 	if o == nil {
 		return 0
@@ -369,10 +464,28 @@ func (o *outbox) waiting() int {
 	return o.count
 }
 
-// sendOutbox writes the stored callbacks on this connection, in order. It
-// runs in the session's writer (run), like every other data frame.
+// startOutbox begins the outbox's part of a new connection: what an earlier
+// one wrote without confirmation goes out again first, and pongs confirm.
+func (s *session) startOutbox() {
+	s.n.plugins.outbox().rewind()
+	s.conn.OnPong(func(data string) { s.n.plugins.outbox().confirm(data) })
+}
+
+// sendOutbox writes the stored callbacks on this connection, in order, and
+// then a ping, whose pong confirms them promptly. It runs in the session's
+// writer (run), like every other data frame.
 func (s *session) sendOutbox() error {
-	return s.n.plugins.outbox().drain(func(body json.RawMessage) error {
+	box := s.n.plugins.outbox()
+	before := box.mark()
+	err := box.drain(func(body json.RawMessage) error {
 		return s.writeMessage(wsproto.PluginCallbackForward{ServerName: s.st.name, CallbackData: body})
 	})
+	if m := box.mark(); err == nil && m != before && m != "" {
+		return s.conn.PingWith(m)
+	}
+	return err
 }
+
+// ping is the session's periodic ping; it also confirms the callbacks
+// written so far.
+func (s *session) ping() error { return s.conn.PingWith(s.n.plugins.outbox().mark()) }

@@ -27,6 +27,7 @@ func BenchmarkOutboxDrain(b *testing.B) {
 					if err := o.drain(func(json.RawMessage) error { return nil }); err != nil {
 						b.Fatal(err)
 					}
+					o.confirm(o.mark())
 				}
 				b.StopTimer()
 				o.close()

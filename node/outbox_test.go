@@ -37,7 +37,8 @@ func deliver(t *testing.T, o *outbox, plugin, task string) {
 	}
 }
 
-// drainAll drains until nothing is left and returns the task ids sent, in order.
+// drainAll drains until nothing is left, each batch confirmed as a pong
+// would, and returns the task ids sent, in order.
 func drainAll(t *testing.T, o *outbox) []string {
 	t.Helper()
 	var tasks []string
@@ -54,6 +55,7 @@ func drainAll(t *testing.T, o *outbox) []string {
 		if err != nil {
 			t.Fatalf("drain: %v", err)
 		}
+		o.confirm(o.mark())
 		if len(tasks) == before {
 			return tasks
 		}

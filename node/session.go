@@ -111,6 +111,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	if err := ph.sendSnapshot(s); err != nil {
 		return stop(err)
 	}
+	s.startOutbox()
 	if err := s.sendOutbox(); err != nil { // callbacks stored while disconnected
 		return stop(err)
 	}
@@ -143,7 +144,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 				return stop(err)
 			}
 		case <-ping.C:
-			if err := s.conn.Ping(); err != nil {
+			if err := s.ping(); err != nil { // outbox.go
 				return stop(err)
 			}
 		case <-reregTimer.C:
