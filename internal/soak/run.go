@@ -54,7 +54,7 @@ type summary struct {
 	t          *tally
 	accepted   int
 	delivered  int
-	inTransit  []string
+	resent     int // callbacks delivered again on a later connection
 	reregister []time.Duration
 	unreg      []time.Duration
 	baseline   sample
@@ -335,8 +335,8 @@ func (so *soak) finish() error {
 	if so.stop() {
 		return nil
 	}
-	// Callbacks: every one the node accepted must arrive, unless it went
-	// out on a connection that died.
+	// Callbacks: every one the node accepted must arrive, also when it went
+	// out on a connection that died silently.
 	deadline := time.Now().Add(so.o.settle)
 	var accepted []acceptedCB
 	for {
@@ -350,7 +350,7 @@ func (so *soak) finish() error {
 		time.Sleep(500 * time.Millisecond) // polling the async plugins' record, with a deadline
 	}
 	s.accepted, s.delivered = len(accepted), rec.deliveredCount()
-	s.inTransit = rec.checkCallbacks(accepted)
+	s.resent = rec.checkCallbacks(accepted)
 	s.reregister, s.unreg, _ = rec.reconnectTimes()
 	s.peakRSS = so.peak.Load()
 	if hwm, _ := procStatusBytes(so.r.pid, "VmHWM"); hwm > s.peakRSS {
