@@ -407,3 +407,64 @@ func TestOutboxSkipsAMessageRemovedBehindItsBack(t *testing.T) {
 		t.Fatalf("drained %v, want t2", got)
 	}
 }
+
+// drainOnce sends one batch without confirming it, like a connection whose
+// server has gone silent, and returns the task ids written.
+func drainOnce(t *testing.T, o *outbox) []string {
+	t.Helper()
+	var tasks []string
+	if err := o.drain(func(body json.RawMessage) error {
+		var m struct{ TaskID string }
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatalf("drained %s: %v", body, err)
+		}
+		tasks = append(tasks, m.TaskID)
+		return nil
+	}); err != nil {
+		t.Fatalf("drain: %v", err)
+	}
+	return tasks
+}
+
+// TestOutboxResendsWhatNoPongConfirmed: a written callback stays until a pong
+// to a later mark confirms it; a new connection sends the unconfirmed ones
+// first, in order; a pong from an earlier connection confirms nothing; the
+// unconfirmed ones survive a restart.
+func TestOutboxResendsWhatNoPongConfirmed(t *testing.T) {
+	state := t.TempDir()
+	o, _, _ := openTestOutbox(t, state)
+	o.rewind() // the first connection
+	deliver(t, o, "VideoGen", "t1")
+	deliver(t, o, "VideoGen", "t2")
+	if got := drainOnce(t, o); !slices.Equal(got, []string{"t1", "t2"}) {
+		t.Fatalf("first drain sent %v", got)
+	}
+	confirmed := o.mark()
+	deliver(t, o, "VideoGen", "t3")
+	drainOnce(t, o)
+	stale := o.mark()
+	o.confirm(confirmed) // the pong to the ping written after t2
+	if o.waiting() != 1 || len(fileNames(t, filepath.Join(state, "outbox"))) != 1 {
+		t.Fatalf("after confirming t1 t2: waiting %d, files %v", o.waiting(), fileNames(t, filepath.Join(state, "outbox")))
+	}
+
+	o.rewind() // the connection died silently; a new one
+	o.confirm(stale)
+	if o.waiting() != 1 {
+		t.Fatalf("a pong from the old connection confirmed t3: waiting %d", o.waiting())
+	}
+	deliver(t, o, "VideoGen", "t4")
+	if got := drainOnce(t, o); !slices.Equal(got, []string{"t3", "t4"}) {
+		t.Fatalf("the new connection sent %v, want t3 again, then t4", got)
+	}
+
+	o.close() // the daemon restarts before any pong
+	again, _, _ := openTestOutbox(t, state)
+	again.rewind()
+	if got := drainAll(t, again); !slices.Equal(got, []string{"t3", "t4"}) {
+		t.Errorf("after a restart the outbox sent %v, want the unconfirmed t3 t4", got)
+	}
+	if again.waiting() != 0 || len(fileNames(t, filepath.Join(state, "outbox"))) != 0 {
+		t.Errorf("after confirming: waiting %d, files %v", again.waiting(), fileNames(t, filepath.Join(state, "outbox")))
+	}
+}
