@@ -225,10 +225,11 @@ func syncDir(dir string) error {
 }
 
 // drain sends the stored messages in order through send, keeping each as
-// written (until confirm) once send succeeded, up to one batch; if more wait, it signals ready again. A
-// message that cannot be read back is moved to outbox/bad and skipped; one
-// removed from the disk by someone else is skipped. It stops at the first
-// send error, keeping that message and the rest for the next connection.
+// written (until confirm) once send succeeded, up to one batch; if more
+// wait, it signals ready again. A message that cannot be read back is moved
+// to outbox/bad and skipped; one removed from the disk by someone else is
+// skipped. It stops at the first send error, keeping that message and the
+// rest for the next connection.
 func (o *outbox) drain(send func(json.RawMessage) error) error {
 	if o == nil {
 		return nil
