@@ -252,6 +252,10 @@ func (d *driver) call(conn *fakehub.Conn, kind string, n int64, cancelSoon bool)
 		if kind == "file" {
 			d.t.filesServed++
 		}
+	case err == nil && strings.Contains(res.Error, "refused by the node's sandbox"):
+		// The soak's profile grants what its plugins need: a refusal is a
+		// broken confinement rule, not a fault the soak injected.
+		d.r.rec.violate("refused by the sandbox: "+reason(res.Error), req.RequestID, conn.ID())
 	case err == nil:
 		d.t.failed[reason(res.Error)]++
 	case errors.Is(err, fakehub.ErrConnClosed):

@@ -215,6 +215,10 @@ func (r *rig) config(version int) string {
 	if r.nodeJ != "" {
 		fmt.Fprintf(&b, "node = %s\n", q(r.nodeJ))
 	}
+	// The plugins run confined, as any user's would: the soak's profile adds
+	// this program (the plugins' executable) and the async plugin's drop box.
+	fmt.Fprintf(&b, "\n[sandbox]\nprofile = \"soak\"\n[sandbox.profiles.soak]\nextends = \"default\"\nread = [%s]\nwrite = [%s]\n",
+		q(filepath.Dir(r.self)), q(r.asyncDir))
 	fmt.Fprintf(&b, "\n[placeholders.values]\nSoakVersion = \"v%d\"\n\n", version)
 	fmt.Fprintf(&b, "[mcp.servers.soak]\ncommand = %s\nargs = [%q]\ntimeout = \"%s\"\n\n", q(r.self), modeMCP, r.opts.callTimeout)
 	for _, tool := range []string{"SoakSync", "SoakAsync"} {
