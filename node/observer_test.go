@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
-func observerHarness(t *testing.T, hubOpts fakehub.Options, more func(*config.Config)) (*harness, *ControlClient) {
+func observerHarness(t *testing.T, hubOpts fakehub.Options, more func(*config.Config)) (*harness, *controlapi.ControlClient) {
 	t.Helper()
 	h := startHarness(t, harnessOpt{hubOpts: hubOpts, config: func(c *config.Config) {
 		c.Observer.Enabled = true
@@ -38,7 +39,7 @@ func (h *harness) acceptObserver(channel string) *fakehub.ObserverConn {
 }
 
 // eventStream reads GET /v1/events into a channel.
-func eventStream(t *testing.T, h *harness, c *ControlClient, q EventsQuery) <-chan Event {
+func eventStream(t *testing.T, h *harness, c *controlapi.ControlClient, q controlapi.EventsQuery) <-chan Event {
 	t.Helper()
 	ctx, cancel := context.WithCancel(h.ctx)
 	t.Cleanup(cancel)
@@ -46,7 +47,7 @@ func eventStream(t *testing.T, h *harness, c *ControlClient, q EventsQuery) <-ch
 	started := make(chan struct{})
 	go func() {
 		_ = c.Events(ctx, q, func(ev Event) error {
-			if ev.Kind == EventStreamStart {
+			if ev.Kind == controlapi.EventStreamStart {
 				close(started)
 				return nil
 			}
@@ -81,7 +82,7 @@ func nextEvent(t *testing.T, h *harness, evs <-chan Event, skip ...string) Event
 	}
 }
 
-func waitObserversConnected(t *testing.T, h *harness, c *ControlClient, sessions int) StatusResponse {
+func waitObserversConnected(t *testing.T, h *harness, c *controlapi.ControlClient, sessions int) controlapi.StatusResponse {
 	t.Helper()
 	for {
 		st, err := c.Status(h.ctx)
@@ -137,7 +138,7 @@ func TestEventsStreamServerAndNode(t *testing.T) {
 	h.acceptObserver(fakehub.ChannelVCPLog)
 	h.acceptObserver(fakehub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
-	evs := eventStream(t, h, client, EventsQuery{})
+	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 
 	h.hub.LogToolResult("Weather", "success", "Sunny\nand warm")
 	ev := nextEvent(t, h, evs)
@@ -163,7 +164,7 @@ func TestEventsStreamServerAndNode(t *testing.T) {
 	}
 
 	// Filters: only the server's, only one tool.
-	serverOnly := eventStream(t, h, client, EventsQuery{EventFilter: EventFilter{Source: EventSourceServer, Tool: "B"}})
+	serverOnly := eventStream(t, h, client, controlapi.EventsQuery{EventFilter: EventFilter{Source: EventSourceServer, Tool: "B"}})
 	h.call(h.hub.Conns()[0], "Echo", map[string]any{"message": "x"})
 	h.hub.LogToolResult("A", "success", "a")
 	h.hub.LogToolResult("B", "error", "b failed")
@@ -171,7 +172,7 @@ func TestEventsStreamServerAndNode(t *testing.T) {
 		t.Fatalf("filtered stream gave %+v", ev)
 	}
 	// The backlog holds what was published before the stream began.
-	backlog := eventStream(t, h, client, EventsQuery{Backlog: true, EventFilter: EventFilter{Tool: "Weather"}})
+	backlog := eventStream(t, h, client, controlapi.EventsQuery{Backlog: true, EventFilter: EventFilter{Tool: "Weather"}})
 	if ev := nextEvent(t, h, backlog); ev.Tool != "Weather" || ev.Kind != EventToolLog {
 		t.Fatalf("backlog %+v", ev)
 	}
@@ -182,7 +183,7 @@ func TestBadBroadcastsAreDroppedWithAWarning(t *testing.T) {
 	h.acceptObserver(fakehub.ChannelVCPLog)
 	h.acceptObserver(fakehub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
-	evs := eventStream(t, h, client, EventsQuery{})
+	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 	for range 20 {
 		h.hub.Broadcast(fakehub.ChannelVCPLog, []byte("{not json"))
 	}
@@ -206,7 +207,7 @@ func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 	h.acceptObserver(fakehub.ChannelVCPLog)
 	h.acceptObserver(fakehub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
-	evs := eventStream(t, h, client, EventsQuery{})
+	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 
 	ask := func(tool string, ttl time.Duration) string {
 		id, err := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: tool, Maid: "Nova", Args: map[string]any{"command": "rm -rf /tmp/x"}, TTL: ttl})
@@ -225,7 +226,7 @@ func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 		t.Fatalf("approvals = %+v, %v", list, err)
 	}
 	p := list.Pending[0]
-	if p.ID != approved || p.Where != WaitsOnServer || p.TTLMs != 60000 || p.Tool != "Shell" || string(p.Args["command"]) != `"rm -rf /tmp/x"` {
+	if p.ID != approved || p.Where != controlapi.WaitsOnServer || p.TTLMs != 60000 || p.Tool != "Shell" || string(p.Args["command"]) != `"rm -rf /tmp/x"` {
 		t.Fatalf("listed %+v", p)
 	}
 	if _, err := client.Decide(h.ctx, approved, true, ""); err != nil {
@@ -247,7 +248,7 @@ func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 	if list, _ := client.Approvals(h.ctx); len(list.Pending) != 0 {
 		t.Fatalf("answered approvals still listed: %+v", list.Pending)
 	}
-	var apiErr *APIError
+	var apiErr *controlapi.APIError
 	if _, err := client.Decide(h.ctx, approved, true, ""); !errors.As(err, &apiErr) || apiErr.Status != 404 {
 		t.Fatalf("second answer: %v", err)
 	}
@@ -277,7 +278,7 @@ func TestServerApprovalAnsweredRightAfterAReconnect(t *testing.T) {
 	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
 	h.acceptObserver(fakehub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
-	evs := eventStream(t, h, client, EventsQuery{})
+	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 	id, err := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +302,7 @@ func TestReplayedBroadcastsAreNotShownTwice(t *testing.T) {
 	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
 	h.acceptObserver(fakehub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
-	evs := eventStream(t, h, client, EventsQuery{EventFilter: EventFilter{Kinds: []string{EventToolLog, EventApprovalRequest}}})
+	evs := eventStream(t, h, client, controlapi.EventsQuery{EventFilter: EventFilter{Kinds: []string{EventToolLog, EventApprovalRequest}}})
 
 	h.hub.LogToolResult("Seen", "success", "once")
 	answered, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Answered", TTL: time.Minute})
@@ -352,7 +353,7 @@ func TestApprovalNotifiesWithoutBlocking(t *testing.T) {
 	h.acceptObserver(fakehub.ChannelVCPLog)
 	h.acceptObserver(fakehub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
-	evs := eventStream(t, h, client, EventsQuery{})
+	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 	first, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", TTL: time.Minute})
 	// The first notifier hangs (sleep 20): the next approval still arrives at once.
 	second, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", TTL: time.Minute})
@@ -383,7 +384,7 @@ func TestLocalApprovalIsAnEvent(t *testing.T) {
 	}})
 	conn := h.accept()
 	_, client := startControl(t, h, "")
-	evs := eventStream(t, h, client, EventsQuery{EventFilter: EventFilter{Source: EventSourceNode}})
+	evs := eventStream(t, h, client, controlapi.EventsQuery{EventFilter: EventFilter{Source: EventSourceNode}})
 	result := asyncCall(h, conn, "r-1", "Echo", map[string]string{"message": "hi"})
 	ev := nextEvent(t, h, evs, EventCallStart)
 	if ev.Kind != EventApprovalRequest || ev.ApprovalID != "1" || ev.RequestID != "r-1" || ev.Tool != "Echo" || !strings.Contains(ev.Text, `message="hi"`) {
