@@ -9,5 +9,6 @@
 // connection limiter.
 //
 // It knows nothing of messages (wsproto) or of what a connection is for
-// (node). With node, it is the only package that imports gorilla/websocket.
+// (node). With demohub, the server side of the wire, it is the only
+// package that imports gorilla/websocket.
 package hubconn

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/outbox"
 	"github.com/vcpnode/vcpnode/toolhost/direct"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
@@ -43,7 +44,7 @@ type pluginRuntime struct {
 
 	mu        sync.Mutex
 	closed    bool
-	box       *outbox
+	box       *outbox.Box
 	stateDir  string
 	callbacks *plugin.CallbackServer
 	host      *plugin.Host
@@ -156,7 +157,7 @@ func (rt *pluginRuntime) isKnown(name string) bool {
 }
 
 // outbox is nil until plugins were configured.
-func (rt *pluginRuntime) outbox() *outbox {
+func (rt *pluginRuntime) outbox() *outbox.Box {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return rt.box
@@ -203,7 +204,7 @@ func (rt *pluginRuntime) close() {
 	}
 	// Last: the listener is closed, so nothing more can be stored.
 	if box != nil {
-		box.close()
+		box.Close()
 	}
 }
 
@@ -296,7 +297,7 @@ func (n *Node) PluginKills() uint64 {
 }
 
 // OutboxWaiting is how many asynchronous results wait to be sent.
-func (n *Node) OutboxWaiting() int { return n.plugins.outbox().waiting() }
+func (n *Node) OutboxWaiting() int { return n.plugins.outbox().Waiting() }
 
 // startPlugins starts the folder watcher; the returned function, called when
 // Run ends (after in-flight calls were drained), stops it and then every

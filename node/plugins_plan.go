@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/outbox"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
@@ -86,13 +87,13 @@ func (rt *pluginRuntime) openShared(pp *pluginPlan) error {
 		}
 		return nil
 	}
-	box, err := openOutbox(stateDir, rt.outboxReady, rt.log)
+	box, err := outbox.Open(stateDir, rt.outboxReady, rt.log)
 	if err != nil {
 		return fmt.Errorf("plugins: %w", err)
 	}
 	cb, err := plugin.NewCallbackServer(box, rt.isKnown, rt.log)
 	if err != nil {
-		box.close()
+		box.Close()
 		return fmt.Errorf("plugins: %w", err)
 	}
 	rt.box, rt.stateDir, rt.callbacks = box, stateDir, cb
@@ -174,7 +175,7 @@ func (rt *pluginRuntime) discard(pp *pluginPlan) {
 		cctx, ccancel := context.WithTimeout(context.Background(), callbackCloseWait)
 		defer ccancel()
 		_ = cb.Close(cctx)
-		box.close()
+		box.Close()
 	}
 }
 

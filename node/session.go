@@ -144,7 +144,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 				return stop(err)
 			}
 		case <-ping.C:
-			if err := s.ping(); err != nil { // outbox.go
+			if err := s.ping(); err != nil { // session_write.go
 				return stop(err)
 			}
 		case <-reregTimer.C:

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
 )
 
 // outFrame is one frame for the writer: bytes ready to send, or a result
@@ -97,3 +99,29 @@ func (s *session) discardQueued() {
 		}
 	}
 }
+
+// startOutbox begins the outbox's part of a new connection: what an earlier
+// one wrote without confirmation goes out again first, and pongs confirm.
+func (s *session) startOutbox() {
+	s.n.plugins.outbox().Rewind()
+	s.conn.OnPong(func(data string) { s.n.plugins.outbox().Confirm(data) })
+}
+
+// sendOutbox writes the stored callbacks on this connection, in order, and
+// then a ping, whose pong confirms them promptly. It runs in the session's
+// writer (run), like every other data frame.
+func (s *session) sendOutbox() error {
+	box := s.n.plugins.outbox()
+	before := box.Mark()
+	err := box.Drain(func(body json.RawMessage) error {
+		return s.writeMessage(wsproto.PluginCallbackForward{ServerName: s.st.name, CallbackData: body})
+	})
+	if m := box.Mark(); err == nil && m != before && m != "" {
+		return s.conn.PingWith(m)
+	}
+	return err
+}
+
+// ping is the session's periodic ping; it also confirms the callbacks
+// written so far.
+func (s *session) ping() error { return s.conn.PingWith(s.n.plugins.outbox().Mark()) }

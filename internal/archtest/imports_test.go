@@ -62,6 +62,8 @@ func TestImportDirections(t *testing.T) {
 		// The sandbox knows profiles, the kernel and process trees only.
 		{module + "/toolhost/sandbox", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
 		{module + "/node", true, []string{module + "/cmd/vcpnode"}},
+		// The outbox knows files and plugin names, not connections.
+		{module + "/outbox", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The liveness core knows sockets, not messages or the daemon.
 		{module + "/hubconn", true, []string{backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
 		{module + "/hubconn", false, []string{module + "/toolhost", module + "/placeholders"}},
@@ -106,6 +108,8 @@ func TestModuleImportsAllowed(t *testing.T) {
 		// The control servers reach the daemon through their Backend
 		// interface, never through node.
 		"control": {"config", "console", "controlapi", "toolhost/textproto"},
+		// The outbox stores callbacks; the session hands it a send function.
+		"outbox": {"config", "toolhost/plugin"},
 	}
 	pkgs := moduleImports(t)
 	for pkg, ok := range allowed {

@@ -1,4 +1,4 @@
-package node
+package outbox
 
 import (
 	"encoding/json"
@@ -18,19 +18,19 @@ func BenchmarkOutboxDrain(b *testing.B) {
 				b.StopTimer()
 				state := b.TempDir()
 				fillOutbox(b, state, n)
-				o, err := openOutbox(state, make(chan struct{}, 1), zerolog.Nop())
+				o, err := Open(state, make(chan struct{}, 1), zerolog.Nop())
 				if err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				for o.waiting() > 0 {
-					if err := o.drain(func(json.RawMessage) error { return nil }); err != nil {
+				for o.Waiting() > 0 {
+					if err := o.Drain(func(json.RawMessage) error { return nil }); err != nil {
 						b.Fatal(err)
 					}
-					o.confirm(o.mark())
+					o.Confirm(o.Mark())
 				}
 				b.StopTimer()
-				o.close()
+				o.Close()
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")

@@ -1,4 +1,4 @@
-package node
+package outbox
 
 import (
 	"context"
@@ -9,28 +9,47 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rs/zerolog"
 )
 
-func openTestOutbox(t *testing.T, stateDir string) (*outbox, chan struct{}, *logBuffer) {
+func openTestOutbox(t *testing.T, stateDir string) (*Box, chan struct{}, *logBuffer) {
 	t.Helper()
 	ready := make(chan struct{}, 1)
 	logs := &logBuffer{}
-	o, err := openOutbox(stateDir, ready, zerolog.New(logs))
+	o, err := Open(stateDir, ready, zerolog.New(logs))
 	if err != nil {
-		t.Fatalf("openOutbox: %v", err)
+		t.Fatalf("Open: %v", err)
 	}
-	t.Cleanup(o.close)
+	t.Cleanup(o.Close)
 	return o, ready, logs
+}
+
+// logBuffer collects the outbox's log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 func callbackBody(plugin, task string, extra string) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"pluginName":%q,"taskId":%q,"message":%q}`, plugin, task, extra))
 }
 
-func deliver(t *testing.T, o *outbox, plugin, task string) {
+func deliver(t *testing.T, o *Box, plugin, task string) {
 	t.Helper()
 	if err := o.Deliver(context.Background(), plugin, task, callbackBody(plugin, task, "result of "+task)); err != nil {
 		t.Fatalf("Deliver(%s, %s): %v", plugin, task, err)
@@ -39,12 +58,12 @@ func deliver(t *testing.T, o *outbox, plugin, task string) {
 
 // drainAll drains until nothing is left, each batch confirmed as a pong
 // would, and returns the task ids sent, in order.
-func drainAll(t *testing.T, o *outbox) []string {
+func drainAll(t *testing.T, o *Box) []string {
 	t.Helper()
 	var tasks []string
 	for range 1000 {
 		before := len(tasks)
-		err := o.drain(func(body json.RawMessage) error {
+		err := o.Drain(func(body json.RawMessage) error {
 			var m struct{ TaskID string }
 			if err := json.Unmarshal(body, &m); err != nil {
 				t.Fatalf("drained %s: %v", body, err)
@@ -55,7 +74,7 @@ func drainAll(t *testing.T, o *outbox) []string {
 		if err != nil {
 			t.Fatalf("drain: %v", err)
 		}
-		o.confirm(o.mark())
+		o.Confirm(o.Mark())
 		if len(tasks) == before {
 			return tasks
 		}
@@ -100,8 +119,8 @@ func TestOutboxDeliversInOrderAndDeletes(t *testing.T) {
 	if names := fileNames(t, filepath.Join(state, "outbox")); len(names) != 0 {
 		t.Errorf("files left after draining: %v", names)
 	}
-	if o.waiting() != 0 {
-		t.Errorf("waiting = %d after draining", o.waiting())
+	if o.Waiting() != 0 {
+		t.Errorf("waiting = %d after draining", o.Waiting())
 	}
 }
 
@@ -130,13 +149,13 @@ func TestOutboxSurvivesReopening(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	o.close() // the daemon stops; the next one takes over its state dir
+	o.Close() // the daemon stops; the next one takes over its state dir
 	again, ready, logs := openTestOutbox(t, state)
 	if !hasToken(ready) {
 		t.Error("reopening an outbox with messages did not signal ready")
 	}
-	if again.waiting() != 2 {
-		t.Errorf("waiting = %d, want 2", again.waiting())
+	if again.Waiting() != 2 {
+		t.Errorf("waiting = %d, want 2", again.Waiting())
 	}
 	if !strings.Contains(logs.String(), "callbacks from before") {
 		t.Errorf("no log about the waiting callbacks: %s", logs)
@@ -180,8 +199,8 @@ func TestOutboxMovesCorruptMessagesAside(t *testing.T) {
 			if !strings.Contains(logs.String(), "corrupt outbox message moved aside") || !strings.Contains(logs.String(), tt.problem) {
 				t.Errorf("log lacks the warning and %q:\n%s", tt.problem, logs)
 			}
-			if o.waiting() != 0 {
-				t.Errorf("waiting = %d", o.waiting())
+			if o.Waiting() != 0 {
+				t.Errorf("waiting = %d", o.Waiting())
 			}
 		})
 	}
@@ -193,7 +212,7 @@ func TestOutboxKeepsWhatCouldNotBeSent(t *testing.T) {
 	deliver(t, o, "VideoGen", "t2")
 	errWrite := errors.New("write: broken pipe")
 	var sent int
-	err := o.drain(func(json.RawMessage) error {
+	err := o.Drain(func(json.RawMessage) error {
 		if sent++; sent == 2 {
 			return errWrite
 		}
@@ -223,8 +242,8 @@ func TestOutboxIsBounded(t *testing.T) {
 			deliver(t, o, "VideoGen", "t1")
 			deliver(t, o, "VideoGen", "t2")
 			err := o.Deliver(context.Background(), "VideoGen", "t3", callbackBody("VideoGen", "t3", "result of t3"))
-			if !errors.Is(err, ErrOutboxFull) || !strings.Contains(err.Error(), "2 messages") {
-				t.Fatalf("third Deliver = %v, want ErrOutboxFull saying how many wait", err)
+			if !errors.Is(err, ErrFull) || !strings.Contains(err.Error(), "2 messages") {
+				t.Fatalf("third Deliver = %v, want ErrFull saying how many wait", err)
 			}
 			if got := drainAll(t, o); !slices.Equal(got, []string{"t1", "t2"}) {
 				t.Errorf("drained %v", got)
@@ -242,7 +261,7 @@ func TestOutboxSendsInBatches(t *testing.T) {
 	}
 	hasToken(ready)
 	var sent []string
-	if err := o.drain(func(b json.RawMessage) error { sent = append(sent, string(b)); return nil }); err != nil {
+	if err := o.Drain(func(b json.RawMessage) error { sent = append(sent, string(b)); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(sent) != outboxBatchMessages {
@@ -263,8 +282,8 @@ func TestOutboxRefusesBadNames(t *testing.T) {
 			t.Errorf("Deliver(%q, %q) was accepted", names[0], names[1])
 		}
 	}
-	if o.waiting() != 0 {
-		t.Errorf("waiting = %d", o.waiting())
+	if o.Waiting() != 0 {
+		t.Errorf("waiting = %d", o.Waiting())
 	}
 }
 
@@ -273,9 +292,9 @@ func TestOutboxNeedsAWritableStateDir(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := openOutbox(file, make(chan struct{}, 1), zerolog.Nop())
+	_, err := Open(file, make(chan struct{}, 1), zerolog.Nop())
 	if err == nil || !strings.Contains(err.Error(), "state_dir") {
-		t.Errorf("openOutbox under a file = %v, want an error naming state_dir", err)
+		t.Errorf("Open under a file = %v, want an error naming state_dir", err)
 	}
 }
 
@@ -308,16 +327,16 @@ func TestOutboxKeepsEarlierCorruptMessages(t *testing.T) {
 func TestOutboxRefusesASecondDaemon(t *testing.T) {
 	state := t.TempDir()
 	first, _, _ := openTestOutbox(t, state)
-	_, err := openOutbox(state, make(chan struct{}, 1), zerolog.Nop())
+	_, err := Open(state, make(chan struct{}, 1), zerolog.Nop())
 	if err == nil || !strings.Contains(err.Error(), "in use by another vcpnode") || !strings.Contains(err.Error(), "state_dir") {
 		t.Fatalf("second open = %v, want a refusal naming state_dir", err)
 	}
-	first.close()
-	second, err := openOutbox(state, make(chan struct{}, 1), zerolog.Nop())
+	first.Close()
+	second, err := Open(state, make(chan struct{}, 1), zerolog.Nop())
 	if err != nil {
 		t.Fatalf("open after the first closed: %v", err)
 	}
-	second.close()
+	second.Close()
 }
 
 // fillOutbox writes n valid messages straight into <state>/outbox, as a
@@ -370,8 +389,8 @@ func TestOutboxDrainsABacklogWithOneListing(t *testing.T) {
 	if *listings != 1 {
 		t.Errorf("the outbox directory was listed %d times for %d batches; want once, at open", *listings, backlog/outboxBatchMessages+1)
 	}
-	if o.waiting() != 0 || len(fileNames(t, filepath.Join(state, "outbox"))) != 0 {
-		t.Errorf("after draining: waiting %d, files %v", o.waiting(), fileNames(t, filepath.Join(state, "outbox")))
+	if o.Waiting() != 0 || len(fileNames(t, filepath.Join(state, "outbox"))) != 0 {
+		t.Errorf("after draining: waiting %d, files %v", o.Waiting(), fileNames(t, filepath.Join(state, "outbox")))
 	}
 }
 
@@ -382,15 +401,15 @@ func TestOpenOutboxReleasesTheLockOnError(t *testing.T) {
 	state := t.TempDir()
 	listErr := errors.New("input/output error")
 	countReadDir(t, listErr) // restored at cleanup
-	if _, err := openOutbox(state, make(chan struct{}, 1), zerolog.Nop()); !errors.Is(err, listErr) {
+	if _, err := Open(state, make(chan struct{}, 1), zerolog.Nop()); !errors.Is(err, listErr) {
 		t.Fatalf("open with a failing listing = %v", err)
 	}
 	outboxReadDir = os.ReadDir
-	o, err := openOutbox(state, make(chan struct{}, 1), zerolog.Nop())
+	o, err := Open(state, make(chan struct{}, 1), zerolog.Nop())
 	if err != nil {
 		t.Fatalf("open after a failed open: %v", err)
 	}
-	o.close()
+	o.Close()
 }
 
 // TestOutboxSkipsAMessageRemovedBehindItsBack: a file deleted by hand is
@@ -410,10 +429,10 @@ func TestOutboxSkipsAMessageRemovedBehindItsBack(t *testing.T) {
 
 // drainOnce sends one batch without confirming it, like a connection whose
 // server has gone silent, and returns the task ids written.
-func drainOnce(t *testing.T, o *outbox) []string {
+func drainOnce(t *testing.T, o *Box) []string {
 	t.Helper()
 	var tasks []string
-	if err := o.drain(func(body json.RawMessage) error {
+	if err := o.Drain(func(body json.RawMessage) error {
 		var m struct{ TaskID string }
 		if err := json.Unmarshal(body, &m); err != nil {
 			t.Fatalf("drained %s: %v", body, err)
@@ -433,38 +452,38 @@ func drainOnce(t *testing.T, o *outbox) []string {
 func TestOutboxResendsWhatNoPongConfirmed(t *testing.T) {
 	state := t.TempDir()
 	o, _, _ := openTestOutbox(t, state)
-	o.rewind() // the first connection
+	o.Rewind() // the first connection
 	deliver(t, o, "VideoGen", "t1")
 	deliver(t, o, "VideoGen", "t2")
 	if got := drainOnce(t, o); !slices.Equal(got, []string{"t1", "t2"}) {
 		t.Fatalf("first drain sent %v", got)
 	}
-	confirmed := o.mark()
+	confirmed := o.Mark()
 	deliver(t, o, "VideoGen", "t3")
 	drainOnce(t, o)
-	stale := o.mark()
-	o.confirm(confirmed) // the pong to the ping written after t2
-	if o.waiting() != 1 || len(fileNames(t, filepath.Join(state, "outbox"))) != 1 {
-		t.Fatalf("after confirming t1 t2: waiting %d, files %v", o.waiting(), fileNames(t, filepath.Join(state, "outbox")))
+	stale := o.Mark()
+	o.Confirm(confirmed) // the pong to the ping written after t2
+	if o.Waiting() != 1 || len(fileNames(t, filepath.Join(state, "outbox"))) != 1 {
+		t.Fatalf("after confirming t1 t2: waiting %d, files %v", o.Waiting(), fileNames(t, filepath.Join(state, "outbox")))
 	}
 
-	o.rewind() // the connection died silently; a new one
-	o.confirm(stale)
-	if o.waiting() != 1 {
-		t.Fatalf("a pong from the old connection confirmed t3: waiting %d", o.waiting())
+	o.Rewind() // the connection died silently; a new one
+	o.Confirm(stale)
+	if o.Waiting() != 1 {
+		t.Fatalf("a pong from the old connection confirmed t3: waiting %d", o.Waiting())
 	}
 	deliver(t, o, "VideoGen", "t4")
 	if got := drainOnce(t, o); !slices.Equal(got, []string{"t3", "t4"}) {
 		t.Fatalf("the new connection sent %v, want t3 again, then t4", got)
 	}
 
-	o.close() // the daemon restarts before any pong
+	o.Close() // the daemon restarts before any pong
 	again, _, _ := openTestOutbox(t, state)
-	again.rewind()
+	again.Rewind()
 	if got := drainAll(t, again); !slices.Equal(got, []string{"t3", "t4"}) {
 		t.Errorf("after a restart the outbox sent %v, want the unconfirmed t3 t4", got)
 	}
-	if again.waiting() != 0 || len(fileNames(t, filepath.Join(state, "outbox"))) != 0 {
-		t.Errorf("after confirming: waiting %d, files %v", again.waiting(), fileNames(t, filepath.Join(state, "outbox")))
+	if again.Waiting() != 0 || len(fileNames(t, filepath.Join(state, "outbox"))) != 0 {
+		t.Errorf("after confirming: waiting %d, files %v", again.Waiting(), fileNames(t, filepath.Join(state, "outbox")))
 	}
 }

@@ -1,4 +1,4 @@
-package node
+package outbox
 
 import (
 	"bytes"
@@ -19,7 +19,6 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
-	"github.com/vcpnode/vcpnode/wsproto"
 )
 
 // Bounds of the outbox: past them a plugin's callback is refused (the
@@ -35,29 +34,20 @@ const (
 	outboxBatchBytes    = 8 * config.MiB
 )
 
-// ErrOutboxFull means the outbox holds as many callbacks as it may: the main
+// ErrFull means the outbox holds as many callbacks as it may: the main
 // server has been unreachable for a long time.
-var ErrOutboxFull = errors.New("outbox full")
+var ErrFull = errors.New("outbox full")
 
 // errCorruptMessage marks a stored message that can never be sent, as
 // opposed to one that could not be read this time.
 var errCorruptMessage = errors.New("corrupt outbox message")
 
-// outbox keeps asynchronous plugins' callbacks on disk until the main
-// server has provably read them, so that a callback arriving while the node
-// is disconnected, just before it restarts, or written into a connection
-// that then goes silent, still reaches the server.
-//
-// One file per message, <seq>-<plugin>-<task>.json with a zero-padded
-// sequence number, so that the directory listing is the sending order, also
-// across restarts. The protocol has no acknowledgement, so a written
-// callback is kept until a pong answers a ping written after it: TCP and
-// WebSocket keep order, so the server read the callback before that ping.
-// A new connection sends the unconfirmed ones again, in order, before the
-// rest. Delivery is therefore at least once: the server overwrites
-// VCPAsyncResults/<plugin>-<task>.json with the same content, so a second
-// copy is harmless.
-type outbox struct {
+// Box is one state directory's outbox. Deliver stores; the connected
+// session calls Rewind when it starts, Drain to write what waits, Mark for
+// the payload of its pings and Confirm with the payload of each pong.
+// Drain, Rewind, Mark, Confirm and Waiting accept a nil *Box: the node
+// without plugins has no outbox.
+type Box struct {
 	dir, badDir string
 	log         zerolog.Logger
 	maxMessages int
@@ -83,11 +73,11 @@ type outbox struct {
 	lock  *os.File        // held while the outbox is open: one daemon per state dir
 }
 
-// openOutbox creates <stateDir>/outbox (0700) if needed, removes what a crash
+// Open creates <stateDir>/outbox (0700) if needed, removes what a crash
 // left half-written, and counts what is waiting. ready (buffered) gets a
 // token whenever there is something to send.
-func openOutbox(stateDir string, ready chan<- struct{}, log zerolog.Logger) (*outbox, error) {
-	o := &outbox{
+func Open(stateDir string, ready chan<- struct{}, log zerolog.Logger) (*Box, error) {
+	o := &Box{
 		dir:         filepath.Join(stateDir, "outbox"),
 		log:         log,
 		maxMessages: outboxMaxMessages,
@@ -105,7 +95,7 @@ func openOutbox(stateDir string, ready chan<- struct{}, log zerolog.Logger) (*ou
 	o.lock = lock
 	entries, err := outboxReadDir(o.dir)
 	if err != nil {
-		o.close() // another daemon (or a retry) may take the state dir
+		o.Close() // another daemon (or a retry) may take the state dir
 		return nil, fmt.Errorf("outbox: %w", err)
 	}
 	for _, e := range entries {
@@ -134,9 +124,9 @@ func openOutbox(stateDir string, ready chan<- struct{}, log zerolog.Logger) (*ou
 // listings and make one fail).
 var outboxReadDir = os.ReadDir
 
-// close releases the state directory for another daemon. Messages stay on
+// Close releases the state directory for another daemon. Messages stay on
 // disk for the next one.
-func (o *outbox) close() {
+func (o *Box) Close() {
 	if o.lock != nil {
 		o.lock.Close()
 	}
@@ -151,7 +141,7 @@ func outboxSeq(name string) (uint64, bool) {
 	return seq, err == nil
 }
 
-func (o *outbox) signal() {
+func (o *Box) signal() {
 	select {
 	case o.ready <- struct{}{}:
 	default:
@@ -160,7 +150,7 @@ func (o *outbox) signal() {
 
 // Deliver stores one callback durably (file and directory synced) and
 // returns only then. It implements plugin.CallbackSink.
-func (o *outbox) Deliver(_ context.Context, pluginName, taskID string, body json.RawMessage) error {
+func (o *Box) Deliver(_ context.Context, pluginName, taskID string, body json.RawMessage) error {
 	if !plugin.ValidCallbackName(pluginName) || !plugin.ValidTaskID(taskID) {
 		return fmt.Errorf("outbox: invalid plugin name %q or task id %q", pluginName, taskID)
 	}
@@ -168,7 +158,7 @@ func (o *outbox) Deliver(_ context.Context, pluginName, taskID string, body json
 	defer o.mu.Unlock()
 	if o.count >= o.maxMessages || o.size+int64(len(body)) > o.maxBytes {
 		return fmt.Errorf("%w: %d messages (%s) are waiting for the main server, the limit is %d messages or %s",
-			ErrOutboxFull, o.count, config.HumanBytes(o.size), o.maxMessages, config.HumanBytes(o.maxBytes))
+			ErrFull, o.count, config.HumanBytes(o.size), o.maxMessages, config.HumanBytes(o.maxBytes))
 	}
 	o.seq++ // used even if the write fails, so a name is never reused
 	name := fmt.Sprintf("%0*d-%s-%s.json", outboxSeqDigits, o.seq, pluginName, taskID)
@@ -224,13 +214,13 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// drain sends the stored messages in order through send, keeping each as
+// Drain sends the stored messages in order through send, keeping each as
 // written (until confirm) once send succeeded, up to one batch; if more
 // wait, it signals ready again. A message that cannot be read back is moved
 // to outbox/bad and skipped; one removed from the disk by someone else is
 // skipped. It stops at the first send error, keeping that message and the
 // rest for the next connection.
-func (o *outbox) drain(send func(json.RawMessage) error) error {
+func (o *Box) Drain(send func(json.RawMessage) error) error {
 	if o == nil {
 		return nil
 	}
@@ -283,16 +273,16 @@ type sentMessage struct {
 }
 
 // written records a message as written on the current connection.
-func (o *outbox) written(name string, size int64) {
+func (o *Box) written(name string, size int64) {
 	seq, _ := outboxSeq(name)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.inflight = append(o.inflight, sentMessage{name: name, seq: seq, size: size})
 }
 
-// rewind starts a new connection: what the last one wrote unconfirmed is
+// Rewind starts a new connection: what the last one wrote unconfirmed is
 // sent again, first and in order.
-func (o *outbox) rewind() {
+func (o *Box) Rewind() {
 	if o == nil {
 		return
 	}
@@ -316,9 +306,9 @@ func (o *outbox) rewind() {
 // outboxMarkPrefix starts the payload of a ping that confirms callbacks.
 const outboxMarkPrefix = "cb:"
 
-// mark is the payload for a ping that, once answered, confirms every
+// Mark is the payload for a ping that, once answered, confirms every
 // callback written so far on this connection; "" when none waits.
-func (o *outbox) mark() string {
+func (o *Box) Mark() string {
 	if o == nil {
 		return ""
 	}
@@ -330,9 +320,9 @@ func (o *outbox) mark() string {
 	return fmt.Sprintf("%s%d:%d", outboxMarkPrefix, o.gen, o.inflight[len(o.inflight)-1].seq)
 }
 
-// confirm takes the payload of a pong: the callbacks up to its mark were
+// Confirm takes the payload of a pong: the callbacks up to its mark were
 // read by the server and are deleted. Other payloads are ignored.
-func (o *outbox) confirm(payload string) {
+func (o *Box) Confirm(payload string) {
 	if o == nil {
 		return
 	}
@@ -367,7 +357,7 @@ func (o *outbox) confirm(payload string) {
 }
 
 // next is the oldest waiting message's file name.
-func (o *outbox) next() (string, bool) {
+func (o *Box) next() (string, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.head >= len(o.queue) {
@@ -377,7 +367,7 @@ func (o *outbox) next() (string, bool) {
 }
 
 // pop drops the oldest waiting message from the queue.
-func (o *outbox) pop() {
+func (o *Box) pop() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.queue[o.head] = ""
@@ -425,7 +415,7 @@ func readOutboxMessage(path string) (json.RawMessage, int64, error) {
 }
 
 // quarantine moves an unreadable message aside so it never blocks the rest.
-func (o *outbox) quarantine(name string, size int64, why error) {
+func (o *Box) quarantine(name string, size int64, why error) {
 	from := filepath.Join(o.dir, name)
 	to := filepath.Join(o.badDir, name)
 	if _, err := os.Lstat(to); err == nil {
@@ -447,16 +437,16 @@ func (o *outbox) quarantine(name string, size int64, why error) {
 	o.forget(size)
 }
 
-func (o *outbox) forget(size int64) {
+func (o *Box) forget(size int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.count = max(o.count-1, 0)
 	o.size = max(o.size-size, 0)
 }
 
-// waiting is the number of stored messages, written or not, until the
+// Waiting is the number of stored messages, written or not, until the
 // server confirmed them; for status and tests.
-func (o *outbox) waiting() int {
+func (o *Box) Waiting() int {
 	if o == nil {
 		return 0
 	}
@@ -464,29 +454,3 @@ func (o *outbox) waiting() int {
 	defer o.mu.Unlock()
 	return o.count
 }
-
-// startOutbox begins the outbox's part of a new connection: what an earlier
-// one wrote without confirmation goes out again first, and pongs confirm.
-func (s *session) startOutbox() {
-	s.n.plugins.outbox().rewind()
-	s.conn.OnPong(func(data string) { s.n.plugins.outbox().confirm(data) })
-}
-
-// sendOutbox writes the stored callbacks on this connection, in order, and
-// then a ping, whose pong confirms them promptly. It runs in the session's
-// writer (run), like every other data frame.
-func (s *session) sendOutbox() error {
-	box := s.n.plugins.outbox()
-	before := box.mark()
-	err := box.drain(func(body json.RawMessage) error {
-		return s.writeMessage(wsproto.PluginCallbackForward{ServerName: s.st.name, CallbackData: body})
-	})
-	if m := box.mark(); err == nil && m != before && m != "" {
-		return s.conn.PingWith(m)
-	}
-	return err
-}
-
-// ping is the session's periodic ping; it also confirms the callbacks
-// written so far.
-func (s *session) ping() error { return s.conn.PingWith(s.n.plugins.outbox().mark()) }
