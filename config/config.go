@@ -107,6 +107,9 @@ type ToolConfig struct {
 	// Sandbox names the permission profile the tool's processes run under
 	// ([sandbox]); empty is sandbox.profile. Checked in sandbox.go.
 	Sandbox string `toml:"sandbox"`
+	// Warm keeps interpreters of a stdio plugin started ahead of its calls
+	// (true), or never (false); unset follows [plugins] warm. See plugins.go.
+	Warm *bool `toml:"warm"`
 }
 
 // Sizes and limits the config is checked against.

@@ -201,6 +201,9 @@ func TestValidateFindsEachProblem(t *testing.T) {
 		{"tool concurrency", func(c *Config) { c.Tools = map[string]ToolConfig{"a.b": {MaxConcurrent: -1}} },
 			`tools."a.b".max_concurrent`, "must be 0"},
 		{"tool memory", func(c *Config) { c.Tools = map[string]ToolConfig{"T": {MaxMemory: 8}} }, "tools.T.max_memory", "between 16 and"},
+		{"warm language", func(c *Config) { c.Plugins.Warm = "python, ruby" }, "plugins.warm", `"ruby" is not a language that can be kept warm (python)`},
+		{"warm pool zero", func(c *Config) { c.Plugins.WarmPool = 0 }, "plugins.warm_pool", "between 1 and 4 (got 0)"},
+		{"warm pool big", func(c *Config) { c.Plugins.WarmPool = 5 }, "plugins.warm_pool", "between 1 and 4"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -373,7 +376,8 @@ func TestExampleConfig(t *testing.T) {
 		"max_concurrent", "queue", "max_result_bytes", "shutdown_grace", "memory_limit", "exposed_tools", "hidden_tools",
 		"roots", "max_bytes", "level", "format", "expose", "timeout",
 		"dirs", "pass_env", "env_file", "async_max_runtime", "max_output_bytes", "state_dir", "watch", "node", "max_memory",
-		"approval", "approval_timeout", "socket", "group", "file", "listen", "allow_remote", "tools", "token_file", "idle_timeout"} {
+		"approval", "approval_timeout", "socket", "group", "file", "listen", "allow_remote", "tools", "token_file", "idle_timeout",
+		"warm", "warm_pool"} {
 		if !strings.Contains(string(live), "\n"+key+" = ") {
 			t.Errorf("the example does not show %s", key)
 		}

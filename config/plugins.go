@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
 // PluginsConfig is the [plugins] table: VCP plugin folders this node hosts.
@@ -34,6 +36,12 @@ type PluginsConfig struct {
 	// Node is the Node.js executable that runs direct plugins (service,
 	// hybridservice); empty means "node" on PATH.
 	Node string `toml:"node"`
+	// Warm lists the languages, comma-separated ("python"), whose stdio
+	// plugins keep interpreters started ahead of their calls; [tools.NAME]
+	// warm overrides it per plugin. Empty warms none.
+	Warm string `toml:"warm"`
+	// WarmPool is how many interpreters wait per warm plugin.
+	WarmPool int `toml:"warm_pool"`
 }
 
 // Bounds of the [plugins] settings.
@@ -51,6 +59,7 @@ func defaultPluginsConfig() PluginsConfig {
 		AsyncMaxRuntime: Duration(30 * time.Minute),
 		MaxOutputBytes:  16 * MiB,
 		Watch:           true,
+		WarmPool:        1,
 	}
 }
 
@@ -99,10 +108,42 @@ func (c Config) checkPlugins(ps *problemList) {
 	if p.AsyncMaxRuntime.D() < minAsyncMaxRuntime {
 		ps.add("plugins.async_max_runtime", "must be at least 1s, like \"30m\" (got %s)", p.AsyncMaxRuntime)
 	}
+	for _, lang := range splitList(p.Warm) {
+		if !slices.Contains(plugin.WarmLanguages, lang) {
+			ps.add("plugins.warm", "%q is not a language that can be kept warm (%s), like \"python\"",
+				lang, strings.Join(plugin.WarmLanguages, ", "))
+		}
+	}
+	if p.WarmPool < 1 || p.WarmPool > plugin.MaxWarmSize {
+		ps.add("plugins.warm_pool", "must be between 1 and %d (got %d)", plugin.MaxWarmSize, p.WarmPool)
+	}
 	if p.MaxOutputBytes < minPluginOutputBytes || p.MaxOutputBytes > maxPluginOutputBytes {
 		ps.add("plugins.max_output_bytes", "must be between %d (1 KiB) and %d (1 GiB) (got %d)",
 			minPluginOutputBytes, maxPluginOutputBytes, p.MaxOutputBytes)
 	}
+}
+
+// splitList splits a comma-separated setting, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// WarmConfig is which plugins keep warm interpreters: [plugins] warm and
+// warm_pool, and each [tools.NAME] warm.
+func (c Config) WarmConfig() plugin.WarmConfig {
+	w := plugin.WarmConfig{Languages: splitList(c.Plugins.Warm), Size: c.Plugins.WarmPool, Tools: map[string]bool{}}
+	for name, t := range c.Tools {
+		if t.Warm != nil {
+			w.Tools[name] = *t.Warm
+		}
+	}
+	return w
 }
 
 // ErrNoStateDir means no state directory could be derived from the environment.

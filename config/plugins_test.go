@@ -100,3 +100,34 @@ func TestStateDirectory(t *testing.T) {
 		t.Errorf("no environment: %v, want ErrNoStateDir naming state_dir", err)
 	}
 }
+
+// TestWarmConfig: [plugins] warm and warm_pool and [tools.NAME] warm make
+// the plugin host's WarmConfig.
+func TestWarmConfig(t *testing.T) {
+	doc := `
+[plugins]
+warm = " python ,"
+warm_pool = 3
+[tools.Slow]
+warm = false
+[tools.Fast]
+warm = true
+[tools.Other]
+timeout = "5s"
+`
+	cfg, err := Parse([]byte(doc), "w.toml")
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	w := cfg.WarmConfig()
+	if len(w.Languages) != 1 || w.Languages[0] != "python" || w.Size != 3 ||
+		len(w.Tools) != 2 || w.Tools["Slow"] || !w.Tools["Fast"] {
+		t.Errorf("WarmConfig = %+v", w)
+	}
+	if def := Default().WarmConfig(); len(def.Languages) != 0 || def.Size != 1 || len(def.Tools) != 0 {
+		t.Errorf("default WarmConfig = %+v", def)
+	}
+}

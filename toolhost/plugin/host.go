@@ -119,6 +119,10 @@ type Host struct {
 
 	kills   atomic.Uint64
 	started atomic.Uint64
+
+	warmCalls atomic.Uint64
+	warmMu    sync.Mutex
+	pools     map[*runSpec]*pool // by the spec of the scan in force (Warm)
 }
 
 // NewHost returns a Host with opts (zero fields take the defaults).

@@ -58,12 +58,21 @@ type process struct {
 	started  time.Time
 }
 
-// start runs spec with stdin as its standard input (nil: /dev/null).
+// start runs spec with stdin as its standard input (nil: /dev/null), in a
+// warm interpreter of spec's pool when one waits.
 func (h *Host) start(spec *runSpec, stdin []byte, drainOnExit bool) (*process, error) {
+	if stdin != nil {
+		if p := h.takeWarm(spec); p != nil {
+			p.started = time.Now()
+			h.warmCalls.Add(1)
+			go p.writeStdin(append([]byte{warmGo}, stdin...))
+			return p, nil
+		}
+	}
 	if err := h.track(); err != nil {
 		return nil, err
 	}
-	p, err := h.spawn(spec, stdin != nil)
+	p, err := h.spawn(spec, spec.launch, stdin != nil, nil)
 	if err != nil {
 		h.untrack()
 		return nil, fmt.Errorf("start plugin %q: %w", spec.name, err)
@@ -84,8 +93,9 @@ func (h *Host) start(spec *runSpec, stdin []byte, drainOnExit bool) (*process, e
 	return p, nil
 }
 
-// spawn starts the command with fresh pipes, as the leader of a new tree.
-func (h *Host) spawn(spec *runSpec, withStdin bool) (_ *process, err error) {
+// spawn starts l (spec's launch, or its warm form) with fresh pipes, as the
+// leader of a new tree; extra, when set, is the child's fd 3.
+func (h *Host) spawn(spec *runSpec, l launch, withStdin bool, extra *os.File) (_ *process, err error) {
 	if h.trees == nil {
 		return nil, ErrUnsupportedPlatform
 	}
@@ -121,14 +131,18 @@ func (h *Host) spawn(spec *runSpec, withStdin bool) (_ *process, err error) {
 	}
 	childFiles, ourFiles = append(childFiles, errW), append(ourFiles, errR)
 
-	sb, err := h.confine(spec)
+	files := []*os.File{stdinR, outW, errW}
+	if extra != nil {
+		files = append(files, extra)
+	}
+	sb, err := h.confine(spec, l)
 	if err != nil {
 		return nil, err
 	}
 	proc, tree, err := sb.StartProcess(h.trees, &os.ProcAttr{
 		Dir:   spec.dir,
-		Files: []*os.File{stdinR, outW, errW},
-		Sys:   spec.launch.sysAttr(),
+		Files: files,
+		Sys:   l.sysAttr(),
 	})
 	if err != nil {
 		sb.Close()

@@ -2,12 +2,12 @@ package plugin
 
 import "github.com/vcpnode/vcpnode/toolhost/sandbox"
 
-// confine wraps spec's command for the plugin's sandbox profile
+// confine wraps l, spec's command (or its warm form), for the plugin's sandbox profile
 // (Options.Sandbox; nil runs it unconfined). The caller starts it with the
 // Run's StartProcess, and closes the Run once the process tree has ended.
-func (h *Host) confine(spec *runSpec) (*sandbox.Run, error) {
+func (h *Host) confine(spec *runSpec, l launch) (*sandbox.Run, error) {
 	return h.opts.Sandbox.Wrap(sandbox.Command{
 		Tool: spec.name, Kind: "plugin",
-		Path: spec.launch.path, Args: spec.launch.argv, Env: spec.env, Dir: spec.dir,
+		Path: l.path, Args: l.argv, Env: spec.env, Dir: spec.dir,
 	})
 }

@@ -1,0 +1,95 @@
+package plugin
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Languages a plugin can be kept warm in.
+const (
+	WarmPython = "python"
+)
+
+// WarmLanguages are the values [plugins] warm accepts.
+var WarmLanguages = []string{WarmPython}
+
+// pythonBootstrap waits in a started interpreter and then runs the
+// plugin's script as a fresh "python SCRIPT ARGS" would (see the file).
+//
+//go:embed warm_python.py
+var pythonBootstrap string
+
+// Bytes of the warm handshake: the bootstrap writes warmReady (or
+// warmRefused: this interpreter cannot be warmed) on fd 3 once it waits;
+// the call's stdin starts with warmGo.
+const (
+	warmReady   = 'r'
+	warmRefused = 'n'
+	warmGo      = 'g'
+)
+
+var pythonProgram = regexp.MustCompile(`^python(3(\.[0-9]+)?)?$`)
+
+// warmLaunch is how spec starts warm: the interpreter its command names,
+// with the bootstrap in front of the script and its arguments; lang is the
+// language. A command the warm path cannot run exactly as a cold start
+// would (a shell, a program run directly, interpreter options, a script
+// that is compiled or an archive) gives a reason instead.
+func warmLaunch(spec *runSpec) (l launch, lang, reason string) {
+	c := spec.launch
+	if c.shell || c.cmdLine != "" {
+		if words := strings.Fields(c.argv[len(c.argv)-1]); len(words) > 0 && pythonProgram.MatchString(filepath.Base(words[0])) {
+			lang = WarmPython
+		}
+		return launch{}, lang, "its command runs under a shell"
+	}
+	if len(c.argv) == 0 || !pythonProgram.MatchString(filepath.Base(c.argv[0])) {
+		return launch{}, "", fmt.Sprintf("its command runs %s, not python on a script", filepath.Base(c.path))
+	}
+	if len(c.argv) < 2 || strings.HasPrefix(c.argv[1], "-") {
+		return launch{}, WarmPython, "its command passes no script, or options, to python"
+	}
+	script := c.argv[1]
+	if !filepath.IsAbs(script) {
+		script = filepath.Join(spec.dir, script)
+	}
+	if why := plainSource(script); why != "" {
+		return launch{}, WarmPython, why
+	}
+	argv := append([]string{c.argv[0], "-c", pythonBootstrap}, c.argv[1:]...)
+	return launch{path: c.path, argv: argv}, WarmPython, ""
+}
+
+// plainSource reports why path is not a Python source file python would
+// read as one (a directory or zip archive runs its __main__.py; a .pyc is
+// compiled code), or "".
+func plainSource(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".pyc", ".pyz", ".zip":
+		return "its script is compiled code or an archive"
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Sprintf("its script cannot be read: %v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "its script is not a regular file"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("its script cannot be read: %v", err)
+	}
+	defer f.Close()
+	// A zip archive is found from its end, where its directory is.
+	var tail [22]byte
+	if fi.Size() >= int64(len(tail)) {
+		if _, err := f.ReadAt(tail[:], fi.Size()-int64(len(tail))); err == nil && string(tail[:4]) == "PK\x05\x06" {
+			return "its script is a zip archive"
+		}
+	}
+	return ""
+}
