@@ -142,17 +142,30 @@ func (rt *pluginRuntime) pickHost(pp *pluginPlan) error {
 // what did not load, as warnings.
 func (rt *pluginRuntime) commit(pp *pluginPlan) ([]toolhost.Tool, []string) {
 	rt.mu.Lock()
+	var replaced *plugin.Host
 	if pp.newHost {
 		if rt.host != nil {
 			rt.retired = append(rt.retired, rt.host)
+			replaced = rt.host
 		}
 		rt.host, rt.hostOpts = pp.host, pp.hostOpts
 	}
+	host := rt.host
 	rt.mu.Unlock()
+	// Warm pools follow the scan in force: every commit drops them and
+	// starts them again, so a changed config, config.env or profile is
+	// never served by an interpreter started before it.
+	if replaced != nil {
+		replaced.Warm(nil, plugin.WarmConfig{})
+	}
+	var warnings []string
+	if host != nil {
+		warnings = host.Warm(pp.set, pp.direct.cfg.WarmConfig())
+	}
 	loaded := rt.loadDirect(pp.direct.cfg, pp.direct.plugins)
 	rt.scanned(pp.p, pp.set, loaded)
 	rt.pruneRetired()
-	return loaded.Tools, directWarnings(loaded)
+	return loaded.Tools, append(warnings, directWarnings(loaded)...)
 }
 
 // discard undoes what preparing pp did: the new host is closed (nothing
