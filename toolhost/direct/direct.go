@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 //go:embed host.js
@@ -48,6 +49,12 @@ type Options struct {
 	// ProcessTrees tracks each host and what it starts (shared with the
 	// stdio plugins when given); nil: the Host makes its own.
 	ProcessTrees *proctree.Manager
+	// Sandbox confines each Node.js host under its plugin's profile
+	// (ProfileFor the plugin's name), the plugin's folder its own; nil:
+	// unconfined. Its configuration may change between Loads: a plugin
+	// whose profile name changed is loaded again, a changed profile applies
+	// from the next host started.
+	Sandbox *sandbox.Sandbox
 	// Log receives host events and, at debug, the plugins' output.
 	Log zerolog.Logger
 }

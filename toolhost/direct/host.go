@@ -92,6 +92,7 @@ func (h *Host) Load(plugins []*plugin.DirectPlugin, set Settings) Loaded {
 		p   *plugin.DirectPlugin
 		key string
 		mem int
+		sb  string
 	}
 	var jobs []job
 	for _, p := range plugins {
@@ -99,12 +100,13 @@ func (h *Host) Load(plugins []*plugin.DirectPlugin, set Settings) Loaded {
 			continue
 		}
 		mem := set.MaxMemoryMB[p.Name]
-		key := identity(p, node, mem)
+		profile := h.opts.Sandbox.ProfileFor(p.Name)
+		key := identity(p, node, mem, profile)
 		if old := h.slots[p.Path]; old != nil && old.key == key {
 			keep[p.Path] = old
 			continue
 		}
-		jobs = append(jobs, job{p, key, mem})
+		jobs = append(jobs, job{p, key, mem, profile})
 	}
 	for path, s := range h.slots {
 		if keep[path] == nil {
@@ -132,7 +134,7 @@ func (h *Host) Load(plugins []*plugin.DirectPlugin, set Settings) Loaded {
 	results := make([]launched, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
-		s := newSlot(h, j.p, node, j.key, j.mem)
+		s := newSlot(h, j.p, node, j.key, j.mem, j.sb)
 		wg.Go(func() {
 			p, err := s.launch()
 			results[i] = launched{s, p, err}
@@ -196,10 +198,11 @@ func entry(p *plugin.DirectPlugin, reason string) plugin.Entry {
 }
 
 // identity is what a running host was made from, including the size and
-// time of its script files (moduleFiles), so a rescan reloads an edited module.
-func identity(p *plugin.DirectPlugin, node string, mem int) string {
+// time of its script files (moduleFiles), so a rescan reloads an edited
+// module, and the name of its sandbox profile.
+func identity(p *plugin.DirectPlugin, node string, mem int, profile string) string {
 	sum := sha256.New()
-	fmt.Fprintf(sum, "%s\x00%s\x00%d\x00%s\x00%s\x00%s\x00%s\x00", node, p.Type, mem, p.Dir, p.Script, p.Config, p.Name)
+	fmt.Fprintf(sum, "%s\x00%s\x00%d\x00%s\x00%s\x00%s\x00%s\x00%s\x00", node, p.Type, mem, p.Dir, p.Script, p.Config, p.Name, profile)
 	for _, kv := range p.Env {
 		fmt.Fprintf(sum, "%s\x00", kv)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // Messages on fd 3 (host.js documents both directions).
@@ -92,16 +93,19 @@ type proc struct {
 	readers   sync.WaitGroup
 	outputs   []*os.File     // stdout and stderr read ends
 	tree      *proctree.Tree // the host and everything it started
+	sb        *sandbox.Run   // the sandbox it runs in, closed once the tree is gone
 	notice    string         // see slot.notice
 	reaped    func()         // called before done closes
 	lastErr   string         // the last stderr line, for load failures (under mu)
 	exitState *os.ProcessState
 }
 
-// spawn starts node with the host script as the leader of a new process
-// tree (proctree: a cgroup, a walk of its descendants, or its process group).
-// reaped is called once the host and its tree are gone, just before done closes.
-func spawn(trees *proctree.Manager, nodePath string, args []string, dir string, env []string, log zerolog.Logger, name string,
+// spawn starts node (c: the plugin's name, profile, node's command line,
+// environment and folder) with the host script as the leader of a new
+// process tree (proctree: a cgroup, a walk of its descendants, or its
+// process group), confined by sb under c's profile. reaped is called once
+// the host and its tree are gone, just before done closes.
+func spawn(trees *proctree.Manager, sb *sandbox.Sandbox, c sandbox.Command, log zerolog.Logger,
 	reaped func()) (_ *proc, err error) {
 	ch, err := newChannel()
 	if err != nil {
@@ -145,27 +149,32 @@ func spawn(trees *proctree.Manager, nodePath string, args []string, dir string, 
 	if f := ch.childFile(); f != nil {
 		files = append(files, f)
 	}
-	osp, tree, err := trees.StartProcess(nodePath, append([]string{nodePath}, args...), &os.ProcAttr{
-		Dir:   dir,
-		Env:   slices.Concat(env, ch.childEnv()),
-		Files: files,
-	})
+	c.Env = slices.Concat(c.Env, ch.childEnv())
+	run, err := sb.Wrap(c)
 	if err != nil {
 		outR.Close()
 		errR.Close()
 		return nil, err
+	}
+	osp, tree, err := run.StartProcess(trees, &os.ProcAttr{Dir: c.Dir, Files: files})
+	if err != nil {
+		run.Close()
+		outR.Close()
+		errR.Close()
+		return nil, run.Explain(err)
 	}
 	conn, err := ch.connect(tree.Alive)
 	if err != nil {
 		tree.KillAll()
 		_, _ = osp.Wait()
 		tree.Release()
+		run.Close()
 		outR.Close()
 		errR.Close()
-		return nil, fmt.Errorf("channel to the Node.js host: %w", err)
+		return nil, fmt.Errorf("channel to the Node.js host: %w", run.Explain(err))
 	}
 	p := &proc{
-		name:    name,
+		name:    c.Tool,
 		pid:     osp.Pid,
 		os:      osp,
 		conn:    conn,
@@ -176,6 +185,7 @@ func spawn(trees *proctree.Manager, nodePath string, args []string, dir string, 
 		done:    make(chan struct{}),
 		outputs: []*os.File{outR, errR},
 		tree:    tree,
+		sb:      run,
 		reaped:  reaped,
 	}
 	p.readers.Add(3)
@@ -270,6 +280,7 @@ func (p *proc) wait() {
 		}
 	}
 	p.tree.Release()
+	p.sb.Close()
 	// A descendant that left the group may hold the pipes: stop reading soon.
 	drain := time.Now().Add(time.Second)
 	_ = p.conn.SetReadDeadline(drain)
@@ -289,7 +300,9 @@ func (p *proc) wait() {
 		p.gone = fmt.Errorf("the Node.js host could not be waited for: %w", err)
 	default:
 		p.exitState = state
-		p.gone = fmt.Errorf("the Node.js host exited (%s)", state)
+		// Names the profile, and a limit the tree reached or what the
+		// sandbox refused (the last stderr line).
+		p.gone = p.sb.Explain(fmt.Errorf("the Node.js host exited (%s)", state), []byte(p.lastErr))
 	}
 	pending := p.pending
 	p.pending = nil

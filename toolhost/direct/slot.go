@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // slot is one direct plugin and the Node.js host that runs it: it starts
@@ -26,7 +27,9 @@ type slot struct {
 	key  string // what the host was started with; a reload that changes it replaces the slot
 	node string
 	mem  int
-	log  zerolog.Logger
+	// profile is the sandbox profile the host runs under.
+	profile string
+	log     zerolog.Logger
 
 	nextID atomic.Uint64
 
@@ -48,10 +51,10 @@ type loadError struct{ Reason string }
 
 func (e *loadError) Error() string { return e.Reason }
 
-func newSlot(h *Host, p *plugin.DirectPlugin, node, key string, mem int) *slot {
+func newSlot(h *Host, p *plugin.DirectPlugin, node, key string, mem int, profile string) *slot {
 	ctx, cancel := context.WithCancel(h.ctx)
 	return &slot{
-		h: h, p: p, key: key, node: node, mem: mem,
+		h: h, p: p, key: key, node: node, mem: mem, profile: profile,
 		log:     h.log.With().Str("plugin", p.Name).Logger(),
 		ctx:     ctx,
 		cancel:  cancel,
@@ -67,7 +70,10 @@ func (s *slot) launch() (*proc, error) {
 		return nil, &loadError{Reason: "cannot track Node.js host processes here: " + s.h.treesErr.Error()}
 	}
 	untrack := s.h.track()
-	p, err := spawn(s.h.trees, s.node, nodeArgs(s.mem, s.p.Name), s.p.Dir, s.p.Env, s.log, s.p.Name, untrack)
+	p, err := spawn(s.h.trees, s.h.opts.Sandbox, sandbox.Command{
+		Tool: s.p.Name, Kind: "plugin", Profile: s.profile,
+		Path: s.node, Args: append([]string{s.node}, nodeArgs(s.mem, s.p.Name)...), Env: s.p.Env, Dir: s.p.Dir,
+	}, s.log, untrack)
 	if err != nil {
 		untrack()
 		return nil, fmt.Errorf("start %s: %w", s.node, err)
@@ -102,7 +108,7 @@ func (s *slot) launch() (*proc, error) {
 		return nil, err
 	}
 	if m.T == "failed" {
-		return nil, &loadError{Reason: loadReason(s.p, m)}
+		return nil, &loadError{Reason: p.sb.Explain(errors.New(loadReason(s.p, m))).Error()}
 	}
 	if reason := exportProblem(s.p, m.Exports); reason != "" {
 		return nil, &loadError{Reason: reason}
@@ -115,7 +121,7 @@ func (s *slot) launch() (*proc, error) {
 		return nil, err
 	}
 	if m.T == "failed" {
-		return nil, &loadError{Reason: "initialize() failed: " + firstLine(m.Error)}
+		return nil, &loadError{Reason: p.sb.Explain(errors.New("initialize() failed: " + firstLine(m.Error))).Error()}
 	}
 	if m.T != "ready" {
 		return nil, fmt.Errorf("unexpected %q message from the Node.js host", m.T)
@@ -330,7 +336,8 @@ func (s *slot) call(ctx context.Context, call toolhost.Call) (any, error) {
 			return nil, fmt.Errorf("plugin %q: call lost: %v; %w", s.p.Name, p.reason(), ErrRestarted)
 		}
 		if r.err != nil {
-			return nil, errors.New(strings.TrimSpace(*r.err))
+			// A sandbox refusal names the profile (EACCES in the message).
+			return nil, p.sb.Explain(errors.New(strings.TrimSpace(*r.err)))
 		}
 		return plugin.DirectResult(s.p.Name, r.value)
 	case <-ctx.Done():
