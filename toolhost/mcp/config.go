@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // ServerConfig is one [mcp.servers.NAME] table.
@@ -37,6 +38,10 @@ type ServerConfig struct {
 	Exclude []string
 	// Timeout is the VCP tool's per-call timeout; zero means toolhost.DefaultTimeout.
 	Timeout time.Duration
+	// Sandbox is the profile a stdio server runs under (Options.Sandbox);
+	// "" is the sandbox's profile for Name. A reload that changes it
+	// restarts the server.
+	Sandbox string
 }
 
 // ToolName is the VCP tool the server becomes.
@@ -61,7 +66,7 @@ func (c ServerConfig) Equal(o ServerConfig) bool {
 	return c.Name == o.Name && c.Command == o.Command && slices.Equal(c.Args, o.Args) &&
 		maps.Equal(c.Env, o.Env) && c.Cwd == o.Cwd && c.URL == o.URL && maps.Equal(c.Headers, o.Headers) &&
 		c.ToolName() == o.ToolName() && slices.Equal(c.Include, o.Include) &&
-		slices.Equal(c.Exclude, o.Exclude) && c.Timeout == o.Timeout
+		slices.Equal(c.Exclude, o.Exclude) && c.Timeout == o.Timeout && c.Sandbox == o.Sandbox
 }
 
 // Validate reports every problem of the table at once.
@@ -168,6 +173,10 @@ type Options struct {
 	// in Close; where process trees are unsupported, a server's process
 	// group is what is stopped (the server alone without groups).
 	ProcessTrees *proctree.Manager
+	// Sandbox confines each stdio server under its profile (ServerConfig.
+	// Sandbox), its Cwd its own folder; nil: unconfined. A changed profile
+	// applies from the next process started.
+	Sandbox *sandbox.Sandbox
 }
 
 // Defaults for zero Options fields.

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // How long a stopping stdio server gets after its stdin is closed, and then
@@ -42,7 +43,10 @@ type proc struct {
 	// (setsid…); nil where process trees are unsupported: then the
 	// server's process group is what is stopped (the server alone without
 	// groups).
-	tree    *proctree.Tree
+	tree *proctree.Tree
+	// sb is the sandbox the server runs in (nil: unconfined), closed
+	// once its tree is gone.
+	sb      *sandbox.Run
 	stdin   *os.File
 	out     *lineFilter
 	exited  chan struct{} // closed when the process was reaped
@@ -56,9 +60,40 @@ type proc struct {
 }
 
 // startProc starts a stdio server with its own environment as the leader
-// of a process tree of trees (nil: of its own process group). It never
-// inherits the daemon's stdio.
+// of a process tree of trees (nil: of its own process group), confined by
+// o.Sandbox under c's profile. It never inherits the daemon's stdio.
 func startProc(o Options, c ServerConfig, trees *proctree.Manager, log zerolog.Logger) (*proc, error) {
+	run, err := confine(o, c, trees)
+	if err != nil {
+		return nil, err
+	}
+	p, err := startConfined(o, c, trees, run, log)
+	if err != nil {
+		run.Close()
+		return nil, run.Explain(err)
+	}
+	return p, nil
+}
+
+// confine wraps c's command for its sandbox profile. The program is looked
+// up on the daemon's PATH first, as exec.Command would, so the profile can
+// grant the program itself.
+func confine(o Options, c ServerConfig, trees *proctree.Manager) (*sandbox.Run, error) {
+	path, err := exec.LookPath(c.Command)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", c.Command, err)
+	}
+	if o.Sandbox != nil && trees == nil {
+		// Landlock and limits are applied through the tree's start.
+		return nil, fmt.Errorf("start %s: the sandbox needs process trees, which this system lacks", c.Command)
+	}
+	return o.Sandbox.Wrap(sandbox.Command{
+		Tool: c.Name, Kind: "MCP server", Profile: c.Sandbox,
+		Path: path, Args: append([]string{c.Command}, c.Args...), Env: serverEnv(o, c), Dir: c.Cwd,
+	})
+}
+
+func startConfined(o Options, c ServerConfig, trees *proctree.Manager, run *sandbox.Run, log zerolog.Logger) (*proc, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -74,8 +109,9 @@ func startProc(o Options, c ServerConfig, trees *proctree.Manager, log zerolog.L
 		return nil, err
 	}
 	newCmd := func() *exec.Cmd {
-		cmd := exec.Command(c.Command, c.Args...)
-		cmd.Env = serverEnv(o, c)
+		cmd := exec.Command(run.Path, run.Args[1:]...)
+		cmd.Args[0] = run.Args[0]
+		cmd.Env = run.Env
 		cmd.Dir = c.Cwd
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 		return cmd
@@ -83,7 +119,7 @@ func startProc(o Options, c ServerConfig, trees *proctree.Manager, log zerolog.L
 	var cmd *exec.Cmd
 	var tree *proctree.Tree
 	if trees != nil {
-		cmd, tree, err = trees.StartCmd(newCmd)
+		cmd, tree, err = run.StartCmd(trees, newCmd)
 	} else {
 		cmd = newCmd()
 		cmd.SysProcAttr = groupAttr()
@@ -97,6 +133,7 @@ func startProc(o Options, c ServerConfig, trees *proctree.Manager, log zerolog.L
 	p := &proc{
 		cmd:        cmd,
 		tree:       tree,
+		sb:         run,
 		stdin:      inW,
 		exited:     make(chan struct{}),
 		gone:       make(chan struct{}),
@@ -113,6 +150,7 @@ func startProc(o Options, c ServerConfig, trees *proctree.Manager, log zerolog.L
 		close(p.exited)
 		// What the server started dies with it.
 		p.killRest()
+		p.sb.Close()
 		close(p.gone)
 		select {
 		case <-p.out.eof:

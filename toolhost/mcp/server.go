@@ -306,8 +306,22 @@ func (s *server) describe(live *session, err error) string {
 		if line := live.proc.stderr(); line != "" {
 			msg += ": " + line
 		}
+		if live.proc.exitReason() != "" {
+			// Ended by itself: name the profile, and a limit it reached or
+			// what the sandbox refused.
+			msg = live.proc.sb.Explain(errors.New(msg)).Error()
+		}
 	}
 	return msg
+}
+
+// explain names the sandbox profile in the error of a failed call, and
+// what the sandbox refused (EACCES in the server's answer).
+func (l *session) explain(err error) error {
+	if err == nil || l.proc == nil {
+		return err
+	}
+	return l.proc.sb.Explain(err)
 }
 
 func (s *server) setState(st State, why string) {

@@ -53,6 +53,9 @@ func runTestServer(kind string) {
 	case "garbage":
 		fmt.Println("hello from a library that prints to stdout")
 		fmt.Println("{not json either")
+	case "probe": // the sandbox tests' server (sandbox_test.go)
+		_ = newProbeServer().Run(context.Background(), &sdk.StdioTransport{})
+		return
 	}
 	srv := newTestServer(kind)
 	_ = srv.Run(context.Background(), &sdk.StdioTransport{})

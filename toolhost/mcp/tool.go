@@ -172,7 +172,8 @@ func (t *Tool) Invoke(ctx context.Context, call toolhost.Call) (any, error) {
 		}
 		return nil, fmt.Errorf("MCP server %s, tool %s: %w", t.srv.cfg.Name, cmd.name, err)
 	}
-	return mapResult(t.srv.cfg.Name, cmd.name, res)
+	out, err := mapResult(t.srv.cfg.Name, cmd.name, res)
+	return out, live.explain(err)
 }
 
 // pick finds the MCP tool a call is for.

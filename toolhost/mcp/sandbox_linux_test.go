@@ -1,0 +1,145 @@
+package mcp
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+)
+
+// sandboxFixture is a host whose stdio servers are confined, with home as
+// the user's home directory. It skips, saying why, where Landlock (network
+// rules: ABI 4) is missing.
+func sandboxFixture(t *testing.T, home string) (*fixture, *sandbox.Sandbox) {
+	t.Helper()
+	trees := proctreetest.Manager(t, proctree.ModeAuto)
+	sb, err := sandbox.New(sandbox.Options{Home: home, TempDir: t.TempDir(), Trees: trees,
+		Log: zerolog.New(zerolog.NewTestWriter(t))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := sb.Capabilities(); !c.Files || !c.Network {
+		t.Skipf("Landlock with network rules is not available here (ABI %d): %s", c.LandlockABI, c.Why)
+	}
+	return newFixture(t, func(o *Options) { o.ProcessTrees, o.Sandbox = trees, sb }), sb
+}
+
+// probe is a probe server under profile, its marker folder its own (Cwd).
+func (f *fixture) probe(name, profile string) ServerConfig {
+	c := f.stdio(name, "probe")
+	c.Cwd, c.Sandbox = c.Env[envMarkerDir], profile
+	return c
+}
+
+// TestSandboxConfinesMCPServer: under offline a stdio server cannot
+// connect to a loopback listener of the test, under default it can; under
+// default it cannot read a file in the home directory but reads its own
+// folder. Refusals are errors naming the server's profile. Every server
+// process is gone once the host is closed.
+func TestSandboxConfinesMCPServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	home := t.TempDir()
+	secret := filepath.Join(home, ".ssh", "id_ed25519")
+	if err := os.MkdirAll(filepath.Dir(secret), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("SECRET-KEY-MATERIAL"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := sandboxFixture(t, home)
+	f.start(f.probe("cut", "offline"), f.probe("open", "default"))
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	addr := ln.Addr().String()
+
+	_, err = call(ctx, t, f.tool("McpCut"), map[string]any{"command": "dial", "addr": addr})
+	if err == nil {
+		t.Error("the server under offline connected to the loopback listener")
+	} else {
+		for _, want := range []string{`MCP server "cut" was refused by the node's sandbox (profile "offline")`, "connect: permission denied"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error lacks %q: %v", want, err)
+			}
+		}
+		t.Logf("offline: %v", err)
+	}
+	res, err := call(ctx, t, f.tool("McpOpen"), map[string]any{"command": "dial", "addr": addr})
+	if err != nil || resultText(t, res) != "connected" {
+		t.Errorf("under default the server could not connect: %v %v", res, err)
+	}
+
+	_, err = call(ctx, t, f.tool("McpOpen"), map[string]any{"command": "read", "path": secret})
+	if err == nil || !strings.Contains(err.Error(), `MCP server "open" was refused by the node's sandbox (profile "default")`) {
+		t.Errorf("reading the home directory under default: %v", err)
+	}
+	own := filepath.Join(f.dir, "open", "pid")
+	res, err = call(ctx, t, f.tool("McpOpen"), map[string]any{"command": "read", "path": own})
+	if err != nil || resultText(t, res) != f.marker("open", "pid") {
+		t.Errorf("reading its own folder: %v %v", res, err)
+	}
+
+	pids := []int{f.pid("cut"), f.pid("open")}
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), waitLimit)
+	defer cancelClose()
+	if err := f.host.Close(closeCtx); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		eventually(t, "the server process to be gone", func() bool { return proctreetest.Gone(pid) })
+	}
+}
+
+// TestSandboxNoneConfinesNoMCPServer: the same reads and connects under
+// none all succeed (what makes the refusals above able to fail).
+func TestSandboxNoneConfinesNoMCPServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	home := t.TempDir()
+	secret := filepath.Join(home, "notes.txt")
+	if err := os.WriteFile(secret, []byte("NOTES"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := sandboxFixture(t, home)
+	f.start(f.probe("free", "none"))
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if res, err := call(ctx, t, f.tool("McpFree"), map[string]any{"command": "dial", "addr": ln.Addr().String()}); err != nil || resultText(t, res) != "connected" {
+		t.Errorf("dial under none: %v %v", res, err)
+	}
+	if res, err := call(ctx, t, f.tool("McpFree"), map[string]any{"command": "read", "path": secret}); err != nil || resultText(t, res) != "NOTES" {
+		t.Errorf("read under none: %v %v", res, err)
+	}
+}

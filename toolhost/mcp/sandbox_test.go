@@ -1,0 +1,46 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// newProbeServer is the test server with two more tools, for the sandbox
+// tests: dial connects to a TCP address, read reads a file; a failure is
+// an error result with the error's text.
+func newProbeServer() *sdk.Server {
+	srv := newTestServer("probe")
+	schema := func(arg string) json.RawMessage {
+		return json.RawMessage(`{"type":"object","properties":{"` + arg + `":{"type":"string"}},"required":["` + arg + `"]}`)
+	}
+	failed := func(err error) *sdk.CallToolResult {
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}
+	}
+	srv.AddTool(&sdk.Tool{Name: "dial", Description: "Connects to addr over TCP.", InputSchema: schema("addr")},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var args struct{ Addr string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			c, err := net.DialTimeout("tcp", args.Addr, 30*time.Second)
+			if err != nil {
+				return failed(err), nil
+			}
+			c.Close()
+			return textResult("connected"), nil
+		})
+	srv.AddTool(&sdk.Tool{Name: "read", Description: "Reads the file at path.", InputSchema: schema("path")},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var args struct{ Path string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			b, err := os.ReadFile(args.Path)
+			if err != nil {
+				return failed(err), nil
+			}
+			return textResult(string(b)), nil
+		})
+	return srv
+}
