@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // DefaultCommandOutputLimit caps what a command placeholder may print: a
@@ -39,6 +41,11 @@ type Command struct {
 	// is still stopped. Nil: the shell leads a process group of its own and
 	// only that group is stopped (the shell alone where there are no groups).
 	Trees *proctree.Manager
+	// Sandbox confines the command under Profile ("" is the sandbox's
+	// profile for the placeholder's name), Dir its own folder; nil:
+	// unconfined. It needs Trees.
+	Sandbox *sandbox.Sandbox
+	Profile string
 }
 
 // Name implements Source.
@@ -59,6 +66,11 @@ func (c *Command) Run(ctx context.Context) (Output, error) {
 	}
 	stdout := &cappedBuffer{limit: limit}
 	stderr := &cappedBuffer{limit: stderrLimit}
+	run, err := c.confine()
+	if err != nil {
+		return Output{}, err
+	}
+	defer run.Close() // after endTree: the tree is gone by then
 	newCmd := func() *exec.Cmd {
 		cmd := exec.Command("/bin/sh", "-c", c.Line)
 		cmd.Dir, cmd.Env = c.Dir, c.Env
@@ -69,11 +81,10 @@ func (c *Command) Run(ctx context.Context) (Output, error) {
 	var (
 		cmd  *exec.Cmd
 		kill func() // kills every process of the run that can be found
-		err  error
 	)
 	if c.Trees != nil {
 		var tree *proctree.Tree
-		cmd, tree, err = c.Trees.StartCmd(newCmd)
+		cmd, tree, err = run.StartCmd(c.Trees, newCmd)
 		if err == nil {
 			kill = tree.KillAll
 			defer endTree(tree)
@@ -87,7 +98,7 @@ func (c *Command) Run(ctx context.Context) (Output, error) {
 		}
 	}
 	if err != nil {
-		return Output{}, fmt.Errorf("run command %q: %w", c.Line, err)
+		return Output{}, run.Explain(fmt.Errorf("run command %q: %w", c.Line, err))
 	}
 	// Not exec.CommandContext: its Cancel reaches the shell alone.
 	stopWatch := context.AfterFunc(ctx, kill)
@@ -95,6 +106,10 @@ func (c *Command) Run(ctx context.Context) (Output, error) {
 	stopWatch()
 
 	out := Output{Text: stdout.String(), Truncated: stdout.Truncated()}
+	if run.Exceeded() {
+		kill() // a fork loop never ends by itself
+		return out, run.Explain(err, []byte(stderr.String()))
+	}
 	if ctx.Err() != nil {
 		return out, fmt.Errorf("the command did not finish: %w", context.Cause(ctx))
 	}
@@ -109,10 +124,26 @@ func (c *Command) Run(ctx context.Context) (Output, error) {
 		if msg == "" {
 			msg = "no error output"
 		}
-		return out, fmt.Errorf("the command exited with status %d: %s", exitErr.ExitCode(), msg)
+		return out, run.Explain(fmt.Errorf("the command exited with status %d: %s", exitErr.ExitCode(), msg), []byte(stderr.String()))
 	default:
-		return out, fmt.Errorf("run command %q: %w", c.Line, err)
+		return out, run.Explain(fmt.Errorf("run command %q: %w", c.Line, err))
 	}
+}
+
+// confine wraps the shell for the command's sandbox profile.
+func (c *Command) confine() (*sandbox.Run, error) {
+	if c.Sandbox != nil && c.Trees == nil {
+		// Landlock and limits are applied through the tree's start.
+		return nil, errors.New("the sandbox needs process trees, which this system lacks")
+	}
+	env := c.Env
+	if env == nil {
+		env = os.Environ() // the run's environment replaces the command's
+	}
+	return c.Sandbox.Wrap(sandbox.Command{
+		Tool: c.Placeholder, Kind: "placeholder command", Profile: c.Profile,
+		Path: "/bin/sh", Args: []string{"/bin/sh", "-c", c.Line}, Env: env, Dir: c.Dir,
+	})
 }
 
 // treeGoneWait bounds the wait for a killed tree to empty before it is
