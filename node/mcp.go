@@ -13,6 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // How long New and a reload wait for new MCP servers to list their tools
@@ -30,6 +31,8 @@ type mcpRuntime struct {
 	log    zerolog.Logger
 	getenv func(string) string
 	trees  *lazyTrees // the node's
+	// sandbox confines the stdio servers (the node's; nil: unconfined).
+	sandbox *sandbox.Sandbox
 	// changed wakes the node when a server's tool changed (first listing,
 	// list_changed, a restart with other tools): a rescan re-registers.
 	changed chan struct{}
@@ -39,8 +42,8 @@ type mcpRuntime struct {
 	closed bool
 }
 
-func newMCPRuntime(log zerolog.Logger, getenv func(string) string, trees *lazyTrees) *mcpRuntime {
-	return &mcpRuntime{log: log, getenv: getenv, trees: trees, changed: make(chan struct{}, 1)}
+func newMCPRuntime(log zerolog.Logger, getenv func(string) string, trees *lazyTrees, sb *sandbox.Sandbox) *mcpRuntime {
+	return &mcpRuntime{log: log, getenv: getenv, trees: trees, sandbox: sb, changed: make(chan struct{}, 1)}
 }
 
 // serverConfigs turns the [mcp.servers] tables into the host's configs, by name.
@@ -51,6 +54,7 @@ func serverConfigs(cfg config.Config) []mcp.ServerConfig {
 			Name: name, Command: s.Command, Args: slices.Clone(s.Args), Env: s.Env, Cwd: s.Cwd,
 			URL: s.URL, Headers: s.Headers, Tool: config.MCPToolName(name, s),
 			Include: slices.Clone(s.Include), Exclude: slices.Clone(s.Exclude), Timeout: s.Timeout.D(),
+			Sandbox: profileOf(cfg, config.MCPSandboxKey(name)), // sandbox.go
 		})
 	}
 	slices.SortFunc(out, func(a, b mcp.ServerConfig) int {
@@ -121,6 +125,7 @@ func (rt *mcpRuntime) hostFor(cfg config.Config, want bool) (*mcp.Host, error) {
 		rt.host = mcp.NewHost(mcp.Options{
 			Log:          rt.log,
 			ProcessTrees: rt.trees.get(),
+			Sandbox:      rt.sandbox,
 			Environ:      os.Environ(),
 			PassEnv:      slices.Clone(cfg.Plugins.PassEnv),
 			Getenv:       rt.getenv,

@@ -209,19 +209,21 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	}
 	n.decodeBudget = newBudget(n.timings.decodeBudget)
 	n.warnings = toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now)
-	n.plugins = newPluginRuntime(log, n.getenv, n.trees)
-	n.mcp = newMCPRuntime(log, n.getenv, n.trees)
 	n.baseCfg = cfg
 	cfg, ov, ovPath := n.withOverrides(cfg)
 	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})
+	// The sandbox before every host: each confines what it starts with it.
+	if err := n.newSandbox(cfg); err != nil { // sandbox.go
+		n.trees.close()
+		return nil, err
+	}
+	n.plugins = newPluginRuntime(log, n.getenv, n.trees, n.sandbox)
+	n.mcp = newMCPRuntime(log, n.getenv, n.trees, n.sandbox)
 	fail := func(err error) (*Node, error) {
 		n.plugins.close()
 		n.mcp.close()
 		n.trees.close() // after every process starter
 		return nil, err
-	}
-	if err := n.newSandbox(cfg); err != nil { // sandbox.go
-		return fail(err)
 	}
 	pl, err := n.prepare(cfg)
 	if err != nil {

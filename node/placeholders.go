@@ -223,11 +223,15 @@ func EvaluatePlaceholders(ctx context.Context, cfg config.Config, log zerolog.Lo
 	defer trees.close() // deferred first, so it runs after the plugin host's close
 	f := newPlaceholderFeed(log, trees)
 	f.sources = sources
-	jobs, err := configPlaceholderJobs(cfg, f.trees.get)
+	sb, err := oneShotSandbox(cfg, trees, log) // sandbox.go
+	if err != nil {
+		return controlapi.PlaceholdersResponse{}, nil, err
+	}
+	jobs, err := configPlaceholderJobs(cfg, f.trees.get, sb)
 	if err != nil {
 		return controlapi.PlaceholdersResponse{}, nil, fmt.Errorf("placeholders: %w", err)
 	}
-	static, warnings, closeHost, err := scanStaticPlugins(cfg, trees, log)
+	static, warnings, closeHost, err := scanStaticPlugins(cfg, trees, sb, log)
 	if err != nil {
 		return controlapi.PlaceholdersResponse{}, nil, err
 	}

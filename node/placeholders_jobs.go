@@ -10,12 +10,14 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // configPlaceholderJobs turns the [placeholders] table into refresher jobs;
-// commands run their processes as trees of trees() (nil: process groups).
-// The config has been validated, so schedules parse.
-func configPlaceholderJobs(c config.Config, trees func() *proctree.Manager) ([]placeholders.Job, error) {
+// commands run their processes as trees of trees() (nil: process groups),
+// confined by sb under their profiles (nil: unconfined). The config has
+// been validated, so schedules parse.
+func configPlaceholderJobs(c config.Config, trees func() *proctree.Manager, sb *sandbox.Sandbox) ([]placeholders.Job, error) {
 	p := c.Placeholders
 	var jobs []placeholders.Job
 	for _, name := range slices.Sorted(maps.Keys(p.Values)) {
@@ -27,8 +29,10 @@ func configPlaceholderJobs(c config.Config, trees func() *proctree.Manager) ([]p
 	}
 	env := commandEnviron(os.Environ())
 	for _, cmd := range p.Command {
+		profile := profileOf(c, config.PlaceholderSandboxKey(cmd.Name)) // sandbox.go
 		job := placeholders.Job{
-			Source:  &placeholders.Command{Placeholder: cmd.Name, Line: cmd.Command, Env: env, Trees: trees()},
+			Source: &placeholders.Command{Placeholder: cmd.Name, Line: cmd.Command, Env: env, Trees: trees(),
+				Sandbox: sb, Profile: profile},
 			Timeout: cmd.Timeout.D(),
 		}
 		if job.Timeout == 0 {
@@ -44,7 +48,7 @@ func configPlaceholderJobs(c config.Config, trees func() *proctree.Manager) ([]p
 		if err != nil {
 			return nil, fmt.Errorf("placeholders.command %q: %w", cmd.Name, err)
 		}
-		job.Fingerprint = fmt.Sprintf("command\x00%s\x00%s\x00%s\x00%s", cmd.Command, cmd.Every, cmd.Cron, job.Timeout)
+		job.Fingerprint = fmt.Sprintf("command\x00%s\x00%s\x00%s\x00%s\x00%s", cmd.Command, cmd.Every, cmd.Cron, job.Timeout, profile)
 		jobs = append(jobs, job)
 	}
 	if s := p.System; s.Enabled {

@@ -50,7 +50,7 @@ enabled = true
 		t.Errorf("intervals = %+v", cfg.Placeholders)
 	}
 	trees := new(proctree.Manager) // only compared
-	jobs, err := configPlaceholderJobs(cfg, func() *proctree.Manager { return trees })
+	jobs, err := configPlaceholderJobs(cfg, func() *proctree.Manager { return trees }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

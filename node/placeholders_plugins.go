@@ -13,13 +13,14 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // placeholderJobs is every placeholder job cfg implies, in the order that
 // settles a key claimed twice (the first keeps it): the config's own, the
 // static plugins of the scan prepare has just made, then other sources.
 func (n *Node) placeholderJobs(cfg config.Config, staticPlugins []*plugin.StaticPlugin) ([]placeholders.Job, []string, error) {
-	jobs, err := configPlaceholderJobs(cfg, n.ph.trees.get)
+	jobs, err := configPlaceholderJobs(cfg, n.ph.trees.get, n.sandbox)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,13 +98,13 @@ func fileStamp(path string) string {
 
 // scanStaticPlugins is the static plugins of cfg for a one-shot evaluation,
 // on a host of their own; close stops whatever is still running.
-func scanStaticPlugins(cfg config.Config, trees *lazyTrees, log zerolog.Logger) (jobs []placeholders.Job, warnings []string, closeHost func(), err error) {
+func scanStaticPlugins(cfg config.Config, trees *lazyTrees, sb *sandbox.Sandbox, log zerolog.Logger) (jobs []placeholders.Job, warnings []string, closeHost func(), err error) {
 	p := cfg.Plugins
 	if len(p.Dirs) == 0 {
 		return nil, nil, func() {}, nil
 	}
 	host := plugin.NewHost(plugin.Options{PassEnv: p.PassEnv, EnvFile: p.EnvFile, MaxOutputBytes: p.MaxOutputBytes,
-		ProcessTrees: trees.get(), Log: log})
+		ProcessTrees: trees.get(), Sandbox: sb, Log: log})
 	closeHost = func() {
 		ctx, cancel := context.WithTimeout(context.Background(), pluginHostCloseWait)
 		defer cancel()

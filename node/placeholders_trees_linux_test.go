@@ -13,6 +13,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // Issue 10: a [placeholders] command whose grandchild calls setsid (its
@@ -31,7 +32,9 @@ func TestPlaceholderCommandLeavesNothingRunning(t *testing.T) {
 	cfg := config.Default()
 	cfg.Placeholders.Command = []config.CommandPlaceholderConfig{{Name: "Escape", Command: "mkfifo " + fifo + " || exit 9\n" +
 		`setsid sh -c 'trap "" TERM; echo $$ > ` + fifo + `; exec sleep 600' </dev/null >/dev/null 2>&1 &` + "\n" +
-		"read gc < " + fifo + "; echo $gc"}}
+		"read gc < " + fifo + "; echo $gc", Sandbox: "scratch"}}
+	// Confined like every command: its profile grants the fifo's folder.
+	cfg.Sandbox.Profiles = map[string]sandbox.Spec{"scratch": {Extends: "default", Write: []string{dir}}}
 	resp, _, err := EvaluatePlaceholders(t.Context(), cfg, zerolog.New(zerolog.NewTestWriter(t)))
 	if err != nil {
 		t.Fatal(err)
@@ -51,5 +54,54 @@ func TestPlaceholderCommandLeavesNothingRunning(t *testing.T) {
 	})
 	if !proctreetest.Gone(pid) {
 		t.Fatalf("the command's setsid grandchild %d outlived the run", pid)
+	}
+}
+
+// TestPlaceholderCommandsRunUnderTheirProfile: a [placeholders] command
+// runs under its table's sandbox profile, else [sandbox] profile: under
+// default it cannot read a file the profile does not grant, and the
+// failure names the profile; the same command under none reads it.
+func TestPlaceholderCommandsRunUnderTheirProfile(t *testing.T) {
+	needLandlock(t)
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(secret, []byte("SECRET"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Placeholders.Command = []config.CommandPlaceholderConfig{
+		{Name: "Confined", Command: "cat " + secret},
+		{Name: "Free", Command: "cat " + secret, Sandbox: "none"},
+	}
+	resp, warnings, err := EvaluatePlaceholders(t.Context(), cfg, zerolog.New(zerolog.NewTestWriter(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, errs := map[string]string{}, map[string]string{}
+	for _, p := range resp.Placeholders {
+		values[p.Key], errs[p.Key] = p.Value, p.LastError
+	}
+	if values["{{Free}}"] != "SECRET" {
+		t.Errorf("the command under none read %q; placeholders %+v", values["{{Free}}"], resp.Placeholders)
+	}
+	if values["{{Confined}}"] != "" {
+		t.Errorf("the command under default read %q", values["{{Confined}}"])
+	}
+	want := `placeholder command "Confined" was refused by the node's sandbox (profile "default")`
+	if !strings.Contains(errs["{{Confined}}"], want) {
+		t.Errorf("the error lacks %q: %q (warnings %q)", want, errs["{{Confined}}"], warnings)
+	}
+}
+
+// needLandlock skips, saying why, where the sandbox cannot confine files.
+func needLandlock(t *testing.T) {
+	t.Helper()
+	trees := &lazyTrees{log: zerolog.Nop()}
+	defer trees.close()
+	sb, err := oneShotSandbox(config.Default(), trees, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := sb.Capabilities(); !c.Files {
+		t.Skipf("Landlock is not available here: %s", c.Why)
 	}
 }

@@ -73,14 +73,15 @@ type hostSettings struct {
 	asyncMaxRuntime time.Duration
 }
 
-func newPluginRuntime(log zerolog.Logger, getenv func(string) string, trees *lazyTrees) *pluginRuntime {
+func newPluginRuntime(log zerolog.Logger, getenv func(string) string, trees *lazyTrees, sb *sandbox.Sandbox) *pluginRuntime {
 	return &pluginRuntime{
 		log:         log,
 		getenv:      getenv,
 		trees:       trees,
+		sandbox:     sb,
 		outboxReady: make(chan struct{}, 1),
 		rescanned:   make(chan struct{}, 1),
-		direct:      direct.NewHost(direct.Options{Log: log, ProcessTrees: trees.get()}),
+		direct:      direct.NewHost(direct.Options{Log: log, ProcessTrees: trees.get(), Sandbox: sb}),
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -35,8 +37,32 @@ func (n *Node) newSandbox(cfg config.Config) error {
 		return err
 	}
 	n.sandbox = sb
-	n.plugins.sandbox = sb
 	return nil
+}
+
+// profileOf is the profile cfg gives the tool, MCP server or placeholder
+// command key (config.SandboxTools' keys): its own, else the default. A
+// host that keeps a process running (an MCP server, a direct plugin's
+// Node.js host) restarts it when this changes.
+func profileOf(cfg config.Config, key string) string {
+	if p := cfg.SandboxTools()[key]; p != "" {
+		return p
+	}
+	if cfg.Sandbox.Profile != "" {
+		return cfg.Sandbox.Profile
+	}
+	return sandbox.Default
+}
+
+// oneShotSandbox is cfg's sandbox for a run with no daemon (evaluating the
+// placeholders once): its processes are confined as the daemon's would be.
+func oneShotSandbox(cfg config.Config, trees *lazyTrees, log zerolog.Logger) (*sandbox.Sandbox, error) {
+	opts, err := cfg.SandboxOptions("", os.Getenv, os.Geteuid())
+	if err != nil {
+		return nil, err
+	}
+	opts.Trees, opts.Log = trees.get(), log
+	return sandbox.New(opts)
 }
 
 // checkSandbox returns cfg's sandbox settings if the sandbox would take

@@ -41,7 +41,8 @@ func TestImportDirections(t *testing.T) {
 	}{
 		{module + "/wsproto", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
 		{module + "/toolhost", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
-		// The Node.js host for direct plugins uses toolhost and toolhost/plugin only.
+		// The Node.js host for direct plugins uses toolhost and toolhost/plugin
+		// (and process trees and the sandbox, as every process starter).
 		{module + "/toolhost/direct", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
 		// The file tool serves files under toolhost's Tool contract and
 		// knows nothing of plugins, the node or the config.
@@ -49,10 +50,13 @@ func TestImportDirections(t *testing.T) {
 			module + "/toolhost/plugin", module + "/toolhost/mcp", module + "/toolhost/direct", module + "/toolhost/builtin", module + "/placeholders"}},
 		// The workspace built-ins read files through toolhost/files only.
 		{module + "/toolhost/builtin", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
+		// Placeholder commands are confined through toolhost/sandbox, given
+		// their profile: no config, no node.
 		{module + "/placeholders", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
 		// The config is data and checks: the CLI reads it without the daemon.
 		{module + "/config", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
-		// The MCP bridge imports toolhost only, of this module.
+		// The MCP bridge imports toolhost (and process trees and the sandbox,
+		// as every process starter), never the stdio plugin host.
 		{module + "/toolhost/mcp", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode",
 			module + "/toolhost/plugin", module + "/placeholders"}},
 		// Process trees know nothing of plugins or the node: toolhost/plugin,
