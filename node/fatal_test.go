@@ -34,7 +34,7 @@ func TestPanicIsAFatalStopThatRunReturns(t *testing.T) {
 	exe, env := stdioMCPServer(t, mcpDir)
 	var boom atomic.Bool
 	opt := pluginHarness(t.TempDir(), false, plugins).andConfig(func(c *config.Config) {
-		c.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: env}}
+		c.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: env, Cwd: mcpDir}}
 		c.Node.ShutdownGrace = config.Duration(4 * time.Second)
 	})
 	opt.timings = func(tm *timings) {

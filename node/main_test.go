@@ -38,7 +38,8 @@ func runStdioMCPServer(dir string) {
 }
 
 // stdioMCPServer configures the test binary as an MCP stdio server that
-// leaves its pid in dir.
+// leaves its pid in dir; make dir the server's cwd, its own folder, which
+// its sandbox profile lets it write.
 func stdioMCPServer(t *testing.T, dir string) (cmd string, env map[string]string) {
 	t.Helper()
 	exe, err := os.Executable()

@@ -24,7 +24,7 @@ func TestOneProcessTreeManager(t *testing.T) {
 	mcpDir := t.TempDir()
 	exe, env := stdioMCPServer(t, mcpDir)
 	opt := pluginHarness(t.TempDir(), false, plugins).andConfig(func(c *config.Config) {
-		c.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: env}}
+		c.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: env, Cwd: mcpDir}}
 		c.Placeholders.Command = []config.CommandPlaceholderConfig{{Name: "Stamp", Command: "echo stamped", Every: config.Duration(time.Hour)}}
 	})
 	h := startHarness(t, opt)

@@ -56,7 +56,7 @@ func TestRefusedReloadStartsAndStopsNothing(t *testing.T) {
 	exe, oneEnv := stdioMCPServer(t, oneDir)
 	_, twoEnv := stdioMCPServer(t, twoDir)
 	opt := pluginHarness(t.TempDir(), false, plugins).andConfig(func(c *config.Config) {
-		c.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: oneEnv}}
+		c.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: oneEnv, Cwd: oneDir}}
 	})
 	h := startHarness(t, opt)
 	c := h.accept()
@@ -113,13 +113,13 @@ func TestRefusedReloadStartsAndStopsNothing(t *testing.T) {
 	}
 
 	// A new MCP server whose tool is named like the in-process Echo.
-	cfg.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: changedOne}, "two": {Command: exe, Env: twoEnv, Tool: "Echo"}}
+	cfg.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: changedOne, Cwd: oneDir}, "two": {Command: exe, Env: twoEnv, Tool: "Echo", Cwd: twoDir}}
 	refused("an MCP tool name taken", cfg, `"Echo"`)
 
 	// A new direct plugin named like the in-process Echo.
 	echoDir := filepath.Join(plugins, "EchoDirect")
 	writePlugin(t, plugins, "EchoDirect", directManifest("Echo"), map[string]string{"index.js": pidScript})
-	cfg.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: changedOne}, "two": {Command: exe, Env: twoEnv}}
+	cfg.MCP.Servers = map[string]config.MCPServerConfig{"one": {Command: exe, Env: changedOne, Cwd: oneDir}, "two": {Command: exe, Env: twoEnv, Cwd: twoDir}}
 	refused("a direct plugin's tool name taken", cfg, `"Echo"`)
 	if _, err := os.Stat(filepath.Join(echoDir, "pid.txt")); err == nil {
 		t.Error("the clashing direct plugin was started by a refused reload")
