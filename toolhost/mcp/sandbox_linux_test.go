@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -29,7 +30,10 @@ func sandboxFixture(t *testing.T, home string) (*fixture, *sandbox.Sandbox) {
 	if c := sb.Capabilities(); !c.Files || !c.Network {
 		t.Skipf("Landlock with network rules is not available here (ABI %d): %s", c.LandlockABI, c.Why)
 	}
-	return newFixture(t, func(o *Options) { o.ProcessTrees, o.Sandbox = trees, sb }), sb
+	return newFixture(t, func(o *Options) {
+		o.ProcessTrees, o.Sandbox = trees, sb
+		o.Backoff = func(int) time.Duration { return time.Hour } // a server that ended stays so: its reason is kept
+	}), sb
 }
 
 // probe is a probe server under profile, its marker folder its own (Cwd).
@@ -142,4 +146,40 @@ func TestSandboxNoneConfinesNoMCPServer(t *testing.T) {
 	if res, err := call(ctx, t, f.tool("McpFree"), map[string]any{"command": "read", "path": secret}); err != nil || resultText(t, res) != "NOTES" {
 		t.Errorf("read under none: %v %v", res, err)
 	}
+}
+
+// TestSandboxMCPServerAtItsMemoryLimit: a stdio server that allocates
+// past its profile's memory limit is killed by the kernel, and the call
+// (or, on a machine too loaded for the call to wait for the server's end,
+// the server's status) names the limit; nothing of the server is left.
+func TestSandboxMCPServerAtItsMemoryLimit(t *testing.T) {
+	f, sb := sandboxFixture(t, t.TempDir())
+	if sb.Capabilities().Memory == "" || sb.Capabilities().Memory == "rlimit" {
+		t.Skipf("no cgroup memory limit here (%q): the kernel's OOM kill of a tree needs one", sb.Capabilities().Memory)
+	}
+	profiles, err := sandbox.Resolve(map[string]sandbox.Spec{"small": {Extends: "default", Memory: "128MiB"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sb.Update(sandbox.Options{Profiles: profiles, Home: t.TempDir(), TempDir: t.TempDir(), Trees: f.host.o.ProcessTrees,
+		Log: zerolog.New(zerolog.NewTestWriter(t))}); err != nil {
+		t.Fatal(err)
+	}
+	f.start(f.probe("hog", "small"))
+	first := f.pid("hog")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	_, err = call(ctx, t, f.tool("McpHog"), map[string]any{"command": "alloc", "mib": "1024"})
+	if err == nil {
+		t.Fatal("allocating 1 GiB under a 128 MiB limit succeeded")
+	}
+	t.Logf("the error: %v", err)
+	limit := `MCP server "hog" reached a limit of its sandbox profile (profile "small"): memory limit 128MiB reached`
+	if !strings.Contains(err.Error(), limit) {
+		// The call waits for the server's end only so long (a loaded
+		// machine): then the reason is the server's, in its status.
+		t.Logf("the call's error lacks the limit; the server's status must have it")
+		eventually(t, "the status to name the limit", func() bool { return strings.Contains(f.status("hog").LastError, limit) })
+	}
+	eventually(t, "the killed server to be gone", func() bool { return proctreetest.Gone(first) })
 }

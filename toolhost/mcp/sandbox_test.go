@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
+	"strconv"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,6 +42,21 @@ func newProbeServer() *sdk.Server {
 				return failed(err), nil
 			}
 			return textResult(string(b)), nil
+		})
+	srv.AddTool(&sdk.Tool{Name: "alloc", Description: "Allocates and touches mib MiB.", InputSchema: schema("mib")},
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var args struct{ Mib string }
+			_ = json.Unmarshal(req.Params.Arguments, &args)
+			n, _ := strconv.Atoi(args.Mib)
+			held := make([][]byte, 0, n)
+			for range n {
+				b := make([]byte, 1<<20)
+				for i := 0; i < len(b); i += 4096 {
+					b[i] = 1
+				}
+				held = append(held, b)
+			}
+			return textResult(strconv.Itoa(len(held))), nil
 		})
 	return srv
 }
