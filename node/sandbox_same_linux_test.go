@@ -1,0 +1,280 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
+)
+
+// diaryPlugin is a direct (Node.js) plugin in the style of DailyNote: it
+// appends to a file in its own folder, uses its temporary directory and a
+// built-in module, and answers with what it has.
+const diaryPlugin = `const fs = require('fs'), os = require('os'), path = require('path'), crypto = require('crypto');
+module.exports = {
+  initialize(config) { this.base = config.PROJECT_BASE_PATH !== undefined; },
+  async processToolCall(args) {
+    fs.appendFileSync(path.join(__dirname, 'diary.txt'), args.entry + '\n');
+    const scratch = path.join(os.tmpdir(), 'scratch.txt');
+    fs.writeFileSync(scratch, args.entry);
+    return { entries: fs.readFileSync(path.join(__dirname, 'diary.txt'), 'utf8').trim().split('\n'),
+      scratch: fs.readFileSync(scratch, 'utf8'), sha256: crypto.createHash('sha256').update(args.entry).digest('hex'),
+      pid: typeof process.pid, base: this.base };
+  },
+};
+`
+
+// mcpServerScript is an MCP stdio server in plain Python (newline-delimited
+// JSON-RPC, no SDK): one tool that reads a data file of its own folder,
+// writes its temporary directory and sums numbers.
+const mcpServerScript = `import json, os, sys, tempfile
+def reply(id, result):
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "result": result}) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, id = msg.get("method"), msg.get("id")
+    if id is None:
+        continue
+    if method == "initialize":
+        reply(id, {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                   "serverInfo": {"name": "pysum", "version": "1.0"}})
+    elif method == "tools/list":
+        reply(id, {"tools": [{"name": "sum", "description": "Adds numbers.",
+                   "inputSchema": {"type": "object", "properties": {"numbers": {"type": "string"}}, "required": ["numbers"]}}]})
+    elif method == "tools/call":
+        nums = [float(x) for x in msg["params"]["arguments"]["numbers"].split(",")]
+        with tempfile.NamedTemporaryFile("w+", delete=True) as f:
+            f.write(str(sum(nums))); f.flush(); f.seek(0); total = f.read()
+        unit = open("unit.txt").read().strip()
+        reply(id, {"content": [{"type": "text", "text": total + " " + unit}], "structuredContent": {"count": len(nums)}})
+    else:
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no " + method}}) + "\n")
+        sys.stdout.flush()
+`
+
+// TestSandboxDefaultAnswersLikeNone: the example plugins (Python, Node.js
+// and sh, synchronous, asynchronous and static), a direct Node.js plugin
+// and a Python MCP stdio server answer byte for byte the same under the
+// default profile as under none. The only difference a failed call shows
+// is the profile named in its error. Nothing they started outlives the node.
+func TestSandboxDefaultAnswersLikeNone(t *testing.T) {
+	needCommands(t, "python3", "node", "sh")
+	needLandlock(t)
+	examples := examplePlugins(t)
+	calls := []struct {
+		tool string
+		args map[string]string
+	}{
+		{"UnitConverter", map[string]string{"command": "Convert", "value": "10", "from": "km", "to": "mi"}},
+		{"UnitConverter", map[string]string{"command": "ListUnits"}},
+		{"UnitConverter", map[string]string{"command": "Convert", "value": "1", "from": "km", "to": "kg"}}, // an error
+		{"TextStats", map[string]string{"command": "Count", "text": "One line. Two sentences!\nAnd a third line?"}},
+		{"TextStats", map[string]string{"command": "TopWords", "text": "the cat and the hat and the bat", "limit": "2"}},
+		{"DelayedEcho", map[string]string{"text": "later", "delay": "0"}},
+		{"Diary", map[string]string{"entry": "first"}},
+		{"Diary", map[string]string{"entry": "second"}},
+		{"McpPysum", map[string]string{"numbers": "1,2,3.5"}},
+	}
+	// The task id DelayedEcho makes up for each call.
+	taskID := regexp.MustCompile(`[0-9a-f]{12}`)
+	outcomes := map[string][]string{}
+	for _, profile := range []string{"none", "default"} {
+		root := t.TempDir()
+		writeFiles(t, map[string]string{
+			filepath.Join(root, "Diary", "plugin-manifest.json"): `{"name":"Diary","pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct","timeout":120000}}`,
+			filepath.Join(root, "Diary", "index.js"):             diaryPlugin,
+		})
+		mcpDir := t.TempDir()
+		writeFiles(t, map[string]string{
+			filepath.Join(mcpDir, "server.py"): mcpServerScript,
+			filepath.Join(mcpDir, "unit.txt"):  "apples\n",
+		})
+		cfg := config.Default()
+		cfg.Hub.URL, cfg.Hub.Key = "ws://127.0.0.1:1", testKey
+		cfg.Node.ExposedTools = nil
+		cfg.Plugins.Dirs = []string{examples, root}
+		cfg.Plugins.StateDir = t.TempDir()
+		cfg.Sandbox.Profile = profile
+		cfg.MCP.Servers = map[string]config.MCPServerConfig{"pysum": {Command: "python3", Args: []string{"server.py"}, Cwd: mcpDir,
+			Timeout: config.Duration(2 * time.Minute)}}
+		cfg.Tools = map[string]config.ToolConfig{}
+		for _, name := range []string{"UnitConverter", "TextStats", "DelayedEcho"} {
+			cfg.Tools[name] = config.ToolConfig{Timeout: config.Duration(2 * time.Minute)} // a loaded machine
+		}
+		n, err := New(cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), WithGetenv(func(string) string { return "" }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := false
+		closeNode := func() {
+			if !closed {
+				closed = true
+				n.mcp.close()
+				n.plugins.close()
+				n.trees.close()
+			}
+		}
+		t.Cleanup(closeNode)
+		for _, ts := range n.ToolStatuses().Tools {
+			if ts.Sandbox != "" && ts.Sandbox != profile {
+				t.Errorf("%s runs under %q, want %q", ts.Name, ts.Sandbox, profile)
+			}
+		}
+		waitForTool(t, n, "McpPysum")
+		for i, c := range calls {
+			args := map[string]json.RawMessage{}
+			for k, v := range c.args {
+				args[k], _ = json.Marshal(v)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			out := n.CallLocal(ctx, fmt.Sprintf("r%d", i), c.tool, args)
+			cancel()
+			got := string(out.Result)
+			if out.Err != "" {
+				got = "error: " + out.Err
+			}
+			if c.tool == "DelayedEcho" {
+				got = taskID.ReplaceAllString(got, "<task>")
+			}
+			outcomes[profile] = append(outcomes[profile], got)
+		}
+		closeNode()
+		// What the tools started is gone: no process is left in their folders.
+		waitNoneIn(t, examples, root, mcpDir)
+	}
+	for i, c := range calls {
+		none, def := outcomes["none"][i], outcomes["default"][i]
+		if strings.HasPrefix(none, "error: ") {
+			// A failed call names the profile it ran under, and only that differs.
+			if want := none + ` (sandbox profile "default")`; def != want {
+				t.Errorf("%s %v failed differently:\nnone:    %s\ndefault: %s", c.tool, c.args, none, def)
+			}
+			continue
+		}
+		if none != def {
+			t.Errorf("%s %v answered differently:\nnone:    %s\ndefault: %s", c.tool, c.args, none, def)
+		}
+		if !strings.Contains(none, `"`) {
+			t.Errorf("%s %v: no answer: %s", c.tool, c.args, none)
+		}
+	}
+	t.Logf("answers: %q", outcomes["default"])
+}
+
+// TestSandboxStaticPluginAndCommandAnswerLikeNone: the example static
+// plugin (sh, reading /proc and running df) and a placeholder command give
+// the same lines under default as under none; the values change by the
+// second, so the labels are compared.
+func TestSandboxStaticPluginAndCommandAnswerLikeNone(t *testing.T) {
+	needLandlock(t)
+	labels := map[string]string{}
+	for _, profile := range []string{"none", "default"} {
+		cfg := config.Default()
+		cfg.Plugins.Dirs = []string{examplePlugins(t)}
+		cfg.Plugins.StateDir = t.TempDir()
+		cfg.Sandbox.Profile = profile
+		cfg.Placeholders.Command = []config.CommandPlaceholderConfig{{Name: "Kernel", Command: "uname -s; ls /usr/bin/env; head -c 4 /dev/urandom | wc -c"}}
+		resp, warnings, err := EvaluatePlaceholders(t.Context(), cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, p := range resp.Placeholders {
+			fmt.Fprintf(&b, "%s error=%q\n", p.Key, p.LastError)
+			for _, line := range strings.Split(p.Value, "\n") {
+				label, _, _ := strings.Cut(line, ":")
+				if p.Key == "{{Kernel}}" {
+					label = line
+				}
+				fmt.Fprintf(&b, "  %s\n", label)
+			}
+		}
+		fmt.Fprintf(&b, "warnings %q\n", warnings)
+		labels[profile] = b.String()
+	}
+	if labels["none"] != labels["default"] {
+		t.Errorf("static plugin and command differ:\nnone:\n%s\ndefault:\n%s", labels["none"], labels["default"])
+	}
+	for _, want := range []string{"Host", "Load (1/5/15 min)", "Memory", "Disk /", "/usr/bin/env"} {
+		if !strings.Contains(labels["default"], "  "+want+"\n") {
+			t.Errorf("lacks the line %q:\n%s", want, labels["default"])
+		}
+	}
+}
+
+func writeFiles(t *testing.T, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitForTool waits until the node offers tool (an MCP server lists its
+// tools in the background once New's bounded wait is over).
+func waitForTool(t *testing.T, n *Node, tool string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for _, ts := range n.ToolStatuses().Tools {
+			if ts.Name == tool {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no tool %s after 3 minutes: %+v", tool, n.MCPServers())
+		}
+		<-tick.C
+	}
+}
+
+// waitNoneIn waits until no running process has its working directory in
+// one of dirs (the tools' folders), and fails naming those that stay.
+func waitNoneIn(t *testing.T, dirs ...string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var left []string
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+			if err != nil || proctreetest.Gone(pid) {
+				continue
+			}
+			for _, d := range dirs {
+				if cwd == d || strings.HasPrefix(cwd, d+string(filepath.Separator)) {
+					cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+					left = append(left, fmt.Sprintf("%d (%s) in %s", pid, strings.ReplaceAll(string(cmd), "\x00", " "), cwd))
+				}
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of the tools outlived the node: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond) // polling /proc: nothing to wait on
+	}
+}
