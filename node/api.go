@@ -107,11 +107,8 @@ func (n *Node) ToolOverride(name string, req controlapi.ToolOverrideRequest) (co
 // says how many this reader lost); cancel ends the subscription.
 func (n *Node) SubscribeEvents(backlog bool, since uint64) (start uint64,
 	next func(ctx context.Context, stop <-chan struct{}) ([]controlapi.Event, int, error), cancel func()) {
-	sub := n.events.subscribe(backlog, since)
-	n.events.mu.Lock()
-	start = n.events.nextID - 1
-	n.events.mu.Unlock()
-	return start, sub.next, func() { n.events.unsubscribe(sub) }
+	sub, start := n.events.Subscribe(backlog, since)
+	return start, sub.Next, func() { n.events.Unsubscribe(sub) }
 }
 
 func approvalStatus(p toolhost.PendingApproval) controlapi.ApprovalStatus {

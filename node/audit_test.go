@@ -11,21 +11,22 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
-func readAudit(t *testing.T, path string) []auditEntry {
+func readAudit(t *testing.T, path string) []events.AuditEntry {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []auditEntry
+	var out []events.AuditEntry
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var e auditEntry
+		var e events.AuditEntry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("audit line %q: %v", sc.Text(), err)
 		}

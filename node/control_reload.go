@@ -17,7 +17,7 @@ func (n *Node) ReloadFile(path string) (controlapi.ReloadReport, error) {
 	defer func() { _ = n.notifier.Ready("") }()
 	cfg, err := config.Load(path)
 	if err == nil {
-		err = n.tel.audit.check(cfg.Audit.File)
+		err = n.tel.audit.Check(cfg.Audit.File)
 	}
 	if err != nil {
 		n.log.Error().Err(err).Str("config", path).Msg("reload failed; the old config stays in force")

@@ -11,6 +11,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -19,7 +20,7 @@ import (
 type telemetry struct {
 	started time.Time
 	metrics *nodeMetrics
-	audit   *auditLog
+	audit   *events.Audit
 }
 
 // startTelemetry builds the metrics and the audit trail and hooks them to
@@ -27,14 +28,14 @@ type telemetry struct {
 // rather than a warning at the first call.
 func (n *Node) startTelemetry(cfg config.Config) error {
 	t := &telemetry{started: time.Now()}
-	t.audit = newAuditLog(n)
-	if err := t.audit.check(cfg.Audit.File); err != nil {
+	t.audit = events.NewAudit(func() string { return n.Config().Audit.File }, n.Name, n.log)
+	if err := t.audit.Check(cfg.Audit.File); err != nil {
 		return err
 	}
 	n.tel = t
 	t.metrics = newNodeMetrics(n)
 	n.disp.Observe(t.metrics.observe)
-	n.disp.Observe(t.audit.record)
+	n.disp.Observe(t.audit.Record)
 	return nil
 }
 

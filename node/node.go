@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -115,7 +116,7 @@ type Node struct {
 	// once: the server cannot update or remove registered tools otherwise.
 	restart chan struct{}
 
-	tel *telemetry // status, metrics and audit trail (metrics.go, audit.go)
+	tel *telemetry // status, metrics and audit trail (metrics.go; the audit trail is events.Audit)
 
 	decodeBudget *budget               // frames read, not yet decoded (session_read.go)
 	warnings     *toolhost.WarnLimiter // warnings the server can cause at any rate
@@ -130,7 +131,7 @@ type Node struct {
 	// sandbox confines every process a call starts (sandbox.go).
 	sandbox *sandbox.Sandbox
 
-	events *eventLog    // recent events and subscribers (events.go)
+	events *events.Log  // recent events and subscribers
 	obs    *observerSet // observer connections (observer.go)
 }
 

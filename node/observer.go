@@ -11,6 +11,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -39,7 +40,7 @@ type observerSet struct {
 	jitter    func() float64
 	perMinute int
 	burst     int
-	events    *eventLog
+	events    *events.Log
 	approvals *serverApprovals
 	warnings  *toolhost.WarnLimiter
 	notify    func(serverApproval) // nil: none
@@ -62,14 +63,14 @@ type observerConn struct {
 	dedupe  replayFilter
 }
 
-func newObserverSet(log zerolog.Logger, events *eventLog, settings func() observerSettings, t timings) *observerSet {
+func newObserverSet(log zerolog.Logger, evlog *events.Log, settings func() observerSettings, t timings) *observerSet {
 	o := &observerSet{
 		log: log, settings: settings, retry: t.retry, jitter: t.jitter,
 		perMinute: t.connsPerMinute, burst: t.connBurst,
-		events: events, warnings: toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now),
+		events: evlog, warnings: toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now),
 		conns: map[string]*observerConn{},
 	}
-	o.approvals = newServerApprovals(events)
+	o.approvals = newServerApprovals(evlog)
 	return o
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -88,8 +90,8 @@ func (o *observerSet) handle(c *observerConn, data []byte) {
 	if dup {
 		return
 	}
-	ev := Event{Source: EventSourceServer, Channel: c.channel, Type: string(m.Type), Kind: EventInfo}
-	if len(m.Data) <= maxEventData {
+	ev := controlapi.Event{Source: controlapi.EventSourceServer, Channel: c.channel, Type: string(m.Type), Kind: controlapi.EventInfo}
+	if len(m.Data) <= events.MaxData {
 		ev.Data = m.Data
 	}
 	var d wsproto.VCPLogData
@@ -111,11 +113,11 @@ func (o *observerSet) handle(c *observerConn, data []byte) {
 	if ev.Text == "" {
 		ev.Text = m.Message
 	}
-	ev.Text = clipText(ev.Text, maxEventText)
+	ev.Text = events.ClipText(ev.Text, events.MaxText)
 	if m.Type == wsproto.TypeVCPLog {
-		ev.Kind = EventToolLog
+		ev.Kind = controlapi.EventToolLog
 	}
-	o.events.publish(ev)
+	o.events.Publish(ev)
 }
 
 func (o *observerSet) approvalRequest(c *observerConn, m wsproto.Broadcast) {
@@ -142,15 +144,15 @@ func (o *observerSet) approvalRequest(c *observerConn, m wsproto.Broadcast) {
 	if !o.approvals.add(a, now) {
 		return // a replay, or already expired
 	}
-	ev := Event{
-		Source: EventSourceServer, Channel: c.channel, Type: string(m.Type), Kind: EventApprovalRequest,
-		Tool: a.Tool, RequestID: a.RequestID, Maid: a.Maid, Text: clipText(argSummaryText(a.Args), maxEventText),
+	ev := controlapi.Event{
+		Source: controlapi.EventSourceServer, Channel: c.channel, Type: string(m.Type), Kind: controlapi.EventApprovalRequest,
+		Tool: a.Tool, RequestID: a.RequestID, Maid: a.Maid, Text: events.ClipText(argSummaryText(a.Args), events.MaxText),
 		ApprovalID: a.RequestID,
 	}
-	if len(m.Data) <= maxEventData {
+	if len(m.Data) <= events.MaxData {
 		ev.Data = m.Data
 	}
-	o.events.publish(ev)
+	o.events.Publish(ev)
 	if o.notify != nil {
 		o.notify(a)
 	}
@@ -165,7 +167,7 @@ func argSummaryText(args map[string]json.RawMessage) string {
 	sort.Strings(keys)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, k+"="+clipText(string(args[k]), 80))
+		parts = append(parts, k+"="+events.ClipText(string(args[k]), 80))
 	}
 	return strings.Join(parts, " ")
 }
@@ -188,7 +190,7 @@ var ErrNoSuchServerApproval = errors.New("no such server approval")
 // serverApprovals are the pending server approvals, and every id seen, so a
 // replayed request that was answered or expired never shows again.
 type serverApprovals struct {
-	events *eventLog
+	events *events.Log
 	mu     sync.Mutex
 	closed bool
 	// pending by requestId; each has a timer that expires it.
@@ -204,8 +206,8 @@ type pendingServerApproval struct {
 	seq   uint64
 }
 
-func newServerApprovals(events *eventLog) *serverApprovals {
-	return &serverApprovals{events: events, pending: map[string]*pendingServerApproval{}, seen: map[string]struct{}{}}
+func newServerApprovals(evlog *events.Log) *serverApprovals {
+	return &serverApprovals{events: evlog, pending: map[string]*pendingServerApproval{}, seen: map[string]struct{}{}}
 }
 
 // add records a request; false when it was seen before or has expired.
@@ -242,7 +244,7 @@ func (s *serverApprovals) expire(id string) {
 	}
 	s.mu.Unlock()
 	if ok {
-		s.events.publish(Event{Source: EventSourceServer, Channel: p.a.Channel, Kind: EventApprovalExpired,
+		s.events.Publish(controlapi.Event{Source: controlapi.EventSourceServer, Channel: p.a.Channel, Kind: controlapi.EventApprovalExpired,
 			Tool: p.a.Tool, RequestID: id, Status: "expired"})
 	}
 }
@@ -325,7 +327,7 @@ func (o *observerSet) answer(id string, approve bool, reason string) (serverAppr
 	if approve {
 		verdict = "approved"
 	}
-	o.events.publish(Event{Source: EventSourceServer, Channel: a.Channel, Kind: EventApprovalAnswered,
-		Tool: a.Tool, RequestID: a.RequestID, Approval: verdict, Text: clipText(reason, maxEventText)})
+	o.events.Publish(controlapi.Event{Source: controlapi.EventSourceServer, Channel: a.Channel, Kind: controlapi.EventApprovalAnswered,
+		Tool: a.Tool, RequestID: a.RequestID, Approval: verdict, Text: events.ClipText(reason, events.MaxText)})
 	return a, nil
 }

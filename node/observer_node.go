@@ -12,13 +12,14 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 // How the observer side and the event stream hang on the Node.
 
 func (n *Node) initEvents(cfg config.Config) {
-	n.events = newEventLog(cfg.Observer.Buffer)
+	n.events = events.New(cfg.Observer.Buffer)
 	n.obs = newObserverSet(n.log, n.events, n.observerSettings, n.timings)
 	n.obs.guard = n.guard
 	if cfg.Observer.Notify {
@@ -59,9 +60,9 @@ func (n *Node) publishLocalApprovals(ctx context.Context) {
 		for _, p := range n.Approvals().Pending() {
 			now[p.ID] = true
 			if !seen[p.ID] {
-				n.events.publish(Event{
-					Source: EventSourceNode, Kind: EventApprovalRequest, Tool: p.Tool, RequestID: p.RequestID,
-					Text: clipText(argSummaryText(p.Args), maxEventText), ApprovalID: p.ID,
+				n.events.Publish(controlapi.Event{
+					Source: controlapi.EventSourceNode, Kind: controlapi.EventApprovalRequest, Tool: p.Tool, RequestID: p.RequestID,
+					Text: events.ClipText(argSummaryText(p.Args), events.MaxText), ApprovalID: p.ID,
 				})
 			}
 		}
@@ -76,14 +77,14 @@ func (n *Node) publishLocalApprovals(ctx context.Context) {
 
 // callStarted publishes a call this node accepted.
 func (n *Node) callStarted(requestID, tool string, local bool) {
-	n.events.publish(Event{Source: EventSourceNode, Kind: EventCallStart, Tool: tool, RequestID: requestID, Local: local})
+	n.events.Publish(controlapi.Event{Source: controlapi.EventSourceNode, Kind: controlapi.EventCallStart, Tool: tool, RequestID: requestID, Local: local})
 }
 
 // recordCall is the dispatcher's observer: every finished call is an event.
 func (n *Node) recordCall(rec toolhost.CallRecord) {
 	ms := rec.Duration.Milliseconds()
-	ev := Event{
-		Time: rec.Finished, Source: EventSourceNode, Kind: EventCallEnd, Tool: rec.Tool, RequestID: rec.RequestID,
+	ev := controlapi.Event{
+		Time: rec.Finished, Source: controlapi.EventSourceNode, Kind: controlapi.EventCallEnd, Tool: rec.Tool, RequestID: rec.RequestID,
 		Status: rec.Outcome, DurationMs: &ms, Approval: string(rec.Approval), Local: rec.Local, Text: rec.Error,
 	}
 	switch n := len(rec.Result); {
@@ -93,8 +94,8 @@ func (n *Node) recordCall(rec toolhost.CallRecord) {
 	default: // a file's base64, say: not worth decoding on the call's path
 		ev.Text = fmt.Sprintf("(a result of %d bytes)", n)
 	}
-	ev.Text = clipText(ev.Text, maxEventText)
-	n.events.publish(ev)
+	ev.Text = events.ClipText(ev.Text, events.MaxText)
+	n.events.Publish(ev)
 }
 
 // maxParsedResult bounds the results recordCall decodes for their text: it
@@ -142,7 +143,7 @@ func (n *Node) ObserverStatuses() []controlapi.ObserverStatus { return n.obs.sta
 // f, until ctx ends or each fails. The channels are cfg's [observer]
 // channels, enabled or not. Its device name is the node's name plus
 // "-watch", so the server's replay cache keeps it apart from the daemon.
-func WatchHub(ctx context.Context, cfg config.Config, log zerolog.Logger, getenv func(string) string, f EventFilter, each func(Event) error) error {
+func WatchHub(ctx context.Context, cfg config.Config, log zerolog.Logger, getenv func(string) string, f controlapi.EventFilter, each func(controlapi.Event) error) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -158,9 +159,9 @@ func WatchHub(ctx context.Context, cfg config.Config, log zerolog.Logger, getenv
 		name, _ = os.Hostname()
 	}
 	st := observerSettings{base: cfg.Hub.URL, key: key, device: name + "-watch", hub: cfg.Hub}
-	events := newEventLog(cfg.Observer.Buffer)
-	obs := newObserverSet(log, events, func() observerSettings { return st }, defaultTimings())
-	sub := events.subscribe(false, 0)
+	evlog := events.New(cfg.Observer.Buffer)
+	obs := newObserverSet(log, evlog, func() observerSettings { return st }, defaultTimings())
+	sub, _ := evlog.Subscribe(false, 0)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
@@ -170,12 +171,12 @@ func WatchHub(ctx context.Context, cfg config.Config, log zerolog.Logger, getenv
 	}()
 	defer func() { cancel(); <-done }()
 	for {
-		evs, dropped, err := sub.next(ctx, nil)
+		evs, dropped, err := sub.Next(ctx, nil)
 		if err != nil {
 			return nil // ctx ended: the watch is over
 		}
 		if dropped > 0 {
-			if err := each(Event{Kind: EventDropped, Dropped: dropped, Time: time.Now()}); err != nil {
+			if err := each(controlapi.Event{Kind: controlapi.EventDropped, Dropped: dropped, Time: time.Now()}); err != nil {
 				return err
 			}
 		}

@@ -39,14 +39,14 @@ func (h *harness) acceptObserver(channel string) *fakehub.ObserverConn {
 }
 
 // eventStream reads GET /v1/events into a channel.
-func eventStream(t *testing.T, h *harness, c *controlapi.ControlClient, q controlapi.EventsQuery) <-chan Event {
+func eventStream(t *testing.T, h *harness, c *controlapi.ControlClient, q controlapi.EventsQuery) <-chan controlapi.Event {
 	t.Helper()
 	ctx, cancel := context.WithCancel(h.ctx)
 	t.Cleanup(cancel)
-	out := make(chan Event, 1024)
+	out := make(chan controlapi.Event, 1024)
 	started := make(chan struct{})
 	go func() {
-		_ = c.Events(ctx, q, func(ev Event) error {
+		_ = c.Events(ctx, q, func(ev controlapi.Event) error {
 			if ev.Kind == controlapi.EventStreamStart {
 				close(started)
 				return nil
@@ -64,7 +64,7 @@ func eventStream(t *testing.T, h *harness, c *controlapi.ControlClient, q contro
 }
 
 // nextEvent returns the next event that is not of the skipped kinds.
-func nextEvent(t *testing.T, h *harness, evs <-chan Event, skip ...string) Event {
+func nextEvent(t *testing.T, h *harness, evs <-chan controlapi.Event, skip ...string) controlapi.Event {
 	t.Helper()
 	for {
 		select {
@@ -142,29 +142,29 @@ func TestEventsStreamServerAndNode(t *testing.T) {
 
 	h.hub.LogToolResult("Weather", "success", "Sunny\nand warm")
 	ev := nextEvent(t, h, evs)
-	if ev.Source != EventSourceServer || ev.Kind != EventToolLog || ev.Tool != "Weather" || ev.Status != "success" || ev.Text != "Sunny\nand warm" || ev.Channel != "VCPlog" {
+	if ev.Source != controlapi.EventSourceServer || ev.Kind != controlapi.EventToolLog || ev.Tool != "Weather" || ev.Status != "success" || ev.Text != "Sunny\nand warm" || ev.Channel != "VCPlog" {
 		t.Fatalf("vcp_log event %+v", ev)
 	}
 	if _, err := h.hub.BroadcastJSON(fakehub.ChannelVCPInfo, "plugin_status", map[string]string{"message": "indexing done"}); err != nil {
 		t.Fatal(err)
 	}
 	ev = nextEvent(t, h, evs)
-	if ev.Kind != EventInfo || ev.Type != "plugin_status" || ev.Text != "indexing done" || ev.Channel != "vcpinfo" {
+	if ev.Kind != controlapi.EventInfo || ev.Type != "plugin_status" || ev.Text != "indexing done" || ev.Channel != "vcpinfo" {
 		t.Fatalf("vcpinfo event %+v", ev)
 	}
 
 	h.call(h.hub.Conns()[0], "Echo", map[string]any{"message": "hello"})
 	start := nextEvent(t, h, evs)
 	end := nextEvent(t, h, evs)
-	if start.Kind != EventCallStart || start.Source != EventSourceNode || start.Tool != "Echo" {
+	if start.Kind != controlapi.EventCallStart || start.Source != controlapi.EventSourceNode || start.Tool != "Echo" {
 		t.Fatalf("start %+v", start)
 	}
-	if end.Kind != EventCallEnd || end.Status != "ok" || end.DurationMs == nil || end.RequestID != start.RequestID || !strings.Contains(end.Text, "hello") {
+	if end.Kind != controlapi.EventCallEnd || end.Status != "ok" || end.DurationMs == nil || end.RequestID != start.RequestID || !strings.Contains(end.Text, "hello") {
 		t.Fatalf("end %+v", end)
 	}
 
 	// Filters: only the server's, only one tool.
-	serverOnly := eventStream(t, h, client, controlapi.EventsQuery{EventFilter: EventFilter{Source: EventSourceServer, Tool: "B"}})
+	serverOnly := eventStream(t, h, client, controlapi.EventsQuery{EventFilter: controlapi.EventFilter{Source: controlapi.EventSourceServer, Tool: "B"}})
 	h.call(h.hub.Conns()[0], "Echo", map[string]any{"message": "x"})
 	h.hub.LogToolResult("A", "success", "a")
 	h.hub.LogToolResult("B", "error", "b failed")
@@ -172,8 +172,8 @@ func TestEventsStreamServerAndNode(t *testing.T) {
 		t.Fatalf("filtered stream gave %+v", ev)
 	}
 	// The backlog holds what was published before the stream began.
-	backlog := eventStream(t, h, client, controlapi.EventsQuery{Backlog: true, EventFilter: EventFilter{Tool: "Weather"}})
-	if ev := nextEvent(t, h, backlog); ev.Tool != "Weather" || ev.Kind != EventToolLog {
+	backlog := eventStream(t, h, client, controlapi.EventsQuery{Backlog: true, EventFilter: controlapi.EventFilter{Tool: "Weather"}})
+	if ev := nextEvent(t, h, backlog); ev.Tool != "Weather" || ev.Kind != controlapi.EventToolLog {
 		t.Fatalf("backlog %+v", ev)
 	}
 }
@@ -214,7 +214,7 @@ func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev := nextEvent(t, h, evs, EventApprovalAnswered); ev.Kind != EventApprovalRequest || ev.RequestID != id || ev.Maid != "Nova" {
+		if ev := nextEvent(t, h, evs, controlapi.EventApprovalAnswered); ev.Kind != controlapi.EventApprovalRequest || ev.RequestID != id || ev.Maid != "Nova" {
 			t.Fatalf("approval event %+v", ev)
 		}
 		return id
@@ -258,8 +258,8 @@ func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 	// dropped unseen: 2 s leaves a loaded machine room to deliver it.
 	short := ask("Shell", 2*time.Second)
 	for {
-		ev := nextEvent(t, h, evs, EventApprovalAnswered)
-		if ev.Kind == EventApprovalExpired && ev.RequestID == short {
+		ev := nextEvent(t, h, evs, controlapi.EventApprovalAnswered)
+		if ev.Kind == controlapi.EventApprovalExpired && ev.RequestID == short {
 			break
 		}
 	}
@@ -283,7 +283,7 @@ func TestServerApprovalAnsweredRightAfterAReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev := nextEvent(t, h, evs); ev.Kind != EventApprovalRequest || ev.RequestID != id {
+	if ev := nextEvent(t, h, evs); ev.Kind != controlapi.EventApprovalRequest || ev.RequestID != id {
 		t.Fatalf("approval event %+v", ev)
 	}
 	logConn.Drop()
@@ -302,7 +302,7 @@ func TestReplayedBroadcastsAreNotShownTwice(t *testing.T) {
 	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
 	h.acceptObserver(fakehub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
-	evs := eventStream(t, h, client, controlapi.EventsQuery{EventFilter: EventFilter{Kinds: []string{EventToolLog, EventApprovalRequest}}})
+	evs := eventStream(t, h, client, controlapi.EventsQuery{EventFilter: controlapi.EventFilter{Kinds: []string{controlapi.EventToolLog, controlapi.EventApprovalRequest}}})
 
 	h.hub.LogToolResult("Seen", "success", "once")
 	answered, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Answered", TTL: time.Minute})
@@ -384,17 +384,17 @@ func TestLocalApprovalIsAnEvent(t *testing.T) {
 	}})
 	conn := h.accept()
 	_, client := startControl(t, h, "")
-	evs := eventStream(t, h, client, controlapi.EventsQuery{EventFilter: EventFilter{Source: EventSourceNode}})
+	evs := eventStream(t, h, client, controlapi.EventsQuery{EventFilter: controlapi.EventFilter{Source: controlapi.EventSourceNode}})
 	result := asyncCall(h, conn, "r-1", "Echo", map[string]string{"message": "hi"})
-	ev := nextEvent(t, h, evs, EventCallStart)
-	if ev.Kind != EventApprovalRequest || ev.ApprovalID != "1" || ev.RequestID != "r-1" || ev.Tool != "Echo" || !strings.Contains(ev.Text, `message="hi"`) {
+	ev := nextEvent(t, h, evs, controlapi.EventCallStart)
+	if ev.Kind != controlapi.EventApprovalRequest || ev.ApprovalID != "1" || ev.RequestID != "r-1" || ev.Tool != "Echo" || !strings.Contains(ev.Text, `message="hi"`) {
 		t.Fatalf("approval event %+v", ev)
 	}
 	if _, err := client.Decide(h.ctx, "1", false, "no"); err != nil {
 		t.Fatal(err)
 	}
 	<-result
-	if ev := nextEvent(t, h, evs); ev.Kind != EventCallEnd || ev.Approval != "denied" || ev.Status != "denied" && ev.Status != "error" {
+	if ev := nextEvent(t, h, evs); ev.Kind != controlapi.EventCallEnd || ev.Approval != "denied" || ev.Status != "denied" && ev.Status != "error" {
 		t.Fatalf("end event %+v", ev)
 	}
 }

@@ -66,6 +66,8 @@ func TestImportDirections(t *testing.T) {
 		// The sandbox knows profiles, the kernel and process trees only.
 		{module + "/toolhost/sandbox", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
 		{module + "/node", true, []string{module + "/cmd/vcpnode"}},
+		// The event log and audit trail know events and call records, not connections.
+		{module + "/events", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The outbox knows files and plugin names, not connections.
 		{module + "/outbox", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The liveness core knows sockets, not messages or the daemon.
@@ -112,6 +114,8 @@ func TestModuleImportsAllowed(t *testing.T) {
 		// The control servers reach the daemon through their Backend
 		// interface, never through node.
 		"control": {"config", "console", "controlapi", "toolhost/textproto"},
+		// The event log and the audit trail: the node publishes, control streams.
+		"events": {"config", "controlapi", "toolhost"},
 		// The outbox stores callbacks; the session hands it a send function.
 		"outbox": {"config", "toolhost/plugin"},
 	}

@@ -1,4 +1,4 @@
-package node
+package events
 
 import (
 	"encoding/json"
@@ -7,11 +7,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
-// auditLog appends one JSON line per finished call to [audit] file. The
+// Audit appends one JSON line per finished call to [audit] file. The
 // dispatcher already logs every call at info level; the file is a record
 // apart from the log, for the owner to keep and grep. It never holds
 // argument values.
@@ -19,15 +21,17 @@ import (
 // The file is opened for each line: calls are rare next to the cost of a
 // tool, the path follows a reload at once, and a rotated file is simply
 // recreated.
-type auditLog struct {
-	n *Node
+type Audit struct {
+	file func() string // the [audit] file in force; "" records nothing
+	node func() string // the node's name
+	log  zerolog.Logger
 
 	mu      sync.Mutex
 	failing bool // the last write failed; warn once per failure streak
 }
 
-// auditEntry is one line of the audit file.
-type auditEntry struct {
+// AuditEntry is one line of the audit file.
+type AuditEntry struct {
 	Time        time.Time `json:"time"`
 	Node        string    `json:"node"`
 	Tool        string    `json:"tool"`
@@ -41,10 +45,14 @@ type auditEntry struct {
 	Error       string    `json:"error,omitempty"`
 }
 
-func newAuditLog(n *Node) *auditLog { return &auditLog{n: n} }
+// NewAudit records to the file file names at each call, read afresh so
+// that a reload takes effect at the next call.
+func NewAudit(file, node func() string, log zerolog.Logger) *Audit {
+	return &Audit{file: file, node: node, log: log}
+}
 
-// check makes sure path can be appended to, creating it (0600) if needed.
-func (a *auditLog) check(path string) error {
+// Check makes sure path can be appended to, creating it (0600) if needed.
+func (a *Audit) Check(path string) error {
 	if path == "" {
 		return nil
 	}
@@ -63,14 +71,14 @@ func openAudit(path string) (*os.File, error) {
 	return f, nil
 }
 
-// record is the dispatcher observer.
-func (a *auditLog) record(rec toolhost.CallRecord) {
-	path := a.n.Config().Audit.File
+// Record is the dispatcher's observer.
+func (a *Audit) Record(rec toolhost.CallRecord) {
+	path := a.file()
 	if path == "" {
 		return
 	}
-	line, err := json.Marshal(auditEntry{
-		Time: rec.Finished.UTC(), Node: a.n.Name(), Tool: rec.Tool, RequestID: rec.RequestID, Local: rec.Local,
+	line, err := json.Marshal(AuditEntry{
+		Time: rec.Finished.UTC(), Node: a.node(), Tool: rec.Tool, RequestID: rec.RequestID, Local: rec.Local,
 		Outcome: rec.Outcome, Approval: string(rec.Approval), DurationMs: millis(rec.Duration),
 		QueuedMs: millis(rec.Queued), ResultBytes: rec.ResultBytes, Error: rec.Error,
 	})
@@ -86,10 +94,10 @@ func (a *auditLog) record(rec toolhost.CallRecord) {
 	switch {
 	case err != nil && !a.failing:
 		a.failing = true
-		a.n.log.Error().Err(err).Msg("cannot write the audit file; calls are still logged (said once until it works again)")
+		a.log.Error().Err(err).Msg("cannot write the audit file; calls are still logged (said once until it works again)")
 	case err == nil && a.failing:
 		a.failing = false
-		a.n.log.Info().Str("file", path).Msg("audit file writable again")
+		a.log.Info().Str("file", path).Msg("audit file writable again")
 	}
 }
 

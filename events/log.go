@@ -1,4 +1,4 @@
-package node
+package events
 
 import (
 	"context"
@@ -9,37 +9,28 @@ import (
 	"github.com/vcpnode/vcpnode/controlapi"
 )
 
-// The node publishes events as the control API streams them; these names
-// keep the node's own code short.
+// The events are the control API's: what the log keeps is what
+// GET /v1/events streams.
 type (
-	Event       = controlapi.Event
-	EventFilter = controlapi.EventFilter
+	Event  = controlapi.Event
+	Filter = controlapi.EventFilter
 )
 
-// Event sources and kinds (controlapi).
+// Bounds of what one event carries: the text is clipped (ClipText), and
+// data larger than MaxData is left out by the publisher.
 const (
-	EventSourceNode       = controlapi.EventSourceNode
-	EventSourceServer     = controlapi.EventSourceServer
-	EventCallStart        = controlapi.EventCallStart
-	EventCallEnd          = controlapi.EventCallEnd
-	EventApprovalRequest  = controlapi.EventApprovalRequest
-	EventApprovalAnswered = controlapi.EventApprovalAnswered
-	EventApprovalExpired  = controlapi.EventApprovalExpired
-	EventToolLog          = controlapi.EventToolLog
-	EventInfo             = controlapi.EventInfo
-	EventDropped          = controlapi.EventDropped
+	MaxText = 4 << 10
+	MaxData = 16 << 10
 )
 
 const (
-	maxEventText = 4 << 10
-	maxEventData = 16 << 10
 	// subscriberBuffer bounds the events one subscriber may lag behind;
 	// past it the oldest are dropped and counted.
 	subscriberBuffer = 256
 )
 
-// clipText bounds text at a rune boundary, marking the cut.
-func clipText(s string, n int) string {
+// ClipText bounds text at a rune boundary, marking the cut.
+func ClipText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -50,25 +41,26 @@ func clipText(s string, n int) string {
 	return s[:cut] + "…"
 }
 
-// eventLog is a ring of recent events and the live subscribers. Publishing
+// Log is a ring of recent events and the live subscribers. Publishing
 // never blocks: a subscriber that lags loses its oldest events and is told
 // how many.
-type eventLog struct {
+type Log struct {
 	mu     sync.Mutex
 	ring   []Event
 	head   int // index of the oldest event
 	count  int
 	nextID uint64
-	subs   map[*eventSub]struct{}
+	subs   map[*Sub]struct{}
 }
 
-func newEventLog(size int) *eventLog {
-	return &eventLog{ring: make([]Event, size), nextID: 1, subs: map[*eventSub]struct{}{}}
+// New keeps the last size events.
+func New(size int) *Log {
+	return &Log{ring: make([]Event, size), nextID: 1, subs: map[*Sub]struct{}{}}
 }
 
-// publish stamps ev with an id (and a time if it has none), keeps it and
+// Publish stamps ev with an id (and a time if it has none), keeps it and
 // hands it to every subscriber.
-func (l *eventLog) publish(ev Event) Event {
+func (l *Log) Publish(ev Event) Event {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
@@ -89,14 +81,14 @@ func (l *eventLog) publish(ev Event) Event {
 	return ev
 }
 
-// since returns the kept events with an id above id, oldest first.
-func (l *eventLog) since(id uint64) []Event {
+// Since returns the kept events with an id above id, oldest first.
+func (l *Log) Since(id uint64) []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.sinceLocked(id)
 }
 
-func (l *eventLog) sinceLocked(id uint64) []Event {
+func (l *Log) sinceLocked(id uint64) []Event {
 	var out []Event
 	for i := range l.count {
 		if ev := l.ring[(l.head+i)%len(l.ring)]; ev.ID > id {
@@ -106,10 +98,11 @@ func (l *eventLog) sinceLocked(id uint64) []Event {
 	return out
 }
 
-// subscribe registers a subscriber; with backlog it first gets the kept
+// Subscribe registers a subscriber; with backlog it first gets the kept
 // events above since (as many as fit its buffer, the rest counted dropped).
-func (l *eventLog) subscribe(backlog bool, since uint64) *eventSub {
-	s := &eventSub{ready: make(chan struct{}, 1), max: subscriberBuffer}
+// last is the id of the last event published before the subscription.
+func (l *Log) Subscribe(backlog bool, since uint64) (s *Sub, last uint64) {
+	s = &Sub{ready: make(chan struct{}, 1), max: subscriberBuffer}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if backlog {
@@ -118,17 +111,18 @@ func (l *eventLog) subscribe(backlog bool, since uint64) *eventSub {
 		}
 	}
 	l.subs[s] = struct{}{}
-	return s
+	return s, l.nextID - 1
 }
 
-func (l *eventLog) unsubscribe(s *eventSub) {
+// Unsubscribe stops handing events to s.
+func (l *Log) Unsubscribe(s *Sub) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.subs, s)
 }
 
-// eventSub is one reader's bounded queue.
-type eventSub struct {
+// Sub is one reader's bounded queue.
+type Sub struct {
 	mu      sync.Mutex
 	q       []Event
 	max     int
@@ -136,7 +130,7 @@ type eventSub struct {
 	ready   chan struct{} // holds a token while q is not empty
 }
 
-func (s *eventSub) push(ev Event) {
+func (s *Sub) push(ev Event) {
 	s.mu.Lock()
 	if len(s.q) >= s.max {
 		s.q = s.q[1:]
@@ -150,8 +144,9 @@ func (s *eventSub) push(ev Event) {
 	}
 }
 
-// next waits for events; dropped is how many were lost before them.
-func (s *eventSub) next(ctx context.Context, stop <-chan struct{}) (evs []Event, dropped int, err error) {
+// Next waits for events; dropped is how many were lost before them. It
+// returns context.Canceled once stop is closed.
+func (s *Sub) Next(ctx context.Context, stop <-chan struct{}) (evs []Event, dropped int, err error) {
 	for {
 		s.mu.Lock()
 		if len(s.q) > 0 || s.dropped > 0 {
