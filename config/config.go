@@ -83,6 +83,9 @@ type FilesConfig struct {
 	// Roots are the directories files may be served from; empty disables serving.
 	Roots    []string `toml:"roots"`
 	MaxBytes int64    `toml:"max_bytes"`
+	// WriteMaxBytes caps the file WriteFile leaves behind (after an append
+	// too); the content arrives in one frame, so the frame limit bounds it.
+	WriteMaxBytes int64 `toml:"write_max_bytes"`
 }
 
 // LogConfig is the [log] table.
@@ -119,6 +122,9 @@ const (
 
 	// ServerFrameLimit is the server's WebSocket message limit (ws maxPayload).
 	ServerFrameLimit = 100 * MiB
+	// DefaultWriteMaxBytes is [files] write_max_bytes when unset: room for
+	// any source file a model writes, not for a disk-filling one.
+	DefaultWriteMaxBytes = 1 * MiB
 )
 
 // Default is the configuration used for every key a file leaves out.
@@ -139,7 +145,7 @@ func Default() Config {
 		},
 		// A 50 MiB file is about 67 MiB in base64: inside the server's
 		// 100 MiB frame, with room to spare.
-		Files: FilesConfig{MaxBytes: 50 * MiB},
+		Files: FilesConfig{MaxBytes: 50 * MiB, WriteMaxBytes: DefaultWriteMaxBytes},
 		Log:   LogConfig{Level: "info", Format: "auto"},
 
 		Plugins: defaultPluginsConfig(),

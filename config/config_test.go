@@ -189,6 +189,8 @@ func TestValidateFindsEachProblem(t *testing.T) {
 		{"exposed and hidden", func(c *Config) { c.Node.ExposedTools, c.Node.HiddenTools = []string{"A", "B"}, []string{"B"} },
 			"node.hidden_tools[0]", `"B" is also in node.exposed_tools`},
 		{"max bytes zero", func(c *Config) { c.Files.MaxBytes = 0 }, "files.max_bytes", "must be positive"},
+		{"write cap zero", func(c *Config) { c.Files.WriteMaxBytes = 0 }, "files.write_max_bytes", "must be from 1 to 104857600"},
+		{"write cap over a frame", func(c *Config) { c.Files.WriteMaxBytes = ServerFrameLimit + 1 }, "files.write_max_bytes", "the server's frame limit"},
 		{"root empty", func(c *Config) { c.Files.Roots = []string{""} }, "files.roots[0]", "is empty"},
 		{"log format", func(c *Config) { c.Log.Format = "text" }, "log.format", `"text" is not one of auto, console, json`},
 		{"tool name empty", func(c *Config) { c.Tools = map[string]ToolConfig{"": {}} }, `tools.""`, "tool name is empty"},

@@ -103,7 +103,7 @@ func TestPolicyCarriesApproval(t *testing.T) {
 		{"C", toolhost.ApprovalAuto, toolhost.DefaultApprovalTimeout},
 	}
 	for _, tt := range tests {
-		if mode, wait := pol.Approval(tt.tool); mode != tt.mode || wait != tt.wait {
+		if mode, wait := pol.Approval(toolhost.Spec{Name: tt.tool}); mode != tt.mode || wait != tt.wait {
 			t.Errorf("%s: %s %s, want %s %s", tt.tool, mode, wait, tt.mode, tt.wait)
 		}
 	}

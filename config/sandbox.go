@@ -126,17 +126,30 @@ func (c Config) SandboxOptions(configFile string, getenv func(string) string, eu
 	if err != nil {
 		return sandbox.Options{}, err
 	}
-	protected := []string{c.Hub.KeyFile, c.Audit.File}
+	return sandbox.Options{
+		Profiles: profiles, Default: c.Sandbox.Profile, Tools: c.SandboxTools(),
+		Protected: c.OwnFiles(configFile, getenv, euid), FileRoots: slices.Clone(c.Files.Roots), Require: c.Sandbox.Require,
+	}, nil
+}
+
+// OwnFiles are the node's own files that no tool may read or write and no
+// sandbox profile may grant, even inside a file root: the key file, the
+// audit log, the config file (when known) and the state directory. Unset
+// ones are left out.
+func (c Config) OwnFiles(configFile string, getenv func(string) string, euid int) []string {
+	var own []string
+	for _, p := range []string{c.Hub.KeyFile, c.Audit.File} {
+		if p != "" {
+			own = append(own, p)
+		}
+	}
 	if configFile != "" {
 		if abs, err := filepath.Abs(configFile); err == nil {
-			protected = append(protected, abs)
+			own = append(own, abs)
 		}
 	}
 	if dir, err := c.Plugins.StateDirectory(getenv, euid); err == nil {
-		protected = append(protected, dir)
+		own = append(own, dir)
 	}
-	return sandbox.Options{
-		Profiles: profiles, Default: c.Sandbox.Profile, Tools: c.SandboxTools(),
-		Protected: protected, FileRoots: slices.Clone(c.Files.Roots), Require: c.Sandbox.Require,
-	}, nil
+	return own
 }

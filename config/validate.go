@@ -154,6 +154,9 @@ func (c Config) checkFiles(ps *problemList) {
 			ps.add(indexKey("files.roots", i), "%s", msg)
 		}
 	}
+	if f.WriteMaxBytes <= 0 || f.WriteMaxBytes > ServerFrameLimit {
+		ps.add("files.write_max_bytes", "must be from 1 to %d, the server's frame limit (got %d)", int64(ServerFrameLimit), f.WriteMaxBytes)
+	}
 	if f.MaxBytes <= 0 {
 		ps.add("files.max_bytes", "must be positive (got %d)", f.MaxBytes)
 		return

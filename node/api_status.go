@@ -97,7 +97,7 @@ func (n *Node) ToolStatuses() controlapi.ToolsResponse {
 		servers["mcp:"+st.Name] = st
 	}
 	for _, t := range n.Tools() {
-		mode, wait := pol.Approval(t.Spec.Name)
+		mode, wait := pol.Approval(t.Spec)
 		ts := controlapi.ToolStatus{
 			Name: t.Spec.Name, DisplayName: t.Spec.DisplayName, Version: t.Spec.Version, Source: t.Spec.Source,
 			Builtin: t.Spec.Builtin, Implicit: t.Spec.Implicit, Exposed: t.Exposure.Exposed, Reason: t.Exposure.Reason,

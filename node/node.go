@@ -293,9 +293,9 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 			return nil, err
 		}
 	}
-	// The node's own secrets are never served, even from inside a root.
-	var deny []string
-	for _, p := range append([]string{cfg.Hub.KeyFile}, n.protected...) {
+	// The node's own files are never read or written, even inside a root.
+	deny := cfg.OwnFiles("", n.getenv, os.Geteuid())
+	for _, p := range n.protected {
 		if p != "" {
 			deny = append(deny, p)
 		}

@@ -42,7 +42,7 @@ func BuildToolSet(cfg config.Config, scan *plugin.Set, deny []string, extra []to
 		}
 	}
 	fileOpts := files.Options{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes, Deny: deny}
-	ts.Tools = append([]toolhost.Tool{files.NewTool(fileOpts)}, builtin.New(files.NewAccess(fileOpts))...)
+	ts.Tools = append([]toolhost.Tool{files.NewTool(fileOpts)}, builtin.New(files.NewAccess(fileOpts), cfg.Files.WriteMaxBytes)...)
 	if scan != nil {
 		ts.Tools = append(ts.Tools, scan.Tools...)
 	}

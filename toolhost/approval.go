@@ -264,10 +264,13 @@ func ShortDuration(d time.Duration) string {
 }
 
 // Approval returns the tool's approval mode and how long a call waits for
-// the owner.
-func (p Policy) Approval(name string) (ApprovalMode, time.Duration) {
-	o := p.Tools[name]
+// the owner: [tools.NAME] approval, else the tool's own default, else auto.
+func (p Policy) Approval(s Spec) (ApprovalMode, time.Duration) {
+	o := p.Tools[s.Name]
 	mode, wait := o.Approval, o.ApprovalTimeout
+	if mode == "" {
+		mode = s.Approval
+	}
 	if mode == "" {
 		mode = ApprovalAuto
 	}

@@ -267,18 +267,21 @@ func TestApprovalPendingIsBounded(t *testing.T) {
 }
 
 func TestPolicyApprovalDefaults(t *testing.T) {
-	p := Policy{Tools: map[string]ToolOverride{"A": {Approval: ApprovalAsk}, "B": {ApprovalTimeout: time.Second}}}
+	p := Policy{Tools: map[string]ToolOverride{"A": {Approval: ApprovalAsk}, "B": {ApprovalTimeout: time.Second}, "C": {Approval: ApprovalAuto}}}
 	tests := []struct {
 		tool string
+		own  ApprovalMode // the tool's default (Spec.Approval)
 		mode ApprovalMode
 		wait time.Duration
 	}{
-		{"A", ApprovalAsk, DefaultApprovalTimeout},
-		{"B", ApprovalAuto, time.Second},
-		{"none", ApprovalAuto, DefaultApprovalTimeout},
+		{"A", "", ApprovalAsk, DefaultApprovalTimeout},
+		{"B", "", ApprovalAuto, time.Second},
+		{"none", "", ApprovalAuto, DefaultApprovalTimeout},
+		{"B", ApprovalAsk, ApprovalAsk, time.Second},             // the tool's default applies when the config sets none
+		{"C", ApprovalAsk, ApprovalAuto, DefaultApprovalTimeout}, // the config's wins
 	}
 	for _, tt := range tests {
-		if mode, wait := p.Approval(tt.tool); mode != tt.mode || wait != tt.wait {
+		if mode, wait := p.Approval(Spec{Name: tt.tool, Approval: tt.own}); mode != tt.mode || wait != tt.wait {
 			t.Errorf("Approval(%s) = %s, %s; want %s, %s", tt.tool, mode, wait, tt.mode, tt.wait)
 		}
 	}

@@ -225,7 +225,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 	}
 	// The owner's approval gate (approval.go). Local calls are the owner's
 	// own, unless Gated (an MCP client calling for its model).
-	mode, approvalWait := pol.Approval(toolName)
+	mode, approvalWait := pol.Approval(e.spec)
 	gate := !in.Local || in.Gated
 	if gate && mode == ApprovalDeny {
 		d.rejectLocked(in, toolName, reply, fmt.Errorf("tool %q %w", toolName, ErrRefused))

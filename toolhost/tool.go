@@ -70,6 +70,10 @@ type Spec struct {
 	MaxResultBytes int
 	// WebSocketPush is copied to the wire manifest for asynchronous plugins.
 	WebSocketPush *WebSocketPush
+	// Approval is the tool's approval mode when [tools.NAME] approval is
+	// unset; "" means ApprovalAuto. A tool that changes the machine (WriteFile)
+	// asks by default.
+	Approval ApprovalMode
 }
 
 // Command is one entry of capabilities.invocationCommands.

@@ -95,13 +95,14 @@ func TestToolsCommand(t *testing.T) {
 			"NAME EXPOSED TIMEOUT MAX APPROVAL SOURCE",
 			"Echo yes 5m 2 ask (2m) builtin",
 			"internal_request_file by name 1m - auto builtin",
-			"4 more not exposed; vcpnode tools --all lists them and why",
+			"5 more not exposed; vcpnode tools --all lists them and why",
 		}, "NodeInfo"},
 		{[]string{"tools", "--all"}, []string{
 			"NAME EXPOSED TIMEOUT MAX APPROVAL SOURCE WHY",
 			"Echo yes 5m 2 ask (2m) builtin built-in tool named in exposed_tools",
 			"NodeInfo no 10s - auto builtin built-in tools are exposed only when the config names them (exposed_tools or [tools.NodeInfo] expose = true)",
 			"DirectoryTree no 30s - auto builtin built-in tools are exposed only when the config names them (exposed_tools or [tools.DirectoryTree] expose = true)",
+			"WriteFile no 2m30s - ask (2m) builtin built-in tools are exposed only when the config names them (exposed_tools or [tools.WriteFile] expose = true)",
 		}, "more not exposed"},
 	}
 	for _, tt := range tests {
@@ -118,8 +119,8 @@ func TestToolsCommand(t *testing.T) {
 	}
 	var resp controlapi.ToolsResponse
 	d.ctlJSON(&resp, "tools")
-	// Echo, NodeInfo, internal_request_file and the three workspace built-ins.
-	if len(resp.Tools) != 6 || resp.Tools[1].Name != "Echo" || resp.Tools[1].ApprovalTimeoutMs != 120000 {
+	// Echo, NodeInfo, internal_request_file and the four workspace built-ins.
+	if len(resp.Tools) != 7 || resp.Tools[1].Name != "Echo" || resp.Tools[1].ApprovalTimeoutMs != 120000 {
 		t.Errorf("tools --json = %+v", resp.Tools)
 	}
 }

@@ -1,7 +1,7 @@
-// Package builtin holds the node's workspace tools: DirectoryTree, ReadFile
-// and SearchFiles. They read only inside the [files] roots, under the same
-// symlink, deny-list and secret rules as internal_request_file, and bound
-// their work so that a huge tree cannot stall the node.
+// Package builtin holds the node's workspace tools: DirectoryTree, ReadFile,
+// SearchFiles and WriteFile. They reach only inside the [files] roots, under
+// the same symlink, deny-list and secret rules as internal_request_file, and
+// bound their work so that a huge tree cannot stall the node.
 package builtin
 
 import (
@@ -21,19 +21,25 @@ const (
 	DirectoryTreeName = "DirectoryTree"
 	ReadFileName      = "ReadFile"
 	SearchFilesName   = "SearchFiles"
+	WriteFileName     = "WriteFile"
 )
 
 // toolTimeout is each tool's declared timeout; the walks also stop on their
 // own budgets long before it on any sane tree.
 const toolTimeout = 30 * time.Second
 
-// New returns the three workspace tools reading through access. They are
+// New returns the workspace tools reaching files through access; WriteFile
+// leaves no file over writeMaxBytes (0: DefaultWriteMaxBytes). They are
 // built-in: the server sees them only when the config exposes them.
-func New(access *files.Access) []toolhost.Tool {
+func New(access *files.Access, writeMaxBytes int64) []toolhost.Tool {
+	if writeMaxBytes <= 0 {
+		writeMaxBytes = DefaultWriteMaxBytes
+	}
 	return []toolhost.Tool{
 		&treeTool{access: access},
 		&readTool{access: access},
 		&searchTool{access: access},
+		&writeTool{access: access, maxBytes: writeMaxBytes},
 	}
 }
 
@@ -158,6 +164,7 @@ var (
 	ErrBinaryFile   = errors.New("binary file")
 	ErrNotDirectory = errors.New("not a directory")
 	ErrBadArgument  = errors.New("bad argument")
+	ErrWriteFailed  = errors.New("file cannot be written")
 )
 
 // plural writes "1 file" or "3 files".

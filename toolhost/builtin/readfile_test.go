@@ -12,7 +12,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
-func newRead(a *files.Access) *readTool { return New(a)[1].(*readTool) }
+func newRead(a *files.Access) *readTool { return New(a, 0)[1].(*readTool) }
 
 func TestReadFileWholeAndRanges(t *testing.T) {
 	root := realDir(t)

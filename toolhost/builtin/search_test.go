@@ -12,7 +12,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
-func newSearch(a *files.Access) *searchTool { return New(a)[2].(*searchTool) }
+func newSearch(a *files.Access) *searchTool { return New(a, 0)[2].(*searchTool) }
 
 func TestSearchIsGitignoreAwareAndSkipsWhatItMust(t *testing.T) {
 	root, _ := project(t)

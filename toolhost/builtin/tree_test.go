@@ -43,7 +43,7 @@ func project(t testing.TB) (root, outside string) {
 	return root, outside
 }
 
-func newTree(a *files.Access) *treeTool { return New(a)[0].(*treeTool) }
+func newTree(a *files.Access) *treeTool { return New(a, 0)[0].(*treeTool) }
 
 func TestTreeHonoursNestedGitignoreAndSkipsHiddenVendorAndLinks(t *testing.T) {
 	root, _ := project(t)
