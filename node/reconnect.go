@@ -24,6 +24,10 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 
 	emptyHandshakes := 0
 	hinted, limited := false, false
+	// The URL (with its key) of the last session that registered, and when
+	// it ended: see droppedHandshakeGrace.
+	var lastRegURL string
+	var lastRegEnd time.Time
 	for ctx.Err() == nil {
 		if d := limit.Delay(); d > 0 {
 			if !limited {
@@ -60,6 +64,7 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 			n.warnings.Flush(n.log)
 			if sess.registered {
 				sched.Reset()
+				lastRegURL, lastRegEnd = st.hubURL.String(), clk.Now()
 			}
 			if ctx.Err() != nil {
 				return
@@ -73,14 +78,19 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 			if ctx.Err() != nil {
 				return
 			}
-			if errors.Is(err, hubconn.ErrEmptyHandshake) {
+			recent := st.hubURL.String() == lastRegURL && clk.Now().Sub(lastRegEnd) < droppedHandshakeGrace
+			switch {
+			case errors.Is(err, hubconn.ErrEmptyHandshake) && recent:
+				// The server took this key and path moments ago: an
+				// outage behind a proxy, not a wrong key. Ordinary schedule.
+			case errors.Is(err, hubconn.ErrEmptyHandshake):
 				emptyHandshakes++
 				if emptyHandshakes >= n.timings.emptyHandshakesBeforeHint && !hinted {
 					hinted = true
 					n.log.Warn().Int("attempts", emptyHandshakes).Dur("backing_off_to", maxDroppedHandshakeWait).
 						Msg(droppedHandshakesHint)
 				}
-			} else {
+			default:
 				emptyHandshakes = 0
 			}
 		}
@@ -117,6 +127,15 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 const droppedHandshakesHint = "the server dropped several handshakes in a row before answering: " +
 	"likely a wrong key, a wrong path in hub.url, a proxy in between, or a restarting server; " +
 	"backing off such attempts to one a minute (vcpnode reconnect, a reload or a changed key file retries at once)"
+
+// droppedHandshakeGrace is how long after a session that registered
+// handshakes dropped with the same URL and key follow the ordinary schedule.
+// A TCP proxy in front of a server that is down (an SSH tunnel, stunnel,
+// a load balancer in TCP mode) accepts and closes every connection; as the
+// key and path were accepted just before, that is an outage, and backing
+// off to a minute would keep the node away long after the server is back.
+// A key the server stops accepting is backed off from a minute later.
+const droppedHandshakeGrace = time.Minute
 
 // maxDroppedHandshakeWait caps the wait between dropped handshakes.
 const maxDroppedHandshakeWait = time.Minute

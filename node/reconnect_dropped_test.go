@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/hubconn"
+	"github.com/vcpnode/vcpnode/wsproto"
 )
 
 // A wrong key: the server drops every handshake before answering. After a
@@ -27,11 +28,17 @@ func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
 	first.Drop()
 
 	// The drop itself and the first dropped handshakes: the usual fast steps.
+	// The first attempt comes more than a minute after the session that
+	// registered, so no drop is taken for an outage behind a proxy
+	// (TestDroppedHandshakesJustAfterASessionAreAnOutage).
 	p := hubconn.DefaultRetryPolicy()
 	for i := range h.node.timings.emptyHandshakesBeforeHint {
 		w := clk.next(h.ctx, t)
 		if !within(w.d, p.Steps[i]) {
 			t.Fatalf("wait %d = %v, want about %v", i, w.d, p.Steps[i])
+		}
+		if i == 0 {
+			clk.advance(droppedHandshakeGrace)
 		}
 		clk.fire(w)
 	}
@@ -70,6 +77,54 @@ func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
 	h.waitState("connected, drops forgotten", func(s ConnState) bool {
 		return s.Phase == PhaseConnected && s.HandshakesDropped == 0
 	})
+}
+
+// A TCP proxy in front of a server that restarts accepts every connection
+// and closes it before any HTTP answer, as a server does for a wrong key.
+// Just after a session registered with this key and path, that is an
+// outage: the node keeps its ordinary schedule instead of backing off to a
+// minute, logs no wrong-key hint, and is back as soon as the server is.
+func TestDroppedHandshakesJustAfterASessionAreAnOutage(t *testing.T) {
+	clk := newFakeClock()
+	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
+		tm.retry = hubconn.DefaultRetryPolicy()
+		tm.clock = clk
+		tm.jitter = func() float64 { return 0.5 }
+	}})
+	first := h.accept()
+	if _, err := first.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
+		t.Fatal(err)
+	}
+	drops := 3 * h.node.timings.emptyHandshakesBeforeHint
+	h.hub.RefuseHandshakes(drops)
+	first.Drop()
+
+	p := hubconn.DefaultRetryPolicy()
+	for i := range drops + 1 { // the loss, then each dropped handshake
+		w := clk.next(h.ctx, t)
+		if w.d > p.Ceiling {
+			t.Fatalf("wait %d after a session that registered = %v: backed off as from a wrong key", i, w.d)
+		}
+		clk.fire(w)
+	}
+	h.accept()
+	if _, refused := h.hub.Handshakes(); refused != drops {
+		t.Errorf("the hub dropped %d handshakes, want %d", refused, drops)
+	}
+	s := h.waitState("connected again", func(s ConnState) bool { return s.Phase == PhaseConnected && s.Sessions == 2 })
+	if s.HandshakesDropped != 0 {
+		t.Errorf("state counts %d dropped handshakes", s.HandshakesDropped)
+	}
+	if strings.Contains(h.logs.String(), "likely a wrong key") {
+		t.Errorf("the wrong-key hint was logged for an outage")
+	}
+}
+
+// advance moves the clock on without a wait firing.
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }
 
 // A key file fixed while the node backs off from dropped handshakes: the
