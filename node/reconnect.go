@@ -60,6 +60,7 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 			})
 			n.log.Info().Str("hub", config.RedactedURL(st.hubURL)).Msg("connected")
 			sess := newSession(n, conn, st)
+			soakBrokenSessionStarted(sess)
 			err = sess.run(ctx, drained)
 			n.warnings.Flush(n.log)
 			if sess.registered {

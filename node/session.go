@@ -257,6 +257,12 @@ func (s *session) enqueue(frame outFrame) error {
 // Results are bound to the connection that carried the call: the server
 // fails pending calls when a connection ends, so a late result has no taker.
 func (s *session) sendResult(o toolhost.Outcome) {
+	if soakBrokenDropsResult(s, o) {
+		if o.Stream != nil {
+			o.Stream.Close()
+		}
+		return
+	}
 	out, err := s.resultFrame(o)
 	if err != nil {
 		if o.Stream != nil {

@@ -35,6 +35,15 @@ func helperMode() bool {
 	if len(os.Args) < 2 {
 		return false
 	}
+	switch os.Args[1] {
+	case modeSync, modeAsync, modeStatic, modeMCP:
+		// A plugin is the OOM killer's first choice in the daemon's cgroup
+		// (memoryPressure); raising one's own score needs no privilege. The
+		// sandbox may refuse the write: then the daemon's score is kept.
+		_ = os.WriteFile("/proc/self/oom_score_adj", []byte(victimScore), 0)
+	default:
+		return false
+	}
 	var err error
 	switch os.Args[1] {
 	case modeSync:
@@ -49,8 +58,6 @@ func helperMode() bool {
 		fmt.Printf("soak static value %d", time.Now().UnixNano())
 	case modeMCP:
 		err = runMCPServer()
-	default:
-		return false
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak helper:", err)

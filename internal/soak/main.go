@@ -15,8 +15,9 @@
 //
 // Everything runs on 127.0.0.1 and in a temporary directory. As root the
 // daemon also gets a private mount namespace (a small tmpfs for its state
-// directory, filled by the disk-full fault) and, on cgroup v2, a cgroup of
-// its own for memory pressure; otherwise those faults are skipped and said so.
+// directory, filled by the disk-full fault) and a memory cgroup of its own
+// (v2, or a v1 memory hierarchy) for memory pressure; otherwise those faults
+// are skipped and said so.
 package main
 
 import (

@@ -113,6 +113,9 @@ func printFigures(w io.Writer, s *summary) {
 		slices.Max(append([]time.Duration{0}, s.unreg...)).Round(time.Millisecond))
 	fmt.Fprintf(w, "memory: baseline %.1f MiB, peak %.1f MiB (VmHWM), final %.1f MiB at rest\n", mib(s.baseline.RSS), mib(s.peakRSS), mib(s.final.RSS))
 	fmt.Fprintf(w, "at rest: baseline %s\n         final    %s\n", s.baseline, s.final)
+	if s.injected["memory-pressure"] > 0 && s.memV1 {
+		fmt.Fprintf(w, "memory pressure: the limit was reached %d times; the kernel OOM-killed %d processes in the daemon's group\n", s.memHits, s.memKills)
+	}
 	fmt.Fprintf(w, "margins after each fault: %s\n", defaultMargins)
 	if !s.nodeJS {
 		fmt.Fprintln(w, "no Node.js: the direct plugin was left out")

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -50,8 +51,12 @@ type rig struct {
 	private     bool   // the daemon runs in a private mount namespace with a tmpfs state dir
 	privateSkip string // why not, when private is false
 	cgroupDir   string
-	cgroupSkip  string // why there is no memory pressure, or ""
-	version     int    // of the config, for valid reloads
+	cgroupV1    bool // cgroupDir is in a v1 memory hierarchy
+	// memLimitHits and memOOMKills add up, over the memory-pressure
+	// faults on v1, memory.failcnt and the OOM kills in the daemon's group.
+	memLimitHits, memOOMKills atomic.Int64
+	cgroupSkip                string // why there is no memory pressure, or ""
+	version                   int    // of the config, for valid reloads
 
 	cmd     *exec.Cmd
 	pid     int
@@ -141,15 +146,16 @@ func (r *rig) vcpnodeBinary(ctx context.Context) (string, error) {
 	return buildVCPNode(ctx, r.dir)
 }
 
-// buildVCPNode builds ./cmd/vcpnode of the module the soak runs in, into dir.
-func buildVCPNode(ctx context.Context, dir string) (string, error) {
+// buildVCPNode builds ./cmd/vcpnode of the module the soak runs in, into
+// dir, with the build tags given.
+func buildVCPNode(ctx context.Context, dir string, tags ...string) (string, error) {
 	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("find the module to build vcpnode: %w", err)
 	}
 	root := filepath.Dir(strings.TrimSpace(string(gomod)))
 	bin := filepath.Join(dir, "vcpnode")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/vcpnode")
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", strings.Join(tags, ","), "-o", bin, "./cmd/vcpnode")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/vcpnode: %w\n%s", err, out)
@@ -277,7 +283,7 @@ func (r *rig) writePlugins() error {
 
 // startDaemon runs `vcpnode run`. As root it runs in a private mount
 // namespace whose state directory is a small tmpfs, so the disk-full fault
-// fills only that.
+// fills only that, and in a memory cgroup of its own.
 func (r *rig) startDaemon() error {
 	args := []string{r.bin, "run", "--config", r.configPath}
 	script := `mount -t tmpfs -o size=4m,mode=0700 vcpnode-soak "$0" && exec "$@"`
@@ -296,6 +302,8 @@ func (r *rig) startDaemon() error {
 		args = append([]string{unshare, "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script, r.stateDir}, args...)
 		r.private = true
 	}
+	r.cgroupSkip = r.setupCgroup()
+	args = r.joinCgroup(args)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -304,6 +312,7 @@ func (r *rig) startDaemon() error {
 		"TMPDIR=" + filepath.Join(r.dir, "tmp"),
 		"LANG=C.UTF-8",
 	}
+	cmd.Env = append(cmd.Env, r.opts.daemonEnv...)
 	cmd.Dir = r.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var err error
@@ -330,7 +339,6 @@ func (r *rig) startDaemon() error {
 		r.exitErr = cmd.Wait()
 		close(r.exited)
 	}()
-	r.cgroupSkip = r.setupCgroup()
 	return nil
 }
 
@@ -376,8 +384,8 @@ func (r *rig) close(keep bool) error {
 			errs = append(errs, errors.New("vcpnode did not stop within 30s of SIGTERM"))
 		}
 		r.logFile.Close()
-		r.removeCgroup()
 	}
+	r.removeCgroup()
 	if r.proxy != nil {
 		r.proxy.Stop()
 	}

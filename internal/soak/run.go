@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
 )
 
 type options struct {
@@ -31,9 +29,7 @@ type options struct {
 	only        map[string]bool
 	keep        bool
 	out         io.Writer
-	// breakProxy, when set, is applied to the proxy before the daemon
-	// starts: the soak's own test uses it to break the path on purpose.
-	breakProxy func(*toxiproxy.Proxy)
+	daemonEnv   []string // added to the daemon's environment
 }
 
 // episode is one or more faults applied together, then cleared together.
@@ -60,6 +56,9 @@ type summary struct {
 	baseline   sample
 	final      sample
 	peakRSS    int64
+	memHits    int64 // v1 memory limit reached, over all memory-pressure faults
+	memKills   int64 // processes the kernel OOM-killed then
+	memV1      bool  // memory pressure is a v1 hard limit
 	nodeJS     bool
 	private    bool
 	dir        string
@@ -93,10 +92,7 @@ func run(ctx context.Context, o options) (*summary, error) {
 	if err != nil {
 		return s, err
 	}
-	s.nodeJS, s.private = r.nodeJ != "", r.private
-	if o.breakProxy != nil {
-		o.breakProxy(r.proxy)
-	}
+	s.nodeJS, s.private, s.memV1 = r.nodeJ != "", r.private, r.cgroupV1
 	s.started = rec.start // after the build
 	so := &soak{o: o, r: r, rec: rec, s: s}
 	err = so.run(ctx)
@@ -302,8 +298,17 @@ func (so *soak) rest() (sample, error) {
 		}
 		time.Sleep(500 * time.Millisecond) // polling the daemon's state, with a deadline
 	}
-	rec.violate(fmt.Sprintf("resources did not return to the baseline within %s of the faults clearing (margins: %s): %s; now %s, baseline %s",
-		so.o.settle, defaultMargins, strings.Join(over, ", "), last, so.s.baseline), "", "")
+	what := fmt.Sprintf("resources did not return to the baseline within %s of the faults clearing (margins: %s): %s; now %s, baseline %s",
+		so.o.settle, defaultMargins, strings.Join(over, ", "), last, so.s.baseline)
+	if last.Children > so.s.baseline.Children {
+		var procs []string
+		for _, p := range descendants(so.r.pid) {
+			procs = append(procs, fmt.Sprintf("%d: %s", p, cmdline(p)))
+		}
+		slices.Sort(procs)
+		what += "; processes below the daemon now: " + strings.Join(procs, "; ")
+	}
+	rec.violate(what, "", "")
 	return last, nil
 }
 
@@ -353,6 +358,7 @@ func (so *soak) finish() error {
 	s.resent = rec.checkCallbacks(accepted)
 	s.reregister, s.unreg, _ = rec.reconnectTimes()
 	s.peakRSS = so.peak.Load()
+	s.memHits, s.memKills = so.r.memLimitHits.Load(), so.r.memOOMKills.Load()
 	if hwm, _ := procStatusBytes(so.r.pid, "VmHWM"); hwm > s.peakRSS {
 		s.peakRSS = hwm
 	}
