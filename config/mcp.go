@@ -3,6 +3,8 @@ package config
 import (
 	"slices"
 	"strings"
+
+	"github.com/vcpnode/vcpnode/toolhost/mcp"
 )
 
 // MCPConfig is the [mcp] table: MCP servers this node offers as VCP tools
@@ -24,7 +26,7 @@ type MCPServerConfig struct {
 	// Headers are sent to a url server; a value "$NAME" is read from the
 	// daemon's environment when connecting (never VCPNODE_KEY).
 	Headers map[string]string `toml:"headers"`
-	// Tool is the VCP tool name; empty means "Mcp" + NAME in CamelCase.
+	// Tool is the VCP tool name; empty means mcp.ToolName's default for NAME.
 	Tool    string   `toml:"tool"`
 	Include []string `toml:"include"`
 	Exclude []string `toml:"exclude"`
@@ -48,43 +50,6 @@ type MCPServeConfig struct {
 func defaultMCPConfig() MCPConfig {
 	// Empty, not nil: `config show` writes [] and must read back equal.
 	return MCPConfig{Serve: MCPServeConfig{Tools: []string{}}}
-}
-
-// MCPToolName is the VCP tool an [mcp.servers.NAME] table makes: its tool
-// key, or "Mcp" + NAME in CamelCase ("brave-search" → "McpBraveSearch").
-func MCPToolName(name string, s MCPServerConfig) string {
-	if s.Tool != "" {
-		return s.Tool
-	}
-	var b strings.Builder
-	b.WriteString("Mcp")
-	upper := true
-	for _, r := range name {
-		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			upper = true
-			continue
-		}
-		if upper && r >= 'a' && r <= 'z' {
-			r -= 'a' - 'A'
-		}
-		upper = false
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// carriableName: letters, digits and _, what the VCP text protocol carries.
-func carriableName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
 }
 
 func (c Config) checkMCP(ps *problemList) {
@@ -137,8 +102,8 @@ func (c Config) checkMCP(ps *problemList) {
 				ps.add(key+".headers", "%s: %s holds the hub key and is never sent to MCP servers", k, EnvKey)
 			}
 		}
-		tool := MCPToolName(name, s)
-		if !carriableName(tool) {
+		tool := mcp.ToolName(name, s.Tool)
+		if !mcp.ValidToolName(tool) {
 			ps.add(key+".tool", "%q: a VCP tool name is letters, digits and _", tool)
 		} else if other, dup := tools[tool]; dup {
 			ps.add(key+".tool", "%q is already the tool of mcp.servers.%s; set tool = \"…\"", tool, other)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost/mcp"
 )
 
 func TestMCPProblems(t *testing.T) {
@@ -73,11 +75,8 @@ token_file = "/etc/vcpnode/mcp-token"
 		t.Fatal(err)
 	}
 	fs := cfg.MCP.Servers["filesystem"]
-	if MCPToolName("filesystem", fs) != "McpFilesystem" || fs.Timeout.D() != time.Minute || fs.Env["LOG_LEVEL"] != "warn" {
+	if mcp.ToolName("filesystem", fs.Tool) != "McpFilesystem" || fs.Timeout.D() != time.Minute || fs.Env["LOG_LEVEL"] != "warn" {
 		t.Errorf("filesystem = %+v", fs)
-	}
-	if MCPToolName("brave-search", MCPServerConfig{}) != "McpBraveSearch" {
-		t.Error("CamelCase of brave-search")
 	}
 	if cfg.MCP.Serve.Listen != "127.0.0.1:8808" || cfg.MCP.Servers["notes"].Headers["Authorization"] != "$NOTES_MCP_TOKEN" {
 		t.Errorf("mcp = %+v", cfg.MCP)

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/rs/zerolog"
 
@@ -31,7 +30,7 @@ type ServerConfig struct {
 	// read from the daemon's environment when connecting.
 	URL     string
 	Headers map[string]string
-	// Tool is the VCP tool name; empty means DefaultToolName(Name).
+	// Tool is the VCP tool name; empty means ToolName's default for Name.
 	Tool string
 	// Include, when set, names the only MCP tools offered; Exclude removes some.
 	Include []string
@@ -45,12 +44,7 @@ type ServerConfig struct {
 }
 
 // ToolName is the VCP tool the server becomes.
-func (c ServerConfig) ToolName() string {
-	if c.Tool != "" {
-		return c.Tool
-	}
-	return DefaultToolName(c.Name)
-}
+func (c ServerConfig) ToolName() string { return ToolName(c.Name, c.Tool) }
 
 // Transport names how the server is reached: "stdio" or "http".
 func (c ServerConfig) Transport() string {
@@ -105,7 +99,7 @@ func (c ServerConfig) Validate() error {
 			bad("env key %q is not a valid variable name", k)
 		}
 	}
-	if !validToolName(c.ToolName()) {
+	if !ValidToolName(c.ToolName()) {
 		bad("tool %q: a VCP tool name is letters, digits and _ (set tool = \"…\")", c.ToolName())
 	}
 	if len(c.Include) > 0 && len(c.Exclude) > 0 {
@@ -117,27 +111,34 @@ func (c ServerConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// DefaultToolName is "Mcp" + NAME in CamelCase: "filesystem" → "McpFilesystem",
-// "brave-search" → "McpBraveSearch".
-func DefaultToolName(name string) string {
+// ToolName is the VCP tool the server named server becomes: tool when it
+// is set, else "Mcp" + server in CamelCase ("filesystem" → "McpFilesystem",
+// "brave-search" → "McpBraveSearch"). The config check and the host both
+// name servers with it.
+func ToolName(server, tool string) string {
+	if tool != "" {
+		return tool
+	}
 	var b strings.Builder
 	b.WriteString("Mcp")
 	upper := true
-	for _, r := range name {
-		if !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r))) {
+	for _, r := range server {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
 			upper = true
 			continue
 		}
-		if upper {
-			r = unicode.ToUpper(r)
-			upper = false
+		if upper && r >= 'a' && r <= 'z' {
+			r -= 'a' - 'A'
 		}
+		upper = false
 		b.WriteRune(r)
 	}
 	return b.String()
 }
 
-func validToolName(s string) bool { return carriable(s) }
+// ValidToolName says whether the VCP text protocol can carry name as a
+// tool name.
+func ValidToolName(name string) bool { return carriable(name) }
 
 // Options are shared by every server of a Host.
 type Options struct {

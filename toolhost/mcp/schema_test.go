@@ -56,8 +56,16 @@ func TestServerEnvKeepsSecretsOut(t *testing.T) {
 }
 
 func TestServerConfigValidate(t *testing.T) {
-	if got := DefaultToolName("brave-search"); got != "McpBraveSearch" {
-		t.Errorf("DefaultToolName = %s", got)
+	for _, tt := range []struct{ server, tool, want string }{
+		{"brave-search", "", "McpBraveSearch"},
+		{"filesystem", "", "McpFilesystem"},
+		{"my_db2", "", "McpMyDb2"},
+		{"é-notes", "", "McpNotes"},
+		{"brave-search", "Search", "Search"},
+	} {
+		if got := ToolName(tt.server, tt.tool); got != tt.want {
+			t.Errorf("ToolName(%q, %q) = %s, want %s", tt.server, tt.tool, got, tt.want)
+		}
 	}
 	err := Check([]ServerConfig{
 		{Name: "a"},
