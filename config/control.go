@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -126,5 +127,5 @@ func (t ToolConfig) ApprovalWindowProblem(name string, own time.Duration) (key, 
 		return "", ""
 	}
 	return key, fmt.Sprintf("%s %s is not below %s %s%s: the call would time out before it could be approved; lower approval_timeout or raise [%s] timeout",
-		what, toolhost.ShortDuration(wait), whose, toolhost.ShortDuration(deadline), from, prefix)
+		what, humantext.Duration(wait), whose, humantext.Duration(deadline), from, prefix)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
 
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/internal/humantext"
 )
 
 // Error lists every problem found in a configuration.
@@ -196,7 +196,7 @@ func unknownKeyMessage(key []string) string {
 	best, bestDist := "", 3 // suggest only close matches, or a known key the typo starts with
 	for f := range parent.Fields() {
 		name, typo := tomlName(f), strings.ToLower(last)
-		if d := toolhost.EditDistance(typo, name); d < bestDist || (best == "" && strings.HasPrefix(typo, name)) {
+		if d := humantext.EditDistance(typo, name); d < bestDist || (best == "" && strings.HasPrefix(typo, name)) {
 			best, bestDist = name, d
 		}
 	}

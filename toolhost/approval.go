@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/vcpnode/vcpnode/internal/humantext"
 )
 
 // ApprovalMode is a tool's [tools.NAME] approval setting: whether the node's
@@ -223,7 +225,7 @@ func (a *Approvals) notifyLocked() {
 }
 
 func notApproved(tool string, wait time.Duration) error {
-	return fmt.Errorf("tool %q %w within %s by the node's owner", tool, ErrNotApproved, ShortDuration(wait))
+	return fmt.Errorf("tool %q %w within %s by the node's owner", tool, ErrNotApproved, humantext.Duration(wait))
 }
 
 // cleanReason keeps a deny reason short and printable: it ends up in the
@@ -238,27 +240,6 @@ func cleanReason(s string) string {
 	s = strings.TrimSpace(s)
 	if len(s) > maxReasonBytes {
 		s = truncateUTF8(s, maxReasonBytes-len("…")) + "…"
-	}
-	return s
-}
-
-// ShortDuration writes d rounded to what a person reads: "2m", "1m30s",
-// "45s", "1.5s", "250ms".
-func ShortDuration(d time.Duration) string {
-	switch {
-	case d >= time.Minute:
-		d = d.Round(time.Second)
-	case d >= time.Second:
-		d = d.Round(100 * time.Millisecond)
-	default:
-		d = d.Round(time.Millisecond)
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
 }

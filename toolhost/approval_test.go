@@ -287,27 +287,6 @@ func TestPolicyApprovalDefaults(t *testing.T) {
 	}
 }
 
-func TestShortDuration(t *testing.T) {
-	tests := []struct {
-		in   time.Duration
-		want string
-	}{
-		{2 * time.Minute, "2m"},
-		{90 * time.Second, "1m30s"},
-		{time.Hour, "1h"},
-		{time.Hour + 30*time.Second, "1h0m30s"},
-		{45 * time.Second, "45s"},
-		{1500 * time.Millisecond, "1.5s"},
-		{899970 * time.Microsecond, "900ms"},
-		{30 * time.Millisecond, "30ms"},
-	}
-	for _, tt := range tests {
-		if got := ShortDuration(tt.in); got != tt.want {
-			t.Errorf("ShortDuration(%s) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestCleanReason(t *testing.T) {
 	long := strings.Repeat("é", 200)
 	tests := []struct{ in, want string }{

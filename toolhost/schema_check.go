@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vcpnode/vcpnode/internal/humantext"
 )
 
 // ErrBadArgs is behind every ArgsError: a typed tool was called with
@@ -129,33 +131,11 @@ func commandUsage(s Spec, args map[string]json.RawMessage) string {
 	want = strings.ToLower(strings.TrimSpace(want))
 	best, bestDist := "", -1
 	for _, name := range commandNames(s) {
-		if d := EditDistance(want, strings.ToLower(name)); bestDist < 0 || d < bestDist {
+		if d := humantext.EditDistance(want, strings.ToLower(name)); bestDist < 0 || d < bestDist {
 			best, bestDist = name, d
 		}
 	}
 	return Usage(s, best)
-}
-
-// EditDistance is the Levenshtein distance of a and b, in bytes: how the
-// node finds the name a typo meant (a command here, a config key in config).
-func EditDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // multiCommand reports whether s's commands are told apart by the

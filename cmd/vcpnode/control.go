@@ -18,7 +18,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/internal/humantext"
 )
 
 // controlTimeout bounds every request but a local call, which the tool's own
@@ -126,7 +126,7 @@ func writeJSON(w io.Writer, v any) error {
 
 // ctlAge writes a duration as people read it: "250ms", "4.2s", "2m", "3h12m5s".
 func ctlAge(d time.Duration) string {
-	return toolhost.ShortDuration(max(d, 0))
+	return humantext.Duration(max(d, 0))
 }
 
 // ctlClip flattens s to one line of at most width runes.

@@ -1,0 +1,48 @@
+package humantext
+
+import (
+	"testing"
+	"time"
+)
+
+func TestDuration(t *testing.T) {
+	tests := []struct {
+		in   time.Duration
+		want string
+	}{
+		{2 * time.Minute, "2m"},
+		{90 * time.Second, "1m30s"},
+		{time.Hour, "1h"},
+		{time.Hour + 30*time.Second, "1h0m30s"},
+		{45 * time.Second, "45s"},
+		{1500 * time.Millisecond, "1.5s"},
+		{899970 * time.Microsecond, "900ms"},
+		{30 * time.Millisecond, "30ms"},
+	}
+	for _, tt := range tests {
+		if got := Duration(tt.in); got != tt.want {
+			t.Errorf("Duration(%s) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0},
+		{"", "abc", 3},
+		{"abc", "", 3},
+		{"ping_interval", "ping_interval", 0},
+		{"ping_intervl", "ping_interval", 1},  // one left out
+		{"pnig_interval", "ping_interval", 2}, // two swapped
+		{"kitten", "sitting", 3},
+		{"listfiles", "ListFiles", 2}, // case counts
+	}
+	for _, tt := range tests {
+		if got := EditDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
