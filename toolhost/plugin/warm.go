@@ -30,6 +30,10 @@ const MaxWarmSize = 4
 // and the plugin runs cold.
 const warmMaxFailures = 3
 
+// warmRefillWait is the longest a taken interpreter's successor waits for
+// it to end before starting.
+const warmRefillWait = 2 * time.Second
+
 // errWarmDropped is why a waiting interpreter is stopped.
 var errWarmDropped = errors.New("warm pool dropped")
 
@@ -149,6 +153,7 @@ type pool struct {
 	starting int
 	failures int // interpreters in a row that ended before a call took them
 	off      bool
+	closed   bool // close was called: nothing more starts
 }
 
 // waiting is one interpreter of a pool; taken is closed when a call took it.
@@ -161,6 +166,9 @@ type waiting struct {
 // is stopped if it does not within the kill grace) and is reaped before
 // close returns. Interpreters already taken belong to their calls.
 func (pl *pool) close() {
+	pl.mu.Lock()
+	pl.closed = true // no goroutine is added once Wait may run
+	pl.mu.Unlock()
 	pl.cancel()
 	pl.wg.Wait()
 }
@@ -169,7 +177,7 @@ func (pl *pool) close() {
 func (pl *pool) fill() {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	if pl.off || pl.ctx.Err() != nil {
+	if pl.off || pl.closed || pl.ctx.Err() != nil {
 		return
 	}
 	for n := pl.size - len(pl.idle) - pl.starting; n > 0; n-- {
@@ -190,15 +198,30 @@ func (pl *pool) take() *process {
 			break
 		}
 	}
-	if w != nil {
-		pl.failures = 0
-	}
-	pl.mu.Unlock()
 	if w == nil {
+		pl.mu.Unlock()
 		return nil
 	}
+	pl.failures = 0
 	close(w.taken)
-	pl.fill()
+	if pl.closed {
+		pl.mu.Unlock()
+		return w.p
+	}
+	// The successor starts once this call's process has ended (or after
+	// warmRefillWait, for a process that keeps running): started at once it
+	// would take the CPU from the call it is meant to speed up.
+	defer pl.mu.Unlock()
+	pl.wg.Go(func() {
+		wait := time.NewTimer(warmRefillWait)
+		defer wait.Stop()
+		select {
+		case <-w.p.exited:
+		case <-wait.C:
+		case <-pl.ctx.Done():
+		}
+		pl.fill()
+	})
 	return w.p
 }
 
