@@ -183,3 +183,33 @@ func TestSandboxMCPServerAtItsMemoryLimit(t *testing.T) {
 	}
 	eventually(t, "the killed server to be gone", func() bool { return proctreetest.Gone(first) })
 }
+
+// TestSandboxProfileChangeRestartsMCPServer: applying a server whose
+// profile changed restarts it under the new one.
+func TestSandboxProfileChangeRestartsMCPServer(t *testing.T) {
+	home := t.TempDir()
+	secret := filepath.Join(home, "notes.txt")
+	if err := os.WriteFile(secret, []byte("NOTES"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := sandboxFixture(t, home)
+	f.start(f.probe("notes", "none"))
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if res, err := call(ctx, t, f.tool("McpNotes"), map[string]any{"command": "read", "path": secret}); err != nil || resultText(t, res) != "NOTES" {
+		t.Fatalf("under none: %v %v", res, err)
+	}
+	first := f.pid("notes")
+	if err := os.Remove(filepath.Join(f.dir, "notes", "pid")); err != nil {
+		t.Fatal(err)
+	}
+	f.start(f.probe("notes", "default"))
+	if f.pid("notes") == first {
+		t.Fatal("the server was not restarted")
+	}
+	eventually(t, "the server to run again", func() bool { return f.status("notes").State == StateRunning })
+	if _, err := call(ctx, t, f.tool("McpNotes"), map[string]any{"command": "read", "path": secret}); err == nil || !strings.Contains(err.Error(), `(profile "default")`) {
+		t.Errorf("after the change to default: %v", err)
+	}
+	eventually(t, "the first server to be gone", func() bool { return proctreetest.Gone(first) })
+}
