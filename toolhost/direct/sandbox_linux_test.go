@@ -18,6 +18,7 @@ import (
 // and reports its pid.
 const readerPlugin = `const fs = require('fs');
 module.exports = { async processToolCall(args) {
+  if (args.mode === 'hog') { const held = []; for (let i = 0; i < 1024; i++) held.push(Buffer.alloc(1 << 20, 1)); return { held: held.length }; }
   if (args.mode === 'write') { fs.writeFileSync('written.txt', 'here'); return { pid: process.pid, wrote: true }; }
   return { pid: process.pid, text: fs.readFileSync(args.path, 'utf8') };
 } };
@@ -30,7 +31,11 @@ func sandboxedHost(t *testing.T, profile, home string) (*Host, *sandbox.Sandbox)
 	t.Helper()
 	needNode(t)
 	trees := proctreetest.Manager(t, proctree.ModeAuto)
-	sb, err := sandbox.New(sandbox.Options{Tools: map[string]string{"Reader": profile}, Home: home,
+	profiles, err := sandbox.Resolve(map[string]sandbox.Spec{"small": {Extends: "default", Memory: "128MiB"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(sandbox.Options{Profiles: profiles, Tools: map[string]string{"Reader": profile}, Home: home,
 		TempDir: t.TempDir(), Trees: trees, Log: zerolog.New(zerolog.NewTestWriter(t))})
 	if err != nil {
 		t.Fatal(err)
@@ -144,5 +149,31 @@ func TestSandboxProfileChangeReloadsDirectHost(t *testing.T) {
 	}
 	if _, err := invoke(nil, tool, map[string]string{"path": secret}, ""); err == nil || !strings.Contains(err.Error(), `(profile "default")`) {
 		t.Errorf("after the change to default: %v", err)
+	}
+}
+
+// TestSandboxDirectHostAtItsMemoryLimit: a direct plugin that allocates
+// past its profile's memory limit gets its Node.js host killed by the
+// kernel; the call's error names the limit, and the host is started again.
+func TestSandboxDirectHostAtItsMemoryLimit(t *testing.T) {
+	h, sb := sandboxedHost(t, "small", t.TempDir())
+	if how := sb.Capabilities().Memory; how == "" || how == "rlimit" {
+		t.Skipf("no cgroup memory limit here (%q): the kernel's OOM kill of a tree needs one", how)
+	}
+	root, dir := readerRoot(t)
+	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Reader")
+	v, err := invoke(nil, tool, map[string]string{"mode": "hog"}, "")
+	if err == nil {
+		t.Fatalf("allocating 1 GiB under a 128 MiB limit succeeded: %s", asJSON(t, v))
+	}
+	t.Logf("the error: %v", err)
+	for _, want := range []string{`plugin "Reader" reached a limit of its sandbox profile (profile "small")`, "memory limit 128MiB reached"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	// The next host serves again.
+	if v, err := invoke(nil, tool, map[string]string{"path": filepath.Join(dir, "own.txt")}, ""); err != nil || !strings.Contains(asJSON(t, v), "OWN-DATA") {
+		t.Errorf("after the restart: %s %v", asJSON(t, v), err)
 	}
 }
