@@ -211,7 +211,7 @@ func TestConfigCheckIsComplete(t *testing.T) {
 	out := ta.stdout.String()
 	for _, want := range []string{
 		"tools.UnitConverter.approval: approval_timeout (default) 2m is not below the tool's own timeout 10s (from its manifest): the call would time out before it could be approved",
-		"warning: [tools.Echo] names no tool this node hosts (known: DelayedEcho, DirectoryTree, ReadFile, SearchFiles, SystemStatus, TextStats, UnitConverter, internal_request_file)",
+		"warning: [tools.Echo] names no tool this node hosts (known: DelayedEcho, DirectoryTree, ReadFile, SearchFiles, SystemStatus, TextStats, UnitConverter, WriteFile, internal_request_file)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)

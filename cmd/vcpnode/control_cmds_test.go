@@ -25,7 +25,7 @@ func TestStatusCommand(t *testing.T) {
 		"server id "+conn.ServerID(),
 		"node name laptop",
 		"sessions 1 (0 reconnects)",
-		"tools 1 exposed, 4 not exposed, 0 unsupported, 0 invalid (vcpnode tools --all)", // internal_request_file is never registered
+		"tools 1 exposed, 5 not exposed, 0 unsupported, 0 invalid (vcpnode tools --all)", // internal_request_file is never registered
 		"placeholders 0 (vcpnode placeholders)",
 		"approvals none pending",
 		"config "+d.configFile(),
