@@ -2,6 +2,10 @@ package events
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -39,6 +43,17 @@ func ClipText(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// ArgSummary is a call's arguments as k=v pairs for an event line, each
+// value clipped; the CLI has its own.
+func ArgSummary(args map[string]json.RawMessage) string {
+	keys := slices.Sorted(maps.Keys(args))
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+ClipText(string(args[k]), 80))
+	}
+	return strings.Join(parts, " ")
 }
 
 // Log is a ring of recent events and the live subscribers. Publishing

@@ -125,6 +125,13 @@ type ConnLimiter struct {
 	last   time.Time
 }
 
+// The limiter's rate for every connection to the server (design.md: at
+// most 60 connection attempts a minute).
+const (
+	DefaultConnsPerMinute = 60
+	DefaultConnBurst      = 10
+)
+
 // NewConnLimiter allows burst connections at once and perMinute after
 // that; perMinute 0 or less means unlimited (nil, whose methods allow all).
 func NewConnLimiter(perMinute, burst int, now func() time.Time) *ConnLimiter {

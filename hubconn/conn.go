@@ -25,6 +25,11 @@ type Liveness struct {
 	PingInterval, PongTimeout time.Duration
 }
 
+// LivenessOf is the liveness [hub] sets for every connection to the server.
+func LivenessOf(hub config.HubConfig) Liveness {
+	return Liveness{PingInterval: hub.PingInterval.D(), PongTimeout: hub.PongTimeout.D()}
+}
+
 // Window is the longest silence a live connection allows.
 func (l Liveness) Window() time.Duration { return l.PingInterval + l.PongTimeout }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/observer"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -63,7 +64,7 @@ func (n *Node) PendingApprovals() []controlapi.ApprovalStatus {
 	for _, p := range n.Approvals().Pending() {
 		out = append(out, approvalStatus(p))
 	}
-	for _, a := range n.obs.approvals.list() {
+	for _, a := range n.obs.Pending() {
 		out = append(out, serverApprovalStatus(a))
 	}
 	return out
@@ -72,11 +73,11 @@ func (n *Node) PendingApprovals() []controlapi.ApprovalStatus {
 // Decide approves or denies a pending call: a server approval (its
 // requestId, "approve-…") over the observer channel, else this node's.
 func (n *Node) Decide(id string, approve bool, reason string) (controlapi.ApprovalStatus, error) {
-	if _, ok := n.obs.approvals.get(id); ok || strings.HasPrefix(id, "approve-") {
-		a, err := n.obs.answer(id, approve, reason)
+	if _, ok := n.obs.Lookup(id); ok || strings.HasPrefix(id, "approve-") {
+		a, err := n.obs.Answer(id, approve, reason)
 		if err != nil {
 			code := http.StatusServiceUnavailable
-			if errors.Is(err, ErrNoSuchServerApproval) {
+			if errors.Is(err, observer.ErrNoSuchApproval) {
 				code = http.StatusNotFound
 			}
 			return controlapi.ApprovalStatus{}, answerWith(code, err)
@@ -115,7 +116,7 @@ func approvalStatus(p toolhost.PendingApproval) controlapi.ApprovalStatus {
 	return controlapi.ApprovalStatus{ID: p.ID, RequestID: p.RequestID, Tool: p.Tool, Args: p.Args, Requested: p.Requested, Expires: p.Expires, Where: controlapi.WaitsOnNode}
 }
 
-func serverApprovalStatus(a serverApproval) controlapi.ApprovalStatus {
+func serverApprovalStatus(a observer.Approval) controlapi.ApprovalStatus {
 	return controlapi.ApprovalStatus{
 		ID: a.RequestID, RequestID: a.RequestID, Tool: a.Tool, Args: a.Args, Requested: a.Requested, Expires: a.Expires,
 		Where: controlapi.WaitsOnServer, Maid: a.Maid, TTLMs: a.TTL.Milliseconds(),

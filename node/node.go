@@ -21,6 +21,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/hubconn"
+	"github.com/vcpnode/vcpnode/observer"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
@@ -65,8 +66,8 @@ type timings struct {
 func defaultTimings() timings {
 	return timings{
 		retry:                     hubconn.DefaultRetryPolicy(),
-		connsPerMinute:            60,
-		connBurst:                 10,
+		connsPerMinute:            hubconn.DefaultConnsPerMinute,
+		connBurst:                 hubconn.DefaultConnBurst,
 		clock:                     hubconn.RealClock{},
 		reregister:                []time.Duration{10 * time.Second, 60 * time.Second},
 		closeWait:                 2 * time.Second,
@@ -131,8 +132,8 @@ type Node struct {
 	// sandbox confines every process a call starts (sandbox.go).
 	sandbox *sandbox.Sandbox
 
-	events *events.Log  // recent events and subscribers
-	obs    *observerSet // observer connections (observer.go)
+	events *events.Log   // recent events and subscribers
+	obs    *observer.Set // the observer connections
 }
 
 // settings is what one config resolves to. Sessions take a snapshot at

@@ -187,7 +187,7 @@ func TestBadBroadcastsAreDroppedWithAWarning(t *testing.T) {
 	for range 20 {
 		h.hub.Broadcast(fakehub.ChannelVCPLog, []byte("{not json"))
 	}
-	h.hub.Broadcast(fakehub.ChannelVCPLog, []byte(`{"type":"vcp_log","data":{"content":"`+strings.Repeat("x", maxObserverFrame)+`"}}`))
+	h.hub.Broadcast(fakehub.ChannelVCPLog, []byte(`{"type":"vcp_log","data":{"content":"`+strings.Repeat("x", 1<<20)+`"}}`))
 	h.hub.LogToolResult("After", "success", "fine")
 	if ev := nextEvent(t, h, evs); ev.Tool != "After" {
 		t.Fatalf("first event after bad input %+v", ev)

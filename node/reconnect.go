@@ -220,12 +220,7 @@ func (n *Node) sleep(ctx context.Context, d time.Duration) bool {
 func (n *Node) dial(ctx context.Context, st *settings) (*hubconn.Conn, error) {
 	return hubconn.Dial(ctx, st.hubURL, hubconn.Options{
 		HandshakeTimeout: st.cfg.Hub.HandshakeTimeout.D(),
-		Liveness:         liveness(st.cfg.Hub),
+		Liveness:         hubconn.LivenessOf(st.cfg.Hub),
 		ReadLimit:        n.timings.readLimit,
 	})
-}
-
-// liveness is the ping and pong settings of every connection to the hub.
-func liveness(hub config.HubConfig) hubconn.Liveness {
-	return hubconn.Liveness{PingInterval: hub.PingInterval.D(), PongTimeout: hub.PongTimeout.D()}
 }

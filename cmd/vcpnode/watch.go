@@ -14,7 +14,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/observer"
 )
 
 // watchRetry is the wait between attempts to reach a daemon that went away.
@@ -132,7 +132,7 @@ func (a *app) watchHub(ctx context.Context, sock string, f *controlFlags, filter
 	}
 	fmt.Fprintf(a.stderr, "no daemon answers at %s: watching the server's observer channels (%s) at %s directly, with the hub settings of %s; this node's own calls are not shown\n",
 		sock, strings.Join(cfg.Observer.Channels, ", "), hub, path)
-	return node.WatchHub(ctx, cfg, log, a.getenv, filter, p.print)
+	return observer.Watch(ctx, cfg, log, a.getenv, filter, p.print)
 }
 
 // eventPrinter writes events as lines for people, or as JSON lines.

@@ -68,6 +68,8 @@ func TestImportDirections(t *testing.T) {
 		{module + "/node", true, []string{module + "/cmd/vcpnode"}},
 		// The event log and audit trail know events and call records, not connections.
 		{module + "/events", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
+		// The observer channels reach the socket through hubconn only.
+		{module + "/observer", true, []string{backoff, module + "/node", module + "/cmd/vcpnode"}},
 		// The outbox knows files and plugin names, not connections.
 		{module + "/outbox", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The liveness core knows sockets, not messages or the daemon.
@@ -116,6 +118,8 @@ func TestModuleImportsAllowed(t *testing.T) {
 		"control": {"config", "console", "controlapi", "toolhost/textproto"},
 		// The event log and the audit trail: the node publishes, control streams.
 		"events": {"config", "controlapi", "toolhost"},
+		// The observer channels: liveness is hubconn's, events go to events.
+		"observer": {"config", "controlapi", "events", "hubconn", "toolhost", "wsproto"},
 		// The outbox stores callbacks; the session hands it a send function.
 		"outbox": {"config", "toolhost/plugin"},
 		// Text for people (durations, typo distances): the config, the

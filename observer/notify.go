@@ -1,4 +1,4 @@
-package node
+package observer
 
 import (
 	"context"
@@ -13,13 +13,13 @@ import (
 // notifyTimeout bounds one notification command.
 const notifyTimeout = 10 * time.Second
 
-// newDesktopNotifier returns a function that shows a desktop notification
+// NewDesktopNotifier returns a function that shows a desktop notification
 // for a server approval request with notify-send (Linux and BSDs) or
 // osascript (macOS), when present. It never blocks its caller: the command
 // runs in the background, and while one still runs the next is skipped.
-func newDesktopNotifier(log zerolog.Logger, getenv func(string) string) func(serverApproval) {
+func NewDesktopNotifier(log zerolog.Logger, getenv func(string) string) func(Approval) {
 	busy := make(chan struct{}, 1)
-	return func(a serverApproval) {
+	return func(a Approval) {
 		title := "vcpnode: the server asks for approval"
 		body := a.Tool
 		if a.Maid != "" {

@@ -1,4 +1,4 @@
-package node
+package observer
 
 import (
 	"context"
@@ -16,26 +16,45 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
-// The observer connections (shared/spec/observer.md): one per channel
-// beside the node connection, each with its own reconnect loop, so a
-// failing one never disturbs the node session or the other.
-
 // maxObserverFrame is the largest broadcast kept; a larger one is read to
 // its end and dropped, the connection kept.
 const maxObserverFrame = 1 << 20
 
-// observerSettings is what one attempt connects with.
-type observerSettings struct {
-	base, key, device string // key: never log it
-	hub               config.HubConfig
+// Settings is what one attempt connects with: the server's base URL, the
+// key (never log it), the device name the server's replay cache knows this
+// client by, and the [hub] timeouts.
+type Settings struct {
+	Base, Key, Device string
+	Hub               config.HubConfig
 }
 
-// observerSet owns the observer connections, the server approvals they
-// bring and the events they publish. A daemon has one (Node.obs); `vcpnode
-// watch` without a daemon makes its own.
-type observerSet struct {
+// Timings are the reconnect schedule and the connection limiter's rate.
+type Timings struct {
+	Retry            hubconn.RetryPolicy
+	Jitter           func() float64 // uniform in [0, 1); nil: math/rand
+	PerMinute, Burst int            // connections that reach the server; 0: unlimited
+}
+
+// DefaultTimings are the node's schedule and limits.
+func DefaultTimings() Timings {
+	return Timings{Retry: hubconn.DefaultRetryPolicy(), PerMinute: hubconn.DefaultConnsPerMinute, Burst: hubconn.DefaultConnBurst}
+}
+
+// Options are the hooks a daemon adds.
+type Options struct {
+	// Notify, if set, learns each new server approval (a desktop notifier).
+	Notify func(Approval)
+	// Guard, if set, runs each connection's loop; the node's turns a panic
+	// into a fatal stop of its Run.
+	Guard func(what string, f func())
+}
+
+// Set owns the observer connections, the server approvals they bring and
+// the events they publish. A daemon has one; `vcpnode watch` without a
+// daemon makes its own (Watch).
+type Set struct {
 	log       zerolog.Logger
-	settings  func() observerSettings
+	settings  func() Settings
 	retry     hubconn.RetryPolicy
 	jitter    func() float64
 	perMinute int
@@ -43,10 +62,8 @@ type observerSet struct {
 	events    *events.Log
 	approvals *serverApprovals
 	warnings  *toolhost.WarnLimiter
-	notify    func(serverApproval) // nil: none
-	// guard runs each connection's loop; the node's turns a panic into a
-	// fatal stop of Run (fatal.go). nil: run it as it is.
-	guard func(what string, f func())
+	notify    func(Approval) // nil: none
+	guard     func(what string, f func())
 
 	mu    sync.Mutex
 	conns map[string]*observerConn // by channel
@@ -63,10 +80,12 @@ type observerConn struct {
 	dedupe  replayFilter
 }
 
-func newObserverSet(log zerolog.Logger, evlog *events.Log, settings func() observerSettings, t timings) *observerSet {
-	o := &observerSet{
-		log: log, settings: settings, retry: t.retry, jitter: t.jitter,
-		perMinute: t.connsPerMinute, burst: t.connBurst,
+// New makes the connections' owner; Run starts them. Every event goes
+// to evlog; settings is read at each attempt.
+func New(log zerolog.Logger, evlog *events.Log, settings func() Settings, t Timings, opts Options) *Set {
+	o := &Set{
+		log: log, settings: settings, retry: t.Retry, jitter: t.Jitter,
+		perMinute: t.PerMinute, burst: t.Burst, notify: opts.Notify, guard: opts.Guard,
 		events: evlog, warnings: toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now),
 		conns: map[string]*observerConn{},
 	}
@@ -74,11 +93,11 @@ func newObserverSet(log zerolog.Logger, evlog *events.Log, settings func() obser
 	return o
 }
 
-// run keeps one connection per channel until ctx ends.
-func (o *observerSet) run(ctx context.Context, channels []string) {
+// Run keeps one connection per channel until ctx ends. Call it once.
+func (o *Set) Run(ctx context.Context, channels []string) {
 	var wg sync.WaitGroup
 	for _, ch := range channels {
-		c := &observerConn{channel: ch, st: controlapi.ObserverStatus{Channel: ch, Phase: PhaseConnecting, Since: time.Now()}}
+		c := &observerConn{channel: ch, st: controlapi.ObserverStatus{Channel: ch, Phase: controlapi.PhaseConnecting, Since: time.Now()}}
 		o.mu.Lock()
 		o.conns[ch] = c
 		o.order = append(o.order, ch)
@@ -98,8 +117,8 @@ func (o *observerSet) run(ctx context.Context, channels []string) {
 	o.warnings.Flush(o.log)
 }
 
-// statuses lists the connections in config order.
-func (o *observerSet) statuses() []controlapi.ObserverStatus {
+// Statuses lists the connections in config order.
+func (o *Set) Statuses() []controlapi.ObserverStatus {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	out := make([]controlapi.ObserverStatus, 0, len(o.order))
@@ -122,28 +141,32 @@ func (c *observerConn) update(f func(*controlapi.ObserverStatus)) {
 	}
 }
 
-// loop dials, serves and waits, with the node's retry schedule and
+// loop dials, serves and waits, with the retry schedule and
 // connection limiter, until ctx ends.
-func (o *observerSet) loop(ctx context.Context, c *observerConn) {
+func (o *Set) loop(ctx context.Context, c *observerConn) {
 	sched := hubconn.NewRetrySchedule(o.retry, time.Now, o.jitter)
 	limit := hubconn.NewConnLimiter(o.perMinute, o.burst, time.Now)
 	log := o.log.With().Str("channel", c.channel).Logger()
 	for ctx.Err() == nil {
 		if d := limit.Delay(); d > 0 {
-			c.update(func(s *controlapi.ObserverStatus) { s.Phase = PhaseBackoff; at := time.Now().Add(d); s.RetryAt = &at })
+			c.update(func(s *controlapi.ObserverStatus) {
+				s.Phase = controlapi.PhaseBackoff
+				at := time.Now().Add(d)
+				s.RetryAt = &at
+			})
 			if !sleepCtx(ctx, d) {
 				break
 			}
 			continue
 		}
-		c.update(func(s *controlapi.ObserverStatus) { s.Phase = PhaseConnecting; s.RetryAt = nil })
+		c.update(func(s *controlapi.ObserverStatus) { s.Phase = controlapi.PhaseConnecting; s.RetryAt = nil })
 		st := o.settings()
-		u, err := config.ObserverURL(st.base, st.key, c.channel, st.device)
+		u, err := config.ObserverURL(st.Base, st.Key, c.channel, st.Device)
 		var conn *hubconn.Conn
 		if err == nil {
 			conn, err = hubconn.Dial(ctx, u, hubconn.Options{
-				HandshakeTimeout: st.hub.HandshakeTimeout.D(),
-				Liveness:         liveness(st.hub),
+				HandshakeTimeout: st.Hub.HandshakeTimeout.D(),
+				Liveness:         hubconn.LivenessOf(st.Hub),
 				ReadLimit:        config.ServerFrameLimit,
 			})
 		}
@@ -153,7 +176,7 @@ func (o *observerSet) loop(ctx context.Context, c *observerConn) {
 		if err == nil {
 			sched.Reset()
 			log.Info().Str("hub", config.RedactedURL(u)).Msg("observer connected")
-			err = o.serve(ctx, c, conn, st.hub)
+			err = o.serve(ctx, c, conn, st.Hub)
 			if ctx.Err() != nil {
 				break
 			}
@@ -164,7 +187,7 @@ func (o *observerSet) loop(ctx context.Context, c *observerConn) {
 		wait := sched.Next()
 		msg := config.Redact(err.Error())
 		c.update(func(s *controlapi.ObserverStatus) {
-			s.Phase = PhaseBackoff
+			s.Phase = controlapi.PhaseBackoff
 			s.Attempt = sched.Attempts()
 			at := time.Now().Add(wait)
 			s.RetryAt = &at
@@ -175,7 +198,7 @@ func (o *observerSet) loop(ctx context.Context, c *observerConn) {
 			break
 		}
 	}
-	c.update(func(s *controlapi.ObserverStatus) { s.Phase = PhaseStopped; s.RetryAt = nil })
+	c.update(func(s *controlapi.ObserverStatus) { s.Phase = controlapi.PhaseStopped; s.RetryAt = nil })
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
@@ -191,14 +214,14 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // serve reads broadcasts until the connection fails or ctx ends. The
 // client pings every ping_interval; silence past pong_timeout more ends it.
-func (o *observerSet) serve(ctx context.Context, c *observerConn, conn *hubconn.Conn, hub config.HubConfig) error {
+func (o *Set) serve(ctx context.Context, c *observerConn, conn *hubconn.Conn, hub config.HubConfig) error {
 	defer conn.Close()
 	c.mu.Lock()
 	c.conn = conn
 	c.dedupe.reconnected(time.Now())
 	c.mu.Unlock()
 	// Connected only now: whoever sees it can answer on this connection.
-	c.update(func(s *controlapi.ObserverStatus) { s.Phase = PhaseConnected; s.Attempt = 0; s.Sessions++ })
+	c.update(func(s *controlapi.ObserverStatus) { s.Phase = controlapi.PhaseConnected; s.Attempt = 0; s.Sessions++ })
 	defer func() {
 		c.mu.Lock()
 		c.conn = nil
@@ -256,7 +279,7 @@ func (o *observerSet) serve(ctx context.Context, c *observerConn, conn *hubconn.
 }
 
 // write sends one data frame on the channel's current connection.
-func (o *observerSet) write(channel string, data []byte) error {
+func (o *Set) write(channel string, data []byte) error {
 	o.mu.Lock()
 	c := o.conns[channel]
 	o.mu.Unlock()

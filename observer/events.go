@@ -1,4 +1,4 @@
-package node
+package observer
 
 import (
 	"crypto/sha256"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -69,7 +68,7 @@ func (f *replayFilter) duplicate(data []byte, now time.Time) bool {
 	return false
 }
 
-func (o *observerSet) handle(c *observerConn, data []byte) {
+func (o *Set) handle(c *observerConn, data []byte) {
 	var m wsproto.Broadcast
 	if err := json.Unmarshal(data, &m); err != nil || m.Type == "" {
 		o.warnings.Warn(o.log, "observer-malformed", func(e *zerolog.Event) {
@@ -120,7 +119,7 @@ func (o *observerSet) handle(c *observerConn, data []byte) {
 	o.events.Publish(ev)
 }
 
-func (o *observerSet) approvalRequest(c *observerConn, m wsproto.Broadcast) {
+func (o *Set) approvalRequest(c *observerConn, m wsproto.Broadcast) {
 	var d wsproto.ApprovalRequest
 	if err := json.Unmarshal(m.Data, &d); err != nil || d.RequestID == "" || len(d.RequestID) > maxApprovalID {
 		o.warnings.Warn(o.log, "observer-malformed", func(e *zerolog.Event) {
@@ -137,7 +136,7 @@ func (o *observerSet) approvalRequest(c *observerConn, m wsproto.Broadcast) {
 	if ttl <= 0 {
 		ttl = 5 * time.Minute // the server's default
 	}
-	a := serverApproval{
+	a := Approval{
 		RequestID: d.RequestID, Tool: d.ToolName, Maid: d.Maid, Args: d.Args,
 		Requested: requested, Expires: requested.Add(ttl), TTL: ttl, Channel: c.channel,
 	}
@@ -146,7 +145,7 @@ func (o *observerSet) approvalRequest(c *observerConn, m wsproto.Broadcast) {
 	}
 	ev := controlapi.Event{
 		Source: controlapi.EventSourceServer, Channel: c.channel, Type: string(m.Type), Kind: controlapi.EventApprovalRequest,
-		Tool: a.Tool, RequestID: a.RequestID, Maid: a.Maid, Text: events.ClipText(argSummaryText(a.Args), events.MaxText),
+		Tool: a.Tool, RequestID: a.RequestID, Maid: a.Maid, Text: events.ClipText(events.ArgSummary(a.Args), events.MaxText),
 		ApprovalID: a.RequestID,
 	}
 	if len(m.Data) <= events.MaxData {
@@ -158,22 +157,8 @@ func (o *observerSet) approvalRequest(c *observerConn, m wsproto.Broadcast) {
 	}
 }
 
-// argSummaryText is k=v pairs for an event line; the CLI has its own.
-func argSummaryText(args map[string]json.RawMessage) string {
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, k+"="+events.ClipText(string(args[k]), 80))
-	}
-	return strings.Join(parts, " ")
-}
-
-// serverApproval is a call the server holds until a human answers.
-type serverApproval struct {
+// Approval is a call the server holds until a human answers.
+type Approval struct {
 	RequestID string
 	Tool      string
 	Maid      string
@@ -184,8 +169,8 @@ type serverApproval struct {
 	Channel   string
 }
 
-// ErrNoSuchServerApproval: the id is not a pending server approval.
-var ErrNoSuchServerApproval = errors.New("no such server approval")
+// ErrNoSuchApproval: the id is not a pending server approval.
+var ErrNoSuchApproval = errors.New("no such server approval")
 
 // serverApprovals are the pending server approvals, and every id seen, so a
 // replayed request that was answered or expired never shows again.
@@ -201,7 +186,7 @@ type serverApprovals struct {
 }
 
 type pendingServerApproval struct {
-	a     serverApproval
+	a     Approval
 	timer *time.Timer
 	seq   uint64
 }
@@ -211,7 +196,7 @@ func newServerApprovals(evlog *events.Log) *serverApprovals {
 }
 
 // add records a request; false when it was seen before or has expired.
-func (s *serverApprovals) add(a serverApproval, now time.Time) bool {
+func (s *serverApprovals) add(a Approval, now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.seen[a.RequestID]; ok || s.closed {
@@ -250,7 +235,7 @@ func (s *serverApprovals) expire(id string) {
 }
 
 // list is the pending approvals, oldest first.
-func (s *serverApprovals) list() []serverApproval {
+func (s *serverApprovals) list() []Approval {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -268,19 +253,19 @@ func (s *serverApprovals) list() []serverApproval {
 		}
 		return live[i].seq < live[j].seq
 	})
-	out := make([]serverApproval, len(live))
+	out := make([]Approval, len(live))
 	for i, p := range live {
 		out[i] = p.a
 	}
 	return out
 }
 
-func (s *serverApprovals) get(id string) (serverApproval, bool) {
+func (s *serverApprovals) get(id string) (Approval, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.pending[id]
 	if !ok || !p.a.Expires.After(time.Now()) {
-		return serverApproval{}, false
+		return Approval{}, false
 	}
 	return p.a, true
 }
@@ -307,13 +292,13 @@ func (s *serverApprovals) close() {
 	}
 }
 
-// answer sends tool_approval_response for a pending server approval. The
+// Answer sends tool_approval_response for a pending server approval. The
 // server ignores answers to unknown or decided ids without a reply, so the
 // check that it is still pending is made here.
-func (o *observerSet) answer(id string, approve bool, reason string) (serverApproval, error) {
+func (o *Set) Answer(id string, approve bool, reason string) (Approval, error) {
 	a, ok := o.approvals.get(id)
 	if !ok {
-		return serverApproval{}, fmt.Errorf("%w: %q (it may have been answered or have expired; vcpnode approvals lists the pending ones)", ErrNoSuchServerApproval, id)
+		return Approval{}, fmt.Errorf("%w: %q (it may have been answered or have expired; vcpnode approvals lists the pending ones)", ErrNoSuchApproval, id)
 	}
 	raw, err := wsproto.EncodeApprovalResponse(wsproto.ApprovalResponse{RequestID: a.RequestID, Approved: approve, Reason: reason})
 	if err != nil {
@@ -331,3 +316,9 @@ func (o *observerSet) answer(id string, approve bool, reason string) (serverAppr
 		Tool: a.Tool, RequestID: a.RequestID, Approval: verdict, Text: events.ClipText(reason, events.MaxText)})
 	return a, nil
 }
+
+// Pending is the pending server approvals, oldest first.
+func (o *Set) Pending() []Approval { return o.approvals.list() }
+
+// Lookup is the pending server approval id, if it still waits.
+func (o *Set) Lookup(id string) (Approval, bool) { return o.approvals.get(id) }

@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/events"
+	"github.com/vcpnode/vcpnode/observer"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -20,17 +17,18 @@ import (
 
 func (n *Node) initEvents(cfg config.Config) {
 	n.events = events.New(cfg.Observer.Buffer)
-	n.obs = newObserverSet(n.log, n.events, n.observerSettings, n.timings)
-	n.obs.guard = n.guard
+	opts := observer.Options{Guard: n.guard}
 	if cfg.Observer.Notify {
-		n.obs.notify = newDesktopNotifier(n.log, n.getenv)
+		opts.Notify = observer.NewDesktopNotifier(n.log, n.getenv)
 	}
+	t := observer.Timings{Retry: n.timings.retry, Jitter: n.timings.jitter, PerMinute: n.timings.connsPerMinute, Burst: n.timings.connBurst}
+	n.obs = observer.New(n.log, n.events, n.observerSettings, t, opts)
 	n.disp.Observe(n.recordCall)
 }
 
-func (n *Node) observerSettings() observerSettings {
+func (n *Node) observerSettings() observer.Settings {
 	st := n.settings()
-	return observerSettings{base: st.cfg.Hub.URL, key: st.key, device: st.name, hub: st.cfg.Hub}
+	return observer.Settings{Base: st.cfg.Hub.URL, Key: st.key, Device: st.name, Hub: st.cfg.Hub}
 }
 
 // runObservers keeps the configured observer connections until ctx ends.
@@ -44,7 +42,7 @@ func (n *Node) runObservers(ctx context.Context) (wait func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		n.guard("observers", func() { n.obs.run(ctx, cfg.Observer.Channels) })
+		n.guard("observers", func() { n.obs.Run(ctx, cfg.Observer.Channels) })
 	}()
 	return func() { <-done }
 }
@@ -62,7 +60,7 @@ func (n *Node) publishLocalApprovals(ctx context.Context) {
 			if !seen[p.ID] {
 				n.events.Publish(controlapi.Event{
 					Source: controlapi.EventSourceNode, Kind: controlapi.EventApprovalRequest, Tool: p.Tool, RequestID: p.RequestID,
-					Text: events.ClipText(argSummaryText(p.Args), events.MaxText), ApprovalID: p.ID,
+					Text: events.ClipText(events.ArgSummary(p.Args), events.MaxText), ApprovalID: p.ID,
 				})
 			}
 		}
@@ -136,56 +134,4 @@ func resultText(raw json.RawMessage) string {
 }
 
 // ObserverStatuses are the observer connections, for status.
-func (n *Node) ObserverStatuses() []controlapi.ObserverStatus { return n.obs.statuses() }
-
-// WatchHub connects to the server's observer channels without a daemon
-// (`vcpnode watch` when none runs) and calls each for every event passing
-// f, until ctx ends or each fails. The channels are cfg's [observer]
-// channels, enabled or not. Its device name is the node's name plus
-// "-watch", so the server's replay cache keeps it apart from the daemon.
-func WatchHub(ctx context.Context, cfg config.Config, log zerolog.Logger, getenv func(string) string, f controlapi.EventFilter, each func(controlapi.Event) error) error {
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	key, err := cfg.Key(getenv)
-	if err != nil {
-		return err
-	}
-	if _, err := config.HubURL(cfg.Hub.URL, key); err != nil {
-		return err
-	}
-	name := cfg.Hub.Name
-	if name == "" {
-		name, _ = os.Hostname()
-	}
-	st := observerSettings{base: cfg.Hub.URL, key: key, device: name + "-watch", hub: cfg.Hub}
-	evlog := events.New(cfg.Observer.Buffer)
-	obs := newObserverSet(log, evlog, func() observerSettings { return st }, defaultTimings())
-	sub, _ := evlog.Subscribe(false, 0)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		obs.run(ctx, cfg.Observer.Channels)
-	}()
-	defer func() { cancel(); <-done }()
-	for {
-		evs, dropped, err := sub.Next(ctx, nil)
-		if err != nil {
-			return nil // ctx ended: the watch is over
-		}
-		if dropped > 0 {
-			if err := each(controlapi.Event{Kind: controlapi.EventDropped, Dropped: dropped, Time: time.Now()}); err != nil {
-				return err
-			}
-		}
-		for _, ev := range evs {
-			if f.Match(ev) {
-				if err := each(ev); err != nil {
-					return err
-				}
-			}
-		}
-	}
-}
+func (n *Node) ObserverStatuses() []controlapi.ObserverStatus { return n.obs.Statuses() }
