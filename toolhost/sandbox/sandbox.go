@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -110,7 +111,7 @@ func (s *Sandbox) Check(opts *Options) error {
 	}
 	if opts.Require {
 		if gaps := s.caps.gapsFor(opts.Profiles, opts.inUse()); len(gaps) > 0 {
-			return fmt.Errorf("%w (sandbox.require is set): %v", ErrNotEnforced, gaps)
+			return fmt.Errorf("%w (sandbox.require is set): not enforced for the profiles in use: %s", ErrNotEnforced, strings.Join(gaps, ", "))
 		}
 	}
 	if opts.Home == "" {
@@ -122,15 +123,18 @@ func (s *Sandbox) Check(opts *Options) error {
 	return nil
 }
 
-// inUse is the names of the profiles the default and the tools use.
+// inUse is the names of the profiles the default and the tools use: the
+// default first, then the others sorted, so that what is said of them
+// reads the same each time.
 func (o *Options) inUse() []string {
-	names := []string{o.Default}
+	var names []string
 	for _, n := range o.Tools {
-		if n != "" && !slices.Contains(names, n) {
+		if n != "" && n != o.Default && !slices.Contains(names, n) {
 			names = append(names, n)
 		}
 	}
-	return names
+	slices.Sort(names)
+	return append([]string{o.Default}, names...)
 }
 
 // ProfileFor is the name of the profile tool runs under.
@@ -224,6 +228,13 @@ func (c Capabilities) gapsFor(profiles map[string]Profile, names []string) []str
 
 // Capabilities reports what the machine enforces.
 func (s *Sandbox) Capabilities() Capabilities { return s.caps }
+
+// Gaps lists what the profiles in use ask for and this machine cannot
+// enforce: what Require refuses, and what the warning at start names.
+func (s *Sandbox) Gaps() []string {
+	o := s.opts.Load()
+	return s.caps.gapsFor(o.Profiles, o.inUse())
+}
 
 // Status is the sandbox section of the node's status.
 type Status struct {

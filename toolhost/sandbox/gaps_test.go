@@ -1,0 +1,54 @@
+package sandbox
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+// TestGapsOfTheProfilesInUse: only what a profile in use asks for and the
+// machine lacks is a gap; Require turns a gap into ErrNotEnforced. The
+// machine is described, not detected: these are the cases no one machine has.
+func TestGapsOfTheProfilesInUse(t *testing.T) {
+	profiles, err := Resolve(map[string]Spec{
+		"capped":  {Extends: "default", CPU: 0.5, Pids: 16},
+		"unused":  {Extends: "offline", Memory: "64MiB"},
+		"nothing": {Extends: "none", CPU: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		caps  Capabilities
+		tools map[string]string
+		want  []string
+	}{
+		{"everything enforced", Capabilities{Files: true, Network: true, Memory: "cgroup v2", Pids: "cgroup v2", CPU: "cgroup v2"},
+			map[string]string{"A": "capped", "B": "nothing"}, nil},
+		{"no cgroup, root", Capabilities{Files: true, Network: true, Memory: "rlimit"},
+			map[string]string{"A": "capped", "B": "nothing"}, []string{"pids limit", "cpu limit"}},
+		{"unused profiles ask for nothing", Capabilities{Files: true, Network: true},
+			nil, nil},
+		{"no Landlock", Capabilities{Memory: "rlimit", Pids: "rlimit"},
+			map[string]string{"A": "default"}, []string{"file access"}},
+		{"no TCP rules, offline in use", Capabilities{Files: true, CPU: "cgroup v1"},
+			map[string]string{"B": "offline"}, []string{"network"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Sandbox{caps: c.caps}
+			opts := Options{Profiles: profiles, Tools: c.tools, Home: t.TempDir(), TempDir: t.TempDir()}
+			if err := s.Update(opts); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Gaps(); !slices.Equal(got, c.want) {
+				t.Errorf("Gaps() = %q, want %q", got, c.want)
+			}
+			opts.Require = true
+			err := s.Update(opts)
+			if len(c.want) > 0 && !errors.Is(err, ErrNotEnforced) || len(c.want) == 0 && err != nil {
+				t.Errorf("Update with Require: %v", err)
+			}
+		})
+	}
+}
