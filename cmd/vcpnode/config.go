@@ -115,7 +115,7 @@ func (a *app) checkPartial(path string, part config.Partial, loadErr error) (che
 		return checkResult{}, loadErr
 	}
 	cfg := part.Config
-	setup := a.setupProblems(part)
+	setup := a.setupProblems(path, part)
 	var r checkResult
 	if setup.hosted != nil {
 		if bad := part.Lost("tools"); bad != "" {
@@ -125,6 +125,7 @@ func (a *app) checkPartial(path string, part config.Partial, loadErr error) (che
 		}
 	}
 	r.warnings = append(r.warnings, cfg.Warnings()...)
+	r.warnings = append(r.warnings, setup.warnings...)
 	if ce != nil {
 		r.problems = append(r.problems, ce.Error())
 		r.count += len(ce.Problems)

@@ -31,6 +31,7 @@ type hostedTools struct {
 // a plugin setup that cannot be read; and the checks that could not run.
 type setupReport struct {
 	problems []string
+	warnings []string
 	// notChecked are "WHAT: WHY" for checks whose inputs the file's own
 	// problems left unknown.
 	notChecked []string
@@ -47,10 +48,10 @@ func hasProblem(key string) string { return key + " has a problem (above)" }
 // setupProblems runs every check beyond the file whose inputs are known,
 // also when the file has problems: the settings that decoded are checked,
 // and a check that needs one that did not is named with the reason.
-func (a *app) setupProblems(p config.Partial) setupReport {
+func (a *app) setupProblems(path string, p config.Partial) setupReport {
 	var r setupReport
 	if p.Unread != "" {
-		r.skip("the key, the [control] group, the plugin folders, the [tools.NAME] names and approval windows", p.Unread)
+		r.skip("the key, the [control] group, the sandbox on this machine, the plugin folders, the [tools.NAME] names and approval windows", p.Unread)
 		return r
 	}
 	cfg := p.Config
@@ -74,6 +75,7 @@ func (a *app) setupProblems(p config.Partial) setupReport {
 			}
 		}
 	}
+	a.sandboxHere(p, path, &r) // config_sandbox.go
 	// The plugins are read only when every input of the scan is known and
 	// every folder is there.
 	unscanned := cmp.Or(p.Bad("plugins.env_file"), p.Bad("plugins.pass_env"))

@@ -52,7 +52,7 @@ func TestConfigCheckSyntaxError(t *testing.T) {
 		t.Fatalf("exit code %d", code)
 	}
 	want := path + ":2:14: basic strings cannot have new lines\n" +
-		"not checked: the key, the [control] group, the plugin folders, the [tools.NAME] names and approval windows: the file does not parse\n"
+		"not checked: the key, the [control] group, the sandbox on this machine, the plugin folders, the [tools.NAME] names and approval windows: the file does not parse\n"
 	if got := ta.stdout.String(); got != want {
 		t.Errorf("stdout = %q, want a line:col for the unterminated string and what was not checked", got)
 	}
