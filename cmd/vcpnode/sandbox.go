@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -94,12 +95,27 @@ func (a *app) sandboxRun(ctx context.Context, configFlag, profile, dir string, a
 		return err
 	}
 	defer r.Close()
-	proc, tree, err := r.StartProcess(trees, &os.ProcAttr{
-		Dir: dir, Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-	})
+	// stderr goes through a pipe, as a tool's does, and is also kept (its
+	// head) to tell a refusal by the sandbox from any other failure.
+	pr, pw, err := os.Pipe()
 	if err != nil {
 		return err
 	}
+	proc, tree, err := r.StartProcess(trees, &os.ProcAttr{
+		Dir: dir, Files: []*os.File{os.Stdin, os.Stdout, pw},
+	})
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return err
+	}
+	var kept headBuffer
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(io.MultiWriter(a.stderr, &kept), pr)
+		pr.Close()
+	}()
 	// The command has its own process group: pass the terminal's signals on.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -112,6 +128,7 @@ func (a *app) sandboxRun(ctx context.Context, configFlag, profile, dir string, a
 	state, werr := proc.Wait()
 	_ = tree.KillAndWait(5e9)
 	tree.Release()
+	<-copied // the whole tree has ended: nothing holds the pipe
 	if werr != nil {
 		return werr
 	}
@@ -119,13 +136,29 @@ func (a *app) sandboxRun(ctx context.Context, configFlag, profile, dir string, a
 	if code < 0 {
 		code = 128 + int(state.Sys().(syscall.WaitStatus).Signal())
 	}
-	if lerr := r.Explain(nil); lerr != nil {
+	var failed error
+	if code != 0 {
+		failed = fmt.Errorf("exit status %d", code)
+	}
+	// What a tool's caller would be told: the profile, and the refusal
+	// or the limit reached.
+	if lerr := r.Explain(failed, kept.b); lerr != nil && lerr != failed {
 		fmt.Fprintln(a.stderr, "vcpnode:", lerr)
 	}
 	if code != 0 {
 		return exitStatus(code)
 	}
 	return nil
+}
+
+// headBuffer keeps the first 64 KiB written to it.
+type headBuffer struct{ b []byte }
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	if room := 64<<10 - len(h.b); room > 0 {
+		h.b = append(h.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
 }
 
 // errorExitStatus is the status an exitStatus error asks for.

@@ -1,0 +1,134 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+)
+
+// requireLandlock skips a test that needs the kernel to confine.
+func requireLandlock(t *testing.T) {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.Options{Home: t.TempDir(), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sb.Capabilities().Files {
+		t.Skipf("Landlock is not available here: %s", sb.Capabilities().Why)
+	}
+}
+
+// vcpnodeProc runs this test binary as vcpnode with args, in dir, with a
+// hermetic environment, and returns its exit code, stdout and stderr.
+func vcpnodeProc(t *testing.T, dir string, args ...string) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, selfPath(t), args...)
+	cmd.Dir, cmd.Env = dir, hermeticEnv(t, asVCPNodeEnv+"=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return exit.ExitCode(), stdout.String(), stderr.String()
+	case err != nil:
+		t.Fatalf("vcpnode %s: %v", strings.Join(args, " "), err)
+	}
+	return 0, stdout.String(), stderr.String()
+}
+
+// TestSandboxRun: `vcpnode sandbox run` passes the command's exit status
+// through, refuses under default a file outside every grant with a message
+// naming the profile, confines nothing under none, and names an unknown
+// profile as the error.
+func TestSandboxRun(t *testing.T) {
+	requireLandlock(t)
+	work, private := t.TempDir(), t.TempDir()
+	secret := filepath.Join(private, "secret.txt")
+	if err := os.WriteFile(secret, []byte("PRIVATE\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := vcpnodeProc(t, work, "sandbox", "run", "--", "sh", "-c", "echo in > own.txt && cat own.txt && exit 7")
+	if code != 7 || out != "in\n" {
+		t.Errorf("exit 7 under default: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, `exit status 7 (sandbox profile "default")`) {
+		t.Errorf("a failed confined command's stderr does not name the profile: %q", errOut)
+	}
+
+	code, out, errOut = vcpnodeProc(t, work, "sandbox", "run", "--", "cat", secret)
+	if code != 1 || strings.Contains(out, "PRIVATE") {
+		t.Errorf("cat of an ungranted file under default: code %d, stdout %q", code, out)
+	}
+	if want := `vcpnode: command "cat" was refused by the node's sandbox (profile "default"): cat: ` + secret + ": Permission denied"; !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
+
+	code, out, errOut = vcpnodeProc(t, work, "sandbox", "run", "--profile", "none", "--", "cat", secret)
+	if code != 0 || out != "PRIVATE\n" || errOut != "" {
+		t.Errorf("cat under none: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, _, errOut = vcpnodeProc(t, work, "sandbox", "run", "--profile", "none", "--", "sh", "-c", "kill -TERM $$")
+	if code != 128+15 || errOut != "" {
+		t.Errorf("a command killed by SIGTERM under none: code %d (want 143), stderr %q", code, errOut)
+	}
+
+	code, out, errOut = vcpnodeProc(t, work, "sandbox", "run", "--profile", "nosuch", "--", "true")
+	if code != exitError || out != "" || errOut != "vcpnode: command \"true\": unknown sandbox profile \"nosuch\"\n" {
+		t.Errorf("unknown profile: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestConfigCheckSandboxNotEnforced: config check says what this machine
+// cannot enforce of the profiles in use, and fails with sandbox.require.
+// The machine is a real one that cannot hold a cpu limit: the check runs
+// under `vcpnode sandbox run`, whose default profile keeps it from making
+// cgroups (and cpu has no rlimit to fall back on).
+func TestConfigCheckSandboxNotEnforced(t *testing.T) {
+	requireLandlock(t)
+	dir := t.TempDir()
+	doc := "[hub]\nurl = \"ws://127.0.0.1:1\"\nkey = \"test-key\"\n\n[sandbox]\nprofile = \"capped\"\n%s\n" +
+		"[sandbox.profiles.capped]\nextends = \"default\"\ncpu = 0.5\n"
+	path := filepath.Join(dir, "c.toml")
+	write := func(require string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(strings.Replace(doc, "%s", require, 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	write("")
+	code, out, errOut := vcpnodeProc(t, dir, "sandbox", "run", "--", selfPath(t), "config", "check", "-c", path)
+	if code != 0 || out != "warning: not enforced on this machine for the profiles in use: cpu limit; sandbox.require = true would refuse to start\nconfig OK\n" {
+		t.Errorf("confined config check: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	write("require = true")
+	code, out, errOut = vcpnodeProc(t, dir, "sandbox", "run", "--", selfPath(t), "config", "check", "-c", path)
+	want := path + ": sandbox profiles cannot be enforced here (sandbox.require is set): not enforced for the profiles in use: cpu limit\n"
+	if code != exitError || out != want || !strings.Contains(errOut, "1 problem") {
+		t.Errorf("confined config check with require: code %d, stdout %q (want %q), stderr %q", code, out, want, errOut)
+	}
+}
+
+func selfPath(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return self
+}
