@@ -76,7 +76,10 @@ func TestConsoleBrowser(t *testing.T) {
 	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}, gate}, config: func(c *config.Config) {
 		c.Node.ExposedTools = []string{"Echo", "Thumb"}
 		c.Plugins.StateDir = t.TempDir() // the console's tool switches
-		c.Tools = map[string]config.ToolConfig{"Echo": {Approval: "ask", ApprovalTimeout: config.Duration(time.Minute), Timeout: config.Duration(5 * time.Minute)}}
+		c.Tools = map[string]config.ToolConfig{
+			"Echo":  {Approval: "ask", ApprovalTimeout: config.Duration(time.Minute), Timeout: config.Duration(5 * time.Minute)},
+			"Thumb": {Sandbox: "offline"},
+		}
 	}})
 	conn := h.accept()
 	h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected && s.ServerID != "" })
@@ -132,18 +135,24 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Errorf("status page: phase %q, list %q; want connected and server id %s", phase, serverID, st.ServerID)
 	}
 
-	// Tools: every tool with its schema.
-	var tools string
+	// Tools: every tool with its schema and its sandbox profile (a
+	// built-in tool starts no process and has none).
+	var tools, thumbFacts, gateFacts string
 	run("tools page",
 		chromedp.Navigate("http://"+con.Addr()+"/#tools"),
 		chromedp.WaitVisible(`#tool-Thumb-h`, chromedp.ByQuery),
 		chromedp.Text(`#tools-list`, &tools, chromedp.ByQuery),
+		chromedp.Text(`#tool-Thumb-facts`, &thumbFacts, chromedp.ByQuery),
+		chromedp.Text(`#tool-Gate-facts`, &gateFacts, chromedp.ByQuery),
 		shot("tools"),
 	)
 	for _, want := range []string{"Thumb", "exposed", "Gate", "not exposed", "approval ask"} {
 		if !strings.Contains(tools, want) {
 			t.Errorf("tools page lacks %q:\n%s", want, tools)
 		}
+	}
+	if !strings.Contains(thumbFacts, "sandbox offline") || strings.Contains(gateFacts, "sandbox") {
+		t.Errorf("tools page: Thumb's facts %q (want its profile, offline), the built-in Gate's %q (want none)", thumbFacts, gateFacts)
 	}
 	if got, _ := registered(t, h, conn); strings.Join(got, ",") != "Echo,Thumb" {
 		t.Fatalf("registered at start: %v", got)

@@ -142,7 +142,9 @@ function toolCard(t, overridable) {
   if (t.source) facts.push(`source ${t.source}`);
   if (!t.skipped) facts.push(`timeout ${age(t.timeoutMs)}`, `approval ${t.approval}` + (t.approvalTimeoutMs ? ` (waits ${age(t.approvalTimeoutMs)})` : ""));
   if (t.maxConcurrent) facts.push(`at most ${t.maxConcurrent} at once`);
-  kids.push(el("div", {class: "muted"}, facts.join(" · ")));
+  // The sandbox profile its processes run under; built-in tools start none.
+  if (t.sandbox) facts.push(`sandbox ${t.sandbox}` + (t.sandbox === "none" ? " (unconfined)" : ""));
+  kids.push(el("div", {class: "muted", id: id + "-facts"}, facts.join(" · ")));
   if (overridable && !t.skipped && !t.implicit) {
     const expose = el("input", {type: "checkbox", id: id + "-expose", checked: t.exposed});
     expose.addEventListener("change", () => setOverride(t.name, {expose: expose.checked}));
