@@ -6,13 +6,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
@@ -131,4 +134,70 @@ func selfPath(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return self
+}
+
+// TestStatusSandboxSection: `vcpnode status` has a sandbox line (the
+// mechanism, its Landlock ABI, the default profile, how limits are held)
+// and a "not enforced" line, and --json the same section; `tools --all
+// --json` gives each tool's profile, none for a built-in one.
+func TestStatusSandboxSection(t *testing.T) {
+	requireLandlock(t)
+	root := t.TempDir()
+	for _, name := range []string{"Probe", "Other"} {
+		if err := os.MkdirAll(filepath.Join(root, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		manifest := `{"name":"` + name + `","pluginType":"synchronous","entryPoint":{"command":"true"}}`
+		if err := os.WriteFile(filepath.Join(root, name, "plugin-manifest.json"), []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := startDaemon(t, fmt.Sprintf(`
+[plugins]
+dirs = [%q]
+state_dir = %q
+
+[sandbox]
+profile = "offline"
+
+[sandbox.profiles.capped]
+extends = "default"
+memory = "64MiB"
+
+[tools.Probe]
+sandbox = "capped"
+
+[tools.Echo]
+sandbox = "capped"
+`, root, t.TempDir()))
+	d.accept()
+	var st controlapi.StatusResponse
+	d.ctlJSON(&st, "status")
+	sb := st.Sandbox
+	if sb == nil || sb.Mechanism != "landlock" || sb.LandlockABI < 1 || sb.Default != "offline" || sb.Require ||
+		!slices.Equal(sb.Profiles, []string{"capped", "default", "none", "offline"}) || sb.Memory == "" {
+		t.Fatalf("status --json sandbox = %+v", sb)
+	}
+	if sb.LandlockABI >= 4 && !slices.Contains(sb.NotEnforced, "UDP and other non-TCP sockets") {
+		t.Errorf("notEnforced = %q lacks UDP", sb.NotEnforced)
+	}
+
+	_, out, _ := d.ctl("status")
+	line := fmt.Sprintf(`sandbox landlock (ABI %d), default profile "offline"; limits: memory by %s`, sb.LandlockABI, sb.Memory)
+	for _, l := range [][2]string{{"pids", sb.Pids}, {"cpu", sb.CPU}} {
+		if l[1] != "" {
+			line += ", " + l[0] + " by " + l[1]
+		}
+	}
+	wantLines(t, out, strings.Join(strings.Fields(line), " "), "not enforced "+strings.Join(sb.NotEnforced, ", "))
+
+	var tools controlapi.ToolsResponse
+	d.ctlJSON(&tools, "tools", "--all")
+	profiles := map[string]string{}
+	for _, ts := range tools.Tools {
+		profiles[ts.Name] = ts.Sandbox
+	}
+	if profiles["Probe"] != "capped" || profiles["Other"] != "offline" || profiles["Echo"] != "" || profiles["NodeInfo"] != "" {
+		t.Errorf("tools --all --json profiles = %v, want Probe capped, Other offline (the default), none for built-ins", profiles)
+	}
 }
