@@ -14,8 +14,11 @@ import (
 // BenchmarkSandboxRoundTrip: a `sh -c "echo '{}'"` plugin call confined
 // under each built-in profile, in one run, with the CPU time the daemon
 // (this process, not the plugin) spent per call as daemon-cpu-µs/op (wall
-// time on a loaded machine is mostly waiting for a core) and its heap growth
-// after the calls as heap-B. Run with
+// time on a loaded machine is mostly waiting for a core), and what the
+// calls left the daemon holding: its heap growth after a GC as heap-B, and
+// the growth of the memory the Go runtime holds from the OS (heap, stacks
+// of the threads made and discarded per call, runtime structures; Sys less
+// HeapReleased) as held-KiB. Run with
 //
 //	go test -run '^$' -bench SandboxRoundTrip -benchmem ./toolhost/plugin/
 func BenchmarkSandboxRoundTrip(b *testing.B) {
@@ -44,6 +47,8 @@ func BenchmarkSandboxRoundTrip(b *testing.B) {
 			runtime.GC()
 			runtime.ReadMemStats(&after)
 			b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)), "heap-B")
+			held := func(m runtime.MemStats) int64 { return int64(m.Sys) - int64(m.HeapReleased) }
+			b.ReportMetric(float64(held(after)-held(before))/1024, "held-KiB")
 		})
 	}
 }
