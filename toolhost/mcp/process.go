@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -75,13 +76,20 @@ func startProc(o Options, c ServerConfig, trees *proctree.Manager, log zerolog.L
 	return p, nil
 }
 
-// confine wraps c's command for its sandbox profile. The program is looked
-// up on the daemon's PATH first, as exec.Command would, so the profile can
-// grant the program itself.
+// confine wraps c's command for its sandbox profile. A bare program name
+// is looked up on the daemon's PATH first, as exec.Command does, so the
+// profile can grant the program itself; a relative path is relative to
+// Cwd, the server's own folder.
 func confine(o Options, c ServerConfig, trees *proctree.Manager) (*sandbox.Run, error) {
-	path, err := exec.LookPath(c.Command)
-	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", c.Command, err)
+	path := c.Command
+	if filepath.Base(path) == path {
+		lp, err := exec.LookPath(path)
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", c.Command, err)
+		}
+		path = lp
+	} else if !filepath.IsAbs(path) && c.Cwd != "" {
+		path = filepath.Join(c.Cwd, path) // the same file, named so the profile grants it
 	}
 	if o.Sandbox != nil && trees == nil {
 		// Landlock and limits are applied through the tree's start.

@@ -213,3 +213,20 @@ func TestSandboxProfileChangeRestartsMCPServer(t *testing.T) {
 	}
 	eventually(t, "the first server to be gone", func() bool { return proctreetest.Gone(first) })
 }
+
+// TestStdioRelativeCommandRunsInCwd: a command given as a relative path is
+// the one in the server's cwd, as exec.Command has it, under a profile too.
+func TestStdioRelativeCommandRunsInCwd(t *testing.T) {
+	f, _ := sandboxFixture(t, t.TempDir())
+	c := f.probe("rel", "default")
+	if err := os.Symlink(os.Args[0], filepath.Join(c.Cwd, "server")); err != nil {
+		t.Fatal(err)
+	}
+	c.Command = "./server"
+	f.start(c)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if res, err := call(ctx, t, f.tool("McpRel"), map[string]any{"command": "echo", "msg": "hi"}); err != nil || !strings.Contains(resultText(t, res), "hi") {
+		t.Errorf("the server in its cwd: %v %v (status %+v)", res, err, f.status("rel"))
+	}
+}
