@@ -1,9 +1,9 @@
 package node
 
 import (
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
@@ -11,7 +11,8 @@ import (
 )
 
 // TestWarmPluginsFollowTheConfig: with [plugins] warm = "python" the
-// example Python plugins get waiting interpreters and a call runs in one;
+// example Python plugins get waiting interpreters and calls run in them
+// (an asynchronous one's callback still arrives);
 // a reload that turns warm off leaves none waiting and no process running.
 func TestWarmPluginsFollowTheConfig(t *testing.T) {
 	needCommands(t, "python3")
@@ -24,19 +25,8 @@ func TestWarmPluginsFollowTheConfig(t *testing.T) {
 		defer h.node.plugins.mu.Unlock()
 		return h.node.plugins.host
 	}
-	waitWarm := func(n int) {
-		t.Helper()
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for host().WarmWaiting() < n {
-			select {
-			case <-tick.C:
-			case <-h.ctx.Done():
-				t.Fatalf("gave up waiting for %d warm interpreters (%d)", n, host().WarmWaiting())
-			}
-		}
-	}
-	waitWarm(2) // UnitConverter and DelayedEcho
+	waiting := func() bool { return host().WarmWaiting() == 2 } // UnitConverter and DelayedEcho
+	h.waitUntil("two warm interpreters", waiting)
 	res := h.call(c, "UnitConverter", map[string]any{"command": "Convert", "value": "10", "from": "km", "to": "mi"})
 	if res.Status != wsproto.StatusSuccess || !strings.Contains(firstText(t, res), "10 km = 6.21371 mi") {
 		t.Fatalf("UnitConverter = %+v", res)
@@ -44,6 +34,22 @@ func TestWarmPluginsFollowTheConfig(t *testing.T) {
 	if n := host().WarmCalls(); n != 1 {
 		t.Errorf("%d calls ran warm, want 1", n)
 	}
+
+	// An asynchronous plugin answers from a warm interpreter, and its
+	// worker's callback still reaches the server.
+	h.waitUntil("two warm interpreters again", waiting)
+	res = h.call(c, "DelayedEcho", map[string]any{"text": "warm and later", "delay": "0"})
+	if res.Status != wsproto.StatusSuccess {
+		t.Fatalf("DelayedEcho: %s", res.Error)
+	}
+	if n := host().WarmCalls(); n != 2 {
+		t.Errorf("%d calls ran warm, want 2", n)
+	}
+	if _, data := waitForwarded(t, h, c); !strings.Contains(fmt.Sprint(data["message"]), "warm and later") {
+		t.Errorf("forwarded %v", data)
+	}
+	// Then only the two waiting interpreters run (the one that answered ended).
+	h.waitUntil("the asynchronous run to end", func() bool { return waiting() && h.node.PluginProcesses() == 2 })
 
 	cfg := h.cfg
 	cfg.Plugins.Warm = ""
