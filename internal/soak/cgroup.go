@@ -28,7 +28,7 @@ func (r *rig) setupCgroup() string {
 	if os.Geteuid() != 0 || !r.opts.privileged {
 		return "needs root to make a cgroup of its own for the daemon"
 	}
-	name := fmt.Sprintf("vcpnode-soak-%d", os.Getpid())
+	name := fmt.Sprintf("vcpnode-soak-%d-%d", os.Getpid(), r.opts.seed) // seeds of a list run at once
 	var dir string
 	if ctl, err := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.subtree_control")); err == nil {
 		if !strings.Contains(string(ctl), "memory") {

@@ -21,6 +21,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -28,6 +29,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -43,7 +45,7 @@ func main() {
 // broken invariant, 2 when the soak itself could not run.
 func soakMain() int {
 	o := options{privileged: true, callTimeout: 15 * time.Second, slack: 30 * time.Second, settle: 60 * time.Second, out: os.Stdout}
-	seedList := flag.String("seed", "", "seed of the fault sequence and the call mix, or a comma-separated list run one after the other (empty: pick one and print it)")
+	seedList := flag.String("seed", "", "seed of the fault sequence and the call mix, or a comma-separated list run at the same time (empty: pick one and print it)")
 	flag.DurationVar(&o.duration, "duration", 10*time.Minute, "how long faults are injected (-quick: 45s unless given)")
 	flag.BoolVar(&o.quick, "quick", false, "short episodes, about a minute in all")
 	flag.StringVar(&o.binary, "binary", "", "a built vcpnode to soak instead of building this module's")
@@ -79,21 +81,50 @@ func soakMain() int {
 			return 2
 		}
 	}
-	for _, seed := range seeds {
+	// Seeds of a list run at the same time, each with its own daemon, hub
+	// and proxy; their reports are printed one after the other, in order.
+	outs := make([]bytes.Buffer, len(seeds))
+	codes := make([]int, len(seeds))
+	var wg sync.WaitGroup
+	for i, seed := range seeds {
+		o := o
 		o.seed = seed
-		fmt.Printf("soak: seed %d, %s of faults (replay: %s)\n", o.seed, o.duration, replayCommand(o))
-		s, err := run(ctx, o)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "soak:", err)
-			return 2
+		o.out = &outs[i]
+		if len(seeds) == 1 {
+			o.out = os.Stdout // live, for a long run
 		}
-		printFigures(os.Stdout, s)
-		if s.violation != nil {
-			printViolation(os.Stdout, s)
-			return 1
-		}
-		fmt.Printf("\nseed %d: no invariant broken\n\n", seed)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = soakSeed(ctx, o)
+		}()
 	}
+	wg.Wait()
+	code := 0
+	for i := range seeds {
+		if len(seeds) > 1 {
+			_, _ = outs[i].WriteTo(os.Stdout)
+		}
+		code = max(code, codes[i])
+	}
+	return code
+}
+
+// soakSeed runs the soak for one seed, writing its report to o.out, and
+// returns its exit code.
+func soakSeed(ctx context.Context, o options) int {
+	fmt.Fprintf(o.out, "soak: seed %d, %s of faults (replay: %s)\n", o.seed, o.duration, replayCommand(o))
+	s, err := run(ctx, o)
+	if err != nil {
+		fmt.Fprintf(o.out, "soak: seed %d: %v\n", o.seed, err)
+		return 2
+	}
+	printFigures(o.out, s)
+	if s.violation != nil {
+		printViolation(o.out, s)
+		return 1
+	}
+	fmt.Fprintf(o.out, "\nseed %d: no invariant broken\n\n", o.seed)
 	return 0
 }
 
