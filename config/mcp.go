@@ -16,13 +16,18 @@ type MCPConfig struct {
 }
 
 // MCPServerConfig is one [mcp.servers.NAME] table: a stdio server (command)
-// or a streamable HTTP server (url).
+// or an HTTP server (url): streamable HTTP, or the legacy SSE transport
+// with transport = "sse".
 type MCPServerConfig struct {
 	Command string            `toml:"command"`
 	Args    []string          `toml:"args"`
 	Env     map[string]string `toml:"env"`
 	Cwd     string            `toml:"cwd"`
 	URL     string            `toml:"url"`
+	// Transport is "stdio" (command), "http" (streamable HTTP, url's
+	// default) or "sse" (the 2024-11-05 HTTP+SSE transport, url); empty
+	// follows command or url.
+	Transport string `toml:"transport"`
 	// Headers are sent to a url server; a value "$NAME" is read from the
 	// daemon's environment when connecting (never VCPNODE_KEY).
 	Headers map[string]string `toml:"headers"`
@@ -47,6 +52,13 @@ type MCPServeConfig struct {
 	TokenFile string `toml:"token_file"`
 }
 
+// The transports of an [mcp.servers.NAME] table.
+const (
+	MCPTransportStdio = "stdio"
+	MCPTransportHTTP  = "http"
+	MCPTransportSSE   = "sse"
+)
+
 func defaultMCPConfig() MCPConfig {
 	// Empty, not nil: `config show` writes [] and must read back equal.
 	return MCPConfig{Serve: MCPServeConfig{Tools: []string{}}}
@@ -64,7 +76,7 @@ func (c Config) checkMCP(ps *problemList) {
 		key := keyPath("mcp", "servers", name)
 		switch {
 		case s.Command == "" && s.URL == "":
-			ps.add(key, "set command (a stdio server) or url (a streamable HTTP server)")
+			ps.add(key, "set command (a stdio server) or url (an HTTP server: streamable, or SSE with transport = \"sse\")")
 		case s.Command != "" && s.URL != "":
 			ps.add(key, "set command or url, not both")
 		}
@@ -75,6 +87,17 @@ func (c Config) checkMCP(ps *problemList) {
 			if len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != "" {
 				ps.add(key, "args, env and cwd are for stdio servers (command), not url")
 			}
+		}
+		switch s.Transport {
+		case "", MCPTransportStdio, MCPTransportHTTP, MCPTransportSSE:
+		default:
+			ps.add(key+".transport", "%q is not one of %s, %s, %s", s.Transport, MCPTransportStdio, MCPTransportHTTP, MCPTransportSSE)
+		}
+		switch {
+		case s.Transport == MCPTransportStdio && s.URL != "":
+			ps.add(key+".transport", "\"stdio\" runs command; a url server is \"http\" (streamable HTTP) or \"sse\"")
+		case (s.Transport == MCPTransportHTTP || s.Transport == MCPTransportSSE) && s.URL == "":
+			ps.add(key+".transport", "%q needs url, the server's endpoint (for SSE, the URL of its event stream, often ending in /sse)", s.Transport)
 		}
 		if s.Command != "" && len(s.Headers) > 0 {
 			ps.add(key+".headers", "are for streamable HTTP servers (url), not command")

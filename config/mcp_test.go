@@ -21,6 +21,9 @@ func TestMCPProblems(t *testing.T) {
 		"named": {Command: "x", Tool: "bad name"},
 		"a-b":   {Command: "x"},
 		"a_b":   {Command: "x"},
+		"sse":   {Command: "x", Transport: "sse"},
+		"grpc":  {URL: "http://127.0.0.1:1/mcp", Transport: "grpc"},
+		"io":    {URL: "http://127.0.0.1:1/mcp", Transport: "stdio"},
 	}
 	c.MCP.Serve = MCPServeConfig{Tools: []string{""}, Listen: "0.0.0.0:8808"}
 	err := c.Validate()
@@ -43,6 +46,9 @@ func TestMCPProblems(t *testing.T) {
 		"mcp.servers.env.timeout: must be between 1s",
 		`mcp.servers.named.tool: "bad name": a VCP tool name`,
 		`mcp.servers.a_b.tool: "McpAB" is already the tool of mcp.servers.a-b`,
+		`mcp.servers.sse.transport: "sse" needs url, the server's endpoint (for SSE, the URL of its event stream`,
+		`mcp.servers.grpc.transport: "grpc" is not one of stdio, http, sse`,
+		`mcp.servers.io.transport: "stdio" runs command; a url server is "http" (streamable HTTP) or "sse"`,
 		"mcp.serve.tools[0]: tool name is empty",
 		`mcp.serve.listen: "0.0.0.0:8808" is not a loopback address`,
 		"mcp.serve.token_file: is needed with mcp.serve.listen",
@@ -66,6 +72,10 @@ timeout = "60s"
 url = "http://127.0.0.1:3001/mcp"
 headers = { Authorization = "$NOTES_MCP_TOKEN" }
 
+[mcp.servers.legacy]
+url = "http://127.0.0.1:3002/sse"
+transport = "sse"
+
 [mcp.serve]
 tools = ["McpFilesystem"]
 listen = "127.0.0.1:8808"
@@ -78,7 +88,8 @@ token_file = "/etc/vcpnode/mcp-token"
 	if mcp.ToolName("filesystem", fs.Tool) != "McpFilesystem" || fs.Timeout.D() != time.Minute || fs.Env["LOG_LEVEL"] != "warn" {
 		t.Errorf("filesystem = %+v", fs)
 	}
-	if cfg.MCP.Serve.Listen != "127.0.0.1:8808" || cfg.MCP.Servers["notes"].Headers["Authorization"] != "$NOTES_MCP_TOKEN" {
+	if cfg.MCP.Serve.Listen != "127.0.0.1:8808" || cfg.MCP.Servers["notes"].Headers["Authorization"] != "$NOTES_MCP_TOKEN" ||
+		cfg.MCP.Servers["legacy"].Transport != MCPTransportSSE {
 		t.Errorf("mcp = %+v", cfg.MCP)
 	}
 }

@@ -52,7 +52,7 @@ func serverConfigs(cfg config.Config) []mcp.ServerConfig {
 	for name, s := range cfg.MCP.Servers {
 		out = append(out, mcp.ServerConfig{
 			Name: name, Command: s.Command, Args: slices.Clone(s.Args), Env: s.Env, Cwd: s.Cwd,
-			URL: s.URL, Headers: s.Headers, Tool: s.Tool,
+			URL: s.URL, Headers: s.Headers, SSE: s.Transport == config.MCPTransportSSE, Tool: s.Tool,
 			Include: slices.Clone(s.Include), Exclude: slices.Clone(s.Exclude), Timeout: s.Timeout.D(),
 			Sandbox: profileOf(cfg, config.MCPSandboxKey(name)), // sandbox.go
 		})

@@ -30,6 +30,10 @@ type ServerConfig struct {
 	// read from the daemon's environment when connecting.
 	URL     string
 	Headers map[string]string
+	// SSE reaches URL with the legacy HTTP+SSE transport (protocol
+	// 2024-11-05): URL is the event stream, which names the endpoint to
+	// post to. Otherwise URL is a streamable HTTP endpoint.
+	SSE bool
 	// Tool is the VCP tool name; empty means ToolName's default for Name.
 	Tool string
 	// Include, when set, names the only MCP tools offered; Exclude removes some.
@@ -46,9 +50,12 @@ type ServerConfig struct {
 // ToolName is the VCP tool the server becomes.
 func (c ServerConfig) ToolName() string { return ToolName(c.Name, c.Tool) }
 
-// Transport names how the server is reached: "stdio" or "http".
+// Transport names how the server is reached: "stdio", "http" or "sse".
 func (c ServerConfig) Transport() string {
-	if c.URL != "" {
+	switch {
+	case c.URL != "" && c.SSE:
+		return "sse"
+	case c.URL != "":
 		return "http"
 	}
 	return "stdio"
@@ -58,7 +65,7 @@ func (c ServerConfig) Transport() string {
 // reload restarts only servers whose config is not Equal.
 func (c ServerConfig) Equal(o ServerConfig) bool {
 	return c.Name == o.Name && c.Command == o.Command && slices.Equal(c.Args, o.Args) &&
-		maps.Equal(c.Env, o.Env) && c.Cwd == o.Cwd && c.URL == o.URL && maps.Equal(c.Headers, o.Headers) &&
+		maps.Equal(c.Env, o.Env) && c.Cwd == o.Cwd && c.URL == o.URL && c.SSE == o.SSE && maps.Equal(c.Headers, o.Headers) &&
 		c.ToolName() == o.ToolName() && slices.Equal(c.Include, o.Include) &&
 		slices.Equal(c.Exclude, o.Exclude) && c.Timeout == o.Timeout && c.Sandbox == o.Sandbox
 }
@@ -88,6 +95,9 @@ func (c ServerConfig) Validate() error {
 	}
 	if c.Command != "" && len(c.Headers) > 0 {
 		bad("headers are for streamable HTTP servers (url), not command")
+	}
+	if c.SSE && c.URL == "" {
+		bad("the SSE transport needs url, the server's event stream")
 	}
 	for k, v := range c.Headers {
 		if name, ok := envRef(v); ok && name == "" {

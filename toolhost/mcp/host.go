@@ -182,7 +182,7 @@ func (h *Host) Status() []Status {
 			st.RetryAt = &at
 		}
 		if s.set != nil {
-			st.Tools, st.Warnings = len(s.set.names), slices.Clone(s.set.warnings)
+			st.Tools, st.Warnings = s.set.tools, slices.Clone(s.set.warnings)
 		}
 		s.mu.Unlock()
 		out = append(out, st)

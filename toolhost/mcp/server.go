@@ -158,7 +158,7 @@ func (s *server) run(ctx context.Context) {
 
 func (s *server) firstDone() { s.once.Do(func() { close(s.first) }) }
 
-// connect starts (stdio) or reaches (HTTP) the server, initializes a
+// connect starts (stdio) or reaches (HTTP, SSE) the server, initializes a
 // session and lists its tools, all within InitTimeout.
 func (s *server) connect(ctx context.Context) (*session, error) {
 	ictx, cancel := context.WithTimeoutCause(ctx, s.o.InitTimeout,
@@ -172,9 +172,11 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 		if err != nil {
 			return nil, err
 		}
-		t = &sdk.StreamableClientTransport{
-			Endpoint:   s.cfg.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{base: http.DefaultTransport, h: h}},
+		client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, h: h}}
+		if s.cfg.SSE {
+			t = sessionLong{&sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}, live.calls, live.stopCalls}
+		} else {
+			t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}
 		}
 	} else {
 		p, err := startProc(s.o, s.cfg, s.o.ProcessTrees, s.log)
@@ -216,10 +218,26 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 	s.state, s.since, s.live, s.lastErr, s.set = StateRunning, time.Now(), live, "", set
 	s.attempt = 0
 	s.mu.Unlock()
-	s.log.Info().Int("tools", len(set.commands)).Msg("MCP server running")
+	s.log.Info().Int("tools", set.tools).Msg("MCP server running")
 	s.announce(old, set)
 	s.firstDone()
 	return live, nil
+}
+
+// sessionLong connects a transport whose connection lives as long as the
+// context given to Connect (the SSE client's event stream does): it gets
+// the session's context instead, cut when connect's own context ends
+// before Connect returns, so a stalled connect still gives up in time.
+type sessionLong struct {
+	sdk.Transport
+	session context.Context
+	cancel  context.CancelFunc
+}
+
+func (t sessionLong) Connect(ctx context.Context) (sdk.Connection, error) {
+	stop := context.AfterFunc(ctx, t.cancel)
+	defer stop()
+	return t.Transport.Connect(t.session)
 }
 
 // serve waits for the session to end, relisting on list_changed.
@@ -381,7 +399,7 @@ func (s *server) announce(old, set *toolSet) {
 	for _, w := range set.warnings {
 		s.log.Warn().Msg(w)
 	}
-	s.log.Info().Int("tools", len(set.commands)).Bool("first", old == nil).Msg("MCP server tool list read")
+	s.log.Info().Int("tools", set.tools).Bool("first", old == nil).Msg("MCP server tool list read")
 	s.o.OnChange(s.cfg.Name)
 }
 

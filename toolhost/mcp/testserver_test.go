@@ -58,6 +58,9 @@ func runTestServer(kind string) {
 		return
 	}
 	srv := newTestServer(kind)
+	if kind == "library" { // resources and prompts (library_test.go)
+		srv = newLibraryServer()
+	}
 	_ = srv.Run(context.Background(), &sdk.StdioTransport{})
 }
 

@@ -28,15 +28,18 @@ var injectedArgs = []string{"maid", "valet", "river_context", "vref_files", "__v
 // toolSet is one listing of a server, made into the VCP tool.
 type toolSet struct {
 	spec     toolhost.Spec
-	commands map[string]*command // by MCP tool name
-	names    []string            // MCP tool names in the server's order
+	commands map[string]*command // by command name
+	names    []string            // command names: the MCP tools in the server's order, then the node's
+	tools    int                 // how many of names are MCP tools
 	warnings []string
 	key      string // changes when the registration would
 }
 
-// command is one MCP tool.
+// command is one MCP tool, or one of the node's commands for resources
+// and prompts (extras.go).
 type command struct {
 	name   string
+	kind   commandKind
 	schema *toolhost.Schema
 	params map[string]string // wire name (alias or name) → MCP property name
 }
@@ -77,8 +80,16 @@ func buildToolSet(cfg ServerConfig, init *sdk.InitializeResult, tools []*sdk.Too
 		set.names = append(set.names, t.Name)
 		set.spec.Commands = append(set.spec.Commands, toolhost.Command{Command: t.Name, Schema: schema})
 	}
+	title, version := cfg.Name, ""
+	if init != nil && init.ServerInfo != nil {
+		title, version = firstOf(init.ServerInfo.Title, init.ServerInfo.Name, cfg.Name), init.ServerInfo.Version
+	}
+	set.tools = len(set.names)
+	addExtras(set, cfg, init, title, func(name string) bool {
+		return (len(include) == 0 || include[name]) && !slices.Contains(cfg.Exclude, name)
+	})
 	for n := range include {
-		if !seen[n] {
+		if !seen[n] && !isExtra(n) {
 			set.warnings = append(set.warnings, fmt.Sprintf("MCP server %s has no tool %q (named in include)", cfg.Name, n))
 		}
 	}
@@ -88,10 +99,6 @@ func buildToolSet(cfg ServerConfig, init *sdk.InitializeResult, tools []*sdk.Too
 	set.spec.Source = "mcp:" + cfg.Name
 	set.spec.Timeout = cfg.Timeout
 	set.spec.DistributedExposed = true
-	title, version := cfg.Name, ""
-	if init != nil && init.ServerInfo != nil {
-		title, version = firstOf(init.ServerInfo.Title, init.ServerInfo.Name, cfg.Name), init.ServerInfo.Version
-	}
 	set.spec.DisplayName = "MCP " + title
 	set.spec.Version = version
 	// The generated text of each command starts with this, so it stays one
@@ -146,6 +153,15 @@ func (t *Tool) Invoke(ctx context.Context, call toolhost.Call) (any, error) {
 			args[k] = v // let the server judge an argument its schema does not name
 		}
 	}
+	// The node's own commands check their arguments before anything is sent.
+	send := func(ctx context.Context, cs *sdk.ClientSession) (any, error) {
+		return cs.CallTool(ctx, &sdk.CallToolParams{Name: cmd.name, Arguments: args})
+	}
+	if cmd.kind != kindTool {
+		if send, err = extraRequest(t.srv.cfg.Name, cmd.kind, args); err != nil {
+			return nil, err
+		}
+	}
 	live, err := t.srv.current()
 	if err != nil {
 		return nil, err
@@ -153,7 +169,7 @@ func (t *Tool) Invoke(ctx context.Context, call toolhost.Call) (any, error) {
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
 	defer context.AfterFunc(live.calls, stop)()
-	res, err := live.cs.CallTool(cctx, &sdk.CallToolParams{Name: cmd.name, Arguments: args})
+	answer, err := send(cctx, live.cs)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
@@ -170,7 +186,11 @@ func (t *Tool) Invoke(ctx context.Context, call toolhost.Call) (any, error) {
 			case <-wait.C:
 			}
 		}
-		return nil, fmt.Errorf("MCP server %s, tool %s: %w", t.srv.cfg.Name, cmd.name, err)
+		return nil, fmt.Errorf("MCP server %s, %s: %w", t.srv.cfg.Name, cmd.name, err)
+	}
+	res, isCall := answer.(*sdk.CallToolResult)
+	if !isCall {
+		return answer, nil
 	}
 	out, err := mapResult(t.srv.cfg.Name, cmd.name, res)
 	return out, live.explain(err)
