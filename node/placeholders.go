@@ -215,7 +215,10 @@ func placeholdersResponse(store *placeholders.Store) controlapi.PlaceholdersResp
 // own, the static plugins of its plugin dirs, and sources as
 // WithPlaceholderSource adds them), as a running node would at start, and
 // returns the outcome with warnings: a one-shot check that needs no daemon.
-func EvaluatePlaceholders(ctx context.Context, cfg config.Config, log zerolog.Logger, sources ...PlaceholderSource) (controlapi.PlaceholdersResponse, []string, error) {
+// protected are the node's own files the config does not name (its own
+// path, the credential), as WithProtectedFiles gives them to a daemon: no
+// command may read them, whatever its profile grants.
+func EvaluatePlaceholders(ctx context.Context, cfg config.Config, protected []string, log zerolog.Logger, sources ...PlaceholderSource) (controlapi.PlaceholdersResponse, []string, error) {
 	if err := cfg.Validate(); err != nil {
 		return controlapi.PlaceholdersResponse{}, nil, err
 	}
@@ -223,7 +226,7 @@ func EvaluatePlaceholders(ctx context.Context, cfg config.Config, log zerolog.Lo
 	defer trees.close() // deferred first, so it runs after the plugin host's close
 	f := newPlaceholderFeed(log, trees)
 	f.sources = sources
-	sb, err := oneShotSandbox(cfg, trees, log) // sandbox.go
+	sb, err := oneShotSandbox(cfg, protected, trees, log) // sandbox.go
 	if err != nil {
 		return controlapi.PlaceholdersResponse{}, nil, err
 	}

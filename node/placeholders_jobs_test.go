@@ -103,7 +103,7 @@ func TestCommandPlaceholderCannotReadTheKey(t *testing.T) {
 	t.Setenv(config.EnvKey, testKey)
 	cfg := config.Default()
 	cfg.Placeholders.Command = []config.CommandPlaceholderConfig{{Name: "Env", Command: "printenv " + config.EnvKey + " || echo unset"}}
-	resp, _, err := EvaluatePlaceholders(t.Context(), cfg, zerolog.Nop())
+	resp, _, err := EvaluatePlaceholders(t.Context(), cfg, nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

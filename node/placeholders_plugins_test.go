@@ -52,7 +52,7 @@ func TestEvaluateStaticPlugins(t *testing.T) {
 	dir := staticPluginDir(t)
 	cfg := config.Default()
 	cfg.Plugins.Dirs = []string{dir}
-	resp, warnings, err := EvaluatePlaceholders(context.Background(), cfg, zerolog.Nop())
+	resp, warnings, err := EvaluatePlaceholders(context.Background(), cfg, nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestStaticPluginReportedError(t *testing.T) {
 	}
 	cfg := config.Default()
 	cfg.Plugins.Dirs = []string{dir}
-	resp, _, err := EvaluatePlaceholders(context.Background(), cfg, zerolog.Nop())
+	resp, _, err := EvaluatePlaceholders(context.Background(), cfg, nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -224,7 +224,7 @@ func TestPlaceholderConfigConflictWithSource(t *testing.T) {
 	jobs := func(config.Config, zerolog.Logger) ([]placeholders.Job, []string, error) {
 		return []placeholders.Job{{Source: src}}, nil, nil
 	}
-	resp, warnings, err := EvaluatePlaceholders(context.Background(), cfg, zerolog.Nop(), jobs)
+	resp, warnings, err := EvaluatePlaceholders(context.Background(), cfg, nil, zerolog.Nop(), jobs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestPlaceholderCommandLeavesNothingRunning(t *testing.T) {
 		"read gc < " + fifo + "; echo $gc", Sandbox: "scratch"}}
 	// Confined like every command: its profile grants the fifo's folder.
 	cfg.Sandbox.Profiles = map[string]sandbox.Spec{"scratch": {Extends: "default", Write: []string{dir}}}
-	resp, _, err := EvaluatePlaceholders(t.Context(), cfg, zerolog.New(zerolog.NewTestWriter(t)))
+	resp, _, err := EvaluatePlaceholders(t.Context(), cfg, nil, zerolog.New(zerolog.NewTestWriter(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestPlaceholderCommandsRunUnderTheirProfile(t *testing.T) {
 		{Name: "Confined", Command: "cat " + secret},
 		{Name: "Free", Command: "cat " + secret, Sandbox: "none"},
 	}
-	resp, warnings, err := EvaluatePlaceholders(t.Context(), cfg, zerolog.New(zerolog.NewTestWriter(t)))
+	resp, warnings, err := EvaluatePlaceholders(t.Context(), cfg, nil, zerolog.New(zerolog.NewTestWriter(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func needLandlock(t *testing.T) {
 	t.Helper()
 	trees := &lazyTrees{log: zerolog.Nop()}
 	defer trees.close()
-	sb, err := oneShotSandbox(config.Default(), trees, zerolog.Nop())
+	sb, err := oneShotSandbox(config.Default(), nil, trees, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,12 +55,14 @@ func profileOf(cfg config.Config, key string) string {
 }
 
 // oneShotSandbox is cfg's sandbox for a run with no daemon (evaluating the
-// placeholders once): its processes are confined as the daemon's would be.
-func oneShotSandbox(cfg config.Config, trees *lazyTrees, log zerolog.Logger) (*sandbox.Sandbox, error) {
+// placeholders once): its processes are confined as the daemon's would be,
+// protected joining the config's own files as the daemon's do.
+func oneShotSandbox(cfg config.Config, protected []string, trees *lazyTrees, log zerolog.Logger) (*sandbox.Sandbox, error) {
 	opts, err := cfg.SandboxOptions("", os.Getenv, os.Geteuid())
 	if err != nil {
 		return nil, err
 	}
+	opts.Protected = append(opts.Protected, protected...)
 	opts.Trees, opts.Log = trees.get(), log
 	return sandbox.New(opts)
 }

@@ -185,7 +185,7 @@ func TestSandboxStaticPluginAndCommandAnswerLikeNone(t *testing.T) {
 		cfg.Plugins.StateDir = t.TempDir()
 		cfg.Sandbox.Profile = profile
 		cfg.Placeholders.Command = []config.CommandPlaceholderConfig{{Name: "Kernel", Command: "uname -s; ls /usr/bin/env; head -c 4 /dev/urandom | wc -c"}}
-		resp, warnings, err := EvaluatePlaceholders(t.Context(), cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel))
+		resp, warnings, err := EvaluatePlaceholders(t.Context(), cfg, nil, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,7 +73,7 @@ func (a *app) evaluatePlaceholders(ctx context.Context, path string) (controlapi
 	if err != nil {
 		return controlapi.PlaceholdersResponse{}, nil, err
 	}
-	return node.EvaluatePlaceholders(ctx, cfg, log)
+	return node.EvaluatePlaceholders(ctx, cfg, a.protectedFiles(path), log)
 }
 
 // daemonPlaceholders asks the running daemon, found the way every control

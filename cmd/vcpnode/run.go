@@ -53,22 +53,17 @@ func newRunCmd(a *app) *cobra.Command {
 			if keyErr != nil {
 				log.Warn().Err(keyErr).Msg("$" + config.EnvKey + " may still be readable in /proc/<pid>/environ; prefer hub.key_file or a systemd credential")
 			}
-			// The config may sit inside a file root; it must never be served.
-			protected := path
-			if abs, err := filepath.Abs(path); err == nil {
-				protected = abs
-			}
 			// systemd's Type=notify protocol; without $NOTIFY_SOCKET it does nothing.
 			notifier, err := node.NewNotifier(a.getenv, log)
 			if err != nil {
 				return err
 			}
-			n, err := a.newNode(cfg, log, node.WithProtectedFiles(protected, config.CredentialPath(a.getenv)), node.WithNotifier(notifier), node.WithGetenv(getenv))
+			n, err := a.newNode(cfg, log, node.WithProtectedFiles(a.protectedFiles(path)...), node.WithNotifier(notifier), node.WithGetenv(getenv))
 			if err != nil {
 				return err
 			}
 			log.Info().Str("config", path).Str("version", currentBuild().Version).Msg("starting")
-			ctl, err := a.startControl(cmd.Context(), n, cfg, protected, socketFlag, log) // control.go
+			ctl, err := a.startControl(cmd.Context(), n, cfg, absPath(path), socketFlag, log) // control.go
 			if err != nil {
 				return err
 			}
@@ -164,4 +159,19 @@ func (a *app) takeEnvKey() (func(string) string, error) {
 		}
 		return a.getenv(name)
 	}, err
+}
+
+// protectedFiles are the node's own files its config does not name: the
+// config file (it may sit inside a file root or a granted tree) and the
+// systemd credential. No tool or command may read them.
+func (a *app) protectedFiles(configPath string) []string {
+	return []string{absPath(configPath), config.CredentialPath(a.getenv)}
+}
+
+// absPath is path made absolute, else path as it is.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
