@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
@@ -93,7 +94,7 @@ func TestCommandTreeStopsASetsidGrandchild(t *testing.T) {
 			// The run's deadline, delivered once the grandchild exists (a
 			// timer would race the start of the processes on a loaded machine).
 			go func() {
-				waitFor(t, func() bool { _, err := os.Stat(pidFile); return err == nil || ctx.Err() != nil })
+				testwait.For(t, "the pid file", func() bool { _, err := os.Stat(pidFile); return err == nil || ctx.Err() != nil })
 				cancel(context.DeadlineExceeded)
 			}()
 			out, err := c.Run(ctx)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
@@ -104,7 +105,7 @@ func TestCommandTimeoutKillsProcessGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return proctreetest.Gone(pid) })
+	testwait.For(t, "the grandchild to be gone", func() bool { return proctreetest.Gone(pid) })
 }
 
 func TestCommandAsJob(t *testing.T) {
@@ -145,5 +146,5 @@ func TestCommandKillsLeftovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return proctreetest.Gone(pid) })
+	testwait.For(t, "the grandchild to be gone", func() bool { return proctreetest.Gone(pid) })
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 // testWait bounds every wait for something that must happen: generous,
@@ -79,7 +81,7 @@ func finish(t *testing.T, store *Store, src *scriptedSource, st step, key, want 
 		t.Fatalf("%s: no run waiting for its result", src.name)
 	}
 	if key != "" {
-		waitFor(t, func() bool { e, _ := store.Entry(key); return e.Value == want })
+		testwait.For(t, key+" = "+want, func() bool { e, _ := store.Entry(key); return e.Value == want })
 	}
 }
 
@@ -192,7 +194,7 @@ func TestRefresherOutcomes(t *testing.T) {
 		_, v := store.Snapshot()
 		finish(t, store, src, c.st, "", "")
 		// Wait until the loop has recorded the run, after the store.
-		waitFor(t, func() bool { return !statsOf(t, r, "plugin P").Running })
+		testwait.For(t, "plugin P to finish", func() bool { return !statsOf(t, r, "plugin P").Running })
 		a, _ := store.Entry("A")
 		b, _ := store.Entry("B")
 		if a.Value != c.a || b.Value != c.b || a.LastError != c.errA || a.Source != "plugin P" {
@@ -200,22 +202,6 @@ func TestRefresherOutcomes(t *testing.T) {
 		}
 		if delta, _ := store.Since(v); c.st.err != nil && len(delta) != 0 {
 			t.Fatalf("%s: a failed run changed %v", c.name, delta)
-		}
-	}
-}
-
-// waitFor polls cond until it holds or the test deadline passes.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(testWait)
-	defer deadline.Stop()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			t.Fatal("condition never held")
 		}
 	}
 }
@@ -231,7 +217,7 @@ func TestRefresherNoScheduleAndSideEffects(t *testing.T) {
 	side.waitStarted(t, 1)
 	finish(t, store, once, step{out: Output{Text: "v"}}, "{{Once}}", "v")
 	finish(t, store, side, step{out: Output{Text: "ignored"}}, "", "")
-	waitFor(t, func() bool { return !statsOf(t, r, "side").Running })
+	testwait.For(t, "side to finish", func() bool { return !statsOf(t, r, "side").Running })
 	clock.waitArmed(t) // only the side-effect job has a timer
 	clock.Advance(time.Second)
 	side.waitStarted(t, 2)
@@ -279,7 +265,7 @@ func TestRefresherJobTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	src.waitStarted(t, 1)
-	waitFor(t, func() bool { e, _ := store.Entry("Stuck"); return e.LastError != "" })
+	testwait.For(t, "an error for Stuck", func() bool { e, _ := store.Entry("Stuck"); return e.LastError != "" })
 	e, _ := store.Entry("Stuck")
 	if !strings.Contains(e.LastError, "no result within 20ms") || e.HasValue {
 		t.Fatalf("entry = %+v", e)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 // waitLimit bounds every wait in these tests; reaching it is a failure, not
@@ -192,24 +194,10 @@ func wantText(tb testing.TB, o Outcome, id, text string) {
 	}
 }
 
-// waitUntil polls cond until it holds.
-func waitUntil(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(waitLimit)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("never reached: %s", what)
-		}
-		<-tick.C
-	}
-}
-
 // waitState polls the dispatcher's in-flight list until cond holds.
 func waitState(tb testing.TB, d *Dispatcher, what string, cond func([]InFlightCall) bool) {
 	tb.Helper()
-	waitUntil(tb, what, func() bool { return cond(d.InFlight()) })
+	testwait.For(tb, what, func() bool { return cond(d.InFlight()) })
 }
 
 func queuedIDs(calls []InFlightCall) []string {

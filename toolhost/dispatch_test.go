@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 func TestDispatchConcurrencyLimitQueueAndBusy(t *testing.T) {
@@ -208,7 +210,7 @@ func TestShutdownWaitsForCalls(t *testing.T) {
 
 	shutdownErr := make(chan error, 1)
 	go func() { shutdownErr <- d.Shutdown(context.Background()) }()
-	waitUntil(t, "shutdown began", func() bool {
+	testwait.For(t, "shutdown began", func() bool {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		return d.closing

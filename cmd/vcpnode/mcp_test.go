@@ -11,6 +11,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 // mcpSession runs `vcpnode mcp` against d over in-process pipes and
@@ -194,11 +196,13 @@ func TestMCPOverHTTPWithBearerToken(t *testing.T) {
 	exited := make(chan int, 1)
 	go func() { exited <- ta.run("mcp", "--http", "--config", cfg, "--socket", d.socket) }()
 	var url string
-	eventuallyCtl(t, d.ctx, "the listening line", func() bool {
+	if !testwait.Poll(d.ctx, func() bool {
 		_, rest, ok := strings.Cut(ta.stderr.String(), "serving MCP over HTTP at ")
 		url, _, _ = strings.Cut(rest, " ")
 		return ok && strings.HasSuffix(url, "/")
-	})
+	}) {
+		t.Fatalf("timed out waiting for the listening line:\n%s", ta.stderr.String())
+	}
 	if resp, err := http.Post(url, "application/json", strings.NewReader(`{}`)); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("without the token: %v %v", resp, err)
 	}
@@ -221,18 +225,5 @@ func TestMCPOverHTTPWithBearerToken(t *testing.T) {
 		}
 	case <-d.ctx.Done():
 		t.Fatal("vcpnode mcp --http did not stop on SIGTERM")
-	}
-}
-
-func eventuallyCtl(t *testing.T, ctx context.Context, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		}
 	}
 }

@@ -183,7 +183,7 @@ func moduleImports(t *testing.T) map[string][]string {
 // imports testing (which would carry the test flags into the program).
 func TestReleaseBinaryHasNoTestCode(t *testing.T) {
 	deps := listImports(t, module+"/cmd/vcpnode", true)
-	for _, bad := range []string{"testing", module + "/internal/fakehub", module + "/toolhost/proctree/proctreetest"} {
+	for _, bad := range append([]string{"testing", module + "/internal/fakehub"}, testHelpers...) {
 		if deps[bad] {
 			t.Errorf("cmd/vcpnode links %s", bad)
 		}
@@ -195,13 +195,20 @@ func TestReleaseBinaryHasNoTestCode(t *testing.T) {
 	}
 }
 
-// TestTestHelpersStayInTests: proctreetest imports testing; a program that
-// linked it would carry the test flags. Only _test files may use it.
+// testHelpers are the packages that exist for tests only; they import
+// testing, so a program that linked one would carry the test flags.
+var testHelpers = []string{
+	module + "/toolhost/proctree/proctreetest",
+	module + "/internal/testwait",
+}
+
+// TestTestHelpersStayInTests: only _test files may use the test helpers.
 func TestTestHelpersStayInTests(t *testing.T) {
-	helper := module + "/toolhost/proctree/proctreetest"
 	for pkg, imports := range moduleImports(t) {
-		if slices.Contains(imports, helper) {
-			t.Errorf("%s imports %s outside its tests", pkg, helper)
+		for _, helper := range testHelpers {
+			if slices.Contains(imports, helper) {
+				t.Errorf("%s imports %s outside its tests", pkg, helper)
+			}
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -149,7 +150,7 @@ func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
 	if got := readFile(filepath.Join(root, "Bot", "started.txt")); got != "false" {
 		t.Errorf("service initialize wrote %q", got)
 	}
-	waitFor(t, "the failed hosts to be reaped", func() bool { return h.Running() == 3 })
+	testwait.For(t, "the failed hosts to be reaped", func() bool { return h.Running() == 3 })
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	if err := h.Close(ctx); err != nil {
@@ -191,7 +192,7 @@ func TestHungCallKillsAndRestartsItsHost(t *testing.T) {
 				_, err := invoke(nil, tool, map[string]string{"mode": "hang"}, "")
 				other <- err
 			}()
-			waitFor(t, "the first call to reach the host", func() bool { return pendingCalls(tool) == 1 })
+			testwait.For(t, "the first call to reach the host", func() bool { return pendingCalls(tool) == 1 })
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			done := make(chan error, 1)
@@ -199,7 +200,7 @@ func TestHungCallKillsAndRestartsItsHost(t *testing.T) {
 				_, err := invoke(ctx, tool, map[string]string{"mode": "hang"}, "")
 				done <- err
 			}()
-			waitFor(t, "the second call to reach the host", func() bool { return pendingCalls(tool) == 2 })
+			testwait.For(t, "the second call to reach the host", func() bool { return pendingCalls(tool) == 2 })
 			cancel(cause) // the deadline or the server's cancel_tool, as the dispatcher signals them
 			if err := <-done; !errors.Is(err, cause) {
 				t.Fatalf("aborted call: %v", err)
@@ -238,7 +239,7 @@ func TestBusyLoopIsKilledAtTheDeadline(t *testing.T) {
 	if _, err := invoke(ctx, tool, map[string]string{"mode": "spin"}, ""); !errors.Is(err, toolhost.ErrTimeout) {
 		t.Fatalf("spinning call: %v", err)
 	}
-	waitFor(t, "the spinning host to be killed", func() bool { return h.Kills() == 1 })
+	testwait.For(t, "the spinning host to be killed", func() bool { return h.Kills() == 1 })
 	if v, err := invoke(nil, tool, nil, ""); err != nil || !strings.Contains(asJSON(t, v), `"calls":1`) {
 		t.Errorf("call after the kill: %s %v", asJSON(t, v), err)
 	}
@@ -266,16 +267,16 @@ func TestAbortSignalFiresOnCancelAndDeadline(t *testing.T) {
 			done <- err
 		}()
 		// Cancel once the call is surely in the host: it has a pending id.
-		waitFor(t, "the call to reach the host", func() bool { return pendingCalls(tool) == 1 })
+		testwait.For(t, "the call to reach the host", func() bool { return pendingCalls(tool) == 1 })
 		cancel(c.cause)
 		if err := <-done; !errors.Is(err, c.cause) {
 			t.Errorf("Invoke returned %v, want %v", err, c.cause)
 		}
-		waitFor(t, "the plugin to see the abort", func() bool { return readFile(file) != "" })
+		testwait.For(t, "the plugin to see the abort", func() bool { return readFile(file) != "" })
 		if got := readFile(file); got != c.want {
 			t.Errorf("signal reason %q, want %q", got, c.want)
 		}
-		waitFor(t, "the aborted call to settle", func() bool { return pendingCalls(tool) == 0 })
+		testwait.For(t, "the aborted call to settle", func() bool { return pendingCalls(tool) == 0 })
 	}
 	if h.Kills() != 0 || h.Started() != 1 {
 		t.Errorf("kills %d started %d: a plugin that honours its signal keeps its host", h.Kills(), h.Started())
@@ -313,7 +314,7 @@ func TestProcessExitAndUncaughtExceptionRestartTheHost(t *testing.T) {
 	if _, err := invoke(nil, tool, map[string]string{"mode": "crash"}, ""); err != nil {
 		t.Errorf("crash call answers before the stray throw: %v", err)
 	}
-	waitFor(t, "the second restart", func() bool { return h.Restarts() == 2 })
+	testwait.For(t, "the second restart", func() bool { return h.Restarts() == 2 })
 	if _, err := invoke(nil, tool, nil, ""); err != nil {
 		t.Errorf("after an uncaught exception: %v", err)
 	}
@@ -402,7 +403,7 @@ func TestReloadKeepsUnchangedModulesAndReplacesEdited(t *testing.T) {
 	if err != nil || !strings.Contains(asJSON(t, v), `"calls":1`) {
 		t.Errorf("after the edit: %s %v", asJSON(t, v), err)
 	}
-	waitFor(t, "one host left", func() bool { return h.Running() == 1 })
+	testwait.For(t, "one host left", func() bool { return h.Running() == 1 })
 }
 
 // TestStopKillsWhatThePluginStarted: children the module spawned (ones
@@ -437,7 +438,7 @@ func TestStopKillsWhatThePluginStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range want {
-		waitFor(t, fmt.Sprintf("the plugin's child %d to die", pid), func() bool { return !processRunning(pid) })
+		testwait.For(t, fmt.Sprintf("the plugin's child %d to die", pid), func() bool { return !processRunning(pid) })
 	}
 }
 

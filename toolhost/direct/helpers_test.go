@@ -238,20 +238,6 @@ func asJSON(tb testing.TB, v any) string {
 	return string(b)
 }
 
-// waitFor polls cond until it holds or waitLimit passes.
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(waitLimit)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("gave up waiting for %s after %s", what, waitLimit)
-		}
-		<-tick.C
-	}
-}
-
 func readFile(path string) string {
 	b, _ := os.ReadFile(path)
 	return strings.TrimSpace(string(b))

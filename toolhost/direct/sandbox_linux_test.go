@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
@@ -121,7 +122,7 @@ func TestSandboxConfinesDirectHost(t *testing.T) {
 	}
 	// The subtests' cleanups closed their hosts.
 	for _, pid := range pids {
-		waitFor(t, "the Node.js host to be gone", func() bool { return proctreetest.Gone(pid) })
+		testwait.For(t, "the Node.js host to be gone", func() bool { return proctreetest.Gone(pid) })
 	}
 }
 

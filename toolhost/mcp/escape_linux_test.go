@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
@@ -126,8 +127,8 @@ func TestStdioServerTreeStopsASetsidGrandchild(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "exit status 3") {
 				t.Fatalf("crash: %v", err)
 			}
-			eventually(t, "the grandchild of the crashed server to end", func() bool { return proctreetest.Gone(grandchild) })
-			eventually(t, "a restart", func() bool {
+			testwait.For(t, "the grandchild of the crashed server to end", func() bool { return proctreetest.Gone(grandchild) })
+			testwait.For(t, "a restart", func() bool {
 				st := f.status("esc")
 				return st.State == StateRunning && st.Restarts >= 1
 			})

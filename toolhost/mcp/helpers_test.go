@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -135,20 +136,6 @@ func resultText(t *testing.T, v any) string {
 	return s
 }
 
-// eventually polls cond until it holds or the limit passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
-
 // marker is what server's process left under name ("" when nothing).
 func (f *fixture) marker(server, name string) string {
 	b, _ := os.ReadFile(filepath.Join(f.dir, server, name))
@@ -157,7 +144,7 @@ func (f *fixture) marker(server, name string) string {
 
 func (f *fixture) waitMarker(server, name string) string {
 	f.t.Helper()
-	eventually(f.t, "marker "+name+" of "+server, func() bool { return f.marker(server, name) != "" })
+	testwait.For(f.t, "marker "+name+" of "+server, func() bool { return f.marker(server, name) != "" })
 	return f.marker(server, name)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
@@ -110,7 +111,7 @@ func TestSandboxConfinesMCPServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		eventually(t, "the server process to be gone", func() bool { return proctreetest.Gone(pid) })
+		testwait.For(t, "the server process to be gone", func() bool { return proctreetest.Gone(pid) })
 	}
 }
 
@@ -179,9 +180,9 @@ func TestSandboxMCPServerAtItsMemoryLimit(t *testing.T) {
 		// The call waits for the server's end only so long (a loaded
 		// machine): then the reason is the server's, in its status.
 		t.Logf("the call's error lacks the limit; the server's status must have it")
-		eventually(t, "the status to name the limit", func() bool { return strings.Contains(f.status("hog").LastError, limit) })
+		testwait.For(t, "the status to name the limit", func() bool { return strings.Contains(f.status("hog").LastError, limit) })
 	}
-	eventually(t, "the killed server to be gone", func() bool { return proctreetest.Gone(first) })
+	testwait.For(t, "the killed server to be gone", func() bool { return proctreetest.Gone(first) })
 }
 
 // TestSandboxProfileChangeRestartsMCPServer: applying a server whose
@@ -207,11 +208,11 @@ func TestSandboxProfileChangeRestartsMCPServer(t *testing.T) {
 	if f.pid("notes") == first {
 		t.Fatal("the server was not restarted")
 	}
-	eventually(t, "the server to run again", func() bool { return f.status("notes").State == StateRunning })
+	testwait.For(t, "the server to run again", func() bool { return f.status("notes").State == StateRunning })
 	if _, err := call(ctx, t, f.tool("McpNotes"), map[string]any{"command": "read", "path": secret}); err == nil || !strings.Contains(err.Error(), `(profile "default")`) {
 		t.Errorf("after the change to default: %v", err)
 	}
-	eventually(t, "the first server to be gone", func() bool { return proctreetest.Gone(first) })
+	testwait.For(t, "the first server to be gone", func() bool { return proctreetest.Gone(first) })
 }
 
 // TestStdioRelativeCommandRunsInCwd: a command given as a relative path is

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -187,7 +188,7 @@ func TestStdioCrashMidCallRestarts(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "MCP server basic stopped during the call: exit status 3: panic: crashing on purpose") {
 		t.Fatalf("crash: %v", err)
 	}
-	eventually(t, "a restart", func() bool {
+	testwait.For(t, "a restart", func() bool {
 		st := f.status("basic")
 		return st.State == StateRunning && st.Restarts >= 1
 	})
@@ -210,11 +211,11 @@ func TestStdioRestartShowsTheNewToolList(t *testing.T) {
 	if _, err := call(context.Background(), t, tool, map[string]any{"command": "grow"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the grown list", func() bool { return f.status("basic").Tools == before+1 })
+	testwait.For(t, "the grown list", func() bool { return f.status("basic").Tools == before+1 })
 	if _, err := call(context.Background(), t, tool, map[string]any{"command": "crash"}); err == nil {
 		t.Fatal("crash returned no error")
 	}
-	eventually(t, "a restart", func() bool {
+	testwait.For(t, "a restart", func() bool {
 		st := f.status("basic")
 		return st.State == StateRunning && st.Restarts >= 1
 	})
@@ -235,7 +236,7 @@ func TestStdioNotRunningMessage(t *testing.T) {
 	if _, err := call(context.Background(), t, tool, map[string]any{"command": "crash"}); err == nil {
 		t.Fatal("crash returned no error")
 	}
-	eventually(t, "the restart wait", func() bool { return f.status("basic").State == StateRestarting })
+	testwait.For(t, "the restart wait", func() bool { return f.status("basic").State == StateRestarting })
 	_, err := call(context.Background(), t, tool, map[string]any{"command": "echo", "msg": "x"})
 	if err == nil || err.Error() != "MCP server basic is not running: exit status 3: panic: crashing on purpose" {
 		t.Errorf("err = %v", err)
@@ -255,7 +256,7 @@ func TestStdioServerThatDiesAtStart(t *testing.T) {
 	if len(f.host.Tools()) != 0 {
 		t.Errorf("a server that never listed its tools makes a tool: %v", f.host.Tools())
 	}
-	eventually(t, "retries", func() bool { return f.status("dies").Restarts >= 2 })
+	testwait.For(t, "retries", func() bool { return f.status("dies").Restarts >= 2 })
 }
 
 func TestStdioServerThatNeverAnswersInitialize(t *testing.T) {
@@ -266,7 +267,7 @@ func TestStdioServerThatNeverAnswersInitialize(t *testing.T) {
 		t.Errorf("status = %+v", st)
 	}
 	pid := f.pid("silent")
-	eventually(t, "the silent process to be stopped", func() bool { return !alive(pid) })
+	testwait.For(t, "the silent process to be stopped", func() bool { return !alive(pid) })
 }
 
 func TestStdioGarbageOnStdoutIsSkipped(t *testing.T) {
@@ -292,7 +293,7 @@ func TestStdioOversizedResult(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "sent a message larger than the limit of 1048576 bytes on stdout") {
 		t.Fatalf("big: %v", err)
 	}
-	eventually(t, "a restart", func() bool { st := f.status("basic"); return st.State == StateRunning && st.Restarts == 1 })
+	testwait.For(t, "a restart", func() bool { st := f.status("basic"); return st.State == StateRunning && st.Restarts == 1 })
 	if _, err := call(context.Background(), t, tool, map[string]any{"command": "echo", "msg": "fine"}); err != nil {
 		t.Errorf("after the oversized result: %v", err)
 	}
@@ -335,7 +336,7 @@ func TestApplyRestartsOnlyChangedServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.host.Wait(ctx)
-	eventually(t, "a restarted", func() bool { return f.pid("a") != pa })
+	testwait.For(t, "a restarted", func() bool { return f.pid("a") != pa })
 	if f.pid("b") != pb || !alive(pb) {
 		t.Error("the unchanged server was restarted")
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
@@ -62,7 +63,7 @@ func TestAsyncPluginIsReapedWhenItExits(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := waitPidFile(t, filepath.Join(root, "AsyncTask", "async.pid"))
-	waitFor(t, "the async plugin to be reaped", func() bool { return h.Running() == 0 })
+	testwait.For(t, "the async plugin to be reaped", func() bool { return h.Running() == 0 })
 	if !proctreetest.Collected(pid) {
 		t.Fatalf("pid %d still exists (a zombie?) after it was reaped", pid)
 	}
@@ -88,7 +89,7 @@ func TestAsyncPluginIsKilledAtTheRuntimeCap(t *testing.T) {
 			}
 			leader := waitPidFile(t, filepath.Join(root, "AsyncTask", "async.pid"))
 			pid := waitPidFile(t, filepath.Join(root, "AsyncTask", c.pidFile))
-			waitFor(t, "the cap to stop the plugin", func() bool { return h.Running() == 0 })
+			testwait.For(t, "the cap to stop the plugin", func() bool { return h.Running() == 0 })
 			assertGroupGone(t, leader, pid)
 			if h.Kills() != 1 {
 				t.Fatalf("Kills() = %d, want 1", h.Kills())

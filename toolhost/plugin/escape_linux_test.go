@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
@@ -33,7 +34,7 @@ func escapeTree(t *testing.T, dir string) (leader, grandchild int) {
 func assertGone(t *testing.T, pids ...int) {
 	t.Helper()
 	for _, pid := range pids {
-		waitFor(t, "process "+strconv.Itoa(pid)+" to end", func() bool { return proctreetest.Collected(pid) })
+		testwait.For(t, "process "+strconv.Itoa(pid)+" to end", func() bool { return proctreetest.Collected(pid) })
 	}
 }
 
@@ -82,7 +83,7 @@ func TestSyncPluginTreeIsStoppedWhateverItDoes(t *testing.T) {
 					t.Fatal("Invoke did not return after the stop")
 				}
 				assertGone(t, leader, grandchild)
-				waitFor(t, "the host to let the run go", func() bool { return h.Running() == 0 })
+				testwait.For(t, "the host to let the run go", func() bool { return h.Running() == 0 })
 				if h.Kills() != 1 {
 					t.Errorf("Kills() = %d, want 1", h.Kills())
 				}
@@ -127,7 +128,7 @@ func TestAsyncPluginTreeOutlivingItsLeader(t *testing.T) {
 					}
 				}
 				assertGone(t, leader, grandchild)
-				waitFor(t, "the host to let the run go", func() bool { return h.Running() == 0 })
+				testwait.For(t, "the host to let the run go", func() bool { return h.Running() == 0 })
 				if h.Kills() != 1 {
 					t.Errorf("Kills() = %d, want 1", h.Kills())
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -148,7 +149,7 @@ func textOf(t testing.TB, v any) string {
 func waitPidFile(t testing.TB, path string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, "pid file "+filepath.Base(path), func() bool {
+	testwait.For(t, "pid file "+filepath.Base(path), func() bool {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return false
@@ -157,18 +158,4 @@ func waitPidFile(t testing.TB, path string) int {
 		return err == nil && pid > 0
 	})
 	return pid
-}
-
-// waitFor polls cond until it holds, failing the test after waitLimit.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s after %s", what, waitLimit)
-		}
-		<-tick.C
-	}
 }

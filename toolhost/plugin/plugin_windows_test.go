@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 // On Windows the test binary re-executes itself as a plugin when
@@ -229,7 +231,7 @@ func TestWindowsCancelKillsThePluginTree(t *testing.T) {
 		t.Fatal("the call did not return after the cancel")
 	}
 	assertEnded(t, hs)
-	waitFor(t, "the host to let the run go", func() bool { return h.Running() == 0 })
+	testwait.For(t, "the host to let the run go", func() bool { return h.Running() == 0 })
 }
 
 // The leader answers and exits while the grandchild keeps the output pipe

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
@@ -47,11 +48,11 @@ func groupGone(pgid int) bool {
 func assertGroupGone(t testing.TB, pgid int, pids ...int) {
 	t.Helper()
 	for _, pid := range pids {
-		waitFor(t, "process "+strconv.Itoa(pid)+" to end", func() bool { return proctreetest.Collected(pid) })
+		testwait.For(t, "process "+strconv.Itoa(pid)+" to end", func() bool { return proctreetest.Collected(pid) })
 	}
 	// Zombies of other parents still count as group members until reaped;
 	// the pids above are gone or such zombies, so the group empties soon.
-	waitFor(t, "process group "+strconv.Itoa(pgid)+" to empty", func() bool {
+	testwait.For(t, "process group "+strconv.Itoa(pgid)+" to empty", func() bool {
 		if groupGone(pgid) {
 			return true
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
@@ -167,7 +168,7 @@ func TestSyncPluginAnswersAtExitDespiteABackgroundChild(t *testing.T) {
 	// not killed (the official hosts do not either); clean it up here.
 	pid := waitPidFile(t, filepath.Join(root, "Background", "bg.pid"))
 	_ = syscall.Kill(pid, syscall.SIGKILL)
-	waitFor(t, "the background child to end", func() bool { return proctreetest.Collected(pid) })
+	testwait.For(t, "the background child to end", func() bool { return proctreetest.Collected(pid) })
 }
 
 // TestSyncPluginStopKillsTheWholeGroup: a plugin that ignores SIGTERM and

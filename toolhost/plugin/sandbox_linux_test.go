@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -118,7 +119,7 @@ echo "tmp=$TMPDIR"
 	// The per-call temporary directory is gone after the call.
 	for _, line := range strings.Split(out, "\n") {
 		if tmp, ok := strings.CutPrefix(line, "tmp="); ok {
-			waitFor(t, "the call's temp dir to be removed", func() bool { _, err := os.Stat(tmp); return err != nil })
+			testwait.For(t, "the call's temp dir to be removed", func() bool { _, err := os.Stat(tmp); return err != nil })
 		}
 	}
 }
@@ -266,7 +267,7 @@ func TestSandboxLimits(t *testing.T) {
 				t.Fatalf("want an error naming %q and the profile, got %v", c.want, err)
 			}
 			t.Logf("the error: %v", err)
-			waitFor(t, "every process of the run to end", func() bool { return e.host.Running() == 0 })
+			testwait.For(t, "every process of the run to end", func() bool { return e.host.Running() == 0 })
 			out, err := e.run(t, "echo still serving\n")
 			if err != nil || out != "still serving" {
 				t.Errorf("next call: %q, %v", out, err)
@@ -304,7 +305,7 @@ func TestSandboxDaemonStaysFree(t *testing.T) {
 		}
 	}
 	// The threads the starts ran on end right after them.
-	waitFor(t, "the confined threads to end", func() bool { return len(restrictedThreads(t)) == 0 })
+	testwait.For(t, "the confined threads to end", func() bool { return len(restrictedThreads(t)) == 0 })
 }
 
 // restrictedThreads lists this process's threads with no_new_privs, but

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
@@ -86,7 +87,7 @@ func warmHost(t testing.TB, opts Options) *Host {
 // waitWarm waits until n interpreters wait in h's pools.
 func waitWarm(t testing.TB, h *Host, n int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d warm interpreters", n), func() bool { return h.WarmWaiting() >= n })
+	testwait.For(t, fmt.Sprintf("%d warm interpreters", n), func() bool { return h.WarmWaiting() >= n })
 }
 
 // waitingPids are the pids of the interpreters waiting in h's pools.
@@ -241,11 +242,11 @@ func TestWarmNoLeak(t *testing.T) {
 			if err := syscall.Kill(second[0], syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "the killed interpreter to be replaced", func() bool {
+			testwait.For(t, "the killed interpreter to be replaced", func() bool {
 				now := waitingPids(h)
 				return len(now) == 2 && !slices.Contains(now, second[0])
 			})
-			waitFor(t, "the killed interpreter to be collected", func() bool { return proctreetest.Collected(second[0]) })
+			testwait.For(t, "the killed interpreter to be collected", func() bool { return proctreetest.Collected(second[0]) })
 
 			third := waitingPids(h)
 			if err := os.RemoveAll(filepath.Join(root, "WarmProbe")); err != nil {
@@ -292,7 +293,7 @@ func TestWarmCrashLoopRunsCold(t *testing.T) {
 		}
 		return nil
 	}()
-	waitFor(t, "the pool to give up", func() bool { pl.mu.Lock(); defer pl.mu.Unlock(); return pl.off && pl.starting == 0 })
+	testwait.For(t, "the pool to give up", func() bool { pl.mu.Lock(); defer pl.mu.Unlock(); return pl.off && pl.starting == 0 })
 	if _, err := call(context.Background(), findTool(t, set, "WarmProbe"), map[string]string{"n": "1"}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 // StartCmd gives an exec.Cmd the same tree as StartProcess: a setsid
@@ -44,7 +46,7 @@ func TestStartCmdTracksTheWholeTree(t *testing.T) {
 			}
 			<-waited
 			for _, pid := range []int{leader, child, grandchild} {
-				waitFor(t, "process "+strconv.Itoa(pid)+" to be gone", func() bool { return gone(pid) })
+				testwait.For(t, "process "+strconv.Itoa(pid)+" to be gone", func() bool { return gone(pid) })
 			}
 			tree.Release()
 		})

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 // The test binary re-executes itself as a misbehaving plugin when
@@ -127,23 +129,10 @@ func writePid(dir, role string) {
 // waitLimit bounds every wait; generous for -race on a loaded machine.
 const waitLimit = 20 * time.Second
 
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s after %s", what, waitLimit)
-		}
-		<-tick.C
-	}
-}
-
 func readPid(t testing.TB, dir, role string) int {
 	t.Helper()
 	var pid int
-	waitFor(t, role+".pid", func() bool {
+	testwait.For(t, role+".pid", func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, role+".pid"))
 		if err != nil {
 			return false

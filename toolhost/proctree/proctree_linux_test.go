@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 func testManager(t *testing.T, mode Mode) *Manager {
@@ -70,7 +72,7 @@ func TestKillFindsASetsidGrandchild(t *testing.T) {
 			}
 			<-reaped
 			for _, pid := range []int{leader, child, grandchild} {
-				waitFor(t, "process "+strconv.Itoa(pid)+" to be gone and reaped", func() bool { return gone(pid) })
+				testwait.For(t, "process "+strconv.Itoa(pid)+" to be gone and reaped", func() bool { return gone(pid) })
 			}
 			if tree.Alive() {
 				t.Fatal("tree still alive after Kill")
@@ -97,8 +99,8 @@ func TestKillFindsProcessesWhoseMainThreadExited(t *testing.T) {
 				for _, r := range []string{"leader", "child", "grandchild"} {
 					pids[r] = readPid(t, dir, r)
 				}
-				waitFor(t, "the child to exit, orphaning the grandchild", func() bool { return gone(pids["child"]) })
-				waitFor(t, "the main thread of the "+role+" to exit", func() bool {
+				testwait.For(t, "the child to exit, orphaning the grandchild", func() bool { return gone(pids["child"]) })
+				testwait.For(t, "the main thread of the "+role+" to exit", func() bool {
 					pi, ok := stat(pids[role])
 					return ok && pi.mainThreadGone()
 				})
@@ -116,7 +118,7 @@ func TestKillFindsProcessesWhoseMainThreadExited(t *testing.T) {
 					t.Fatalf("the leader %d was not killed", pids["leader"])
 				}
 				for r, pid := range pids {
-					waitFor(t, r+" "+strconv.Itoa(pid)+" to be gone and reaped", func() bool { return gone(pid) })
+					testwait.For(t, r+" "+strconv.Itoa(pid)+" to be gone and reaped", func() bool { return gone(pid) })
 				}
 				if tree.Alive() {
 					t.Fatal("tree still alive after Kill")
@@ -135,10 +137,10 @@ func TestCgroupKillWithoutCgroupKillFile(t *testing.T) {
 	go func() { _, _ = proc.Wait() }()
 	grandchild := readPid(t, dir, "grandchild")
 	tree.KillAll()
-	waitFor(t, "the cgroup to empty", func() bool { return !tree.Alive() })
+	testwait.For(t, "the cgroup to empty", func() bool { return !tree.Alive() })
 	dirName := tree.b.(*cgroupBackend).dir
 	tree.Release() // reaps the grandchild if an earlier test made us a subreaper
-	waitFor(t, "the grandchild to end", func() bool { return gone(grandchild) })
+	testwait.For(t, "the grandchild to end", func() bool { return gone(grandchild) })
 	// The emptied cgroup is removed (cgroups are not reused, see cgroupPoolSize).
 	if _, err := os.Stat(dirName); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("cgroup %s not removed by Release: %v", dirName, err)
@@ -202,7 +204,7 @@ func TestSubreaperLeavesOtherChildrenAlone(t *testing.T) {
 		var ws syscall.WaitStatus
 		_, _ = syscall.Wait4(foreign, &ws, 0, nil) // it is our child now (subreaper)
 	}()
-	waitFor(t, "the foreign orphan to be adopted", func() bool {
+	testwait.For(t, "the foreign orphan to be adopted", func() bool {
 		pi, ok := stat(foreign)
 		return ok && pi.ppid == os.Getpid()
 	})
@@ -243,7 +245,7 @@ func TestKillFitsTheDeadline(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("Kill waited for its grace past ctx's deadline")
 	}
-	waitFor(t, "the grandchild to end", func() bool { return gone(grandchild) })
+	testwait.For(t, "the grandchild to end", func() bool { return gone(grandchild) })
 	tree.Release()
 }
 

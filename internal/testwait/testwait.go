@@ -1,0 +1,45 @@
+// Package testwait is the tests' one way to wait for state that has no
+// change signal of their own: poll a condition with a deadline, never
+// sleep. Only _test files import it (internal/archtest checks).
+package testwait
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// Limit bounds For: generous, for -race on a loaded two-core machine.
+const Limit = 30 * time.Second
+
+// every is how often Poll checks the condition.
+const every = 5 * time.Millisecond
+
+// Poll checks cond until it holds (true) or ctx ends first (false).
+func Poll(ctx context.Context, cond func() bool) bool {
+	if cond() {
+		return true
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if cond() {
+				return true
+			}
+		case <-ctx.Done():
+			return cond()
+		}
+	}
+}
+
+// For polls cond until it holds, failing tb, naming what, after Limit.
+func For(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Limit)
+	defer cancel()
+	if !Poll(ctx, cond) {
+		tb.Fatalf("gave up waiting for %s after %s", what, Limit)
+	}
+}
