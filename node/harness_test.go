@@ -1,11 +1,9 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -21,35 +20,12 @@ import (
 // testKey looks like a real key so that a leak into logs would be found.
 const testKey = "k3y-S3cr3t_vcp.Node~42"
 
-// logBuffer collects the node's log lines; zerolog writes from many goroutines.
-type logBuffer struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	redact bool
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.redact {
-		_, err := l.buf.WriteString(config.Redact(string(p)))
-		return len(p), err
-	}
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // harness is a node running against a fake hub on loopback.
 type harness struct {
 	t    *testing.T
 	hub  *fakehub.Hub
 	node *Node
-	logs *logBuffer
+	logs *testlog.Buffer
 	ctx  context.Context // bounds every wait in the test
 	cfg  config.Config   // the config the node started with
 
@@ -124,7 +100,10 @@ func startHarness(t *testing.T, o harnessOpt) *harness {
 	if o.timings != nil {
 		o.timings(&tm)
 	}
-	logs := &logBuffer{redact: o.redactLog}
+	logs := &testlog.Buffer{}
+	if o.redactLog {
+		logs.Redact = config.Redact
+	}
 	log := zerolog.New(logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	tools := append([]toolhost.Tool{toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())}, o.tools...)
 	// No environment: a developer's $VCPNODE_KEY, $STATE_DIRECTORY or

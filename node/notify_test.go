@@ -7,11 +7,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/internal/testlog"
 )
 
 // fakeNotifySocket is systemd's end of NOTIFY_SOCKET: a unixgram socket.
@@ -52,31 +53,14 @@ func (f *fakeNotifySocket) next(t *testing.T) string {
 	return string(buf[:n])
 }
 
-func notifierFor(t *testing.T, env map[string]string) (*Notifier, *syncLog) {
+func notifierFor(t *testing.T, env map[string]string) (*Notifier, *testlog.Buffer) {
 	t.Helper()
-	log := &syncLog{}
+	log := &testlog.Buffer{}
 	n, err := NewNotifier(envOf(env), zerolog.New(log))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n, log
-}
-
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncLog) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncLog) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestNotifierSendsTheProtocol(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -37,7 +38,7 @@ type placeholderRig struct {
 	ctx  context.Context
 	hub  *fakehub.Hub
 	node *Node
-	logs *logBuffer
+	logs *testlog.Buffer
 	cfg  config.Config
 	src  *chanSource
 }
@@ -69,7 +70,7 @@ func startPlaceholderRig(t *testing.T) *placeholderRig {
 	jobs := func(config.Config, zerolog.Logger) ([]placeholders.Job, []string, error) {
 		return []placeholders.Job{{Source: src, Schedule: every, Fingerprint: "test"}}, nil, nil
 	}
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	n, err := New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel), withTimings(testTimings()),
 		WithPlaceholderSource(jobs), WithLocalIPs(func() ([]string, error) { return []string{"192.0.2.10"}, nil }))
 	if err != nil {

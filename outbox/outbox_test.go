@@ -9,40 +9,23 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/internal/testlog"
 )
 
-func openTestOutbox(t *testing.T, stateDir string) (*Box, chan struct{}, *logBuffer) {
+func openTestOutbox(t *testing.T, stateDir string) (*Box, chan struct{}, *testlog.Buffer) {
 	t.Helper()
 	ready := make(chan struct{}, 1)
-	logs := &logBuffer{}
+	logs := &testlog.Buffer{}
 	o, err := Open(stateDir, ready, zerolog.New(logs))
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(o.Close)
 	return o, ready, logs
-}
-
-// logBuffer collects the outbox's log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 func callbackBody(plugin, task string, extra string) json.RawMessage {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/internal/testlog"
 )
 
 // askPolicy puts every named tool under approval = mode.
@@ -85,7 +87,7 @@ func TestApprovalDecisions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tool := newFuncTool("T", func(context.Context, Call) (any, error) { return "ran", nil })
-			logs := &syncBuffer{}
+			logs := &testlog.Buffer{}
 			d := newLoggedDispatcher(t, askPolicy(ApprovalAsk, tt.wait, "T"), Limits{}, logs, tool)
 			var recs records
 			d.Observe(recs.add)

@@ -1,12 +1,10 @@
 package toolhost
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"sync"
 	"testing"
 	"time"
 
@@ -122,24 +120,6 @@ func (r *replies) none(tb testing.TB) {
 		tb.Fatalf("unexpected reply %+v", o)
 	default:
 	}
-}
-
-// syncBuffer is a log sink safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func newTestDispatcher(tb testing.TB, pol Policy, lim Limits, tools ...Tool) *Dispatcher {

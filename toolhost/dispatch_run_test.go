@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/internal/testlog"
 )
 
 func TestDispatchDeadline(t *testing.T) {
@@ -231,7 +233,7 @@ func TestSetPolicyCopiesItsInput(t *testing.T) {
 }
 
 func TestDispatchLogsOncePerCallWithoutArgValues(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	d := newLoggedDispatcher(t, Policy{ExposedTools: []string{"Echo"}}, Limits{}, &logs, NewEchoTool())
 	r := newReplies()
 	args := map[string]json.RawMessage{"message": json.RawMessage(`"secret-argument-value"`)}

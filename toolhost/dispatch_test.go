@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
@@ -102,7 +103,7 @@ func TestDispatchPerToolQueueCountsAgainstQueue(t *testing.T) {
 
 func TestDispatchDuplicateRequestID(t *testing.T) {
 	tool := newGateTool("Work")
-	var logs syncBuffer
+	var logs testlog.Buffer
 	d := newLoggedDispatcher(t, Policy{}, Limits{MaxConcurrent: 1}, &logs, tool)
 	r := newReplies()
 

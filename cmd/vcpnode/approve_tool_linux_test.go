@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -81,7 +82,7 @@ read = [%q]
 
 	daemon := exec.CommandContext(ctx, self, "run", "--config", cfg, "--socket", sock)
 	daemon.Env = hermeticEnv(t, asVCPNodeEnv+"=1")
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	daemon.Stdout, daemon.Stderr = logs, logs
 	if err := daemon.Start(); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testlog"
 )
 
 // pollStatus asks the daemon at sock until ok holds for its status (the
@@ -138,7 +139,7 @@ func TestRunServesControlAndReloadsOnSIGHUP(t *testing.T) {
 }
 
 // waitLog polls buf until it holds want.
-func waitLog(t *testing.T, ctx context.Context, buf *syncBuffer, want string) {
+func waitLog(t *testing.T, ctx context.Context, buf *testlog.Buffer, want string) {
 	t.Helper()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()

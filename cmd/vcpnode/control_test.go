@@ -15,6 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -31,7 +32,7 @@ type testDaemon struct {
 	hub     *fakehub.Hub
 	node    *node.Node
 	socket  string
-	logs    *syncBuffer
+	logs    *testlog.Buffer
 	console *control.Console // nil unless [console] listen is set
 }
 
@@ -68,7 +69,7 @@ func startDaemon(t *testing.T, extra string, more ...toolhost.Tool) *testDaemon 
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	n, err := node.New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel),
 		node.WithTools(append([]toolhost.Tool{toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())}, more...)...),
 		node.WithLocalIPs(func() ([]string, error) { return []string{"192.0.2.10"}, nil }))

@@ -12,12 +12,12 @@ import (
 	"os/user"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -50,24 +50,6 @@ func readmeBlocks(t *testing.T) [][]string {
 		t.Fatalf("the README has %d first-run blocks, want 2", len(blocks))
 	}
 	return blocks
-}
-
-// lockedBuffer collects a background process's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestReadmeFirstRun runs the README's "Running against a real server"
@@ -148,7 +130,7 @@ func TestReadmeFirstRun(t *testing.T) {
 	}
 
 	var daemon *exec.Cmd
-	var daemonErr lockedBuffer
+	var daemonErr testlog.Buffer
 	for _, line := range blocks[0] {
 		switch {
 		case strings.HasPrefix(line, "go build "):

@@ -14,32 +14,15 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/node"
 )
-
-// syncBuffer is a bytes.Buffer safe for the logger and the test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // testApp is an app wired to buffers, a fake environment, a signal channel
 // the test controls, and (unless replaced) a fake node.
 type testApp struct {
 	*app
-	stdout, stderr *syncBuffer
+	stdout, stderr *testlog.Buffer
 	env            map[string]string
 	sigs           chan os.Signal
 	node           *fakeNode
@@ -47,7 +30,7 @@ type testApp struct {
 
 func newTestApp(t *testing.T) *testApp {
 	t.Helper()
-	ta := &testApp{stdout: &syncBuffer{}, stderr: &syncBuffer{}, env: map[string]string{}, sigs: make(chan os.Signal, 4), node: newFakeNode()}
+	ta := &testApp{stdout: &testlog.Buffer{}, stderr: &testlog.Buffer{}, env: map[string]string{}, sigs: make(chan os.Signal, 4), node: newFakeNode()}
 	ta.app = &app{
 		stdout: ta.stdout,
 		stderr: ta.stderr,

@@ -14,6 +14,7 @@ import (
 	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testlog"
 )
 
 const observerOn = "\n[observer]\nenabled = true\n"
@@ -42,7 +43,7 @@ func watchApp(t *testing.T, ctx context.Context, args ...string) (*testApp, <-ch
 }
 
 // waitOutput polls buf until it holds substr (output has no change channel).
-func waitOutput(t *testing.T, ctx context.Context, buf *syncBuffer, substr string) string {
+func waitOutput(t *testing.T, ctx context.Context, buf *testlog.Buffer, substr string) string {
 	t.Helper()
 	for {
 		if s := buf.String(); strings.Contains(s, substr) {

@@ -200,6 +200,7 @@ func TestReleaseBinaryHasNoTestCode(t *testing.T) {
 var testHelpers = []string{
 	module + "/toolhost/proctree/proctreetest",
 	module + "/internal/testwait",
+	module + "/internal/testlog",
 }
 
 // TestTestHelpersStayInTests: only _test files may use the test helpers.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -324,7 +325,7 @@ func TestValidNames(t *testing.T) {
 // A plugin posting refused callbacks in a loop gets a few log lines and a
 // count, not one line each.
 func TestCallbackRefusalsAreRateLimitedInTheLog(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	known := func(name string) bool { return name == "VideoGen" }
 	s, err := newCallbackServer(&recordingSink{}, known, zerolog.New(&logs), MaxCallbackBytes)
 	if err != nil {
@@ -345,21 +346,4 @@ func TestCallbackRefusalsAreRateLimitedInTheLog(t *testing.T) {
 	if lines != toolhost.WarnBurst {
 		t.Errorf("%d refusal lines for %d refused callbacks, want %d", lines, n, toolhost.WarnBurst)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
