@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
 )
 
@@ -126,7 +127,7 @@ func (c Config) checkMCP(ps *problemList) {
 			}
 		}
 		tool := mcp.ToolName(name, s.Tool)
-		if !mcp.ValidToolName(tool) {
+		if !toolhost.Carriable(tool) {
 			ps.add(key+".tool", "%q: a VCP tool name is letters, digits and _", tool)
 		} else if other, dup := tools[tool]; dup {
 			ps.add(key+".tool", "%q is already the tool of mcp.servers.%s; set tool = \"…\"", tool, other)

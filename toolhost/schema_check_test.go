@@ -336,3 +336,14 @@ func TestCheckArgsParameterNamedCommand(t *testing.T) {
 		t.Errorf("the selection taken for the parameter: %v", err)
 	}
 }
+
+func TestCarriable(t *testing.T) {
+	for name, want := range map[string]bool{
+		"McpFilesystem": true, "read_file": true, "_x9": true,
+		"": false, "Bad Name": false, "brave-search": false, "é": false, "a.b": false,
+	} {
+		if got := Carriable(name); got != want {
+			t.Errorf("Carriable(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -14,9 +13,24 @@ import (
 // ErrBadSchema is behind every error of SchemaFromJSON.
 var ErrBadSchema = errors.New("invalid JSON Schema")
 
-// vcpKey is what the VCP text protocol can carry as an argument name
-// (spec/textproto.md §3 rule 2: ASCII \w).
-var vcpKey = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+// Carriable says whether the VCP text protocol can carry name as a tool
+// name or an argument key: ASCII letters, digits and _, what the server's
+// parser takes (spec/textproto.md §3 rule 2: ASCII \w).
+func Carriable(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !carriableByte(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func carriableByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
 
 // jsonSchema is the part of a JSON Schema object SchemaFromJSON reads.
 type jsonSchema struct {
@@ -109,7 +123,7 @@ func SchemaFromJSON(raw json.RawMessage) (*Schema, error) {
 		if prop.Default != nil && !isNull(prop.Default) {
 			p.Default = prop.Default
 		}
-		if !vcpKey.MatchString(n) || n == CommandArg {
+		if !Carriable(n) || n == CommandArg {
 			p.Alias = aliasFor(n, taken)
 			taken[p.Alias] = true
 		}
@@ -150,7 +164,7 @@ func isObject(raw json.RawMessage) bool {
 func aliasFor(n string, taken map[string]bool) string {
 	var b strings.Builder
 	for _, r := range n {
-		if r < 128 && vcpKey.MatchString(string(r)) {
+		if r < 128 && carriableByte(byte(r)) {
 			b.WriteRune(r)
 		} else {
 			b.WriteByte('_')

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -109,7 +110,7 @@ func (c ServerConfig) Validate() error {
 			bad("env key %q is not a valid variable name", k)
 		}
 	}
-	if !ValidToolName(c.ToolName()) {
+	if !toolhost.Carriable(c.ToolName()) {
 		bad("tool %q: a VCP tool name is letters, digits and _ (set tool = \"…\")", c.ToolName())
 	}
 	if len(c.Include) > 0 && len(c.Exclude) > 0 {
@@ -145,10 +146,6 @@ func ToolName(server, tool string) string {
 	}
 	return b.String()
 }
-
-// ValidToolName says whether the VCP text protocol can carry name as a
-// tool name.
-func ValidToolName(name string) bool { return carriable(name) }
 
 // Options are shared by every server of a Host.
 type Options struct {

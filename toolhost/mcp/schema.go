@@ -37,21 +37,6 @@ func convertSchema(description string, input any) (*toolhost.Schema, error) {
 	return toolhost.SchemaFromJSON(raw)
 }
 
-// carriable says whether the VCP text protocol can carry name as an
-// argument key or tool name: the server's parser takes [\w_]+ (ASCII).
-func carriable(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
-}
-
 // clip shortens s for a message.
 func clip(s string, n int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
