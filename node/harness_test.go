@@ -13,6 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -185,14 +186,8 @@ func (h *harness) waitState(what string, ok func(ConnState) bool) ConnState {
 // this polls with a deadline.
 func (h *harness) waitLog(substr string) {
 	h.t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !strings.Contains(h.logs.String(), substr) {
-		select {
-		case <-tick.C:
-		case <-h.ctx.Done():
-			h.t.Fatalf("log never said %q:\n%s", substr, h.logs.String())
-		}
+	if !testwait.Poll(h.ctx, func() bool { return strings.Contains(h.logs.String(), substr) }) {
+		h.t.Fatalf("log never said %q:\n%s", substr, h.logs.String())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/control"
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -173,19 +175,11 @@ func TestMetricsScrape(t *testing.T) {
 // waitQueued polls the in-flight list until the call is queued.
 func waitQueued(h *harness, id string) {
 	h.t.Helper()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		for _, c := range h.node.InFlight() {
-			if c.RequestID == id && c.Queued {
-				return
-			}
-		}
-		select {
-		case <-tick.C:
-		case <-h.ctx.Done():
-			h.t.Fatalf("%s never queued", id)
-		}
+	queued := func() bool {
+		return slices.ContainsFunc(h.node.InFlight(), func(c toolhost.InFlightCall) bool { return c.RequestID == id && c.Queued })
+	}
+	if !testwait.Poll(h.ctx, queued) {
+		h.t.Fatalf("%s never queued", id)
 	}
 }
 

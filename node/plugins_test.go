@@ -18,6 +18,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -174,14 +175,8 @@ func waitForwarded(t *testing.T, h *harness, c *fakehub.Conn) (serverName string
 // waitUntil polls cond with a deadline; for state that has no change signal.
 func (h *harness) waitUntil(what string, cond func() bool) {
 	h.t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-h.ctx.Done():
-			h.t.Fatalf("timed out waiting for %s", what)
-		}
+	if !testwait.Poll(h.ctx, cond) {
+		h.t.Fatalf("timed out waiting for %s", what)
 	}
 }
 

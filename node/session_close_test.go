@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -29,16 +30,16 @@ func holdReply(n *Node, requestID string) (reached, release chan struct{}) {
 // close frame arrived) or the node's log says substr.
 func (h *harness) waitCloseOrLog(c *fakehub.Conn, substr string) {
 	h.t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !strings.Contains(h.logs.String(), substr) {
+	closedOrSaid := func() bool {
 		select {
 		case <-c.Done():
-			return
-		case <-tick.C:
-		case <-h.ctx.Done():
-			h.t.Fatalf("neither a close frame nor %q in the log:\n%s", substr, h.logs.String())
+			return true
+		default:
+			return strings.Contains(h.logs.String(), substr)
 		}
+	}
+	if !testwait.Poll(h.ctx, closedOrSaid) {
+		h.t.Fatalf("neither a close frame nor %q in the log:\n%s", substr, h.logs.String())
 	}
 }
 
@@ -194,14 +195,8 @@ func TestCallOfAnEndedConnectionMayFinishWithinTheGrace(t *testing.T) {
 // waitInFlight polls until the dispatcher holds n calls.
 func (h *harness) waitInFlight(n int) {
 	h.t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for len(h.node.InFlight()) != n {
-		select {
-		case <-tick.C:
-		case <-h.ctx.Done():
-			h.t.Fatalf("in-flight calls = %v, want %d", h.node.InFlight(), n)
-		}
+	if !testwait.Poll(h.ctx, func() bool { return len(h.node.InFlight()) == n }) {
+		h.t.Fatalf("in-flight calls = %v, want %d", h.node.InFlight(), n)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 // pollStatus asks the daemon at sock until ok holds for its status (the
@@ -24,21 +25,15 @@ func pollStatus(t *testing.T, ctx context.Context, sock string, what string, ok 
 	t.Helper()
 	c := controlapi.NewControlClient(sock)
 	defer c.Close()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
+	var st controlapi.StatusResponse
 	var last error
-	for {
-		st, err := c.Status(ctx)
-		if err == nil && ok(st) {
-			return st
-		}
-		last = err
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s (last error %v, status %+v)", what, last, st)
-		}
+	if !testwait.Poll(ctx, func() bool {
+		st, last = c.Status(ctx)
+		return last == nil && ok(st)
+	}) {
+		t.Fatalf("timed out waiting for %s (last error %v, status %+v)", what, last, st)
 	}
+	return st
 }
 
 // TestRunServesControlAndReloadsOnSIGHUP runs `vcpnode run` with the real
@@ -141,14 +136,8 @@ func TestRunServesControlAndReloadsOnSIGHUP(t *testing.T) {
 // waitLog polls buf until it holds want.
 func waitLog(t *testing.T, ctx context.Context, buf *testlog.Buffer, want string) {
 	t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !strings.Contains(buf.String(), want) {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			t.Fatalf("log never said %q:\n%s", want, buf)
-		}
+	if !testwait.Poll(ctx, func() bool { return strings.Contains(buf.String(), want) }) {
+		t.Fatalf("log never said %q:\n%s", want, buf)
 	}
 }
 
