@@ -1,85 +1,25 @@
-// Package node connects this machine to a VCP main server as a distributed
-// node: it owns the lifecycle, the hub session and reconnect loop, the
-// composition of tool sources and reload, and answers the control API as
-// control's Backend (api.go). It reaches the WebSocket only through
-// hubconn, the liveness core it shares with the observer channels.
 package node
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/url"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"runtime/debug"
+
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/events"
-	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/observer"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost"
-	"github.com/vcpnode/vcpnode/toolhost/mcp"
-	"github.com/vcpnode/vcpnode/toolhost/plugin"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
-
-// Timings the reconnect loop and session use; tests shorten them.
-type timings struct {
-	retry                     hubconn.RetryPolicy // waits between attempts (hubconn/backoff.go)
-	connsPerMinute, connBurst int                 // connections that reach the server; 0: unlimited
-	clock                     hubconn.Clock
-	jitter                    func() float64  // uniform in [0, 1); nil: math/rand
-	reregister                []time.Duration // re-send register_tools this long after connecting
-	closeWait                 time.Duration   // how long to wait for the server's close reply
-	emptyHandshakesBeforeHint int
-	keyFilePoll               time.Duration // how often a dropped-handshake backoff checks the key file
-	readLimit                 int64         // largest frame accepted from the server
-
-	// sessionCallGrace is how long calls of an ended connection may still
-	// finish before they are cancelled.
-	sessionCallGrace time.Duration
-
-	// killReserve is the part of shutdown_grace kept for the kill step:
-	// plugin processes get SIGKILL this long after SIGTERM.
-	killReserve time.Duration
-
-	// beforeClose, if set, runs when a session has decided to close and
-	// before it stops taking calls: a seam for tests of that window.
-	beforeClose func()
-	// decodeBudget bounds the bytes of frames read but not yet decoded;
-	// a frame that finds no room within busyWait (at most half of what is
-	// left of the liveness window) is refused as "node busy".
-	// Above readLimit, so that a frame the server may send always fits.
-	decodeBudget int64
-	busyWait     time.Duration
-	// beforeDecode, if set, runs on the decoder goroutine before each frame
-	// is decoded: a seam for tests that hold a decode to watch the reader.
-	beforeDecode func(frameBytes int)
-}
-
-func defaultTimings() timings {
-	return timings{
-		retry:                     hubconn.DefaultRetryPolicy(),
-		connsPerMinute:            hubconn.DefaultConnsPerMinute,
-		connBurst:                 hubconn.DefaultConnBurst,
-		clock:                     hubconn.RealClock{},
-		reregister:                []time.Duration{10 * time.Second, 60 * time.Second},
-		closeWait:                 2 * time.Second,
-		emptyHandshakesBeforeHint: 3,
-		keyFilePoll:               time.Second,
-		readLimit:                 config.ServerFrameLimit,
-		sessionCallGrace:          5 * time.Second,
-		killReserve:               plugin.DefaultKillGrace,
-		decodeBudget:              config.ServerFrameLimit + 4*config.MiB,
-		busyWait:                  5 * time.Second,
-	}
-}
 
 // Node is one distributed node. Create it with New, then call Run once.
 type Node struct {
@@ -121,8 +61,8 @@ type Node struct {
 
 	decodeBudget *budget               // frames read, not yet decoded (session_read.go)
 	warnings     *toolhost.WarnLimiter // warnings the server can cause at any rate
-	// notifier tells systemd about reloads (notify.go); nil does nothing.
-	notifier *Notifier
+	// notifier tells the service manager about reloads; nil: none.
+	notifier ReloadNotifier
 
 	// ph holds the placeholder store and refresher (placeholders.go).
 	ph *placeholderFeed
@@ -155,6 +95,19 @@ type ToolSource func(cfg config.Config, log zerolog.Logger) (tools []toolhost.To
 
 // Option changes how New builds a Node.
 type Option func(*Node)
+
+// ReloadNotifier is told when a reload begins and ends (systemd's
+// RELOADING=1 and READY=1; sdnotify.Notifier).
+type ReloadNotifier interface {
+	Reloading() error
+	Ready(status string) error
+}
+
+// WithNotifier makes the node tell the service manager about reloads. The
+// daemon sends READY and STOPPING itself.
+func WithNotifier(nt ReloadNotifier) Option {
+	return func(n *Node) { n.notifier = nt }
+}
 
 // WithTools adds in-process tools (the demo's examples, tests' fakes).
 func WithTools(tools ...toolhost.Tool) Option {
@@ -247,126 +200,11 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		Queue:          queue,
 		MaxResultBytes: cfg.Node.MaxResultBytes,
 	}, log)
-	n.initEvents(cfg) // observer_node.go
+	n.initEvents(cfg) // observers.go
 	if err := n.startTelemetry(cfg); err != nil {
 		return fail(err)
 	}
 	return n, nil
-}
-
-// plan is a whole configuration ready to be put in force: the settings,
-// the checked tools, the plugin scan and its host, the MCP servers, the
-// placeholder jobs. prepare builds it without touching what is in force
-// and without starting or stopping a process; commit puts it in force.
-type plan struct {
-	st *settings
-	// tools are the tools that exist without starting anything; the MCP
-	// servers' and the direct plugins' tools are added once they run.
-	tools    []toolhost.Tool
-	servers  []mcp.ServerConfig // the MCP servers
-	plugins  *pluginPlan
-	warnings []string
-}
-
-// prepare validates cfg and builds everything it implies, so that a bad
-// config leaves the old one wholly in force. Every check that can refuse
-// the config happens here, the registry's included: it is checked with
-// the tools the plan will have once its MCP servers and direct plugins
-// run. prepare starts and stops no process; commit does.
-func (n *Node) prepare(cfg config.Config) (*plan, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	key, err := cfg.Key(n.getenv)
-	if err != nil {
-		return nil, err
-	}
-	hubURL, err := config.HubURL(cfg.Hub.URL, key)
-	if err != nil {
-		return nil, err
-	}
-	st := &settings{cfg: cfg, hubURL: hubURL, key: key, name: cfg.Hub.Name}
-	if st.name == "" {
-		st.name, _ = os.Hostname()
-	}
-	if len(cfg.MCP.Servers) > 0 {
-		if err := n.mcp.checkOpen(); err != nil {
-			return nil, err
-		}
-	}
-	// The node's own files are never read or written, even inside a root.
-	deny := cfg.OwnFiles("", n.getenv, os.Geteuid())
-	for _, p := range n.protected {
-		if p != "" {
-			deny = append(deny, p)
-		}
-	}
-	pp, err := n.plugins.prepare(cfg)
-	if err != nil {
-		return nil, err
-	}
-	pl := &plan{st: st, plugins: pp}
-	fail := func(err error) (*plan, error) {
-		n.plugins.discard(pp)
-		return nil, err
-	}
-	extra := slices.Clone(n.extraTools)
-	for _, src := range n.sources {
-		more, warn, err := src(cfg, n.log)
-		if err != nil {
-			return fail(err)
-		}
-		extra = append(extra, more...)
-		pl.warnings = append(pl.warnings, warn...)
-	}
-	var static []*plugin.StaticPlugin
-	if pp.set != nil {
-		static = pp.set.Static
-	}
-	jobs, warn, err := n.placeholderJobs(cfg, static)
-	if err != nil {
-		return fail(fmt.Errorf("placeholders: %w", err))
-	}
-	st.placeholderJobs = jobs
-	pl.warnings = append(append(pp.warnings, pl.warnings...), warn...)
-	ts, err := BuildToolSet(cfg, pp.set, deny, extra)
-	if err != nil {
-		return fail(err)
-	}
-	pl.tools, pl.servers = ts.Tools, ts.Servers
-	return pl, nil
-}
-
-// commit puts pl in force: the processes (MCP servers and direct plugins
-// started, restarted and stopped), the plugin host and scan; then calls
-// see the new tools and the new policy together (one swap in the
-// dispatcher). Nothing here refuses the plan; what goes wrong is returned
-// as warnings.
-func (n *Node) commit(pl *plan) (warnings []string) {
-	reg, warnings := n.start(pl)
-	n.disp.Swap(reg, pl.st.cfg.Policy())
-	n.mu.Lock()
-	n.cur = pl.st
-	n.mu.Unlock()
-	return warnings
-}
-
-// start runs what pl needs running and returns the registry of its tools.
-// New calls it before the dispatcher exists; later, commit.
-func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
-	// MCP first: it may wait for new servers to list their tools, and the
-	// plugin scan, once published, should not wait long for its registry.
-	mcpTools, warnings := n.mcp.apply(pl.st.cfg, pl.servers)
-	directTools, warn := n.plugins.commit(pl.plugins)
-	warnings = append(warnings, warn...)
-	reg := toolhost.NewRegistry()
-	if err := reg.Replace(append(append(slices.Clone(pl.tools), mcpTools...), directTools...)); err != nil {
-		// prepare checked every name these tools can have; should one
-		// still clash, the tools that exist without processes stay usable.
-		warnings = append(warnings, fmt.Sprintf("register tools: %v; MCP servers and direct plugins are not offered until the next reload", err))
-		_ = reg.Replace(pl.tools)
-	}
-	return reg, warnings
 }
 
 func (n *Node) settings() *settings {
@@ -496,3 +334,24 @@ func finishWithin(grace, kill time.Duration) time.Duration {
 
 // errRunTwice: Run was called on a Node that already ran.
 var errRunTwice = errors.New("node: Run called more than once; make a new Node")
+
+// The soft memory limit is process-wide. The value in force before the
+// first config set one (GOMEMLIMIT, or none) is kept so that a reload that
+// removes node.memory_limit puts it back.
+var (
+	memLimitMu      sync.Mutex
+	memLimitInitial int64 = -1
+)
+
+// applyMemoryLimit sets the runtime's soft memory limit from the config.
+func applyMemoryLimit(limit int64) {
+	memLimitMu.Lock()
+	defer memLimitMu.Unlock()
+	if memLimitInitial < 0 {
+		memLimitInitial = debug.SetMemoryLimit(-1) // a negative value only reads it
+	}
+	if limit <= 0 {
+		limit = memLimitInitial
+	}
+	debug.SetMemoryLimit(limit)
+}

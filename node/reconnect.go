@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/hubconn"
+	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
 // connectLoop dials, runs a session, and waits between attempts, until ctx
@@ -223,4 +224,56 @@ func (n *Node) dial(ctx context.Context, st *settings) (*hubconn.Conn, error) {
 		Liveness:         hubconn.LivenessOf(st.cfg.Hub),
 		ReadLimit:        n.timings.readLimit,
 	})
+}
+
+// Timings the reconnect loop and session use; tests shorten them.
+type timings struct {
+	retry                     hubconn.RetryPolicy // waits between attempts (hubconn/backoff.go)
+	connsPerMinute, connBurst int                 // connections that reach the server; 0: unlimited
+	clock                     hubconn.Clock
+	jitter                    func() float64  // uniform in [0, 1); nil: math/rand
+	reregister                []time.Duration // re-send register_tools this long after connecting
+	closeWait                 time.Duration   // how long to wait for the server's close reply
+	emptyHandshakesBeforeHint int
+	keyFilePoll               time.Duration // how often a dropped-handshake backoff checks the key file
+	readLimit                 int64         // largest frame accepted from the server
+
+	// sessionCallGrace is how long calls of an ended connection may still
+	// finish before they are cancelled.
+	sessionCallGrace time.Duration
+
+	// killReserve is the part of shutdown_grace kept for the kill step:
+	// plugin processes get SIGKILL this long after SIGTERM.
+	killReserve time.Duration
+
+	// beforeClose, if set, runs when a session has decided to close and
+	// before it stops taking calls: a seam for tests of that window.
+	beforeClose func()
+	// decodeBudget bounds the bytes of frames read but not yet decoded;
+	// a frame that finds no room within busyWait (at most half of what is
+	// left of the liveness window) is refused as "node busy".
+	// Above readLimit, so that a frame the server may send always fits.
+	decodeBudget int64
+	busyWait     time.Duration
+	// beforeDecode, if set, runs on the decoder goroutine before each frame
+	// is decoded: a seam for tests that hold a decode to watch the reader.
+	beforeDecode func(frameBytes int)
+}
+
+func defaultTimings() timings {
+	return timings{
+		retry:                     hubconn.DefaultRetryPolicy(),
+		connsPerMinute:            hubconn.DefaultConnsPerMinute,
+		connBurst:                 hubconn.DefaultConnBurst,
+		clock:                     hubconn.RealClock{},
+		reregister:                []time.Duration{10 * time.Second, 60 * time.Second},
+		closeWait:                 2 * time.Second,
+		emptyHandshakesBeforeHint: 3,
+		keyFilePoll:               time.Second,
+		readLimit:                 config.ServerFrameLimit,
+		sessionCallGrace:          5 * time.Second,
+		killReserve:               plugin.DefaultKillGrace,
+		decodeBudget:              config.ServerFrameLimit + 4*config.MiB,
+		busyWait:                  5 * time.Second,
+	}
 }

@@ -11,6 +11,9 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"strconv"
+	"unicode/utf8"
+
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -288,4 +291,23 @@ func peekCall(frame []byte) (wsproto.Type, string) {
 		}
 	}
 	return wsproto.Type(typ), id
+}
+
+// Warnings the server can cause at any rate go through n.warnings, a
+// toolhost.WarnLimiter; values taken from the wire are clipped.
+
+// maxLogValue bounds a value taken from the wire in a log line: a requestId
+// can be megabytes long.
+const maxLogValue = 128
+
+// clip shortens a value from the wire for a log line, saying how long it was.
+func clip(s string) string {
+	if len(s) <= maxLogValue {
+		return s
+	}
+	cut := maxLogValue
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }

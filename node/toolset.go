@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/vcpnode/vcpnode/config"
@@ -78,4 +79,119 @@ func (t pendingTool) Spec() toolhost.Spec { return t.spec }
 
 func (t pendingTool) Invoke(context.Context, toolhost.Call) (any, error) {
 	return nil, errors.New("not started") // never registered, never called
+}
+
+// plan is a whole configuration ready to be put in force: the settings,
+// the checked tools, the plugin scan and its host, the MCP servers, the
+// placeholder jobs. prepare builds it without touching what is in force
+// and without starting or stopping a process; commit puts it in force.
+type plan struct {
+	st *settings
+	// tools are the tools that exist without starting anything; the MCP
+	// servers' and the direct plugins' tools are added once they run.
+	tools    []toolhost.Tool
+	servers  []mcp.ServerConfig // the MCP servers
+	plugins  *pluginPlan
+	warnings []string
+}
+
+// prepare validates cfg and builds everything it implies, so that a bad
+// config leaves the old one wholly in force. Every check that can refuse
+// the config happens here, the registry's included: it is checked with
+// the tools the plan will have once its MCP servers and direct plugins
+// run. prepare starts and stops no process; commit does.
+func (n *Node) prepare(cfg config.Config) (*plan, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	key, err := cfg.Key(n.getenv)
+	if err != nil {
+		return nil, err
+	}
+	hubURL, err := config.HubURL(cfg.Hub.URL, key)
+	if err != nil {
+		return nil, err
+	}
+	st := &settings{cfg: cfg, hubURL: hubURL, key: key, name: cfg.Hub.Name}
+	if st.name == "" {
+		st.name, _ = os.Hostname()
+	}
+	if len(cfg.MCP.Servers) > 0 {
+		if err := n.mcp.checkOpen(); err != nil {
+			return nil, err
+		}
+	}
+	// The node's own files are never read or written, even inside a root.
+	deny := cfg.OwnFiles("", n.getenv, os.Geteuid())
+	for _, p := range n.protected {
+		if p != "" {
+			deny = append(deny, p)
+		}
+	}
+	pp, err := n.plugins.prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pl := &plan{st: st, plugins: pp}
+	fail := func(err error) (*plan, error) {
+		n.plugins.discard(pp)
+		return nil, err
+	}
+	extra := slices.Clone(n.extraTools)
+	for _, src := range n.sources {
+		more, warn, err := src(cfg, n.log)
+		if err != nil {
+			return fail(err)
+		}
+		extra = append(extra, more...)
+		pl.warnings = append(pl.warnings, warn...)
+	}
+	var static []*plugin.StaticPlugin
+	if pp.set != nil {
+		static = pp.set.Static
+	}
+	jobs, warn, err := n.placeholderJobs(cfg, static)
+	if err != nil {
+		return fail(fmt.Errorf("placeholders: %w", err))
+	}
+	st.placeholderJobs = jobs
+	pl.warnings = append(append(pp.warnings, pl.warnings...), warn...)
+	ts, err := BuildToolSet(cfg, pp.set, deny, extra)
+	if err != nil {
+		return fail(err)
+	}
+	pl.tools, pl.servers = ts.Tools, ts.Servers
+	return pl, nil
+}
+
+// commit puts pl in force: the processes (MCP servers and direct plugins
+// started, restarted and stopped), the plugin host and scan; then calls
+// see the new tools and the new policy together (one swap in the
+// dispatcher). Nothing here refuses the plan; what goes wrong is returned
+// as warnings.
+func (n *Node) commit(pl *plan) (warnings []string) {
+	reg, warnings := n.start(pl)
+	n.disp.Swap(reg, pl.st.cfg.Policy())
+	n.mu.Lock()
+	n.cur = pl.st
+	n.mu.Unlock()
+	return warnings
+}
+
+// start runs what pl needs running and returns the registry of its tools.
+// New calls it before the dispatcher exists; later, commit.
+func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
+	// MCP first: it may wait for new servers to list their tools, and the
+	// plugin scan, once published, should not wait long for its registry.
+	mcpTools, warnings := n.mcp.apply(pl.st.cfg, pl.servers)
+	directTools, warn := n.plugins.commit(pl.plugins)
+	warnings = append(warnings, warn...)
+	reg := toolhost.NewRegistry()
+	if err := reg.Replace(append(append(slices.Clone(pl.tools), mcpTools...), directTools...)); err != nil {
+		// prepare checked every name these tools can have; should one
+		// still clash, the tools that exist without processes stay usable.
+		warnings = append(warnings, fmt.Sprintf("register tools: %v; MCP servers and direct plugins are not offered until the next reload", err))
+		_ = reg.Replace(pl.tools)
+	}
+	return reg, warnings
 }

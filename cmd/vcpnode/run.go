@@ -12,6 +12,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/sdnotify"
 )
 
 func newRunCmd(a *app) *cobra.Command {
@@ -54,7 +55,7 @@ func newRunCmd(a *app) *cobra.Command {
 				log.Warn().Err(keyErr).Msg("$" + config.EnvKey + " may still be readable in /proc/<pid>/environ; prefer hub.key_file or a systemd credential")
 			}
 			// systemd's Type=notify protocol; without $NOTIFY_SOCKET it does nothing.
-			notifier, err := node.NewNotifier(a.getenv, log)
+			notifier, err := sdnotify.New(a.getenv, log)
 			if err != nil {
 				return err
 			}

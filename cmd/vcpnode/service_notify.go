@@ -8,6 +8,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/sdnotify"
 )
 
 // connStates is what the service-manager notifications follow; *node.Node
@@ -23,7 +24,7 @@ type connStates interface {
 // has begun, keeps STATUS= in step with the connection, says STOPPING=1 when
 // shutdown begins, and pings the watchdog. Reloads are announced by the
 // node itself (node.WithNotifier). The returned function stops it and waits.
-func notifyServiceManager(ctx context.Context, nt *node.Notifier, n nodeRunner) (stop func()) {
+func notifyServiceManager(ctx context.Context, nt *sdnotify.Notifier, n nodeRunner) (stop func()) {
 	if !nt.Enabled() {
 		return func() {}
 	}
@@ -42,7 +43,7 @@ func notifyServiceManager(ctx context.Context, nt *node.Notifier, n nodeRunner) 
 
 // followConnection sends READY=1, then STATUS= on every change of the
 // connection, and STOPPING=1 once, until ctx ends.
-func followConnection(ctx context.Context, nt *node.Notifier, n nodeRunner) {
+func followConnection(ctx context.Context, nt *sdnotify.Notifier, n nodeRunner) {
 	src, ok := n.(connStates)
 	if !ok { // a node without state (tests' fakes) is ready once it runs
 		_ = nt.Ready("serving")

@@ -70,6 +70,8 @@ func TestImportDirections(t *testing.T) {
 		{module + "/events", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The observer channels reach the socket through hubconn only.
 		{module + "/observer", true, []string{backoff, module + "/node", module + "/cmd/vcpnode"}},
+		// The systemd notifier knows the sd_notify socket only.
+		{module + "/sdnotify", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The outbox knows files and plugin names, not connections.
 		{module + "/outbox", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The liveness core knows sockets, not messages or the daemon.
@@ -120,6 +122,8 @@ func TestModuleImportsAllowed(t *testing.T) {
 		"events": {"config", "controlapi", "toolhost"},
 		// The observer channels: liveness is hubconn's, events go to events.
 		"observer": {"config", "controlapi", "events", "hubconn", "toolhost", "wsproto"},
+		// sd_notify: the status line is redacted with config's rule.
+		"sdnotify": {"config"},
 		// The outbox stores callbacks; the session hands it a send function.
 		"outbox": {"config", "toolhost/plugin"},
 		// Text for people (durations, typo distances): the config, the

@@ -1,4 +1,4 @@
-package node
+package sdnotify
 
 import (
 	"context"
@@ -56,7 +56,7 @@ func (f *fakeNotifySocket) next(t *testing.T) string {
 func notifierFor(t *testing.T, env map[string]string) (*Notifier, *testlog.Buffer) {
 	t.Helper()
 	log := &testlog.Buffer{}
-	n, err := NewNotifier(envOf(env), zerolog.New(log))
+	n, err := New(envOf(env), zerolog.New(log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,10 +145,10 @@ func TestNewNotifierSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n, err := NewNotifier(envOf(tt.env), zerolog.Nop())
+			n, err := New(envOf(tt.env), zerolog.Nop())
 			if tt.errText != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errText) {
-					t.Fatalf("NewNotifier() error = %v, want one mentioning %s", err, tt.errText)
+					t.Fatalf("New() error = %v, want one mentioning %s", err, tt.errText)
 				}
 				return
 			}

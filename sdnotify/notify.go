@@ -1,4 +1,4 @@
-package node
+package sdnotify
 
 import (
 	"context"
@@ -36,10 +36,10 @@ type Notifier struct {
 	afterPing func(error)
 }
 
-// NewNotifier reads $NOTIFY_SOCKET and the watchdog settings through getenv.
+// New reads $NOTIFY_SOCKET and the watchdog settings through getenv.
 // A malformed setting is an error: the unit and the daemon disagree, and
 // systemd would kill a daemon that never reports.
-func NewNotifier(getenv func(string) string, log zerolog.Logger) (*Notifier, error) {
+func New(getenv func(string) string, log zerolog.Logger) (*Notifier, error) {
 	n := &Notifier{socket: getenv(envNotifySocket), log: log}
 	if n.socket != "" && !strings.HasPrefix(n.socket, "/") && !strings.HasPrefix(n.socket, "@") {
 		return nil, fmt.Errorf("%s=%q: only a socket path or an abstract @name is supported", envNotifySocket, n.socket)
@@ -57,12 +57,6 @@ func NewNotifier(getenv func(string) string, log zerolog.Logger) (*Notifier, err
 	}
 	n.watchdog = time.Duration(v) * time.Microsecond
 	return n, nil
-}
-
-// WithNotifier makes the node tell systemd about reloads (RELOADING=1, then
-// READY=1) through nt. The daemon sends READY and STOPPING itself.
-func WithNotifier(nt *Notifier) Option {
-	return func(n *Node) { n.notifier = nt }
 }
 
 // Enabled reports whether a service manager is listening.

@@ -1,0 +1,11 @@
+// Package node connects this machine to a VCP main server as a distributed
+// node: it owns the lifecycle (New, Run, shutdown), the hub session and its
+// reconnect loop, the composition of tool sources (toolset.go) and reload,
+// and answers the control API as control's Backend (api.go).
+//
+// What it composes lives in packages of its own: the liveness of every
+// WebSocket in hubconn (the only way to the socket), the observer channels
+// in observer, the event log and audit trail in events, the callbacks'
+// outbox in outbox, placeholder values in placeholders, the tools in
+// toolhost and its subpackages.
+package node
