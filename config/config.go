@@ -113,6 +113,17 @@ type ToolConfig struct {
 	// Warm keeps interpreters of a stdio plugin started ahead of its calls
 	// (true), or never (false); unset follows [plugins] warm. See plugins.go.
 	Warm *bool `toml:"warm"`
+	// Commands set the approval of single commands of a multi-command
+	// tool (a plugin's invocation commands, an MCP server's tools), by
+	// command name: [tools.NAME.commands.CMD]. Checked in control.go.
+	Commands map[string]ToolCommandConfig `toml:"commands"`
+}
+
+// ToolCommandConfig is one [tools.NAME.commands.CMD] table.
+type ToolCommandConfig struct {
+	// Approval is "auto", "ask" or "deny" for calls of this command; ""
+	// leaves it to the tool's. A "deny" anywhere wins (toolhost.approvalGate).
+	Approval string `toml:"approval"`
 }
 
 // Sizes and limits the config is checked against.
@@ -394,6 +405,17 @@ func (c Config) Policy() toolhost.Policy {
 			p.Tools[name] = toolhost.ToolOverride{
 				Expose: t.Expose, Timeout: t.Timeout.D(), MaxConcurrent: t.MaxConcurrent,
 				Approval: toolhost.ApprovalMode(t.Approval), ApprovalTimeout: t.ApprovalTimeout.D(),
+			}
+			for cmd, cc := range t.Commands {
+				if cc.Approval == "" {
+					continue
+				}
+				o := p.Tools[name]
+				if o.Commands == nil {
+					o.Commands = map[string]toolhost.ApprovalMode{}
+				}
+				o.Commands[cmd] = toolhost.ApprovalMode(cc.Approval)
+				p.Tools[name] = o
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -89,6 +90,17 @@ func (c Config) checkApprovals(ps *problemList) {
 		if t.Approval != "" && !slices.Contains(modes, t.Approval) {
 			ps.add(key+".approval", "%q is not one of %s", t.Approval, strings.Join(modes, ", "))
 		}
+		for _, cmd := range slices.Sorted(maps.Keys(t.Commands)) {
+			ckey := key + "." + keyPath("commands", cmd)
+			switch a := t.Commands[cmd].Approval; {
+			case strings.TrimSpace(cmd) == "":
+				ps.add(ckey, "names no command")
+			case a == "":
+				ps.add(ckey+".approval", "is missing: a commands table sets approval = %s", strings.Join(modes, ", "))
+			case !slices.Contains(modes, a):
+				ps.add(ckey+".approval", "%q is not one of %s", a, strings.Join(modes, ", "))
+			}
+		}
 		if t.ApprovalTimeout < 0 || (t.ApprovalTimeout != 0 && t.ApprovalTimeout.D() < minToolTimeout) {
 			ps.add(key+".approval_timeout", "must be at least 1s, like \"2m\" (got %s)", t.ApprovalTimeout)
 			continue
@@ -108,7 +120,7 @@ func (c Config) checkApprovals(ps *problemList) {
 // the tool's own timeout, 0 when not known). It returns the key the
 // problem belongs to and the problem, or "" when the window fits.
 func (t ToolConfig) ApprovalWindowProblem(name string, own time.Duration) (key, problem string) {
-	if t.Approval != string(toolhost.ApprovalAsk) {
+	if t.Approval != string(toolhost.ApprovalAsk) && !t.asksForCommand() {
 		return "", ""
 	}
 	deadline, whose, from := t.Timeout.D(), "timeout", ""
@@ -128,4 +140,14 @@ func (t ToolConfig) ApprovalWindowProblem(name string, own time.Duration) (key, 
 	}
 	return key, fmt.Sprintf("%s %s is not below %s %s%s: the call would time out before it could be approved; lower approval_timeout or raise [%s] timeout",
 		what, humantext.Duration(wait), whose, humantext.Duration(deadline), from, prefix)
+}
+
+// asksForCommand reports whether one of the tool's commands is "ask".
+func (t ToolConfig) asksForCommand() bool {
+	for _, c := range t.Commands {
+		if c.Approval == string(toolhost.ApprovalAsk) {
+			return true
+		}
+	}
+	return false
 }

@@ -59,6 +59,18 @@ file = "audit.jsonl"`, []string{
 			`t.toml:2:1: tools.X.approval: approval_timeout (default) 2m is not below timeout 1m30s`,
 		}},
 		{"tool timeout unknown here", "[tools.X]\napproval = \"ask\"", nil},
+		{"command approval", "[tools.Files.commands.delete]\napproval = \"deny\"\n[tools.Files.commands.\"read file\"]\napproval = \"auto\"", nil},
+		{"bad command approval", "[tools.Files.commands.delete]\napproval = \"never\"\n[tools.Files.commands.read]\n", []string{
+			`t.toml:2:1: tools.Files.commands.delete.approval: "never" is not one of auto, ask, deny`,
+			`tools.Files.commands.read.approval: is missing: a commands table sets approval = auto, ask, deny`,
+		}},
+		{"command ask outlives the call", "[tools.X]\ntimeout = \"1m\"\n[tools.X.commands.run]\napproval = \"ask\"", []string{
+			`tools.X.approval: approval_timeout (default) 2m is not below timeout 1m`,
+		}},
+		{"unknown command key", "[tools.Files.commands.delete]\napprove = \"deny\"", []string{
+			`t.toml:2:1: tools.Files.commands.delete.approve: unknown key (did you mean "approval"?)`,
+			`tools.Files.commands.delete.approval: is missing`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,5 +118,16 @@ func TestPolicyCarriesApproval(t *testing.T) {
 		if mode, wait := pol.Approval(toolhost.Spec{Name: tt.tool}); mode != tt.mode || wait != tt.wait {
 			t.Errorf("%s: %s %s, want %s %s", tt.tool, mode, wait, tt.mode, tt.wait)
 		}
+	}
+}
+
+func TestPolicyCarriesCommandApproval(t *testing.T) {
+	cfg, err := Parse([]byte("[tools.Files]\napproval = \"ask\"\n[tools.Files.commands.delete]\napproval = \"deny\"\n"), "t.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.Policy().Tools["Files"]
+	if o.Approval != toolhost.ApprovalAsk || len(o.Commands) != 1 || o.Commands["delete"] != toolhost.ApprovalDeny {
+		t.Errorf("policy = %+v", o)
 	}
 }

@@ -97,26 +97,37 @@ func (o *Overrides) Set(name string, t ToolOverride) error {
 
 // Save writes o to path atomically (0600), making the directory if needed.
 func (o Overrides) Save(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("tool overrides: %w", err)
-	}
 	data, err := json.MarshalIndent(o, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), OverridesFile+".*")
-	if err != nil {
+	if err := writeStateFile(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("tool overrides: %w", err)
 	}
-	_, werr := tmp.Write(append(data, '\n'))
+	return nil
+}
+
+// writeStateFile replaces path with data atomically (a synced temporary
+// file renamed over it, mode 0600), making its directory (0700) if needed:
+// a crash leaves the old file or the new one, never a part.
+func writeStateFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	serr := tmp.Sync()
 	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
+	if err := errors.Join(werr, serr, cerr); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("tool overrides: %w", err)
+		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("tool overrides: %w", err)
+		return err
 	}
 	return nil
 }

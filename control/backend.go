@@ -28,7 +28,11 @@ type Backend interface {
 	// Reconnect cuts a backoff wait short.
 	Reconnect()
 	PendingApprovals() []controlapi.ApprovalStatus
-	Decide(id string, approve bool, reason string) (controlapi.ApprovalStatus, error)
+	// Decide answers a pending call; with req.Always it first remembers
+	// the answer as a rule (the response's Rule).
+	Decide(id string, approve bool, req controlapi.DecisionRequest) (controlapi.DecisionResponse, error)
+	ApprovalRules() controlapi.ApprovalRulesResponse
+	ForgetRule(id string) (controlapi.ForgetRuleResponse, error)
 	ToolOverride(name string, req controlapi.ToolOverrideRequest) (controlapi.ToolOverrideResponse, error)
 	// SubscribeEvents follows the daemon's events: start is the last id
 	// published when the stream began, next waits for more (and counts

@@ -94,14 +94,32 @@ func (f *fakeBackend) PendingApprovals() []controlapi.ApprovalStatus {
 	return []controlapi.ApprovalStatus{{ID: "1", Tool: "Echo", Where: controlapi.WaitsOnNode}}
 }
 
-func (f *fakeBackend) Decide(id string, approve bool, _ string) (controlapi.ApprovalStatus, error) {
+func (f *fakeBackend) Decide(id string, approve bool, req controlapi.DecisionRequest) (controlapi.DecisionResponse, error) {
 	f.mu.Lock()
 	f.decisions = append(f.decisions, id)
 	f.mu.Unlock()
 	if id != "1" {
-		return controlapi.ApprovalStatus{}, errors.New("no pending approval with this id")
+		return controlapi.DecisionResponse{}, errors.New("no pending approval with this id")
 	}
-	return controlapi.ApprovalStatus{ID: id, Tool: "Echo", Where: controlapi.WaitsOnNode}, nil
+	res := controlapi.DecisionResponse{Approval: controlapi.ApprovalStatus{ID: id, Tool: "Echo", Where: controlapi.WaitsOnNode}}
+	if req.Always {
+		res.Rule = &controlapi.ApprovalRule{ID: "Echo", Tool: "Echo", Verdict: controlapi.RuleAllow}
+	}
+	return res, nil
+}
+
+func (f *fakeBackend) ApprovalRules() controlapi.ApprovalRulesResponse {
+	return controlapi.ApprovalRulesResponse{Rules: []controlapi.ApprovalRule{{ID: "Echo", Tool: "Echo", Verdict: controlapi.RuleAllow}}}
+}
+
+func (f *fakeBackend) ForgetRule(id string) (controlapi.ForgetRuleResponse, error) {
+	f.mu.Lock()
+	f.decisions = append(f.decisions, "forget "+id)
+	f.mu.Unlock()
+	if id != "Echo" {
+		return controlapi.ForgetRuleResponse{}, errors.New("no approval rule with this id")
+	}
+	return controlapi.ForgetRuleResponse{Rule: controlapi.ApprovalRule{ID: "Echo", Tool: "Echo", Verdict: controlapi.RuleAllow}}, nil
 }
 
 func (f *fakeBackend) ToolOverride(name string, req controlapi.ToolOverrideRequest) (controlapi.ToolOverrideResponse, error) {

@@ -119,17 +119,46 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	a, err := s.b.Decide(id, action == controlapi.DecisionApprove, req.Reason)
+	res, err := s.b.Decide(id, action == controlapi.DecisionApprove, req)
 	if err != nil {
 		writeBackendError(w, http.StatusNotFound, err)
 		return
 	}
+	a := res.Approval
 	msg := "owner decided a pending call"
 	if a.Where == controlapi.WaitsOnServer {
 		msg = "owner answered a server approval"
 	}
-	s.opts.Log.Info().Str("tool", a.Tool).Str("request_id", a.RequestID).Str("decision", action).Msg(msg)
-	writeJSON(w, http.StatusOK, controlapi.DecisionResponse{Decision: action, Approval: a})
+	ev := s.opts.Log.Info().Str("tool", a.Tool).Str("request_id", a.RequestID).Str("decision", action)
+	if res.Rule != nil {
+		ev = ev.Str("rule", res.Rule.ID)
+	}
+	ev.Msg(msg)
+	res.Decision = action
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (s *Server) handleApprovalRules(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.b.ApprovalRules())
+}
+
+func (s *Server) handleForgetRule(w http.ResponseWriter, r *http.Request) {
+	var req controlapi.ForgetRuleRequest
+	if err := decodeBody(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if req.ID == "" {
+		writeError(w, http.StatusBadRequest, errors.New("no rule named: send {\"id\": RULE} (vcpnode approvals rules lists them)"))
+		return
+	}
+	res, err := s.b.ForgetRule(req.ID)
+	if err != nil {
+		writeBackendError(w, http.StatusNotFound, err)
+		return
+	}
+	s.opts.Log.Info().Str("rule", res.Rule.ID).Msg("owner forgot an approval rule")
+	writeJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) handleToolOverride(w http.ResponseWriter, r *http.Request) {

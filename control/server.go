@@ -146,6 +146,8 @@ func (s *Server) routes() http.Handler {
 	// group's ([control] group) when they chose one.
 	mux.HandleFunc(controlapi.PathApprovals, s.only(http.MethodGet, false, s.readers(s.handleApprovals)))
 	mux.HandleFunc(controlapi.PathApprovals+"/{id}/{action}", s.only(http.MethodPost, true, s.handleDecision))
+	mux.HandleFunc(controlapi.PathApprovalRules, s.only(http.MethodGet, false, s.readers(s.handleApprovalRules)))
+	mux.HandleFunc(controlapi.PathForgetRule, s.only(http.MethodPost, true, s.handleForgetRule))
 	// Events carry approval arguments and results: readable as approvals are.
 	mux.HandleFunc(controlapi.PathEvents, s.only(http.MethodGet, false, s.readers(s.handleEvents)))
 	mux.HandleFunc(controlapi.PathToolOverride, s.only(http.MethodPost, true, s.handleToolOverride))

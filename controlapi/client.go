@@ -137,13 +137,7 @@ func (c *ControlClient) Approvals(ctx context.Context) (ApprovalsResponse, error
 
 // Decide approves or denies a pending call; reason goes with a denial.
 func (c *ControlClient) Decide(ctx context.Context, id string, approve bool, reason string) (DecisionResponse, error) {
-	action := DecisionDeny
-	if approve {
-		action = DecisionApprove
-	}
-	var out DecisionResponse
-	path := PathApprovals + "/" + url.PathEscape(id) + "/" + action
-	return out, c.Do(ctx, http.MethodPost, path, DecisionRequest{Reason: reason}, &out)
+	return c.DecideWith(ctx, id, approve, DecisionRequest{Reason: reason})
 }
 
 // Do sends body (JSON, or none when nil) to path and decodes the answer

@@ -296,9 +296,12 @@ const (
 type ApprovalStatus struct {
 	// ID is what approve and deny take: a short number for this node's
 	// calls, the server's requestId ("approve-…") for the server's.
-	ID        string                     `json:"id"`
-	RequestID string                     `json:"requestId"`
-	Tool      string                     `json:"tool"`
+	ID        string `json:"id"`
+	RequestID string `json:"requestId"`
+	Tool      string `json:"tool"`
+	// Command is the command of the tool the call addresses, when it has
+	// named commands: an "always" answer remembers it with the tool.
+	Command   string                     `json:"command,omitempty"`
 	Args      map[string]json.RawMessage `json:"args,omitempty"`
 	Requested time.Time                  `json:"requested"`
 	Expires   time.Time                  `json:"expires"`
@@ -320,6 +323,10 @@ type ApprovalsResponse struct {
 type DecisionRequest struct {
 	// Reason is added to the error the server sees when denying.
 	Reason string `json:"reason,omitempty"`
+	// Always remembers the answer for every later call of the tool (of
+	// the call's command, when it has one) before answering this one:
+	// ApprovalRule. Only for this node's own calls.
+	Always bool `json:"always,omitempty"`
 }
 
 // Decisions a DecisionResponse reports.
@@ -332,6 +339,8 @@ const (
 type DecisionResponse struct {
 	Decision string         `json:"decision"` // DecisionApprove or DecisionDeny
 	Approval ApprovalStatus `json:"approval"`
+	// Rule is the answer remembered (DecisionRequest.Always).
+	Rule *ApprovalRule `json:"rule,omitempty"`
 }
 
 // ConsolePollHeader marks the console page's background polling, which

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -71,24 +72,46 @@ func (n *Node) PendingApprovals() []controlapi.ApprovalStatus {
 }
 
 // Decide approves or denies a pending call: a server approval (its
-// requestId, "approve-…") over the observer channel, else this node's.
-func (n *Node) Decide(id string, approve bool, reason string) (controlapi.ApprovalStatus, error) {
+// requestId, "approve-…") over the observer channel, else this node's,
+// remembering the answer first when req.Always (approval_rules.go).
+func (n *Node) Decide(id string, approve bool, req controlapi.DecisionRequest) (controlapi.DecisionResponse, error) {
 	if _, ok := n.obs.Lookup(id); ok || strings.HasPrefix(id, "approve-") {
-		a, err := n.obs.Answer(id, approve, reason)
+		if req.Always {
+			return controlapi.DecisionResponse{}, answerWith(http.StatusBadRequest, errServerAlways)
+		}
+		a, err := n.obs.Answer(id, approve, req.Reason)
 		if err != nil {
 			code := http.StatusServiceUnavailable
 			if errors.Is(err, observer.ErrNoSuchApproval) {
 				code = http.StatusNotFound
 			}
-			return controlapi.ApprovalStatus{}, answerWith(code, err)
+			return controlapi.DecisionResponse{}, answerWith(code, err)
 		}
-		return serverApprovalStatus(a), nil
+		return controlapi.DecisionResponse{Approval: serverApprovalStatus(a)}, nil
 	}
-	p, err := n.Approvals().Decide(id, approve, reason)
+	var res controlapi.DecisionResponse
+	if req.Always {
+		p, ok := n.Approvals().Get(id)
+		if !ok {
+			// Ids are never reused: this only fetches the "no such id" error.
+			_, err := n.Approvals().Decide(id, approve, req.Reason)
+			return res, answerWith(http.StatusNotFound, err)
+		}
+		r, err := n.rememberRule(p, approve, req.Reason)
+		if err != nil {
+			return res, err
+		}
+		res.Rule = &r
+	}
+	p, err := n.Approvals().Decide(id, approve, req.Reason)
 	if err != nil {
-		return controlapi.ApprovalStatus{}, answerWith(http.StatusNotFound, err)
+		if res.Rule != nil {
+			err = fmt.Errorf("%w; the rule %s is kept", err, res.Rule.ID)
+		}
+		return res, answerWith(http.StatusNotFound, err)
 	}
-	return approvalStatus(p), nil
+	res.Approval = approvalStatus(p)
+	return res, nil
 }
 
 // ToolOverride is SetToolOverride with the control API's status codes.
@@ -113,7 +136,7 @@ func (n *Node) SubscribeEvents(backlog bool, since uint64) (start uint64,
 }
 
 func approvalStatus(p toolhost.PendingApproval) controlapi.ApprovalStatus {
-	return controlapi.ApprovalStatus{ID: p.ID, RequestID: p.RequestID, Tool: p.Tool, Args: p.Args, Requested: p.Requested, Expires: p.Expires, Where: controlapi.WaitsOnNode}
+	return controlapi.ApprovalStatus{ID: p.ID, RequestID: p.RequestID, Tool: p.Tool, Command: p.Command, Args: p.Args, Requested: p.Requested, Expires: p.Expires, Where: controlapi.WaitsOnNode}
 }
 
 func serverApprovalStatus(a observer.Approval) controlapi.ApprovalStatus {

@@ -32,6 +32,7 @@ type Node struct {
 	// (overrides.go); guarded by reloadMu.
 	baseCfg   config.Config
 	overrides atomic.Pointer[overridesInForce]
+	rules     ruleStore // the owner's remembered answers (approval_rules.go)
 
 	disp    *toolhost.Dispatcher
 	addrs   func() ([]string, error)
@@ -200,7 +201,8 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		Queue:          queue,
 		MaxResultBytes: cfg.Node.MaxResultBytes,
 	}, log)
-	n.initEvents(cfg) // observers.go
+	n.loadApprovalRules(n.baseCfg) // approval_rules.go
+	n.initEvents(cfg)              // observers.go
 	if err := n.startTelemetry(cfg); err != nil {
 		return fail(err)
 	}

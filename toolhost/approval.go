@@ -57,6 +57,8 @@ const (
 	DecisionDenied   ApprovalDecision = "denied"   // the owner denied it
 	DecisionRefused  ApprovalDecision = "refused"  // approval = "deny"
 	DecisionExpired  ApprovalDecision = "expired"  // nobody answered in time
+	// DecisionRemembered: an "always allow" rule let it through unasked.
+	DecisionRemembered ApprovalDecision = "remembered"
 )
 
 // Errors behind the outcomes of the approval gate.
@@ -81,6 +83,9 @@ type PendingApproval struct {
 	ID        string
 	RequestID string
 	Tool      string
+	// Command is the command of the tool the call addresses (CallCommand);
+	// an "always" answer remembers it with the tool.
+	Command string
 	// Args are shown to the owner, who needs them to decide. They never go
 	// to the log above debug level.
 	Args      map[string]json.RawMessage
@@ -124,6 +129,17 @@ func (a *Approvals) Pending() []PendingApproval {
 		return cmp.Or(x.Requested.Compare(y.Requested), cmp.Compare(len(x.ID), len(y.ID)), strings.Compare(x.ID, y.ID))
 	})
 	return out
+}
+
+// Get returns the pending call id, if it is still pending.
+func (a *Approvals) Get(id string) (PendingApproval, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p, ok := a.pending[id]
+	if !ok {
+		return PendingApproval{}, false
+	}
+	return p.info, true
 }
 
 // Len counts the pending calls.
@@ -271,7 +287,7 @@ func (d *Dispatcher) Approvals() *Approvals { return d.approvals }
 func (d *Dispatcher) awaitApproval(c *call) bool {
 	now := time.Now()
 	wait := min(c.approvalWait, c.deadline.Sub(now))
-	info := PendingApproval{RequestID: c.RequestID, Tool: c.name, Args: c.Args, Requested: now, Expires: now.Add(wait)}
+	info := PendingApproval{RequestID: c.RequestID, Tool: c.name, Command: c.command, Args: c.Args, Requested: now, Expires: now.Add(wait)}
 	d.log.Info().Str(fieldTool, c.name).Str(fieldRequestID, c.RequestID).Dur("wait", wait).
 		Msg("call awaits the owner's approval (vcpnode approvals)")
 	decision, err := d.approvals.await(c.ctx, info, wait)

@@ -86,6 +86,7 @@ type Dispatcher struct {
 	idle    chan struct{} // closed when active drops to zero; made on demand by waiters
 
 	approvals *Approvals                         // calls held for the owner (approval.go)
+	rules     atomic.Pointer[ApprovalRules]      // the owner's remembered answers (approval_rules.go)
 	observers atomic.Pointer[[]func(CallRecord)] // see Observe
 }
 
@@ -119,6 +120,7 @@ type call struct {
 	awaiting     bool             // held for the owner now; guarded by Dispatcher.mu
 	approvalWait time.Duration    // longest wait for the owner
 	approval     ApprovalDecision // written only by the call's own goroutine
+	command      string           // the command it addresses (CallCommand), for the owner
 }
 
 // InFlightCall describes an accepted call for status output.
@@ -227,8 +229,18 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 	// own, unless Gated (an MCP client calling for its model).
 	mode, approvalWait := pol.Approval(e.spec)
 	gate := !in.Local || in.Gated
+	var rule *ApprovalRule
+	command := CallCommand(e.spec, in.Args)
+	if gate {
+		v := approvalGate(pol, d.ApprovalRules(), toolName, command)
+		mode, rule = v.mode, v.rule
+	}
 	if gate && mode == ApprovalDeny {
-		d.rejectLocked(in, toolName, reply, fmt.Errorf("tool %q %w", toolName, ErrRefused))
+		err := fmt.Errorf("tool %q %w", toolName, ErrRefused)
+		if rule != nil && rule.Reason != "" {
+			err = fmt.Errorf("tool %q %w: %s", toolName, ErrRefused, rule.Reason)
+		}
+		d.rejectLocked(in, toolName, reply, err)
 		return true
 	}
 	ask := gate && mode == ApprovalAsk
@@ -254,10 +266,13 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 		accepted: now, deadline: now.Add(limit),
 		ctx: cctx, cancel: cancel, stopDeadline: stop,
 		ready: make(chan struct{}),
-		ask:   ask, awaiting: ask, approvalWait: approvalWait, approval: DecisionAuto,
+		ask:   ask, awaiting: ask, approvalWait: approvalWait, approval: DecisionAuto, command: command,
 	}
-	if !gate && mode != ApprovalAuto {
+	switch {
+	case !gate && mode != ApprovalAuto:
 		c.approval = DecisionLocal
+	case rule != nil:
+		c.approval = DecisionRemembered
 	}
 	if e.spec.MaxResultBytes > 0 {
 		c.maxBytes = e.spec.MaxResultBytes

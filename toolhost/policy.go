@@ -33,6 +33,10 @@ type ToolOverride struct {
 	// ApprovalTimeout bounds the wait for the owner when positive; zero
 	// means DefaultApprovalTimeout. The call's own deadline bounds it too.
 	ApprovalTimeout time.Duration
+	// Commands holds the approval of single commands of the tool
+	// ([tools.NAME.commands.CMD] approval), by command name; see
+	// approvalGate for how it combines with Approval.
+	Commands map[string]ApprovalMode
 }
 
 // Exposure is a policy decision with the reason shown by `vcpnode tools`.

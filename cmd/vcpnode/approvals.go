@@ -38,6 +38,7 @@ func newApprovalsCmd(a *app) *cobra.Command {
 		},
 	}
 	f.add(cmd, true)
+	cmd.AddCommand(newApprovalRulesCmd(a), newForgetRuleCmd(a))
 	return cmd
 }
 
@@ -51,33 +52,54 @@ func newDenyCmd(a *app) *cobra.Command {
 
 func newDecisionCmd(a *app, approve bool) *cobra.Command {
 	var f controlFlags
-	var reason string
+	var req controlapi.DecisionRequest
 	cmd := &cobra.Command{
 		Use:   "approve ID",
 		Short: "Let a call waiting for approval run",
-		Long:  "approve lets the pending call ID (from `vcpnode approvals`) run now.",
-		Args:  oneApprovalID,
+		Long: "approve lets the pending call ID (from `vcpnode approvals`) run now. With --always\n" +
+			"the node first remembers the answer (in its state directory, across restarts):\n" +
+			"later calls of the tool, or of the call's command when it has one, run without\n" +
+			"asking. `vcpnode approvals rules` lists what is remembered; `vcpnode approvals\n" +
+			"forget RULE` asks again.",
+		Args: oneApprovalID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			decide := func(c *controlapi.ControlClient, ctx context.Context) (controlapi.DecisionResponse, error) {
-				return c.Decide(ctx, args[0], approve, reason)
+				return c.DecideWith(ctx, args[0], approve, req)
 			}
 			return askDaemon(a, cmd, &f, decide, func(w io.Writer, res controlapi.DecisionResponse) error {
 				verb := "approved"
 				if !approve {
 					verb = "denied"
 				}
-				_, err := fmt.Fprintf(w, "%s %s: %s (request %s)\n", verb, res.Approval.ID, res.Approval.Tool, res.Approval.RequestID)
-				return err
+				if _, err := fmt.Fprintf(w, "%s %s: %s (request %s)\n", verb, res.Approval.ID, res.Approval.Tool, res.Approval.RequestID); err != nil {
+					return err
+				}
+				if res.Rule != nil {
+					what := "runs"
+					if !approve {
+						what = "is refused"
+					}
+					_, err := fmt.Fprintf(w, "remembered: every later call of %s %s without asking (vcpnode approvals forget %s)\n",
+						ruleScope(*res.Rule), what, res.Rule.ID)
+					return err
+				}
+				return nil
 			})
 		},
 	}
+	alwaysHelp := "remember the answer: later calls of this tool (of this command, when the call has one) run without asking"
 	if !approve {
 		cmd.Use = "deny ID"
 		cmd.Short = "Refuse a call waiting for approval"
 		cmd.Long = "deny refuses the pending call ID (from `vcpnode approvals`); the server gets an\n" +
-			"error saying the node's owner denied it, with --reason if given."
-		cmd.Flags().StringVar(&reason, "reason", "", "`TEXT` saying why, added to the error the server (and the model) sees")
+			"error saying the node's owner denied it, with --reason if given. With --always\n" +
+			"the node first remembers the answer (in its state directory, across restarts):\n" +
+			"later calls of the tool, or of the call's command when it has one, are refused\n" +
+			"without asking, with the same reason."
+		cmd.Flags().StringVar(&req.Reason, "reason", "", "`TEXT` saying why, added to the error the server (and the model) sees")
+		alwaysHelp = "remember the answer: later calls of this tool (of this command, when the call has one) are refused without asking"
 	}
+	cmd.Flags().BoolVar(&req.Always, "always", false, alwaysHelp)
 	f.add(cmd, true)
 	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *controlapi.ControlClient) ([]string, error) {
 		list, err := c.Approvals(ctx)
@@ -152,4 +174,100 @@ func argSummary(args map[string]json.RawMessage) string {
 		parts = append(parts, k+"="+value)
 	}
 	return strings.Join(parts, " ")
+}
+
+func newApprovalRulesCmd(a *app) *cobra.Command {
+	var f controlFlags
+	cmd := &cobra.Command{
+		Use:   "rules",
+		Short: "List the answers remembered with approve/deny --always",
+		Long: "rules lists the answers the node remembers (`vcpnode approve ID --always`, `deny ID\n" +
+			"--always`, the console's Always buttons): each rule lets every call of a tool, or of\n" +
+			"one of its commands, run or be refused without asking. `vcpnode approvals forget\n" +
+			"RULE` removes one.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return askDaemon(a, cmd, &f, (*controlapi.ControlClient).ApprovalRules, printApprovalRules)
+		},
+	}
+	f.add(cmd, true)
+	return cmd
+}
+
+func newForgetRuleCmd(a *app) *cobra.Command {
+	var f controlFlags
+	cmd := &cobra.Command{
+		Use:   "forget RULE",
+		Short: "Forget a remembered answer: its calls are asked about again",
+		Long: "forget removes the remembered answer RULE (the tool, or TOOL/COMMAND, as\n" +
+			"`vcpnode approvals rules` lists it): calls it covered follow the config's\n" +
+			"approval setting again.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("%q takes one rule (vcpnode approvals rules lists them)", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			forget := func(c *controlapi.ControlClient, ctx context.Context) (controlapi.ForgetRuleResponse, error) {
+				return c.ForgetRule(ctx, args[0])
+			}
+			return askDaemon(a, cmd, &f, forget, func(w io.Writer, res controlapi.ForgetRuleResponse) error {
+				_, err := fmt.Fprintf(w, "forgot %s: calls of %s follow the config's approval again\n", res.Rule.ID, ruleScope(res.Rule))
+				return err
+			})
+		},
+	}
+	f.add(cmd, true)
+	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *controlapi.ControlClient) ([]string, error) {
+		list, err := c.ApprovalRules(ctx)
+		ids := make([]string, 0, len(list.Rules))
+		for _, r := range list.Rules {
+			ids = append(ids, r.ID+"\t"+r.Verdict)
+		}
+		return ids, err
+	})
+	return cmd
+}
+
+// ruleScope names what a rule covers: "Echo", or "FileOps command delete".
+func ruleScope(r controlapi.ApprovalRule) string {
+	if r.Command == "" {
+		return r.Tool
+	}
+	return r.Tool + " command " + r.Command
+}
+
+func printApprovalRules(w io.Writer, res controlapi.ApprovalRulesResponse) error {
+	if res.Error != "" {
+		fmt.Fprintf(w, "warning: %s\n", res.Error)
+	}
+	if len(res.Rules) == 0 {
+		msg := "no answers are remembered (approve ID --always or deny ID --always remembers one)"
+		if res.File == "" {
+			msg = "no answers are remembered, and none can be: set [plugins] state_dir"
+		}
+		_, err := fmt.Fprintln(w, msg)
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tVERDICT\tTOOL\tCOMMAND\tSINCE\tREASON")
+	for _, r := range res.Rules {
+		cmd, reason, since := r.Command, r.Reason, "-"
+		if cmd == "" {
+			cmd = "(all)"
+		}
+		if reason == "" {
+			reason = "-"
+		}
+		if !r.Created.IsZero() {
+			since = r.Created.Local().Format(time.DateTime)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Verdict, r.Tool, cmd, since, reason)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "kept in %s; forget one with: vcpnode approvals forget RULE\n", res.File)
+	return err
 }

@@ -62,6 +62,20 @@ func newConfigCmd(a *app) *cobra.Command {
 					cfg = ov.Apply(cfg)
 				}
 			}
+			// The owner's remembered answers decide before the file's
+			// approval settings.
+			if rPath, err := cfg.ApprovalRulesPath(a.getenv, a.geteuid()); err == nil {
+				rs, err := config.LoadApprovalRules(rPath)
+				if err != nil {
+					fmt.Fprintf(a.stderr, "warning: %v\n", err)
+				}
+				if lines := config.DescribeApprovalRules(rs); len(lines) > 0 {
+					header = append(header, "# remembered approval answers from "+rPath+" (vcpnode approvals rules), before [tools.NAME] approval:")
+					for _, l := range lines {
+						header = append(header, "#   "+l)
+					}
+				}
+			}
 			out, err := toml.Marshal(cfg.Redacted())
 			if err != nil {
 				return fmt.Errorf("encode config: %w", err)

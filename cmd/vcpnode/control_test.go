@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,9 @@ type testDaemon struct {
 	socket  string
 	logs    *testlog.Buffer
 	console *control.Console // nil unless [console] listen is set
+	// stop ends the daemon before the test does (a restart); it is also
+	// run at the end of the test.
+	stop func()
 }
 
 // shortSocket is a socket path inside the 107-byte limit.
@@ -89,21 +93,25 @@ func startDaemon(t *testing.T, extra string, more ...toolhost.Tool) *testDaemon 
 	runCtx, stop := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- n.Run(runCtx) }()
-	t.Cleanup(func() {
-		stop()
-		if con != nil {
-			con.Close(context.Background())
-		}
-		select {
-		case <-stopped:
-		case <-time.After(20 * time.Second):
-			t.Error("the node did not stop")
-		}
-		srv.Close(context.Background())
-		if strings.Contains(logs.String(), ctlTestKey) {
-			t.Errorf("the key reached the daemon's log:\n%s", logs)
-		}
-	})
+	var once sync.Once
+	d.stop = func() {
+		once.Do(func() {
+			stop()
+			if con != nil {
+				con.Close(context.Background())
+			}
+			select {
+			case <-stopped:
+			case <-time.After(20 * time.Second):
+				t.Error("the node did not stop")
+			}
+			srv.Close(context.Background())
+			if strings.Contains(logs.String(), ctlTestKey) {
+				t.Errorf("the key reached the daemon's log:\n%s", logs)
+			}
+		})
+	}
+	t.Cleanup(d.stop)
 	return d
 }
 
