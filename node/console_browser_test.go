@@ -246,6 +246,44 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Errorf("approved call's result at the hub: %+v", res)
 	}
 
+	// "Always allow": the call runs, the rule is listed, and the next
+	// call of Echo runs without asking; "Forget" asks again.
+	echoed = asyncCall(h, conn, "srv-2", "Echo", map[string]string{"text": "always"})
+	var rules string
+	run("always allow",
+		chromedp.WaitVisible(`#approvals-list li`, chromedp.ByQuery),
+		chromedp.Click(`#approvals-list button[id$="-always-approve"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#approvals-empty`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#rule-Echo-forget`, chromedp.ByQuery),
+		chromedp.Text(`#rules-list`, &rules, chromedp.ByQuery),
+	)
+	if res := waitResult(h, echoed); res.Status != "success" {
+		t.Errorf("the call answered with Always allow: %+v", res)
+	}
+	if !strings.Contains(rules, "Echo always allowed") {
+		t.Errorf("rules list: %q", rules)
+	}
+	if res := waitResult(h, asyncCall(h, conn, "srv-3", "Echo", map[string]string{"text": "unasked"})); res.Status != "success" || h.node.Approvals().Len() != 0 {
+		t.Errorf("the call after Always allow: %+v", res)
+	}
+	run("forget",
+		chromedp.Click(`#rule-Echo-forget`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#rules-empty`, chromedp.ByQuery),
+	)
+	if rs := h.node.ApprovalRules(); len(rs.Rules) != 0 {
+		t.Errorf("rules after Forget: %+v", rs.Rules)
+	}
+	echoed = asyncCall(h, conn, "srv-4", "Echo", nil)
+	h.waitPending(1)
+	run("deny after forget",
+		chromedp.WaitVisible(`#approvals-list li`, chromedp.ByQuery),
+		chromedp.Click(`#approvals-list button[id$="-deny"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#approvals-empty`, chromedp.ByQuery),
+	)
+	if res := waitResult(h, echoed); res.Error != `tool "Echo" denied by the node's owner` {
+		t.Errorf("the call after Forget: %+v", res)
+	}
+
 	// Activity: the event stream shows this node's calls, the approved
 	// server call among them.
 	var activity string

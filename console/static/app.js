@@ -422,20 +422,59 @@ function notifyNew(pending) {
 function approvalCard(p, now) {
   const id = "appr-" + p.id.replace(/[^A-Za-z0-9_-]/g, "_");
   const reason = el("input", {type: "text", id: id + "-reason", placeholder: "optional"});
-  const decide = async (action) => {
+  // "Always" remembers the answer for every later call of the tool (of
+  // its command, when it has several): the daemon keeps the rule.
+  const scope = p.command ? `${p.tool} command ${p.command}` : p.tool;
+  const decide = async (action, always) => {
     try {
-      await api("POST", `/v1/approvals/${encodeURIComponent(p.id)}/${action}`, reason.value ? {reason: reason.value} : {});
-      $("#approvals-result").replaceChildren(el("p", {}, `${action === "approve" ? "Approved" : "Denied"} ${p.tool} (${p.requestId}).`));
+      const body = reason.value ? {reason: reason.value} : {};
+      if (always) body.always = true;
+      const res = await api("POST", `/v1/approvals/${encodeURIComponent(p.id)}/${action}`, body);
+      const done = `${action === "approve" ? "Approved" : "Denied"} ${p.tool} (${p.requestId}).`;
+      $("#approvals-result").replaceChildren(el("p", {}, res.rule
+        ? `${done} Every later call of ${scope} ${action === "approve" ? "runs" : "is refused"} without asking.` : done));
     } catch (e) { $("#approvals-result").replaceChildren(el("p", {class: "bad"}, e.message)); }
     refreshApprovals();
   };
+  const buttons = [
+    el("button", {type: "button", id: id + "-approve", onclick: () => decide("approve", false)}, "Approve"),
+    el("button", {type: "button", class: "danger", id: id + "-deny", onclick: () => decide("deny", false)}, "Deny"),
+  ];
+  if (p.where !== "server") {
+    buttons.push(
+      el("button", {type: "button", id: id + "-always-approve", title: `Approve, and run every later call of ${scope} without asking`,
+        onclick: () => decide("approve", true)}, "Always allow"),
+      el("button", {type: "button", class: "danger", id: id + "-always-deny", title: `Deny, and refuse every later call of ${scope} without asking`,
+        onclick: () => decide("deny", true)}, "Always deny"));
+  }
   return el("li", {class: "card", "aria-labelledby": id + "-h"},
-    el("h3", {id: id + "-h"}, el("code", {}, p.tool), el("span", {class: "muted"}, `${p.where === "server" ? "on the server" + (p.maid ? ` (asked by ${p.maid})` : "") : "on this node"} · ${p.requestId} · expires in ${age(Date.parse(p.expires) - now)}`)),
+    el("h3", {id: id + "-h"}, el("code", {}, p.tool), p.command ? el("code", {}, p.command) : "", el("span", {class: "muted"}, `${p.where === "server" ? "on the server" + (p.maid ? ` (asked by ${p.maid})` : "") : "on this node"} · ${p.requestId} · expires in ${age(Date.parse(p.expires) - now)}`)),
     el("pre", {}, JSON.stringify(p.args || {}, null, 2)),
     el("div", {class: "field"}, el("label", {for: id + "-reason"}, "Reason (sent with a denial)"), reason),
-    el("div", {class: "tool-controls"},
-      el("button", {type: "button", id: id + "-approve", onclick: () => decide("approve")}, "Approve"),
-      el("button", {type: "button", class: "danger", id: id + "-deny", onclick: () => decide("deny")}, "Deny")));
+    el("div", {class: "tool-controls"}, ...buttons));
+}
+
+// The answers remembered with "Always", each with a Forget button.
+async function refreshRules() {
+  const res = await api("GET", "/v1/approval-rules", undefined, {poll: true});
+  const list = $("#rules-list");
+  const key = JSON.stringify([res.rules, res.error]);
+  if (list.dataset.key === key) return;
+  list.dataset.key = key;
+  list.replaceChildren(...res.rules.map((r) => {
+    const rid = "rule-" + r.id.replace(/[^A-Za-z0-9_-]/g, "_");
+    return el("li", {},
+      el("code", {}, r.id), ` ${r.verdict === "allow" ? "always allowed" : "always denied"}${r.reason ? ` (${r.reason})` : ""} `,
+      el("button", {type: "button", id: rid + "-forget", "aria-label": `Forget ${r.id}`, onclick: async () => {
+        try {
+          await api("POST", "/v1/approval-rules/forget", {id: r.id});
+          $("#approvals-result").replaceChildren(el("p", {}, `Forgot ${r.id}: its calls follow the config's approval again.`));
+        } catch (e) { $("#approvals-result").replaceChildren(el("p", {class: "bad"}, e.message)); }
+        refreshRules();
+      }}, "Forget"));
+  }));
+  $("#rules-empty").hidden = res.rules.length !== 0;
+  $("#rules-error").textContent = res.error || "";
 }
 
 async function refreshApprovals() {
@@ -454,7 +493,7 @@ async function refreshApprovals() {
   $("#approvals-empty").hidden = res.pending.length !== 0;
 }
 
-pages.approvals = every("approvals", 1500, refreshApprovals);
+pages.approvals = every("approvals", 1500, () => Promise.all([refreshApprovals(), refreshRules()]));
 
 // Pending approvals are watched on every page, for the badge and notifications.
 setInterval(() => { if (current !== "approvals") refreshApprovals().catch(() => {}); }, 3000);
