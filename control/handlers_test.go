@@ -94,6 +94,21 @@ func TestEveryHandlerOverAFakeBackend(t *testing.T) {
 	if _, err := c.Decide(ctx, "7", false, "no"); !errors.As(err, &api) || api.Status != http.StatusNotFound {
 		t.Errorf("Decide(7) = %v, want 404 by default", err)
 	}
+	if d, err := c.DecideWith(ctx, "1", false, controlapi.DecisionRequest{Always: true}); err != nil || d.Decision != controlapi.DecisionDeny || d.Rule == nil {
+		t.Errorf("Decide(1, always) = %+v, %v", d, err)
+	}
+	if rs, err := c.ApprovalRules(ctx); err != nil || len(rs.Rules) != 1 || rs.Rules[0].ID != "Echo" {
+		t.Errorf("ApprovalRules = %+v, %v", rs, err)
+	}
+	if f, err := c.ForgetRule(ctx, "Echo"); err != nil || f.Rule.ID != "Echo" {
+		t.Errorf("ForgetRule(Echo) = %+v, %v", f, err)
+	}
+	if _, err := c.ForgetRule(ctx, "Nope"); !errors.As(err, &api) || api.Status != http.StatusNotFound {
+		t.Errorf("ForgetRule(Nope) = %v, want 404 by default", err)
+	}
+	if _, err := c.ForgetRule(ctx, ""); !errors.As(err, &api) || api.Status != http.StatusBadRequest || !strings.Contains(api.Message, "no rule named") {
+		t.Errorf("ForgetRule() = %v, want 400", err)
+	}
 
 	var ov controlapi.ToolOverrideResponse
 	no := false
