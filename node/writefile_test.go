@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -36,7 +37,7 @@ func TestWriteFileThroughHub(t *testing.T) {
 	if p[0].Tool != "WriteFile" || p[0].RequestID != "w-1" {
 		t.Fatalf("pending = %+v", p)
 	}
-	if _, err := h.node.Decide(p[0].ID, true, ""); err != nil {
+	if _, err := h.node.Decide(p[0].ID, true, controlapi.DecisionRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	res := waitResult(h, result)
@@ -61,7 +62,7 @@ func TestWriteFileThroughHub(t *testing.T) {
 		id := "w-" + string(rune('2'+i))
 		result := asyncCall(h, conn, id, "WriteFile", map[string]string{"path": c.path, "content": "x"})
 		p := h.waitPending(1)
-		if _, err := h.node.Decide(p[0].ID, true, ""); err != nil {
+		if _, err := h.node.Decide(p[0].ID, true, controlapi.DecisionRequest{}); err != nil {
 			t.Fatal(err)
 		}
 		res := waitResult(h, result)

@@ -147,10 +147,11 @@ type gateVerdict struct {
 // approvalGate decides a gated call of the tool s with args. The sources,
 // from the most specific: a rule for the call's command, the command's
 // setting ([tools.NAME.commands.CMD] approval), a rule for the tool, the
-// tool's setting ([tools.NAME] approval, or the console's switch). "deny"
-// from any of them wins; otherwise the most specific one that says
-// anything decides (an allow rule reads as "auto"), and none means "auto".
-func approvalGate(p *Policy, rules ApprovalRules, tool, cmd string) gateVerdict {
+// tool's mode (Policy.Approval: [tools.NAME] approval, the console's
+// switch, else the tool's own default, else "auto"). "deny" from any of
+// them wins; otherwise the most specific one that says anything decides
+// (an allow rule reads as "auto").
+func approvalGate(p *Policy, rules ApprovalRules, tool string, toolMode ApprovalMode, cmd string) gateVerdict {
 	o := p.Tools[tool]
 	type source struct {
 		mode ApprovalMode
@@ -173,16 +174,11 @@ func approvalGate(p *Policy, rules ApprovalRules, tool, cmd string) gateVerdict 
 		}
 	}
 	addRule("")
-	if o.Approval != "" {
-		sources = append(sources, source{mode: o.Approval})
-	}
+	sources = append(sources, source{mode: cmp.Or(toolMode, ApprovalAuto)})
 	for _, src := range sources {
 		if src.mode == ApprovalDeny {
 			return gateVerdict{ApprovalDeny, src.rule}
 		}
-	}
-	if len(sources) == 0 {
-		return gateVerdict{mode: ApprovalAuto}
 	}
 	return gateVerdict{sources[0].mode, sources[0].rule}
 }

@@ -37,11 +37,18 @@ func TestApprovalGatePrecedence(t *testing.T) {
 		{"command deny rule over tool allow rule", "", nil, ApprovalRules{allow(""), deny("delete")}, "delete", ApprovalDeny, "F/delete"},
 		{"a call without a command ignores command rules", ApprovalAsk, map[string]ApprovalMode{"": ApprovalDeny}, ApprovalRules{allow("read")}, "", ApprovalAsk, ""},
 		{"another tool's rule", ApprovalAsk, nil, ApprovalRules{{Tool: "G", Verdict: RuleAllow}}, "", ApprovalAsk, ""},
+		{"a tool's own default", "", nil, nil, "", ApprovalAsk, ""}, // F declares "ask" (below)
+		{"a tool allow rule over the tool's own default", "", nil, ApprovalRules{allow("")}, "", ApprovalAuto, "F"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &Policy{Tools: map[string]ToolOverride{"F": {Approval: tt.tool, Commands: tt.commands}}}
-			v := approvalGate(p, tt.rules, "F", tt.cmd)
+			spec := Spec{Name: "F"}
+			if strings.Contains(tt.name, "own default") {
+				spec.Approval = ApprovalAsk
+			}
+			mode, _ := p.Approval(spec)
+			v := approvalGate(p, tt.rules, "F", mode, tt.cmd)
 			by := ""
 			if v.rule != nil {
 				by = v.rule.ID()

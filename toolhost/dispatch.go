@@ -232,7 +232,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 	var rule *ApprovalRule
 	command := CallCommand(e.spec, in.Args)
 	if gate {
-		v := approvalGate(pol, d.ApprovalRules(), toolName, command)
+		v := approvalGate(pol, d.ApprovalRules(), toolName, mode, command)
 		mode, rule = v.mode, v.rule
 	}
 	if gate && mode == ApprovalDeny {
