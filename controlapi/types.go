@@ -67,6 +67,32 @@ type StatusResponse struct {
 	MCPServers []MCPServerStatus `json:"mcpServers,omitempty"`
 	// Sandbox is how tools' processes are confined (sandbox.go).
 	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
+	// Plugins are the plugin processes now and the warm interpreters.
+	Plugins PluginsStatus `json:"plugins"`
+}
+
+// PluginsStatus counts plugin processes. A warm interpreter waiting for a
+// call is no call: it is in WarmWaiting, not in Calls.
+type PluginsStatus struct {
+	// Calls counts plugin processes running a call, asynchronous ones
+	// still working after their answer included.
+	Calls int `json:"calls"`
+	// WarmWaiting counts interpreters waiting for a call, over every pool.
+	WarmWaiting int `json:"warmWaiting"`
+	// WarmCalls counts calls a warm interpreter ran since the start.
+	WarmCalls uint64 `json:"warmCalls"`
+	// Warm are the plugins that keep interpreters waiting ([plugins.warm]).
+	Warm []WarmPoolStatus `json:"warm,omitempty"`
+}
+
+// WarmPoolStatus is one plugin's warm pool.
+type WarmPoolStatus struct {
+	Plugin  string `json:"plugin"`
+	Waiting int    `json:"waiting"`
+	Size    int    `json:"size"`
+	// Cold: its interpreters kept ending before a call took them; the pool
+	// gave up and the plugin runs cold until the next reload.
+	Cold bool `json:"cold,omitempty"`
 }
 
 // Phase is where a connection's reconnect loop is.

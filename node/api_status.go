@@ -80,6 +80,7 @@ func (n *Node) Status() controlapi.StatusResponse {
 		Observers:  n.ObserverStatuses(),
 		MCPServers: mcpServerStatus(n.MCPServers()),
 		Sandbox:    n.sandboxStatus(), // sandbox.go
+		Plugins:    n.PluginsStatus(), // plugins.go
 	}
 }
 

@@ -101,6 +101,8 @@ func newNodeMetrics(n *Node) *nodeMetrics {
 		{"vcpnode_approvals_pending", "gauge", "Calls awaiting the owner's approval now.", func() float64 { return float64(n.disp.Approvals().Len()) }},
 		{"vcpnode_placeholder_pushes_total", "counter", "Placeholder updates sent to the hub.", func() float64 { return float64(n.ph.pushes.Load()) }},
 		{"vcpnode_plugin_kills_total", "counter", "Plugin processes killed (timeout, cancel, shutdown).", func() float64 { return float64(n.PluginKills()) }},
+		{"vcpnode_plugin_warm_waiting", "gauge", "Warm plugin interpreters waiting for a call now.", func() float64 { return float64(n.PluginWarmWaiting()) }},
+		{"vcpnode_plugin_warm_calls_total", "counter", "Plugin calls a warm interpreter ran.", func() float64 { return float64(n.PluginWarmCalls()) }},
 		{"vcpnode_plugin_restarts_total", "counter", "Node.js hosts of direct plugins started again after they went away (crash, exit, kill).", func() float64 { return float64(n.plugins.direct.Restarts()) }},
 	} {
 		f := family(v.name, v.kind, v.help)

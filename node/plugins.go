@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/outbox"
 	"github.com/vcpnode/vcpnode/toolhost/direct"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
@@ -53,12 +54,14 @@ type pluginRuntime struct {
 	// prunedKills counts the kills of retired hosts closed once idle, so
 	// that PluginKills never goes down.
 	prunedKills uint64
-	async       map[string]bool   // every asynchronous plugin seen: callbacks are taken for these
-	hosted      map[string]string // manifest path → name of every plugin of the last scan
-	static      []*plugin.StaticPlugin
-	skipped     []SkippedPlugin // what the last scan found but does not run as a tool
-	dirs        []string        // the dirs of the last scan, for the watcher
-	watch       bool
+	// prunedWarmCalls is the same for the calls warm interpreters ran.
+	prunedWarmCalls uint64
+	async           map[string]bool   // every asynchronous plugin seen: callbacks are taken for these
+	hosted          map[string]string // manifest path → name of every plugin of the last scan
+	static          []*plugin.StaticPlugin
+	skipped         []SkippedPlugin // what the last scan found but does not run as a tool
+	dirs            []string        // the dirs of the last scan, for the watcher
+	watch           bool
 	// direct runs the Node.js hosts of direct plugins (service, hybridservice).
 	direct     *direct.Host
 	directDirs map[string]bool // folders of the direct plugins of the last scan
@@ -265,8 +268,9 @@ func (n *Node) StaticPlugins() []*plugin.StaticPlugin {
 	return slices.Clone(n.plugins.static)
 }
 
-// PluginProcesses is how many plugin processes are running, asynchronous
-// ones still working after their answer included.
+// PluginProcesses is how many plugin processes run a call, asynchronous
+// ones still working after their answer included; warm interpreters
+// waiting for a call are not counted (PluginsStatus has them).
 func (n *Node) PluginProcesses() int {
 	n.plugins.mu.Lock()
 	hosts := append(slices.Clone(n.plugins.retired), n.plugins.host)
@@ -274,10 +278,54 @@ func (n *Node) PluginProcesses() int {
 	total := n.plugins.direct.Running()
 	for _, h := range hosts {
 		if h != nil {
-			total += h.Running()
+			total += h.Calls()
 		}
 	}
 	return total
+}
+
+// PluginsStatus is the plugins section of the status: the calls running,
+// and the warm pools (only the current host has any: a reload drops the
+// pools of the host it retires).
+func (n *Node) PluginsStatus() controlapi.PluginsStatus {
+	st := controlapi.PluginsStatus{Calls: n.PluginProcesses(), WarmCalls: n.PluginWarmCalls()}
+	n.plugins.mu.Lock()
+	h := n.plugins.host
+	n.plugins.mu.Unlock()
+	if h == nil {
+		return st
+	}
+	for _, p := range h.WarmPools() {
+		st.WarmWaiting += p.Waiting
+		st.Warm = append(st.Warm, controlapi.WarmPoolStatus{Plugin: p.Plugin, Waiting: p.Waiting, Size: p.Size, Cold: p.Cold})
+	}
+	return st
+}
+
+// PluginWarmCalls is how many calls warm interpreters ran, over every
+// plugin host this node had.
+func (n *Node) PluginWarmCalls() uint64 {
+	n.plugins.mu.Lock()
+	hosts := append(slices.Clone(n.plugins.retired), n.plugins.host)
+	total := n.plugins.prunedWarmCalls
+	n.plugins.mu.Unlock()
+	for _, h := range hosts {
+		if h != nil {
+			total += h.WarmCalls()
+		}
+	}
+	return total
+}
+
+// PluginWarmWaiting is how many warm interpreters wait for a call.
+func (n *Node) PluginWarmWaiting() int {
+	n.plugins.mu.Lock()
+	h := n.plugins.host
+	n.plugins.mu.Unlock()
+	if h == nil {
+		return 0
+	}
+	return h.WarmWaiting()
 }
 
 // PluginKills is how many plugin processes were killed (timeout, cancel,

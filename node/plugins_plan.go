@@ -220,6 +220,7 @@ func (rt *pluginRuntime) pruneRetired() {
 	rt.retired = slices.DeleteFunc(rt.retired, func(h *plugin.Host) bool {
 		if slices.Contains(idle, h) {
 			rt.prunedKills += h.Kills()
+			rt.prunedWarmCalls += h.WarmCalls()
 			return true
 		}
 		return false

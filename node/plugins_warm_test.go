@@ -2,10 +2,12 @@ package node
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -48,8 +50,22 @@ func TestWarmPluginsFollowTheConfig(t *testing.T) {
 	if _, data := waitForwarded(t, h, c); !strings.Contains(fmt.Sprint(data["message"]), "warm and later") {
 		t.Errorf("forwarded %v", data)
 	}
-	// Then only the two waiting interpreters run (the one that answered ended).
-	h.waitUntil("the asynchronous run to end", func() bool { return waiting() && h.node.PluginProcesses() == 2 })
+	// Then only the two waiting interpreters run (the one that answered
+	// ended); they are no call, so no plugin process runs one.
+	h.waitUntil("the asynchronous run to end", func() bool { return waiting() && host().Running() == 2 && h.node.PluginProcesses() == 0 })
+	// Status and metrics show the pools: a waiting interpreter is no call.
+	want := controlapi.PluginsStatus{Calls: 0, WarmWaiting: 2, WarmCalls: 2, Warm: []controlapi.WarmPoolStatus{
+		{Plugin: "DelayedEcho", Waiting: 1, Size: 1}, {Plugin: "UnitConverter", Waiting: 1, Size: 1},
+	}}
+	if got := h.node.Status().Plugins; !reflect.DeepEqual(got, want) {
+		t.Errorf("status plugins = %+v, want %+v", got, want)
+	}
+	m := scrape(t, h.ctx, startMetrics(t, h).Addr())
+	for name, want := range map[string]float64{"vcpnode_plugin_warm_waiting": 2, "vcpnode_plugin_warm_calls_total": 2} {
+		if got, ok := metricValue(m, name, nil); !ok || got != want {
+			t.Errorf("%s = %v (found %v), want %v", name, got, ok, want)
+		}
+	}
 
 	cfg := h.cfg
 	cfg.Plugins.Warm = ""

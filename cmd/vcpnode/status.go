@@ -119,6 +119,7 @@ func printStatus(w io.Writer, st controlapi.StatusResponse) error {
 	} else {
 		line("placeholders", "%d (vcpnode placeholders)", st.Placeholders)
 	}
+	line("plugins", "%s", pluginsLine(st.Plugins))
 	if sb := st.Sandbox; sb != nil {
 		line("sandbox", "%s", sandboxLine(sb))
 		if len(sb.NotEnforced) > 0 {
@@ -207,4 +208,22 @@ func phaseWords(c controlapi.ConnectionStatus) string {
 	default:
 		return "in state " + string(c.Phase)
 	}
+}
+
+// pluginsLine is the calls plugin processes run now and, when a plugin is
+// warm, each pool's waiting interpreters out of its size.
+func pluginsLine(p controlapi.PluginsStatus) string {
+	s := fmt.Sprintf("calls running: %d", p.Calls)
+	if len(p.Warm) == 0 {
+		return s
+	}
+	pools := make([]string, 0, len(p.Warm))
+	for _, w := range p.Warm {
+		desc := fmt.Sprintf("%s %d/%d", w.Plugin, w.Waiting, w.Size)
+		if w.Cold {
+			desc += " (gave up: runs cold)"
+		}
+		pools = append(pools, desc)
+	}
+	return fmt.Sprintf("%s; warm interpreters waiting: %d (%s); calls run warm: %d", s, p.WarmWaiting, strings.Join(pools, ", "), p.WarmCalls)
 }

@@ -94,3 +94,17 @@ func TestConnectionLinesReadAsSentences(t *testing.T) {
 		})
 	}
 }
+
+// TestPluginsLine: the plugins line counts calls, not waiting warm
+// interpreters, and shows each warm pool, one that gave up as such.
+func TestPluginsLine(t *testing.T) {
+	if got, want := pluginsLine(controlapi.PluginsStatus{Calls: 1}), "calls running: 1"; got != want {
+		t.Errorf("no warm pool: %q, want %q", got, want)
+	}
+	got := pluginsLine(controlapi.PluginsStatus{Calls: 0, WarmWaiting: 1, WarmCalls: 7, Warm: []controlapi.WarmPoolStatus{
+		{Plugin: "Broken", Size: 1, Cold: true}, {Plugin: "UnitConverter", Waiting: 1, Size: 2},
+	}})
+	if want := "calls running: 0; warm interpreters waiting: 1 (Broken 0/1 (gave up: runs cold), UnitConverter 1/2); calls run warm: 7"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -125,6 +125,39 @@ func (h *Host) WarmWaiting() int {
 // WarmCalls is how many calls a warm interpreter ran, for metrics.
 func (h *Host) WarmCalls() uint64 { return h.warmCalls.Load() }
 
+// WarmPool is one plugin's warm pool as status shows it.
+type WarmPool struct {
+	Plugin  string
+	Waiting int // interpreters waiting for a call now
+	Size    int // how many the pool keeps waiting
+	// Cold: interpreters kept ending before a call took them, so the pool
+	// gave up and the plugin runs cold.
+	Cold bool
+}
+
+// WarmPools are the host's warm pools, by plugin name.
+func (h *Host) WarmPools() []WarmPool {
+	h.warmMu.Lock()
+	pools := make([]*pool, 0, len(h.pools))
+	for _, pl := range h.pools {
+		pools = append(pools, pl)
+	}
+	h.warmMu.Unlock()
+	out := make([]WarmPool, 0, len(pools))
+	for _, pl := range pools {
+		pl.mu.Lock()
+		out = append(out, WarmPool{Plugin: pl.spec.name, Waiting: len(pl.idle), Size: pl.size, Cold: pl.off})
+		pl.mu.Unlock()
+	}
+	slices.SortFunc(out, func(a, b WarmPool) int { return strings.Compare(a.Plugin, b.Plugin) })
+	return out
+}
+
+// Calls is how many plugin processes run a call (asynchronous ones still
+// working after their answer included): Running without the interpreters
+// waiting for a call, which are no call yet.
+func (h *Host) Calls() int { return max(h.Running()-h.WarmWaiting(), 0) }
+
 // takeWarm hands over a waiting interpreter for spec, or nil.
 func (h *Host) takeWarm(spec *runSpec) *process {
 	h.warmMu.Lock()
