@@ -64,8 +64,14 @@ type HubConfig struct {
 	PublicIP string `toml:"public_ip"`
 }
 
-// NodeConfig is the [node] table: limits and the exposure lists.
+// NodeConfig is the [node] table: the mode, limits and the exposure lists.
 type NodeConfig struct {
+	// Mode is "distributed", "observer" or "both" (mode.go); empty follows
+	// [observer] enabled. Read it through Config.Mode.
+	Mode string `toml:"mode"`
+	// Register sends the tools to the server as soon as a connection is
+	// made; false holds them until `vcpnode register`. Read at start.
+	Register       bool     `toml:"register"`
 	MaxConcurrent  int      `toml:"max_concurrent"`
 	Queue          int      `toml:"queue"`
 	MaxResultBytes int      `toml:"max_result_bytes"`
@@ -149,6 +155,7 @@ func Default() Config {
 			HandshakeTimeout: Duration(10 * time.Second),
 		},
 		Node: NodeConfig{
+			Register:       true,
 			MaxConcurrent:  8,
 			Queue:          64,
 			MaxResultBytes: 32 * MiB,

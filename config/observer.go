@@ -11,7 +11,8 @@ import (
 // (/VCPlog/ and /vcpinfo/), kept beside the node connection, and the event
 // buffer `vcpnode watch` and GET /v1/events read.
 type ObserverConfig struct {
-	// Enabled connects to Channels as well as to the node endpoint.
+	// Enabled connects to Channels as well as to the node endpoint: the
+	// older spelling of [node] mode = "both" (mode.go).
 	Enabled bool `toml:"enabled"`
 	// Channels are ObserverChannels, each at most once.
 	Channels []string `toml:"channels"`
@@ -53,8 +54,8 @@ func (c Config) checkObserver(ps *problemList) {
 		}
 		seen[ch] = true
 	}
-	if o.Enabled && len(o.Channels) == 0 {
-		ps.add("observer.channels", "is empty while observer.enabled = true: list %q or disable the observer", ObserverChannels)
+	if c.Observing() && len(o.Channels) == 0 {
+		ps.add("observer.channels", "is empty while node.mode = %q: list %q or use mode %q", c.Mode(), ObserverChannels, ModeDistributed)
 	}
 	if o.Buffer < MinEventBuffer || o.Buffer > MaxEventBuffer {
 		ps.add("observer.buffer", "must be between %d and %d events (got %d)", MinEventBuffer, MaxEventBuffer, o.Buffer)

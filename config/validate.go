@@ -42,6 +42,7 @@ func (c Config) problems() []Problem {
 	c.checkConsole(&ps)
 	c.checkPlaceholders(&ps)
 	c.checkMCP(&ps)
+	c.checkMode(&ps)
 	c.checkObserver(&ps)
 	c.checkSandbox(&ps)
 	return ps

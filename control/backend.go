@@ -27,6 +27,8 @@ type Backend interface {
 	Phase() controlapi.Phase
 	// Reconnect cuts a backoff wait short.
 	Reconnect()
+	// Register lets the tools held back by [node] register = false be registered.
+	Register() (controlapi.RegisterResponse, error)
 	PendingApprovals() []controlapi.ApprovalStatus
 	// Decide answers a pending call; with req.Always it first remembers
 	// the answer as a rule (the response's Rule).

@@ -90,6 +90,10 @@ func (f *fakeBackend) Reconnect() {
 	f.mu.Unlock()
 }
 
+func (f *fakeBackend) Register() (controlapi.RegisterResponse, error) {
+	return controlapi.RegisterResponse{Registering: true, Message: "registering"}, nil
+}
+
 func (f *fakeBackend) PendingApprovals() []controlapi.ApprovalStatus {
 	return []controlapi.ApprovalStatus{{ID: "1", Tool: "Echo", Where: controlapi.WaitsOnNode}}
 }

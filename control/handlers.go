@@ -85,6 +85,15 @@ func (s *Server) handleReload(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, controlapi.ReloadResponse{ConfigFile: s.opts.ConfigFile, ReloadReport: rep})
 }
 
+func (s *Server) handleRegister(w http.ResponseWriter, _ *http.Request) {
+	resp, err := s.b.Register()
+	if err != nil {
+		writeBackendError(w, http.StatusConflict, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
 func (s *Server) handleReconnect(w http.ResponseWriter, _ *http.Request) {
 	phase := s.b.Phase()
 	resp := controlapi.ReconnectResponse{Phase: phase}

@@ -142,6 +142,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc(controlapi.PathMCPTools, s.only(http.MethodGet, true, s.handleMCPTools))
 	mux.HandleFunc(controlapi.PathReload, s.only(http.MethodPost, true, s.handleReload))
 	mux.HandleFunc(controlapi.PathReconnect, s.only(http.MethodPost, true, s.handleReconnect))
+	mux.HandleFunc(controlapi.PathRegister, s.only(http.MethodPost, true, s.handleRegister))
 	// The arguments of held calls are the owner's business, and their
 	// group's ([control] group) when they chose one.
 	mux.HandleFunc(controlapi.PathApprovals, s.only(http.MethodGet, false, s.readers(s.handleApprovals)))

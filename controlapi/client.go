@@ -104,6 +104,12 @@ func (c *ControlClient) Reload(ctx context.Context) (ReloadResponse, error) {
 	return out, c.Do(ctx, http.MethodPost, PathReload, nil, &out)
 }
 
+// Register sends the tools held back by [node] register = false (POST /v1/register).
+func (c *ControlClient) Register(ctx context.Context) (RegisterResponse, error) {
+	var out RegisterResponse
+	return out, c.Do(ctx, http.MethodPost, PathRegister, nil, &out)
+}
+
 // Reconnect cuts a backoff wait short (POST /v1/reconnect).
 func (c *ControlClient) Reconnect(ctx context.Context) (ReconnectResponse, error) {
 	var out ReconnectResponse

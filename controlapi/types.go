@@ -15,6 +15,8 @@ const (
 	PathCall      = "/v1/call"
 	PathReload    = "/v1/reload"
 	PathReconnect = "/v1/reconnect"
+	// PathRegister sends the tools held back by [node] register = false.
+	PathRegister  = "/v1/register"
 	PathApprovals = "/v1/approvals"
 	PathEvents    = "/v1/events"
 	// PathConsoleLogin mints a one-time web console login URL.
@@ -47,10 +49,12 @@ type StatusResponse struct {
 	Now  time.Time `json:"now"`
 	Name string    `json:"name"`
 	// HubURL is the hub endpoint with the key redacted.
-	HubURL     string           `json:"hubUrl"`
-	ConfigFile string           `json:"configFile,omitempty"`
-	Socket     string           `json:"socket"`
-	Metrics    string           `json:"metrics,omitempty"` // address of /metrics when served
+	HubURL     string `json:"hubUrl"`
+	ConfigFile string `json:"configFile,omitempty"`
+	Socket     string `json:"socket"`
+	Metrics    string `json:"metrics,omitempty"` // address of /metrics when served
+	// Mode is [node] mode in force: "distributed", "observer" or "both".
+	Mode       string           `json:"mode"`
 	Connection ConnectionStatus `json:"connection"`
 	Tools      ToolCounts       `json:"tools"`
 	InFlight   []InFlightStatus `json:"inFlight"`
@@ -133,6 +137,9 @@ type ConnectionStatus struct {
 	DisconnectedAt *time.Time `json:"disconnectedAt,omitempty"`
 	// Registered: connected, with the tools sent to the server.
 	Registered bool `json:"registered"`
+	// ToolsHeld: [node] register = false and `vcpnode register` not yet
+	// run: a connection sends no register_tools.
+	ToolsHeld  bool `json:"toolsHeld,omitempty"`
 	Sessions   int  `json:"sessions"`
 	Reconnects int  `json:"reconnects"`
 }
@@ -301,6 +308,13 @@ type ReloadReport struct {
 	RestartNeeded []string `json:"restartNeeded,omitempty"`
 	// Warnings are problems that did not stop the reload (a bad plugin, say).
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// RegisterResponse is POST /v1/register.
+type RegisterResponse struct {
+	// Registering is true when the tools were held back until now.
+	Registering bool   `json:"registering"`
+	Message     string `json:"message"`
 }
 
 // ReconnectResponse is POST /v1/reconnect.

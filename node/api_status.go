@@ -20,6 +20,7 @@ func (n *Node) Status() controlapi.StatusResponse {
 		Phase: st.Phase, Since: st.Since, ServerID: st.ServerID, Attempt: st.Attempt,
 		LastError: st.LastError, Registered: st.Registered, Sessions: st.Sessions, Reconnects: max(st.Sessions-1, 0),
 		LastErrorEarlier: st.LastErrorEarlier, HandshakesDropped: st.HandshakesDropped,
+		ToolsHeld: !n.hold.isAllowed(),
 	}
 	if !st.LastErrorAt.IsZero() {
 		at := st.LastErrorAt
@@ -75,7 +76,7 @@ func (n *Node) Status() controlapi.StatusResponse {
 	}
 	return controlapi.StatusResponse{
 		StartedAt: n.tel.started, Now: time.Now(),
-		Name: n.Name(), HubURL: n.HubURL(), Connection: conn, Tools: counts, InFlight: inflight,
+		Name: n.Name(), HubURL: n.HubURL(), Mode: n.Config().Mode(), Connection: conn, Tools: counts, InFlight: inflight,
 		PendingApprovals: n.Approvals().Len() + len(n.obs.Pending()), Placeholders: len(ph), PlaceholderErrors: phErrors,
 		Observers:  n.ObserverStatuses(),
 		MCPServers: mcpServerStatus(n.MCPServers()),

@@ -57,6 +57,9 @@ type Node struct {
 	// restart asks the current session to close so the loop reconnects at
 	// once: the server cannot update or remove registered tools otherwise.
 	restart chan struct{}
+	// hold keeps register_tools back until Register ([node] register = false; register.go).
+	hold   *registerHold
+	holdMu sync.Mutex
 
 	tel *telemetry // status, metrics and audit trail (metrics.go; the audit trail is events.Audit)
 
@@ -163,6 +166,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	for _, o := range opts {
 		o(n)
 	}
+	n.hold = newRegisterHold(cfg.Node.Register)
 	n.decodeBudget = newBudget(n.timings.decodeBudget)
 	n.warnings = toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now)
 	n.baseCfg = cfg
@@ -305,7 +309,13 @@ func (n *Node) Run(ctx context.Context) error {
 		defer close(approvalsDone)
 		n.guard("approval events", func() { n.publishLocalApprovals(ctx) })
 	}()
-	n.guard("connect loop", func() { n.connectLoop(ctx, drained) })
+	if n.settings().cfg.Distributed() {
+		n.guard("connect loop", func() { n.connectLoop(ctx, drained) })
+	} else {
+		// Observer mode: no node connection, only the observer channels.
+		n.log.Info().Msg("observer mode: no distributed session; only the observer channels")
+		<-ctx.Done()
+	}
 	waitObservers()
 	<-approvalsDone
 	wg.Wait()

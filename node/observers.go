@@ -32,11 +32,11 @@ func (n *Node) observerSettings() observer.Settings {
 }
 
 // runObservers keeps the configured observer connections until ctx ends.
-// [observer] enabled and channels are read at start; a reload changing them
+// The mode ([node] mode, [observer] enabled) and channels are read at start; a reload changing them
 // takes effect at the next start (the hub settings at the next reconnect).
 func (n *Node) runObservers(ctx context.Context) (wait func()) {
 	cfg := n.settings().cfg
-	if !cfg.Observer.Enabled {
+	if !cfg.Observing() {
 		return func() {}
 	}
 	done := make(chan struct{})

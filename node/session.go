@@ -38,9 +38,11 @@ type session struct {
 	origin      *toolhost.Origin // groups this connection's calls in the dispatcher
 	callCtx     context.Context
 	cancelCalls context.CancelCauseFunc
-	// registered is set by run once register_tools is on the wire; the
-	// reconnect loop reads it after run returns.
+	// registered is set by run once the connect state is on the wire
+	// (register_tools too, unless held back: toolsSent); the reconnect loop
+	// reads it after run returns.
 	registered bool
+	toolsSent  bool
 	scratch    []byte // readFrame's first-chunk buffer, reader goroutine only
 	// readEnded is set once the reader has failed: frames still waiting
 	// for the decoder belong to a dead connection and are dropped.
@@ -105,7 +107,11 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 		return stop(err)
 	}
 	s.registered = true
-	s.n.state.update(func(st *ConnState) { st.Registered = true })
+	if s.toolsSent {
+		s.n.state.update(func(st *ConnState) { st.Registered = true })
+	} else {
+		s.log.Info().Msg("connected with the tools held back until `vcpnode register` ([node] register = false)")
+	}
 	ph := s.newPlaceholderPush() // placeholders_push.go
 	defer ph.stop()
 	if err := ph.sendSnapshot(s); err != nil {
@@ -120,10 +126,14 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	defer ping.Stop()
 	rereg := s.n.timings.reregister
 	reregTimer := time.NewTimer(time.Hour)
-	if len(rereg) > 0 {
-		reregTimer.Reset(rereg[0])
-	} else {
-		reregTimer.Stop()
+	reregTimer.Stop()
+	startRereg := func() {
+		if len(rereg) > 0 {
+			reregTimer.Reset(rereg[0])
+		}
+	}
+	if s.toolsSent {
+		startRereg()
 	}
 	defer reregTimer.Stop()
 
@@ -159,6 +169,17 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 				reregTimer.Reset(rereg[1] - rereg[0])
 			}
 			rereg = rereg[1:]
+		case <-s.n.hold.now:
+			if s.toolsSent {
+				break // registered at connect: Register came before it
+			}
+			if err := s.writeMessage(s.registerTools()); err != nil {
+				return stop(err)
+			}
+			s.toolsSent = true
+			s.n.state.update(func(st *ConnState) { st.Registered = true })
+			s.log.Info().Msg("registered the tools")
+			startRereg()
 		case err := <-readerDone:
 			readerDone <- err // stop waits on it
 			return stop(err)
@@ -322,9 +343,14 @@ func (s *session) writeMessage(m wsproto.Message) error {
 
 // sendState sends everything the server must know after every connect: it
 // keeps nothing of ours across connections.
+// With the tools held back ([node] register = false), register_tools
+// waits for Register (register.go).
 func (s *session) sendState() error {
-	if err := s.writeMessage(s.registerTools()); err != nil {
-		return err
+	if s.n.hold.isAllowed() {
+		if err := s.writeMessage(s.registerTools()); err != nil {
+			return err
+		}
+		s.toolsSent = true
 	}
 	return s.writeMessage(s.reportIP())
 }
