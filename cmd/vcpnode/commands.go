@@ -83,6 +83,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newDenyCmd(a),
 		newReloadCmd(a),
 		newReconnectCmd(a),
+		newRegisterCmd(a),
 		newConsoleCmd(a),
 	)
 	// Works on text alone, no daemon needed.

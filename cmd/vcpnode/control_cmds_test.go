@@ -344,7 +344,7 @@ func TestApprovalTimeoutThroughTheHub(t *testing.T) {
 func TestControlCommandsWithoutDaemon(t *testing.T) {
 	sock := filepath.Join(filepath.Dir(shortSocket(t)), "none.sock")
 	for _, args := range [][]string{
-		{"status"}, {"tools"}, {"call", "Echo"}, {"reload"}, {"reconnect"}, {"approvals"}, {"approve", "1"}, {"deny", "1"},
+		{"status"}, {"tools"}, {"call", "Echo"}, {"reload"}, {"reconnect"}, {"register"}, {"approvals"}, {"approve", "1"}, {"deny", "1"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			ta := newTestApp(t)

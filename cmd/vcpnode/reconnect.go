@@ -63,7 +63,7 @@ func (a *app) runReconnect(ctx context.Context, c *controlapi.ControlClient, tim
 		if st, err = c.Status(ctx); err != nil {
 			return err
 		}
-		if st.Connection.Registered || waitCtx.Err() != nil {
+		if connectedAsAsked(st.Connection) || waitCtx.Err() != nil {
 			break
 		}
 		select {
@@ -73,11 +73,11 @@ func (a *app) runReconnect(ctx context.Context, c *controlapi.ControlClient, tim
 	}
 	conn := st.Connection
 	if asJSON {
-		if err := writeJSON(a.stdout, reconnectReport{Request: rep, Connected: conn.Registered, Connection: conn}); err != nil {
+		if err := writeJSON(a.stdout, reconnectReport{Request: rep, Connected: connectedAsAsked(conn), Connection: conn}); err != nil {
 			return err
 		}
 	}
-	if !conn.Registered {
+	if !connectedAsAsked(conn) {
 		return errors.New(notConnectedText(conn, timeout))
 	}
 	if asJSON {
@@ -91,8 +91,18 @@ func (a *app) runReconnect(ctx context.Context, c *controlapi.ControlClient, tim
 	if conn.ServerID != "" {
 		server = ", server id " + conn.ServerID
 	}
-	_, err = fmt.Fprintf(a.stdout, "%s to %s%s; tools registered (connected for %s)\n", what, st.HubURL, server, ctlAge(st.Now.Sub(conn.Since)))
+	tools := "tools registered"
+	if !conn.Registered {
+		tools = "tools held until vcpnode register"
+	}
+	_, err = fmt.Fprintf(a.stdout, "%s to %s%s; %s (connected for %s)\n", what, st.HubURL, server, tools, ctlAge(st.Now.Sub(conn.Since)))
 	return err
+}
+
+// connectedAsAsked: connected with the tools registered, or with them
+// held back by [node] register = false, which only vcpnode register ends.
+func connectedAsAsked(c controlapi.ConnectionStatus) bool {
+	return c.Registered || (c.ToolsHeld && c.Phase == controlapi.PhaseConnected)
 }
 
 // notConnectedText is reconnect's answer when the wait ended without a

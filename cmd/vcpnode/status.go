@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 )
 
@@ -51,20 +52,28 @@ func printStatus(w io.Writer, st controlapi.StatusResponse) error {
 	if c.DisconnectedAt != nil {
 		down = ago(*c.DisconnectedAt)
 	}
-	switch c.Phase {
-	case controlapi.PhaseConnected:
+	if st.Mode != "" && st.Mode != config.ModeDistributed {
+		line("mode", "%s", modeWords(st.Mode))
+	}
+	switch {
+	case st.Mode == config.ModeObserver:
+		line("connection", "none: observer mode keeps no distributed session")
+	case c.Phase == controlapi.PhaseConnected:
 		registered := ", tools registered"
-		if !c.Registered {
+		switch {
+		case c.ToolsHeld:
+			registered = ", tools not registered yet (register = false; vcpnode register)"
+		case !c.Registered:
 			registered = ", registering tools"
 		}
 		line("connection", "connected for %s (since %s)%s", ago(c.Since), c.Since.Local().Format(time.DateTime), registered)
-	case controlapi.PhaseBackoff:
+	case c.Phase == controlapi.PhaseBackoff:
 		next := "now"
 		if c.RetryAt != nil {
 			next = "in " + ctlAge(c.RetryAt.Sub(st.Now))
 		}
 		line("connection", "disconnected for %s; next attempt %s (%s so far)", down, next, count(c.Attempt, "failed attempt"))
-	case controlapi.PhaseConnecting:
+	case c.Phase == controlapi.PhaseConnecting:
 		line("connection", "connecting (disconnected for %s, %s so far)", down, count(c.Attempt, "failed attempt"))
 	default:
 		line("connection", "%s for %s", c.Phase, ago(c.Since))
@@ -189,12 +198,26 @@ func droppedHandshakesText(n int) string {
 		"the node retries such handshakes at most once a minute (vcpnode reconnect retries now)", count(n, "handshake"))
 }
 
+// modeWords is [node] mode as status shows it.
+func modeWords(mode string) string {
+	switch mode {
+	case config.ModeObserver:
+		return "observer (the observer channels only)"
+	case config.ModeBoth:
+		return "both (the node connection and the observer channels)"
+	}
+	return mode
+}
+
 // phaseWords is a connection phase as the predicate of "the daemon is …".
 func phaseWords(c controlapi.ConnectionStatus) string {
 	switch c.Phase {
 	case controlapi.PhaseConnected:
 		if c.Registered {
 			return "connected, with its tools registered"
+		}
+		if c.ToolsHeld {
+			return "connected, with its tools held until vcpnode register"
 		}
 		return "connected and still registering its tools"
 	case controlapi.PhaseConnecting:
