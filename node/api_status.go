@@ -76,7 +76,7 @@ func (n *Node) Status() controlapi.StatusResponse {
 	}
 	return controlapi.StatusResponse{
 		StartedAt: n.tel.started, Now: time.Now(),
-		Name: n.Name(), HubURL: n.HubURL(), Mode: n.Config().Mode(), Connection: conn, Tools: counts, InFlight: inflight,
+		Name: n.Name(), HubURL: n.HubURL(), Mode: n.mode, Connection: conn, Tools: counts, InFlight: inflight,
 		PendingApprovals: n.Approvals().Len() + len(n.obs.Pending()), Placeholders: len(ph), PlaceholderErrors: phErrors,
 		Observers:  n.ObserverStatuses(),
 		MCPServers: mcpServerStatus(n.MCPServers()),

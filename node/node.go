@@ -60,6 +60,8 @@ type Node struct {
 	// hold keeps register_tools back until Register ([node] register = false; register.go).
 	hold   *registerHold
 	holdMu sync.Mutex
+	// mode is config.Config.Mode at New: a reload does not change it.
+	mode string
 
 	tel *telemetry // status, metrics and audit trail (metrics.go; the audit trail is events.Audit)
 
@@ -167,6 +169,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		o(n)
 	}
 	n.hold = newRegisterHold(cfg.Node.Register)
+	n.mode = cfg.Mode()
 	n.decodeBudget = newBudget(n.timings.decodeBudget)
 	n.warnings = toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now)
 	n.baseCfg = cfg
@@ -309,7 +312,7 @@ func (n *Node) Run(ctx context.Context) error {
 		defer close(approvalsDone)
 		n.guard("approval events", func() { n.publishLocalApprovals(ctx) })
 	}()
-	if n.settings().cfg.Distributed() {
+	if n.mode != config.ModeObserver {
 		n.guard("connect loop", func() { n.connectLoop(ctx, drained) })
 	} else {
 		// Observer mode: no node connection, only the observer channels.

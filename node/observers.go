@@ -36,7 +36,7 @@ func (n *Node) observerSettings() observer.Settings {
 // takes effect at the next start (the hub settings at the next reconnect).
 func (n *Node) runObservers(ctx context.Context) (wait func()) {
 	cfg := n.settings().cfg
-	if !cfg.Observing() {
+	if n.mode == config.ModeDistributed {
 		return func() {}
 	}
 	done := make(chan struct{})

@@ -40,7 +40,7 @@ func (h *registerHold) isAllowed() bool {
 // place, and on every connection after it. It is safe to call more than
 // once. In observer mode there is no connection to register on: an error.
 func (n *Node) Register() (controlapi.RegisterResponse, error) {
-	if !n.settings().cfg.Distributed() {
+	if n.mode == config.ModeObserver {
 		return controlapi.RegisterResponse{}, answerWith(http.StatusConflict,
 			errors.New("node.mode = \""+config.ModeObserver+"\": there is no distributed session to register tools on"))
 	}

@@ -153,8 +153,8 @@ var reloadRules = []reloadRule{
 	{section: "hub", value: func(c config.Config) any { return c.Hub }},
 	{section: "node", value: func(c config.Config) any { return c.Node },
 		kept: func(c config.Config) any {
-			return [3]int{c.Node.MaxConcurrent, c.Node.Queue, c.Node.MaxResultBytes}
-		}, keptName: "node.max_concurrent, node.queue and node.max_result_bytes"},
+			return [5]any{c.Node.MaxConcurrent, c.Node.Queue, c.Node.MaxResultBytes, c.Mode(), c.Node.Register}
+		}, keptName: "node.max_concurrent, node.queue, node.max_result_bytes, node.mode and node.register"},
 	{section: "files", value: func(c config.Config) any { return c.Files }},
 	whole("log", func(c config.Config) any { return c.Log }),
 	{section: "tools", value: func(c config.Config) any { return c.Tools }},

@@ -31,6 +31,7 @@ func TestReloadRulesCoverEveryTable(t *testing.T) {
 func TestReloadNamesEverySectionItCannotApply(t *testing.T) {
 	h := startHarness(t, harnessOpt{})
 	base := h.node.Config()
+	const nodeKept = "node.max_concurrent, node.queue, node.max_result_bytes, node.mode and node.register"
 	cases := []struct {
 		section, restart string // restart "": applied by the reload
 		change           func(*config.Config)
@@ -39,7 +40,9 @@ func TestReloadNamesEverySectionItCannotApply(t *testing.T) {
 		{"log", "log", func(c *config.Config) { c.Log.Level = "debug" }},
 		{"console", "console", func(c *config.Config) { c.Console.IdleTimeout = base.Console.IdleTimeout + config.Duration(60e9) }},
 		{"metrics", "metrics", func(c *config.Config) { c.Metrics.Listen = "127.0.0.1:9464" }},
-		{"node", "node.max_concurrent, node.queue and node.max_result_bytes", func(c *config.Config) { c.Node.MaxConcurrent = base.Node.MaxConcurrent + 1 }},
+		{"node", nodeKept, func(c *config.Config) { c.Node.MaxConcurrent = base.Node.MaxConcurrent + 1 }},
+		{"node", nodeKept, func(c *config.Config) { c.Node.Register = false }},
+		{"node", nodeKept, func(c *config.Config) { c.Node.Mode = config.ModeBoth }},
 		{"node", "", func(c *config.Config) { c.Node.HiddenTools = []string{"NodeInfo"} }},
 		{"audit", "", func(c *config.Config) { c.Audit.File = t.TempDir() + "/audit.jsonl" }},
 	}
