@@ -107,7 +107,7 @@ func TestPanicInAPlaceholderSourceStopsRun(t *testing.T) {
 	src := func(config.Config, zerolog.Logger) ([]placeholders.Job, []string, error) {
 		return []placeholders.Job{{Source: panicSource{}, Fingerprint: "broken"}}, nil, nil
 	}
-	n, err := New(cfg, zerolog.Nop(), withTimings(testTimings()), WithGetenv(func(string) string { return "" }),
+	n, err := New(cfg, zerolog.Nop(), withTimings(testTimings()), WithGetenv(noEnv(t)),
 		WithPlaceholderSource(src))
 	if err != nil {
 		t.Fatal(err)

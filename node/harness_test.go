@@ -107,10 +107,7 @@ func startHarness(t *testing.T, o harnessOpt) *harness {
 	}
 	log := zerolog.New(logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	tools := append([]toolhost.Tool{toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())}, o.tools...)
-	// No environment: a developer's $VCPNODE_KEY, $STATE_DIRECTORY or
-	// credentials must not reach the node under test.
-	noEnv := func(string) string { return "" }
-	n, err := New(cfg, log, WithTools(tools...), withTimings(tm), WithGetenv(noEnv),
+	n, err := New(cfg, log, WithTools(tools...), withTimings(tm), WithGetenv(noEnv(t)),
 		WithLocalIPs(func() ([]string, error) { return []string{"192.0.2.10"}, nil }))
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -244,4 +241,17 @@ func (h *harness) waitStarted(g *gateTool, want string) {
 // hourRetries makes every wait about an hour, for tests that cut it short.
 func hourRetries() hubconn.RetryPolicy {
 	return hubconn.RetryPolicy{Steps: []time.Duration{time.Hour}, Floor: time.Hour, Ceiling: time.Hour, Max: time.Hour}
+}
+
+// noEnv is the environment of a node under test: nothing of the
+// developer's ($VCPNODE_KEY, $STATE_DIRECTORY, credentials) but a state
+// directory of the test's own, which as root would be /var/lib/vcpnode.
+func noEnv(t testing.TB) func(string) string {
+	stateDir := t.TempDir()
+	return func(name string) string {
+		if name == "STATE_DIRECTORY" {
+			return stateDir
+		}
+		return ""
+	}
 }

@@ -21,7 +21,24 @@ func TestMain(m *testing.M) {
 		runStdioMCPServer(dir)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(runHermetic(m))
+}
+
+// runHermetic runs the tests with a state directory of their own: a node
+// made without WithGetenv reads $STATE_DIRECTORY, and as root would read
+// /var/lib/vcpnode without it.
+func runHermetic(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "nodetest-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Setenv("STATE_DIRECTORY", dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
 }
 
 func runStdioMCPServer(dir string) {

@@ -70,7 +70,7 @@ func TestToolOverridesPersist(t *testing.T) {
 		t.Errorf("Echo after reload: %+v", echo)
 	}
 	// A new node with the same state directory (a restart) starts with it.
-	n2, err := New(h.cfg, h.node.log, WithGetenv(func(string) string { return "" }), WithTools(toolhost.NewEchoTool()))
+	n2, err := New(h.cfg, h.node.log, WithGetenv(noEnv(t)), WithTools(toolhost.NewEchoTool()))
 	if err != nil {
 		t.Fatal(err)
 	}

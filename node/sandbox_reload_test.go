@@ -41,7 +41,7 @@ memory = "64MiB"
 		t.Fatal(err)
 	}
 	cfg.Plugins.StateDir = t.TempDir()
-	n, err := New(cfg, zerolog.Nop(), WithGetenv(func(string) string { return "" }))
+	n, err := New(cfg, zerolog.Nop(), WithGetenv(noEnv(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func TestSandboxDefaultAnswersLikeNone(t *testing.T) {
 		for _, name := range []string{"UnitConverter", "TextStats", "DelayedEcho"} {
 			cfg.Tools[name] = config.ToolConfig{Timeout: config.Duration(2 * time.Minute)} // a loaded machine
 		}
-		n, err := New(cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), WithGetenv(func(string) string { return "" }))
+		n, err := New(cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), WithGetenv(noEnv(t)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func TestNodeSandboxesPlugins(t *testing.T) {
 	cfg.Plugins.Dirs = []string{root}
 	cfg.Plugins.StateDir = t.TempDir()
 	cfg.Tools = map[string]config.ToolConfig{"Probe": {Sandbox: "offline"}}
-	n, err := New(cfg, zerolog.Nop(), WithGetenv(func(string) string { return "" }))
+	n, err := New(cfg, zerolog.Nop(), WithGetenv(noEnv(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -146,11 +146,15 @@ func runDemo(parent context.Context, stdout io.Writer, log zerolog.Logger, sigs 
 		return fmt.Errorf("write the demo's file: %w", err)
 	}
 	cfg.Files.Roots = []string{root}
-	plugins, cleanupPlugins, err := setupDemoPlugins(&cfg) // demo_plugins.go
+	// The demo's state is its own: a real daemon's tool switches and
+	// remembered approvals (in /var/lib/vcpnode for root) must not apply.
+	state, err := os.MkdirTemp("", "vcpnode-demo-state-")
 	if err != nil {
-		return err
+		return fmt.Errorf("make the demo's state directory: %w", err)
 	}
-	defer cleanupPlugins()
+	defer os.RemoveAll(state)
+	cfg.Plugins.StateDir = state
+	plugins := setupDemoPlugins(&cfg) // demo_plugins.go
 
 	hub, err := demohub.Start(demohub.Options{
 		Key:     key,

@@ -42,29 +42,23 @@ func findExamplePlugins() string {
 // demoPlugins is the demo's optional part: the example VCP plugins, hosted
 // as a real node hosts a Plugin folder.
 type demoPlugins struct {
-	dir      string
-	stateDir string // the callback outbox, removed at the end
-	skipped  string // why the examples are not used, when found but unusable
+	dir     string
+	skipped string // why the examples are not used, when found but unusable
 }
 
 // setupDemoPlugins adds the example plugins to cfg when they are found and
-// python3 can run them. The returned cleanup removes the state directory.
-func setupDemoPlugins(cfg *config.Config) (*demoPlugins, func(), error) {
+// python3 can run them; their callback outbox is in the demo's own state
+// directory (cfg.Plugins.StateDir).
+func setupDemoPlugins(cfg *config.Config) *demoPlugins {
 	dp := &demoPlugins{dir: demoPluginsDir()}
 	if dp.dir == "" {
-		return dp, func() {}, nil
+		return dp
 	}
 	if _, err := exec.LookPath("python3"); err != nil {
 		dp.skipped = "python3 is not on PATH"
-		return dp, func() {}, nil
+		return dp
 	}
-	state, err := os.MkdirTemp("", "vcpnode-demo-state-")
-	if err != nil {
-		return nil, nil, fmt.Errorf("make the demo's state directory: %w", err)
-	}
-	dp.stateDir = state
 	cfg.Plugins.Dirs = []string{dp.dir}
-	cfg.Plugins.StateDir = state
 	cfg.Plugins.Watch = false
 	cfg.Node.ExposedTools = append(cfg.Node.ExposedTools, "UnitConverter", "DelayedEcho")
 	if demoSlack > 1 {
@@ -77,7 +71,7 @@ func setupDemoPlugins(cfg *config.Config) (*demoPlugins, func(), error) {
 			cfg.Tools[name] = t
 		}
 	}
-	return dp, func() { os.RemoveAll(state) }, nil
+	return dp
 }
 
 func (dp *demoPlugins) active() bool { return dp.dir != "" && dp.skipped == "" }

@@ -30,7 +30,7 @@ type testApp struct {
 
 func newTestApp(t *testing.T) *testApp {
 	t.Helper()
-	ta := &testApp{stdout: &testlog.Buffer{}, stderr: &testlog.Buffer{}, env: map[string]string{}, sigs: make(chan os.Signal, 4), node: newFakeNode()}
+	ta := &testApp{stdout: &testlog.Buffer{}, stderr: &testlog.Buffer{}, env: map[string]string{"STATE_DIRECTORY": t.TempDir()}, sigs: make(chan os.Signal, 4), node: newFakeNode()}
 	ta.app = &app{
 		stdout: ta.stdout,
 		stderr: ta.stderr,

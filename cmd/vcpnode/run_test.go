@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -39,7 +40,16 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(execute(a, os.Args[1:]))
 	}
+	// In-process commands read $STATE_DIRECTORY; as root they would read
+	// /var/lib/vcpnode without it.
+	state, err := os.MkdirTemp("", "vcpnodetest-state-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("STATE_DIRECTORY", state)
 	code := m.Run()
+	os.RemoveAll(state)
 	removeBuilt()
 	os.Exit(code)
 }

@@ -161,13 +161,14 @@ func removeBuilt() {
 }
 
 // hermeticEnv is the environment for a vcpnode a test starts: its own HOME,
-// XDG and temporary directories, and nothing of the developer's (no
+// XDG, state and temporary directories (as root the state directory would
+// be /var/lib/vcpnode otherwise), and nothing of the developer's (no
 // $VCPNODE_CONFIG, key, systemd variables or runtime directory).
 func hermeticEnv(t *testing.T, extra ...string) []string {
 	t.Helper()
 	dir := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}
-	for _, sub := range []string{"HOME=home", "XDG_RUNTIME_DIR=run", "XDG_STATE_HOME=state", "XDG_CONFIG_HOME=config", "TMPDIR=tmp"} {
+	for _, sub := range []string{"HOME=home", "XDG_RUNTIME_DIR=run", "XDG_STATE_HOME=state", "XDG_CONFIG_HOME=config", "TMPDIR=tmp", "STATE_DIRECTORY=statedir"} {
 		name, rel, _ := strings.Cut(sub, "=")
 		path := filepath.Join(dir, rel)
 		if err := os.Mkdir(path, 0o700); err != nil {
