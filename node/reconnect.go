@@ -26,7 +26,7 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 	emptyHandshakes := 0
 	hinted, limited := false, false
 	// The URL (with its key) of the last session that registered, and when
-	// it ended: see droppedHandshakeGrace.
+	// it ended: see defaultDroppedHandshakeGrace.
 	var lastRegURL string
 	var lastRegEnd time.Time
 	for ctx.Err() == nil {
@@ -80,7 +80,7 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 			if ctx.Err() != nil {
 				return
 			}
-			recent := st.hubURL.String() == lastRegURL && clk.Now().Sub(lastRegEnd) < droppedHandshakeGrace
+			recent := st.hubURL.String() == lastRegURL && clk.Now().Sub(lastRegEnd) < n.timings.droppedHandshakeGrace
 			switch {
 			case errors.Is(err, hubconn.ErrEmptyHandshake) && recent:
 				// The server took this key and path moments ago: an
@@ -130,14 +130,14 @@ const droppedHandshakesHint = "the server dropped several handshakes in a row be
 	"likely a wrong key, a wrong path in hub.url, a proxy in between, or a restarting server; " +
 	"backing off such attempts to one a minute (vcpnode reconnect, a reload or a changed key file retries at once)"
 
-// droppedHandshakeGrace is how long after a session that registered
+// defaultDroppedHandshakeGrace is how long after a session that registered
 // handshakes dropped with the same URL and key follow the ordinary schedule.
 // A TCP proxy in front of a server that is down (an SSH tunnel, stunnel,
 // a load balancer in TCP mode) accepts and closes every connection; as the
 // key and path were accepted just before, that is an outage, and backing
 // off to a minute would keep the node away long after the server is back.
 // A key the server stops accepting is backed off from a minute later.
-const droppedHandshakeGrace = time.Minute
+const defaultDroppedHandshakeGrace = time.Minute
 
 // maxDroppedHandshakeWait caps the wait between dropped handshakes.
 const maxDroppedHandshakeWait = time.Minute
@@ -235,6 +235,7 @@ type timings struct {
 	reregister                []time.Duration // re-send register_tools this long after connecting
 	closeWait                 time.Duration   // how long to wait for the server's close reply
 	emptyHandshakesBeforeHint int
+	droppedHandshakeGrace     time.Duration // see defaultDroppedHandshakeGrace
 	keyFilePoll               time.Duration // how often a dropped-handshake backoff checks the key file
 	readLimit                 int64         // largest frame accepted from the server
 
@@ -269,6 +270,7 @@ func defaultTimings() timings {
 		reregister:                []time.Duration{10 * time.Second, 60 * time.Second},
 		closeWait:                 2 * time.Second,
 		emptyHandshakesBeforeHint: 3,
+		droppedHandshakeGrace:     defaultDroppedHandshakeGrace,
 		keyFilePoll:               time.Second,
 		readLimit:                 config.ServerFrameLimit,
 		sessionCallGrace:          5 * time.Second,

@@ -38,7 +38,7 @@ func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
 			t.Fatalf("wait %d = %v, want about %v", i, w.d, p.Steps[i])
 		}
 		if i == 0 {
-			clk.advance(droppedHandshakeGrace)
+			clk.advance(h.node.timings.droppedHandshakeGrace)
 		}
 		clk.fire(w)
 	}

@@ -117,8 +117,12 @@ func TestReregistersAfterConnecting(t *testing.T) {
 }
 
 func TestEmptyHandshakesGiveAHintOnce(t *testing.T) {
-	h := startHarness(t, harnessOpt{})
+	// No grace after the session: whether the drop lands before or after
+	// the node has registered, every dropped handshake counts at once
+	// (the grace has its own test, TestDroppedHandshakesJustAfterASessionAreAnOutage).
+	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.droppedHandshakeGrace = 0 }})
 	c := h.accept()
+	h.waitState("registered", func(s ConnState) bool { return s.Registered })
 	h.hub.RefuseHandshakes(-1)
 	c.Drop()
 	if err := h.hub.WaitHandshakes(h.ctx, func(_, refused int) bool { return refused >= 4 }); err != nil {
