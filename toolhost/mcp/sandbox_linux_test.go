@@ -50,20 +50,7 @@ func (f *fixture) probe(name, profile string) ServerConfig {
 // folder. Refusals are errors naming the server's profile. Every server
 // process is gone once the host is closed.
 func TestSandboxConfinesMCPServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := closingListener(t)
 	home := t.TempDir()
 	secret := filepath.Join(home, ".ssh", "id_ed25519")
 	if err := os.MkdirAll(filepath.Dir(secret), 0o700); err != nil {
@@ -78,7 +65,7 @@ func TestSandboxConfinesMCPServer(t *testing.T) {
 	defer cancel()
 	addr := ln.Addr().String()
 
-	_, err = call(ctx, t, f.tool("McpCut"), map[string]any{"command": "dial", "addr": addr})
+	_, err := call(ctx, t, f.tool("McpCut"), map[string]any{"command": "dial", "addr": addr})
 	if err == nil {
 		t.Error("the server under offline connected to the loopback listener")
 	} else {
@@ -118,20 +105,7 @@ func TestSandboxConfinesMCPServer(t *testing.T) {
 // TestSandboxNoneConfinesNoMCPServer: the same reads and connects under
 // none all succeed (what makes the refusals above able to fail).
 func TestSandboxNoneConfinesNoMCPServer(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := closingListener(t)
 	home := t.TempDir()
 	secret := filepath.Join(home, "notes.txt")
 	if err := os.WriteFile(secret, []byte("NOTES"), 0o600); err != nil {
@@ -230,4 +204,25 @@ func TestStdioRelativeCommandRunsInCwd(t *testing.T) {
 	if res, err := call(ctx, t, f.tool("McpRel"), map[string]any{"command": "echo", "msg": "hi"}); err != nil || !strings.Contains(resultText(t, res), "hi") {
 		t.Errorf("the server in its cwd: %v %v (status %+v)", res, err, f.status("rel"))
 	}
+}
+
+// closingListener is a loopback listener that accepts and closes every
+// connection: what a connect test needs to tell refused from allowed.
+func closingListener(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln
 }
