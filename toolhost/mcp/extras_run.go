@@ -116,46 +116,53 @@ func methodMissing(err error) bool {
 	return errors.As(err, &answer) && answer.Code == jsonrpc.CodeMethodNotFound
 }
 
+// collectPages reads a paged MCP list from the first page (empty cursor)
+// until the server has no more, or maxListed entries or maxPages pages
+// are read; more says the server had entries left.
+func collectPages[T any](page func(cursor string) ([]T, string, error)) (all []T, more bool, err error) {
+	cursor := ""
+	for n := 0; ; n++ {
+		items, next, err := page(cursor)
+		if err != nil {
+			return all, false, err
+		}
+		all = append(all, items...)
+		if next == "" {
+			return all, false, nil
+		}
+		if len(all) >= maxListed || n >= maxPages {
+			return all, true, nil
+		}
+		cursor = next
+	}
+}
+
 // listResources lists the server's resources and resource templates.
 func listResources(ctx context.Context, cs *sdk.ClientSession, server string) (string, error) {
-	var resources []*sdk.Resource
-	params := &sdk.ListResourcesParams{}
-	more := false
-	for page := 0; ; page++ {
-		res, err := cs.ListResources(ctx, params)
+	resources, more, err := collectPages(func(cursor string) ([]*sdk.Resource, string, error) {
+		res, err := cs.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
-		resources = append(resources, res.Resources...)
-		if res.NextCursor == "" {
-			break
-		}
-		if len(resources) >= maxListed || page >= maxPages {
-			more = true
-			break
-		}
-		params = &sdk.ListResourcesParams{Cursor: res.NextCursor}
+		return res.Resources, res.NextCursor, nil
+	})
+	if err != nil {
+		return "", err
 	}
-	var templates []*sdk.ResourceTemplate
-	tparams := &sdk.ListResourceTemplatesParams{}
-	for page := 0; ; page++ {
-		res, err := cs.ListResourceTemplates(ctx, tparams)
-		if methodMissing(err) {
-			break // templates are optional
-		}
+	templates, moreTemplates, err := collectPages(func(cursor string) ([]*sdk.ResourceTemplate, string, error) {
+		res, err := cs.ListResourceTemplates(ctx, &sdk.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
-		templates = append(templates, res.ResourceTemplates...)
-		if res.NextCursor == "" {
-			break
-		}
-		if len(templates) >= maxListed || page >= maxPages {
-			more = true
-			break
-		}
-		tparams = &sdk.ListResourceTemplatesParams{Cursor: res.NextCursor}
+		return res.ResourceTemplates, res.NextCursor, nil
+	})
+	switch {
+	case methodMissing(err):
+		// templates are optional
+	case err != nil:
+		return "", err
 	}
+	more = more || moreTemplates
 
 	var b strings.Builder
 	resources = slices.DeleteFunc(resources, func(r *sdk.Resource) bool { return r == nil })
@@ -231,23 +238,15 @@ func resourceContents(uri string, res *sdk.ReadResourceResult) callResult {
 
 // listPrompts lists the server's prompts with their arguments.
 func listPrompts(ctx context.Context, cs *sdk.ClientSession, server string) (string, error) {
-	var prompts []*sdk.Prompt
-	params := &sdk.ListPromptsParams{}
-	more := false
-	for page := 0; ; page++ {
-		res, err := cs.ListPrompts(ctx, params)
+	prompts, more, err := collectPages(func(cursor string) ([]*sdk.Prompt, string, error) {
+		res, err := cs.ListPrompts(ctx, &sdk.ListPromptsParams{Cursor: cursor})
 		if err != nil {
-			return "", err
+			return nil, "", err
 		}
-		prompts = append(prompts, res.Prompts...)
-		if res.NextCursor == "" {
-			break
-		}
-		if len(prompts) >= maxListed || page >= maxPages {
-			more = true
-			break
-		}
-		params = &sdk.ListPromptsParams{Cursor: res.NextCursor}
+		return res.Prompts, res.NextCursor, nil
+	})
+	if err != nil {
+		return "", err
 	}
 	prompts = slices.DeleteFunc(prompts, func(p *sdk.Prompt) bool { return p == nil })
 	var b strings.Builder
