@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
@@ -249,32 +250,34 @@ func waitForTool(t *testing.T, n *Node, tool string) {
 // one of dirs (the tools' folders), and fails naming those that stay.
 func waitNoneIn(t *testing.T, dirs ...string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		var left []string
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-			if err != nil || proctreetest.Gone(pid) {
-				continue
-			}
-			for _, d := range dirs {
-				if cwd == d || strings.HasPrefix(cwd, d+string(filepath.Separator)) {
-					cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-					left = append(left, fmt.Sprintf("%d (%s) in %s", pid, strings.ReplaceAll(string(cmd), "\x00", " "), cwd))
-				}
-			}
-		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes of the tools outlived the node: %v", left)
-		}
-		time.Sleep(20 * time.Millisecond) // polling /proc: nothing to wait on
+	var left []string
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if !testwait.Poll(ctx, func() bool { left = processesIn(dirs); return len(left) == 0 }) {
+		t.Fatalf("processes of the tools outlived the node: %v", left)
 	}
+}
+
+// processesIn lists the running processes whose working directory is in
+// one of dirs.
+func processesIn(dirs []string) []string {
+	var left []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err != nil || proctreetest.Gone(pid) {
+			continue
+		}
+		for _, d := range dirs {
+			if cwd == d || strings.HasPrefix(cwd, d+string(filepath.Separator)) {
+				cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+				left = append(left, fmt.Sprintf("%d (%s) in %s", pid, strings.ReplaceAll(string(cmd), "\x00", " "), cwd))
+			}
+		}
+	}
+	return left
 }
