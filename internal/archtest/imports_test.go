@@ -205,6 +205,7 @@ var testHelpers = []string{
 	module + "/toolhost/proctree/proctreetest",
 	module + "/internal/testwait",
 	module + "/internal/testlog",
+	module + "/internal/testnet",
 }
 
 // TestTestHelpersStayInTests: only _test files may use the test helpers.

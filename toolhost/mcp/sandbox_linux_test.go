@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
@@ -50,7 +50,7 @@ func (f *fixture) probe(name, profile string) ServerConfig {
 // folder. Refusals are errors naming the server's profile. Every server
 // process is gone once the host is closed.
 func TestSandboxConfinesMCPServer(t *testing.T) {
-	ln := closingListener(t)
+	ln := testnet.ClosingListener(t)
 	home := t.TempDir()
 	secret := filepath.Join(home, ".ssh", "id_ed25519")
 	if err := os.MkdirAll(filepath.Dir(secret), 0o700); err != nil {
@@ -105,7 +105,7 @@ func TestSandboxConfinesMCPServer(t *testing.T) {
 // TestSandboxNoneConfinesNoMCPServer: the same reads and connects under
 // none all succeed (what makes the refusals above able to fail).
 func TestSandboxNoneConfinesNoMCPServer(t *testing.T) {
-	ln := closingListener(t)
+	ln := testnet.ClosingListener(t)
 	home := t.TempDir()
 	secret := filepath.Join(home, "notes.txt")
 	if err := os.WriteFile(secret, []byte("NOTES"), 0o600); err != nil {
@@ -204,25 +204,4 @@ func TestStdioRelativeCommandRunsInCwd(t *testing.T) {
 	if res, err := call(ctx, t, f.tool("McpRel"), map[string]any{"command": "echo", "msg": "hi"}); err != nil || !strings.Contains(resultText(t, res), "hi") {
 		t.Errorf("the server in its cwd: %v %v (status %+v)", res, err, f.status("rel"))
 	}
-}
-
-// closingListener is a loopback listener that accepts and closes every
-// connection: what a connect test needs to tell refused from allowed.
-func closingListener(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return ln
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
@@ -189,22 +190,7 @@ try read-key cat %q
 
 // listen opens a loopback listener that accepts and closes connections.
 func listen(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	return testnet.ClosingListener(t).Addr().(*net.TCPAddr).Port
 }
 
 // connectScript tries a TCP connect to each port with bash's /dev/tcp.
