@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // MCPConfig is the [mcp] table: MCP servers this node offers as VCP tools
@@ -127,7 +127,7 @@ func (c Config) checkMCP(ps *problemList) {
 			}
 		}
 		tool := mcp.ToolName(name, s.Tool)
-		if !toolhost.Carriable(tool) {
+		if !schema.Carriable(tool) {
 			ps.add(key+".tool", "%q: a VCP tool name is letters, digits and _", tool)
 		} else if other, dup := tools[tool]; dup {
 			ps.add(key+".tool", "%q is already the tool of mcp.servers.%s; set tool = \"…\"", tool, other)

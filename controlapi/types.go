@@ -246,7 +246,7 @@ type CommandStatus struct {
 	Params []ParamStatus `json:"params,omitempty"`
 }
 
-// ParamStatus is one parameter of a typed command (toolhost.Param).
+// ParamStatus is one parameter of a typed command (schema.Param).
 type ParamStatus struct {
 	Name        string            `json:"name"`
 	Description string            `json:"description,omitempty"`

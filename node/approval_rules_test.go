@@ -14,6 +14,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -28,7 +29,7 @@ func (filesTool) Spec() toolhost.Spec {
 
 func (filesTool) Invoke(_ context.Context, c toolhost.Call) (any, error) {
 	var cmd string
-	json.Unmarshal(c.Args[toolhost.CommandArg], &cmd)
+	json.Unmarshal(c.Args[schema.CommandArg], &cmd)
 	return "did " + cmd, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // MCPTools lists the tools offered to MCP clients as `vcpnode mcp`
@@ -83,22 +84,22 @@ func mcpTool(s toolhost.Spec) controlapi.MCPTool {
 			continue
 		}
 		for _, p := range c.Schema.Params {
-			if _, seen := props[p.Name]; !seen && p.Name != toolhost.CommandArg {
+			if _, seen := props[p.Name]; !seen && p.Name != schema.CommandArg {
 				props[p.Name] = paramSchema(p)
 			}
 		}
 	}
-	schema := map[string]any{"type": "object", "properties": props}
+	inputSchema := map[string]any{"type": "object", "properties": props}
 	if len(commands) > 0 {
-		props[toolhost.CommandArg] = map[string]any{"type": "string", "enum": commands,
+		props[schema.CommandArg] = map[string]any{"type": "string", "enum": commands,
 			"description": "which command of " + s.Name + " to run"}
-		schema["required"] = []string{toolhost.CommandArg}
+		inputSchema["required"] = []string{schema.CommandArg}
 	}
 	if !t.Typed {
 		// Plugins read every argument as text, as the VCP server sends them.
-		schema["additionalProperties"] = map[string]any{"type": "string"}
+		inputSchema["additionalProperties"] = map[string]any{"type": "string"}
 	}
-	t.InputSchema, _ = json.Marshal(schema)
+	t.InputSchema, _ = json.Marshal(inputSchema)
 	return t
 }
 
@@ -113,7 +114,7 @@ func commandsWithSchema(s toolhost.Spec) []toolhost.Command {
 }
 
 // schemaJSON is the JSON Schema of sc: its source's own when it has one.
-func schemaJSON(sc *toolhost.Schema) json.RawMessage {
+func schemaJSON(sc *schema.Schema) json.RawMessage {
 	if len(sc.Raw) > 0 {
 		return sc.Raw
 	}
@@ -125,15 +126,15 @@ func schemaJSON(sc *toolhost.Schema) json.RawMessage {
 			required = append(required, p.Name)
 		}
 	}
-	schema := map[string]any{"type": "object", "properties": props}
+	inputSchema := map[string]any{"type": "object", "properties": props}
 	if len(required) > 0 {
-		schema["required"] = required
+		inputSchema["required"] = required
 	}
-	b, _ := json.Marshal(schema)
+	b, _ := json.Marshal(inputSchema)
 	return b
 }
 
-func paramSchema(p toolhost.Param) map[string]any {
+func paramSchema(p schema.Param) map[string]any {
 	m := map[string]any{}
 	if p.Type != "" {
 		m["type"] = string(p.Type)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -18,11 +19,11 @@ func (argsTool) Spec() toolhost.Spec {
 	return toolhost.Spec{
 		Name:        "Thumb",
 		Description: "Makes a thumbnail.",
-		Commands: []toolhost.Command{{Schema: &toolhost.Schema{Params: []toolhost.Param{
-			{Name: "path", Type: toolhost.TypeString, Required: true, Description: "the image"},
-			{Name: "size", Type: toolhost.TypeInteger, Required: true},
-			{Name: "crop", Type: toolhost.TypeBoolean, Default: json.RawMessage(`false`)},
-			{Name: "format", Type: toolhost.TypeString, Enum: []json.RawMessage{[]byte(`"png"`), []byte(`"jpeg"`)}},
+		Commands: []toolhost.Command{{Schema: &schema.Schema{Params: []schema.Param{
+			{Name: "path", Type: schema.TypeString, Required: true, Description: "the image"},
+			{Name: "size", Type: schema.TypeInteger, Required: true},
+			{Name: "crop", Type: schema.TypeBoolean, Default: json.RawMessage(`false`)},
+			{Name: "format", Type: schema.TypeString, Enum: []json.RawMessage{[]byte(`"png"`), []byte(`"jpeg"`)}},
 		}}}},
 		Source:             "test",
 		DistributedExposed: true,

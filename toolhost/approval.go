@@ -255,7 +255,7 @@ func cleanReason(s string) string {
 	}, strings.ToValidUTF8(s, "\uFFFD"))
 	s = strings.TrimSpace(s)
 	if len(s) > maxReasonBytes {
-		s = truncateUTF8(s, maxReasonBytes-len("…")) + "…"
+		s = humantext.Truncate(s, maxReasonBytes-len("…")) + "…"
 	}
 	return s
 }

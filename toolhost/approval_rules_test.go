@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 func TestApprovalGatePrecedence(t *testing.T) {
@@ -65,7 +67,7 @@ func TestApprovalGatePrecedence(t *testing.T) {
 func filesTool() funcTool {
 	tool := newFuncTool("Files", func(_ context.Context, c Call) (any, error) {
 		var cmd string
-		json.Unmarshal(c.Args[CommandArg], &cmd)
+		json.Unmarshal(c.Args[schema.CommandArg], &cmd)
 		return "ran " + cmd, nil
 	})
 	tool.spec.Commands = []Command{{Command: "read"}, {Command: "delete"}}
@@ -74,7 +76,7 @@ func filesTool() funcTool {
 
 func callCmd(tb testing.TB, d *Dispatcher, id, cmd string, r *replies) {
 	tb.Helper()
-	args := map[string]json.RawMessage{CommandArg: json.RawMessage(`"` + cmd + `"`)}
+	args := map[string]json.RawMessage{schema.CommandArg: json.RawMessage(`"` + cmd + `"`)}
 	if !d.Dispatch(context.Background(), "Files", Call{RequestID: id, Args: args}, r.reply) {
 		tb.Fatalf("Dispatch(%s) refused the call", id)
 	}
@@ -121,7 +123,7 @@ func TestApprovalRulesInTheDispatcher(t *testing.T) {
 		t.Errorf("record = %+v, want refused", rec)
 	}
 	if !d.Dispatch(context.Background(), "Files", Call{RequestID: "own", Local: true,
-		Args: map[string]json.RawMessage{CommandArg: json.RawMessage(`"delete"`)}}, r.reply) {
+		Args: map[string]json.RawMessage{schema.CommandArg: json.RawMessage(`"delete"`)}}, r.reply) {
 		t.Fatal("Dispatch refused the local call")
 	}
 	wantText(t, r.next(t), "own", "ran delete")

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/vcpnode/vcpnode/internal/humantext"
 )
 
 // Log field names used by the dispatcher.
@@ -266,7 +268,7 @@ func (d *Dispatcher) logDone(tool string, in Call, o Outcome, total, queued time
 		rec.ResultBytes = o.ResultBytes()
 		ev = ev.Int(fieldBytes, rec.ResultBytes)
 	} else {
-		rec.Error = truncateUTF8(o.Err, logErrorBytes)
+		rec.Error = humantext.Truncate(o.Err, logErrorBytes)
 		ev = ev.Str(fieldError, rec.Error)
 	}
 	ev.Msg("call finished")

@@ -305,15 +305,6 @@ func TestErrorText(t *testing.T) {
 	}
 }
 
-func TestTruncateUTF8(t *testing.T) {
-	s := "aé€" // 1 + 2 + 3 bytes
-	for n, want := range map[int]string{0: "", 1: "a", 2: "a", 3: "aé", 5: "aé", 6: s, 9: s} {
-		if got := truncateUTF8(s, n); got != want {
-			t.Errorf("truncateUTF8(%q, %d) = %q, want %q", s, n, got, want)
-		}
-	}
-}
-
 func TestSecondsText(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		180 * time.Millisecond:         "0.18s",

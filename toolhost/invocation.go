@@ -1,9 +1,10 @@
 package toolhost
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // The markers of the VCP text protocol (spec/textproto.md §2, §3).
@@ -56,7 +57,7 @@ func Usage(s Spec, command string) string {
 // required, its default and its allowed values.
 func describeCommand(s Spec, c Command) string {
 	var b strings.Builder
-	own := schemaDescription(c.Schema.Raw)
+	own := c.Schema.Description()
 	if d := strings.TrimSpace(s.Description); d != "" {
 		b.WriteString(d)
 		b.WriteByte('\n')
@@ -70,7 +71,7 @@ func describeCommand(s Spec, c Command) string {
 			own = strings.TrimRight(own, ".") + "."
 			pass = own + " Pass"
 		}
-		fmt.Fprintf(&b, "Command %s: %s %s:%s%s%s.\n", c.Command, pass, CommandArg, ValueStart, c.Command, ValueEnd)
+		fmt.Fprintf(&b, "Command %s: %s %s:%s%s%s.\n", c.Command, pass, schema.CommandArg, ValueStart, c.Command, ValueEnd)
 	}
 	params := c.Schema.Params
 	if len(params) == 0 {
@@ -80,45 +81,9 @@ func describeCommand(s Spec, c Command) string {
 	b.WriteString("Parameters:")
 	for _, p := range params {
 		b.WriteString("\n- ")
-		b.WriteString(p.WireName())
-		b.WriteString(" (")
-		b.WriteString(typeText(p.Type))
-		if p.Required {
-			b.WriteString(", required")
-		} else {
-			b.WriteString(", optional")
-		}
-		if p.Default != nil {
-			fmt.Fprintf(&b, ", default %s", compactJSON(p.Default))
-		}
-		if len(p.Enum) > 0 {
-			fmt.Fprintf(&b, ", one of %s", enumText(p.Enum))
-		}
-		b.WriteString(")")
-		if d := strings.TrimSpace(p.Description); d != "" {
-			b.WriteString(": ")
-			b.WriteString(strings.Join(strings.Fields(d), " "))
-		}
-		if p.Alias != "" && p.Alias != p.Name {
-			fmt.Fprintf(&b, " (the parameter %q)", p.Name)
-		}
+		b.WriteString(p.Doc())
 	}
 	return b.String()
-}
-
-// schemaDescription is the top-level "description" of a source's JSON
-// Schema (an MCP tool's own description is kept there), on one line.
-func schemaDescription(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	var top struct {
-		Description string `json:"description"`
-	}
-	if json.Unmarshal(raw, &top) != nil {
-		return ""
-	}
-	return strings.Join(strings.Fields(top.Description), " ")
 }
 
 // exampleCall writes a TOOL_REQUEST block calling c with its required
@@ -128,18 +93,18 @@ func exampleCall(s Spec, c Command) string {
 	var fields [][2]string
 	fields = append(fields, [2]string{"tool_name", s.Name})
 	if len(s.Commands) > 1 && c.Command != "" {
-		fields = append(fields, [2]string{CommandArg, c.Command})
+		fields = append(fields, [2]string{schema.CommandArg, c.Command})
 	}
 	shown := 0
 	for _, p := range c.Schema.Params {
 		if p.Required {
-			fields = append(fields, [2]string{p.WireName(), exampleValue(p)})
+			fields = append(fields, [2]string{p.WireName(), p.Example()})
 			shown++
 		}
 	}
 	if shown == 0 && len(c.Schema.Params) > 0 {
 		p := c.Schema.Params[0]
-		fields = append(fields, [2]string{p.WireName(), exampleValue(p)})
+		fields = append(fields, [2]string{p.WireName(), p.Example()})
 	}
 	var b strings.Builder
 	b.WriteString(RequestStart)
@@ -157,43 +122,4 @@ func exampleCall(s Spec, c Command) string {
 	b.WriteByte('\n')
 	b.WriteString(RequestEnd)
 	return b.String()
-}
-
-// exampleValue is the text written between 「始」 and 「末」 for p.
-func exampleValue(p Param) string {
-	v := p.Default
-	if v == nil && len(p.Enum) > 0 {
-		v = p.Enum[0]
-	}
-	if v != nil {
-		if s, ok := jsonString(v); ok {
-			return s
-		}
-		return compactJSON(v)
-	}
-	switch p.Type {
-	case TypeInteger:
-		return "1"
-	case TypeNumber:
-		return "1.5"
-	case TypeBoolean:
-		return "true"
-	case TypeArray:
-		return `["a", "b"]`
-	case TypeObject:
-		return `{"key": "value"}`
-	}
-	return "<" + p.WireName() + ">"
-}
-
-func compactJSON(raw json.RawMessage) string {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return string(raw)
-	}
-	b, err := marshalJSON(v)
-	if err != nil {
-		return string(raw)
-	}
-	return strings.TrimSpace(string(b))
 }

@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/vcpnode/vcpnode/internal/humantext"
 )
 
 // Outcome is the answer to one call, for a tool_result.
@@ -145,23 +146,9 @@ func errorText(msg string, maxBytes int) string {
 		msg = "tool error: " + msg
 	}
 	if maxBytes > 0 && len(msg) > maxBytes {
-		msg = truncateUTF8(msg, maxBytes-len(truncatedMark)) + truncatedMark
+		msg = humantext.Truncate(msg, maxBytes-len(truncatedMark)) + truncatedMark
 	}
 	return msg
 }
 
 const truncatedMark = " …(truncated)"
-
-// truncateUTF8 cuts s to at most n bytes without splitting a rune.
-func truncateUTF8(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}

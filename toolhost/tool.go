@@ -1,12 +1,17 @@
-// Package toolhost owns the tools this node can run: the Tool interface, the
-// Registry, the exposure policy, the dispatcher that bounds and times calls,
-// the wire manifests, and the built-in tools.
+// Package toolhost owns the tools this node can run: the Tool interface and
+// its Spec, the Registry, the exposure policy, the dispatcher that bounds and
+// times calls, the selection of a typed tool's command and the invocation
+// text taught to the model, the wire manifests, and the demo's example
+// tools. What one command's parameters are and how its arguments are
+// checked is toolhost/schema's.
 package toolhost
 
 import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // DefaultTimeout is a tool's timeout when neither its manifest nor the config sets one.
@@ -85,7 +90,7 @@ type Command struct {
 	// before Invoke. A tool with several typed commands selects one by the
 	// "command" argument; a tool with one typed command uses it for every call.
 	// Never sent as it is: the description and example are generated from it.
-	Schema *Schema `json:"-"`
+	Schema *schema.Schema `json:"-"`
 }
 
 // WebSocketPush is the manifest block that tells the server how to broadcast

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 	"github.com/vcpnode/vcpnode/toolhost/textproto"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -24,11 +25,11 @@ func (thumbTool) Spec() toolhost.Spec {
 		DisplayName: "Thumbnails",
 		Version:     "1.0.0",
 		Description: "Makes a thumbnail of an image on this machine.",
-		Commands: []toolhost.Command{{Schema: &toolhost.Schema{Params: []toolhost.Param{
-			{Name: "path", Type: toolhost.TypeString, Required: true, Description: "the image, relative to a file root"},
-			{Name: "size", Type: toolhost.TypeInteger, Required: true, Description: "the longer side in pixels"},
-			{Name: "crop", Type: toolhost.TypeBoolean, Default: json.RawMessage(`false`), Description: "crop to a square"},
-			{Name: "format", Type: toolhost.TypeString, Enum: []json.RawMessage{[]byte(`"png"`), []byte(`"jpeg"`)}, Default: json.RawMessage(`"png"`)},
+		Commands: []toolhost.Command{{Schema: &schema.Schema{Params: []schema.Param{
+			{Name: "path", Type: schema.TypeString, Required: true, Description: "the image, relative to a file root"},
+			{Name: "size", Type: schema.TypeInteger, Required: true, Description: "the longer side in pixels"},
+			{Name: "crop", Type: schema.TypeBoolean, Default: json.RawMessage(`false`), Description: "crop to a square"},
+			{Name: "format", Type: schema.TypeString, Enum: []json.RawMessage{[]byte(`"png"`), []byte(`"jpeg"`)}, Default: json.RawMessage(`"png"`)},
 		}}}},
 		Source:             "test",
 		DistributedExposed: true,

@@ -59,6 +59,9 @@ func TestImportDirections(t *testing.T) {
 		// as every process starter), never the stdio plugin host.
 		{module + "/toolhost/mcp", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode",
 			module + "/toolhost/plugin", module + "/placeholders"}},
+		// The parameter schemas know JSON, not tools: toolhost and every tool
+		// source build on them.
+		{module + "/toolhost/schema", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
 		// Process trees know nothing of plugins or the node: toolhost/plugin,
 		// toolhost/direct, toolhost/mcp and placeholders use it.
 		{module + "/toolhost/proctree", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/cmd/vcpnode"}},
@@ -129,6 +132,8 @@ func TestModuleImportsAllowed(t *testing.T) {
 		// Text for people (durations, typo distances): the config, the
 		// tool host and the CLI use it, so it builds on nothing of theirs.
 		"internal/humantext": {},
+		// Parameter schemas and argument checking: text rules only.
+		"toolhost/schema": {"internal/humantext"},
 	}
 	pkgs := moduleImports(t)
 	for pkg, ok := range allowed {

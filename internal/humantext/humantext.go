@@ -1,11 +1,13 @@
 // Package humantext holds the few rules for text that people read in
-// messages: a duration rounded the way a person reads it, and the edit
-// distance that finds the name a typo meant (a config key, a command).
+// messages: a duration rounded the way a person reads it, the edit
+// distance that finds the name a typo meant (a config key, a command), and
+// cutting a long text without splitting a character.
 package humantext
 
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Duration writes d rounded to what a person reads: "2m", "1m30s", "45s",
@@ -48,4 +50,27 @@ func EditDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Truncate cuts s to at most n bytes without splitting a UTF-8 character.
+func Truncate(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// Clip shortens a value quoted in a message to its first n bytes followed
+// by "…"; a value of n bytes or fewer is returned as it is.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return Truncate(s, n) + "…"
 }

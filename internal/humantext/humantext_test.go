@@ -46,3 +46,28 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestTruncate(t *testing.T) {
+	s := "aé€" // 1 + 2 + 3 bytes
+	for n, want := range map[int]string{-1: "", 0: "", 1: "a", 2: "a", 3: "aé", 5: "aé", 6: s, 9: s} {
+		if got := Truncate(s, n); got != want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", s, n, got, want)
+		}
+	}
+}
+
+func TestClip(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 5, "short"},
+		{"longer", 4, "long…"},
+		{"aé€", 2, "a…"},
+	} {
+		if got := Clip(tc.s, tc.n); got != tc.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/files"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // Tool names, as the server and exposed_tools see them.
@@ -45,13 +46,13 @@ func New(access *files.Access, writeMaxBytes int64) []toolhost.Tool {
 
 // spec fills the parts every workspace tool shares. The command's
 // description and example are generated from its schema (toolhost).
-func spec(name, display, desc string, params []toolhost.Param) toolhost.Spec {
+func spec(name, display, desc string, params []schema.Param) toolhost.Spec {
 	return toolhost.Spec{
 		Name:               name,
 		DisplayName:        display,
 		Version:            "1.0.0",
 		Description:        desc,
-		Commands:           []toolhost.Command{{Command: name, Schema: &toolhost.Schema{Params: params}}},
+		Commands:           []toolhost.Command{{Command: name, Schema: &schema.Schema{Params: params}}},
 		Timeout:            toolTimeout,
 		Source:             "builtin",
 		Builtin:            true,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/files"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 const (
@@ -34,10 +35,10 @@ type readTool struct{ access *files.Access }
 func (t *readTool) Spec() toolhost.Spec {
 	return spec(ReadFileName, "Read file",
 		"Returns a text file of this node, or a range of its lines. Binary files are refused.",
-		[]toolhost.Param{
-			{Name: "path", Type: toolhost.TypeString, Required: true, Description: "File to read: an absolute path or file:// URL, or a path relative to this node's file roots."},
-			{Name: "startLine", Type: toolhost.TypeInteger, Description: "First line to return, counting from 1; default 1."},
-			{Name: "endLine", Type: toolhost.TypeInteger, Description: "Last line to return (inclusive); default the end of the file."},
+		[]schema.Param{
+			{Name: "path", Type: schema.TypeString, Required: true, Description: "File to read: an absolute path or file:// URL, or a path relative to this node's file roots."},
+			{Name: "startLine", Type: schema.TypeInteger, Description: "First line to return, counting from 1; default 1."},
+			{Name: "endLine", Type: schema.TypeInteger, Description: "Last line to return (inclusive); default the end of the file."},
 		})
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/files"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 const (
@@ -41,14 +42,14 @@ type searchTool struct {
 func (t *searchTool) Spec() toolhost.Spec {
 	return spec(SearchFilesName, "Search files",
 		"Searches the text files under a directory of this node for a regular expression (RE2 syntax) and answers path:line: text for each matching line, leaving out what .gitignore files exclude, hidden entries and dependency folders.",
-		[]toolhost.Param{
-			{Name: "pattern", Type: toolhost.TypeString, Required: true, Description: "RE2 regular expression matched against each line, e.g. func \\w+Handler or TODO|FIXME."},
-			{Name: "path", Type: toolhost.TypeString, Description: "Directory (or one file) to search: an absolute path or file:// URL, or a path relative to this node's file roots. Empty searches every root."},
-			{Name: "include", Type: toolhost.TypeString, Description: "Only search files whose name matches this glob, e.g. *.go or *.md."},
-			{Name: "ignoreCase", Type: toolhost.TypeBoolean, Default: jsonFalse, Description: "Match letters regardless of case."},
-			{Name: "showHidden", Type: toolhost.TypeBoolean, Default: jsonFalse, Description: "Also search dot entries and dependency folders (node_modules, vendor…)."},
-			{Name: "filterMode", Type: toolhost.TypeString, Default: jsonStr("gitignore"), Enum: []json.RawMessage{jsonStr("gitignore"), jsonStr("none")}, Description: "gitignore skips what the .gitignore files at every level exclude; none searches it too."},
-			{Name: "maxMatches", Type: toolhost.TypeInteger, Default: jsonNum(defaultSearchMatches), Description: fmt.Sprintf("Most matching lines to return, 1 to %d; the answer says when it was cut short.", maxSearchMatches)},
+		[]schema.Param{
+			{Name: "pattern", Type: schema.TypeString, Required: true, Description: "RE2 regular expression matched against each line, e.g. func \\w+Handler or TODO|FIXME."},
+			{Name: "path", Type: schema.TypeString, Description: "Directory (or one file) to search: an absolute path or file:// URL, or a path relative to this node's file roots. Empty searches every root."},
+			{Name: "include", Type: schema.TypeString, Description: "Only search files whose name matches this glob, e.g. *.go or *.md."},
+			{Name: "ignoreCase", Type: schema.TypeBoolean, Default: jsonFalse, Description: "Match letters regardless of case."},
+			{Name: "showHidden", Type: schema.TypeBoolean, Default: jsonFalse, Description: "Also search dot entries and dependency folders (node_modules, vendor…)."},
+			{Name: "filterMode", Type: schema.TypeString, Default: jsonStr("gitignore"), Enum: []json.RawMessage{jsonStr("gitignore"), jsonStr("none")}, Description: "gitignore skips what the .gitignore files at every level exclude; none searches it too."},
+			{Name: "maxMatches", Type: schema.TypeInteger, Default: jsonNum(defaultSearchMatches), Description: fmt.Sprintf("Most matching lines to return, 1 to %d; the answer says when it was cut short.", maxSearchMatches)},
 		})
 }
 

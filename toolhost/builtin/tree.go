@@ -11,6 +11,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/files"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 const (
@@ -46,13 +47,13 @@ var (
 func (t *treeTool) Spec() toolhost.Spec {
 	return spec(DirectoryTreeName, "Directory tree",
 		"Shows the folders and files under a directory of this node as an indented tree with counts, leaving out what .gitignore files exclude, hidden entries and dependency folders.",
-		[]toolhost.Param{
-			{Name: "path", Type: toolhost.TypeString, Description: "Directory to show: an absolute path or file:// URL, or a path relative to this node's file roots. Empty shows every root."},
-			{Name: "maxDepth", Type: toolhost.TypeInteger, Default: jsonNum(defaultTreeDepth), Description: fmt.Sprintf("How many levels below path to list, 1 to %d; deeper folders show only their counts.", maxTreeDepth)},
-			{Name: "showFiles", Type: toolhost.TypeBoolean, Default: jsonTrue, Description: "List files as well as folders; false lists folders only, still with file counts."},
-			{Name: "showHidden", Type: toolhost.TypeBoolean, Default: jsonFalse, Description: "Also list dot entries (.git, .github…) and enter dependency folders (node_modules, vendor…)."},
-			{Name: "filterMode", Type: toolhost.TypeString, Default: jsonStr("gitignore"), Enum: []json.RawMessage{jsonStr("gitignore"), jsonStr("none")}, Description: "gitignore leaves out what the .gitignore files at every level exclude; none lists it too."},
-			{Name: "maxEntries", Type: toolhost.TypeInteger, Default: jsonNum(defaultTreeEntries), Description: fmt.Sprintf("Most lines of tree to return, 1 to %d; the answer says when it was cut short.", maxTreeEntries)},
+		[]schema.Param{
+			{Name: "path", Type: schema.TypeString, Description: "Directory to show: an absolute path or file:// URL, or a path relative to this node's file roots. Empty shows every root."},
+			{Name: "maxDepth", Type: schema.TypeInteger, Default: jsonNum(defaultTreeDepth), Description: fmt.Sprintf("How many levels below path to list, 1 to %d; deeper folders show only their counts.", maxTreeDepth)},
+			{Name: "showFiles", Type: schema.TypeBoolean, Default: jsonTrue, Description: "List files as well as folders; false lists folders only, still with file counts."},
+			{Name: "showHidden", Type: schema.TypeBoolean, Default: jsonFalse, Description: "Also list dot entries (.git, .github…) and enter dependency folders (node_modules, vendor…)."},
+			{Name: "filterMode", Type: schema.TypeString, Default: jsonStr("gitignore"), Enum: []json.RawMessage{jsonStr("gitignore"), jsonStr("none")}, Description: "gitignore leaves out what the .gitignore files at every level exclude; none lists it too."},
+			{Name: "maxEntries", Type: schema.TypeInteger, Default: jsonNum(defaultTreeEntries), Description: fmt.Sprintf("Most lines of tree to return, 1 to %d; the answer says when it was cut short.", maxTreeEntries)},
 		})
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/files"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // DefaultWriteMaxBytes caps the file WriteFile leaves behind when New is
@@ -31,10 +32,10 @@ func (t *writeTool) Spec() toolhost.Spec {
 	s := spec(WriteFileName, "Write file",
 		"Writes a text file of this node, or appends to one, inside its file roots. The file is replaced at once: "+
 			"a reader sees the old content or the new, never a mix. Missing folders are created.",
-		[]toolhost.Param{
-			{Name: "path", Type: toolhost.TypeString, Required: true, Description: "File to write: an absolute path or file:// URL, or a path relative to this node's file roots."},
-			{Name: "content", Type: toolhost.TypeString, Required: true, Description: "The text to write (no NUL bytes)."},
-			{Name: "append", Type: toolhost.TypeBoolean, Default: jsonFalse, Description: "Add content at the end of the file instead of replacing it; default false."},
+		[]schema.Param{
+			{Name: "path", Type: schema.TypeString, Required: true, Description: "File to write: an absolute path or file:// URL, or a path relative to this node's file roots."},
+			{Name: "content", Type: schema.TypeString, Required: true, Description: "The text to write (no NUL bytes)."},
+			{Name: "append", Type: schema.TypeBoolean, Default: jsonFalse, Description: "Add content at the end of the file instead of replacing it; default false."},
 		})
 	s.Timeout = writeTimeout
 	s.Approval = toolhost.ApprovalAsk

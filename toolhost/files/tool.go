@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // ToolName is the fixed name the server calls to pull a file from a node
@@ -232,7 +233,7 @@ func fileURLArg(args map[string]json.RawMessage) (string, error) {
 		return "", fileErr(ErrBadFileURL, nil, "missing argument fileUrl (a file:// URL)")
 	}
 	// Unmarshal alone would accept null as an empty string.
-	if kind := toolhost.JSONKind(raw); kind != "a string" {
+	if kind := schema.JSONKind(raw); kind != "a string" {
 		return "", fileErr(ErrBadFileURL, nil, "argument fileUrl must be a string holding a file:// URL, got %s", kind)
 	}
 	var s string

@@ -14,9 +14,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // ServerConfig is one [mcp.servers.NAME] table.
@@ -110,7 +110,7 @@ func (c ServerConfig) Validate() error {
 			bad("env key %q is not a valid variable name", k)
 		}
 	}
-	if !toolhost.Carriable(c.ToolName()) {
+	if !schema.Carriable(c.ToolName()) {
 		bad("tool %q: a VCP tool name is letters, digits and _ (set tool = \"…\")", c.ToolName())
 	}
 	if len(c.Include) > 0 && len(c.Exclude) > 0 {

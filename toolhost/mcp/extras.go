@@ -8,6 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // The commands the node adds to a server's tool for what the server
@@ -88,18 +89,18 @@ func addExtras(set *toolSet, cfg ServerConfig, init *sdk.InitializeResult, title
 			set.warnings = append(set.warnings, fmt.Sprintf("MCP server %s has a tool named %s, which is offered instead of the node's command of that name", cfg.Name, e.name))
 			continue
 		}
-		schema, err := toolhost.SchemaFromJSON(json.RawMessage(e.schema(title)))
+		sc, err := schema.FromJSON(json.RawMessage(e.schema(title)))
 		if err != nil {
 			// The schemas are the node's own; a failure is a bug here.
 			panic(fmt.Sprintf("mcp: schema of %s: %v", e.name, err))
 		}
-		c := &command{name: e.name, kind: e.kind, schema: schema, params: map[string]string{}}
-		for _, p := range schema.Params {
+		c := &command{name: e.name, kind: e.kind, schema: sc, params: map[string]string{}}
+		for _, p := range sc.Params {
 			c.params[p.WireName()] = p.Name
 		}
 		set.commands[e.name] = c
 		set.names = append(set.names, e.name)
-		set.spec.Commands = append(set.spec.Commands, toolhost.Command{Command: e.name, Schema: schema})
+		set.spec.Commands = append(set.spec.Commands, toolhost.Command{Command: e.name, Schema: sc})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // maxListed bounds the resources, templates or prompts one answer lists;
@@ -73,7 +74,7 @@ func stringArg(args map[string]json.RawMessage, name string) (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("%s must be a string, got %s", name, toolhost.JSONKind(raw))
+		return "", fmt.Errorf("%s must be a string, got %s", name, schema.JSONKind(raw))
 	}
 	return strings.TrimSpace(s), nil
 }
@@ -84,12 +85,12 @@ func stringArg(args map[string]json.RawMessage, name string) (string, error) {
 // their JSON text.
 func promptArgs(args map[string]json.RawMessage) (map[string]string, error) {
 	out := map[string]string{}
-	if raw, ok := args["arguments"]; ok && toolhost.JSONKind(raw) != "null" {
+	if raw, ok := args["arguments"]; ok && schema.JSONKind(raw) != "null" {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &obj); err != nil {
 			var s string
 			if json.Unmarshal(raw, &s) != nil || json.Unmarshal([]byte(s), &obj) != nil {
-				return nil, fmt.Errorf("arguments must be an object of the prompt's arguments, like {\"topic\": \"…\"}; got %s", toolhost.JSONKind(raw))
+				return nil, fmt.Errorf("arguments must be an object of the prompt's arguments, like {\"topic\": \"…\"}; got %s", schema.JSONKind(raw))
 			}
 		}
 		for k, v := range obj {

@@ -5,19 +5,19 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // convertSchema turns an MCP tool's inputSchema (as the SDK client decodes
 // it: a map, or anything that marshals to a JSON object) into the
-// toolhost.Schema the node checks and coerces against, with toolhost's
+// schema.Schema the node checks and coerces against, with toolhost's
 // converter (aliases for names VCP cannot carry included). The tool's
 // description goes into the schema's top-level "description" when it has
 // none, which the generated invocation text shows for the command.
-func convertSchema(description string, input any) (*toolhost.Schema, error) {
+func convertSchema(description string, input any) (*schema.Schema, error) {
 	raw, err := json.Marshal(input)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", toolhost.ErrBadSchema, err)
+		return nil, fmt.Errorf("%w: %v", schema.ErrInvalid, err)
 	}
 	if input == nil || string(raw) == "null" {
 		// Some servers omit the schema of an argument-less tool.
@@ -34,7 +34,7 @@ func convertSchema(description string, input any) (*toolhost.Schema, error) {
 			}
 		}
 	}
-	return toolhost.SchemaFromJSON(raw)
+	return schema.FromJSON(raw)
 }
 
 // clip shortens s for a message.

@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
-// The conversion itself is toolhost.SchemaFromJSON's (tested there); here:
+// The conversion itself is schema.FromJSON's (tested there); here:
 // what the SDK client hands over, the description, and refusal.
 func TestConvertSchema(t *testing.T) {
 	for _, bad := range []string{`"a string"`, `{"type":"array"}`, `{"type":"object","properties":[1]}`,
 		`{"type":"object","properties":{"a":5}}`, `{"type":"object","properties":{"a":{"type":"strnig"}}}`} {
-		if _, err := convertSchema("", json.RawMessage(bad)); !errors.Is(err, toolhost.ErrBadSchema) {
+		if _, err := convertSchema("", json.RawMessage(bad)); !errors.Is(err, schema.ErrInvalid) {
 			t.Errorf("%s: err = %v", bad, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
@@ -41,8 +42,8 @@ func TestStdioServerListedAsOneTool(t *testing.T) {
 	}
 	echo := spec.Commands[2].Schema
 	if len(echo.Params) != 3 || echo.Params[0].Name != "msg" || !echo.Params[0].Required ||
-		echo.Params[0].Description != "what to say" || echo.Params[1].Name != "count" || echo.Params[1].Type != toolhost.TypeInteger ||
-		string(echo.Params[1].Default) != "1" || echo.Params[2].Type != toolhost.TypeBoolean {
+		echo.Params[0].Description != "what to say" || echo.Params[1].Name != "count" || echo.Params[1].Type != schema.TypeInteger ||
+		string(echo.Params[1].Default) != "1" || echo.Params[2].Type != schema.TypeBoolean {
 		t.Errorf("echo params = %+v", echo.Params)
 	}
 	var raw map[string]any

@@ -13,11 +13,12 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // commandArg is the argument that selects the MCP tool, the VCP convention
 // for multi-command plugins.
-const commandArg = toolhost.CommandArg
+const commandArg = schema.CommandArg
 
 // injectedArgs are keys the VCP server adds to every call; an MCP tool that
 // does not declare them must not receive them (many schemas forbid extra
@@ -40,7 +41,7 @@ type toolSet struct {
 type command struct {
 	name   string
 	kind   commandKind
-	schema *toolhost.Schema
+	schema *schema.Schema
 	params map[string]string // wire name (alias or name) → MCP property name
 }
 

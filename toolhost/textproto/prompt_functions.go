@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // Function is one tool as OpenAI-style function calling and seed 004's
@@ -111,8 +112,8 @@ func parametersSchema(s toolhost.Spec) (json.RawMessage, error) {
 		if err != nil {
 			return nil, err
 		}
-		obj.Properties[toolhost.CommandArg] = b
-		obj.Required = append(obj.Required, toolhost.CommandArg)
+		obj.Properties[schema.CommandArg] = b
+		obj.Required = append(obj.Required, schema.CommandArg)
 	}
 	branches, anyRequired := []commandBranch{}, false
 	for _, c := range s.Commands {
@@ -137,8 +138,8 @@ func parametersSchema(s toolhost.Spec) (json.RawMessage, error) {
 		anyRequired = anyRequired || len(required) > 0
 		if c.Command != "" {
 			branches = append(branches, commandBranch{
-				Properties: map[string]json.RawMessage{toolhost.CommandArg: mustMarshal(jsonSchemaProp{Const: stringJSON(c.Command)})},
-				Required:   append([]string{toolhost.CommandArg}, required...),
+				Properties: map[string]json.RawMessage{schema.CommandArg: mustMarshal(jsonSchemaProp{Const: stringJSON(c.Command)})},
+				Required:   append([]string{schema.CommandArg}, required...),
 			})
 		}
 	}
@@ -151,14 +152,14 @@ func parametersSchema(s toolhost.Spec) (json.RawMessage, error) {
 // commandParams are c's parameters: its schema's, or for an untyped
 // command the names its example passes, as optional strings (a VCP
 // plugin declares no types; every value it gets is text).
-func commandParams(c toolhost.Command) []toolhost.Param {
+func commandParams(c toolhost.Command) []schema.Param {
 	if c.Schema != nil {
 		return c.Schema.Params
 	}
-	var out []toolhost.Param
+	var out []schema.Param
 	for _, name := range exampleArgs(c.Example) {
-		if name != toolhost.CommandArg || c.Command == "" {
-			out = append(out, toolhost.Param{Name: name, Type: toolhost.TypeString})
+		if name != schema.CommandArg || c.Command == "" {
+			out = append(out, schema.Param{Name: name, Type: schema.TypeString})
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 func TestVCPPromptFormatsAsTheServer(t *testing.T) {
@@ -32,15 +33,15 @@ func TestVCPPromptFormatsAsTheServer(t *testing.T) {
 
 func TestFunctionsUseTheSourceSchemaAndCommands(t *testing.T) {
 	raw := json.RawMessage(`{"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"], "additionalProperties": false}`)
-	s, err := toolhost.SchemaFromJSON(raw)
+	s, err := schema.FromJSON(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fns, err := Functions([]toolhost.Spec{
 		{Name: "Mcp", Description: "from MCP", Commands: []toolhost.Command{{Schema: s}}},
 		{Name: "Multi", Commands: []toolhost.Command{
-			{Command: "Play", Schema: &toolhost.Schema{Params: []toolhost.Param{{Name: "track", Type: toolhost.TypeInteger, Required: true}}}},
-			{Command: "Stop", Description: "stops", Schema: &toolhost.Schema{}},
+			{Command: "Play", Schema: &schema.Schema{Params: []schema.Param{{Name: "track", Type: schema.TypeInteger, Required: true}}}},
+			{Command: "Stop", Description: "stops", Schema: &schema.Schema{}},
 		}},
 	})
 	if err != nil {
@@ -72,8 +73,8 @@ func TestFunctionsUseTheSourceSchemaAndCommands(t *testing.T) {
 // own JSON Schema, and one typed multi-command tool.
 func promptSpecs(t *testing.T) []toolhost.Spec {
 	t.Helper()
-	schema := func(raw string) *toolhost.Schema {
-		s, err := toolhost.SchemaFromJSON(json.RawMessage(raw))
+	fromJSON := func(raw string) *schema.Schema {
+		s, err := schema.FromJSON(json.RawMessage(raw))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,11 +86,11 @@ func promptSpecs(t *testing.T) []toolhost.Spec {
 			{Command: "Forecast", Description: "The next days.", Example: "city:「始」Paris「末」, days:「始」3「末」"},
 		}},
 		{Name: "Files", Description: "An MCP server.", Commands: []toolhost.Command{
-			{Command: "read", Schema: schema(`{"type":"object","description":"Reads a file.","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)},
-			{Command: "move", Schema: schema(`{"type":"object","description":"Moves a file.","properties":{"from":{"type":"string"},"to":{"type":"string"}},"required":["from","to"]}`)},
-			{Command: "list", Schema: schema(`{"type":"object","properties":{}}`)},
+			{Command: "read", Schema: fromJSON(`{"type":"object","description":"Reads a file.","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}`)},
+			{Command: "move", Schema: fromJSON(`{"type":"object","description":"Moves a file.","properties":{"from":{"type":"string"},"to":{"type":"string"}},"required":["from","to"]}`)},
+			{Command: "list", Schema: fromJSON(`{"type":"object","properties":{}}`)},
 		}},
-		{Name: "Search", Commands: []toolhost.Command{{Schema: schema(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Searches.","properties":{"q":{"type":"string","description":"what <to> find"},"additionalProperties":{"type":"boolean"}},"required":["q"],"additionalProperties":false}`)}}},
+		{Name: "Search", Commands: []toolhost.Command{{Schema: fromJSON(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","description":"Searches.","properties":{"q":{"type":"string","description":"what <to> find"},"additionalProperties":{"type":"boolean"}},"required":["q"],"additionalProperties":false}`)}}},
 	}
 }
 

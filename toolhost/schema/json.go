@@ -1,4 +1,4 @@
-package toolhost
+package schema
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// ErrBadSchema is behind every error of SchemaFromJSON.
-var ErrBadSchema = errors.New("invalid JSON Schema")
+// ErrInvalid is behind every error of FromJSON.
+var ErrInvalid = errors.New("invalid JSON Schema")
 
 // Carriable says whether the VCP text protocol can carry name as a tool
 // name or an argument key: ASCII letters, digits and _, what the server's
@@ -32,7 +32,7 @@ func carriableByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// jsonSchema is the part of a JSON Schema object SchemaFromJSON reads.
+// jsonSchema is the part of a JSON Schema object FromJSON reads.
 type jsonSchema struct {
 	Type       json.RawMessage            `json:"type"`
 	Properties map[string]json.RawMessage `json:"properties"`
@@ -47,7 +47,7 @@ type jsonProperty struct {
 	Default     json.RawMessage   `json:"default"`
 }
 
-// SchemaFromJSON builds a Schema from a JSON Schema object, such as an MCP
+// FromJSON builds a Schema from a JSON Schema object, such as an MCP
 // tool's inputSchema: its properties (each with type, description, enum and
 // default) in name order, required ones first, and its required list. The
 // whole object is kept as Raw. A property whose type is a list (["string",
@@ -56,18 +56,18 @@ type jsonProperty struct {
 // "command") gets an alias: its characters outside that set replaced by "_"
 // and, when taken or "command", a "_" appended until it is free.
 //
-// It fails, wrapping ErrBadSchema, when raw is not a JSON object, its type is
+// It fails, wrapping ErrInvalid, when raw is not a JSON object, its type is
 // set and is not "object", properties is not an object of objects, required
 // names a property that is not declared, or a property's type is not one of
 // string, integer, number, boolean, array, object.
-func SchemaFromJSON(raw json.RawMessage) (*Schema, error) {
+func FromJSON(raw json.RawMessage) (*Schema, error) {
 	raw = json.RawMessage(bytes.TrimSpace(raw))
 	if len(raw) == 0 || raw[0] != '{' {
-		return nil, fmt.Errorf("%w: not a JSON object", ErrBadSchema)
+		return nil, fmt.Errorf("%w: not a JSON object", ErrInvalid)
 	}
 	var js jsonSchema
 	if err := json.Unmarshal(raw, &js); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadSchema, err)
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if js.Type != nil {
 		types, err := schemaTypes(js.Type)
@@ -75,7 +75,7 @@ func SchemaFromJSON(raw json.RawMessage) (*Schema, error) {
 			return nil, err
 		}
 		if !slices.Contains(types, TypeObject) {
-			return nil, fmt.Errorf("%w: type %s: a tool's parameters must be an object", ErrBadSchema, js.Type)
+			return nil, fmt.Errorf("%w: type %s: a tool's parameters must be an object", ErrInvalid, js.Type)
 		}
 	}
 	names := make([]string, 0, len(js.Properties))
@@ -85,7 +85,7 @@ func SchemaFromJSON(raw json.RawMessage) (*Schema, error) {
 	required := map[string]bool{}
 	for _, r := range js.Required {
 		if _, ok := js.Properties[r]; !ok {
-			return nil, fmt.Errorf("%w: required property %q is not declared in properties", ErrBadSchema, r)
+			return nil, fmt.Errorf("%w: required property %q is not declared in properties", ErrInvalid, r)
 		}
 		required[r] = true
 	}
@@ -105,7 +105,7 @@ func SchemaFromJSON(raw json.RawMessage) (*Schema, error) {
 	for _, n := range names {
 		var prop jsonProperty
 		if err := json.Unmarshal(js.Properties[n], &prop); err != nil || !isObject(js.Properties[n]) {
-			return nil, fmt.Errorf("%w: property %q is not a schema object", ErrBadSchema, n)
+			return nil, fmt.Errorf("%w: property %q is not a schema object", ErrInvalid, n)
 		}
 		p := Param{Name: n, Description: prop.Description, Required: required[n], Enum: prop.Enum}
 		if p.Description == "" {
@@ -133,23 +133,23 @@ func SchemaFromJSON(raw json.RawMessage) (*Schema, error) {
 }
 
 // schemaTypes reads a "type" value: a name or a list of names, "null" left out.
-func schemaTypes(raw json.RawMessage) ([]ParamType, error) {
+func schemaTypes(raw json.RawMessage) ([]Type, error) {
 	var names []string
 	var one string
 	if err := json.Unmarshal(raw, &one); err == nil {
 		names = []string{one}
 	} else if err := json.Unmarshal(raw, &names); err != nil {
-		return nil, fmt.Errorf("%w: type %s is neither a type name nor a list of them", ErrBadSchema, raw)
+		return nil, fmt.Errorf("%w: type %s is neither a type name nor a list of them", ErrInvalid, raw)
 	}
-	var out []ParamType
+	var out []Type
 	for _, n := range names {
-		t := ParamType(n)
+		t := Type(n)
 		switch t {
 		case TypeString, TypeInteger, TypeNumber, TypeBoolean, TypeArray, TypeObject:
 			out = append(out, t)
 		case "null":
 		default:
-			return nil, fmt.Errorf("%w: type %q is not one of string, integer, number, boolean, array, object", ErrBadSchema, n)
+			return nil, fmt.Errorf("%w: type %q is not one of string, integer, number, boolean, array, object", ErrInvalid, n)
 		}
 	}
 	return out, nil

@@ -1,4 +1,4 @@
-package toolhost
+package schema
 
 import (
 	"encoding/json"

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // resizeSpec is a one-command typed tool with every parameter type.
@@ -14,15 +16,15 @@ func resizeSpec() Spec {
 	return Spec{
 		Name:        "Resize",
 		Description: "Resizes an image on this machine.",
-		Commands: []Command{{Schema: &Schema{Params: []Param{
-			{Name: "path", Type: TypeString, Required: true, Description: "the image, relative to a file root"},
-			{Name: "width", Type: TypeInteger, Required: true, Description: "new width in pixels"},
-			{Name: "scale", Type: TypeNumber},
-			{Name: "keep_ratio", Type: TypeBoolean, Default: json.RawMessage(`true`)},
-			{Name: "mode", Type: TypeString, Enum: []json.RawMessage{[]byte(`"fit"`), []byte(`"fill"`)}, Default: json.RawMessage(`"fit"`)},
-			{Name: "tags", Type: TypeArray},
-			{Name: "meta", Type: TypeObject},
-			{Name: "out-file", Alias: "out_file", Type: TypeString},
+		Commands: []Command{{Schema: &schema.Schema{Params: []schema.Param{
+			{Name: "path", Type: schema.TypeString, Required: true, Description: "the image, relative to a file root"},
+			{Name: "width", Type: schema.TypeInteger, Required: true, Description: "new width in pixels"},
+			{Name: "scale", Type: schema.TypeNumber},
+			{Name: "keep_ratio", Type: schema.TypeBoolean, Default: json.RawMessage(`true`)},
+			{Name: "mode", Type: schema.TypeString, Enum: []json.RawMessage{[]byte(`"fit"`), []byte(`"fill"`)}, Default: json.RawMessage(`"fit"`)},
+			{Name: "tags", Type: schema.TypeArray},
+			{Name: "meta", Type: schema.TypeObject},
+			{Name: "out-file", Alias: "out_file", Type: schema.TypeString},
 		}}}},
 	}
 }
@@ -32,8 +34,8 @@ func mediaSpec() Spec {
 	return Spec{
 		Name: "Media",
 		Commands: []Command{
-			{Command: "Play", Schema: &Schema{Params: []Param{{Name: "track", Type: TypeInteger, Required: true}}}},
-			{Command: "Stop", Schema: &Schema{}},
+			{Command: "Play", Schema: &schema.Schema{Params: []schema.Param{{Name: "track", Type: schema.TypeInteger, Required: true}}}},
+			{Command: "Stop", Schema: &schema.Schema{}},
 		},
 	}
 }
@@ -58,23 +60,6 @@ func TestCheckArgsCoerces(t *testing.T) {
 				"tags", `"[\"x\", 1]"`, "meta", `" {\"k\": true} "`, "out_file", `"b.png"`),
 			map[string]string{"path": `" a.png "`, "width": `640`, "scale": `0.5`, "keep_ratio": `false`, "mode": `"fill"`,
 				"tags": `["x", 1]`, "meta": `{"k": true}`, "out-file": `"b.png"`}},
-		{"JSON values pass, defaults fill", resizeSpec(),
-			kv("path", `"a.png"`, "width", `640`, "tags", `[]`),
-			map[string]string{"path": `"a.png"`, "width": `640`, "keep_ratio": `true`, "mode": `"fit"`, "tags": `[]`}},
-		{"integral forms are integers", resizeSpec(),
-			kv("path", `"a"`, "width", `"1e3"`),
-			map[string]string{"path": `"a"`, "width": `1000`, "keep_ratio": `true`, "mode": `"fit"`}},
-		{"a number for a string becomes its text; the real name works as well as the alias", resizeSpec(),
-			kv("path", `42`, "width", `"7"`, "out-file", `true`),
-			map[string]string{"path": `"42"`, "width": `7`, "keep_ratio": `true`, "mode": `"fit"`, "out-file": `"true"`}},
-		{"empty and null optional values take the default or vanish", resizeSpec(),
-			kv("path", `"a"`, "width", `"7"`, "keep_ratio", `""`, "mode", `null`, "tags", `"  "`),
-			map[string]string{"path": `"a"`, "width": `7`, "keep_ratio": `true`, "mode": `"fit"`}},
-		{"server-injected keys pass untouched", resizeSpec(),
-			kv("path", `"a"`, "width", `"1"`, "maid", `"Nova"`, "river_context", `[{"role":"user"}]`,
-				"vref_files", `["file:///x"]`, "__vcp_timed_call", `{"taskId":"t"}`, "valet", `"V"`),
-			map[string]string{"path": `"a"`, "width": `1`, "keep_ratio": `true`, "mode": `"fit"`, "maid": `"Nova"`,
-				"river_context": `[{"role":"user"}]`, "vref_files": `["file:///x"]`, "__vcp_timed_call": `{"taskId":"t"}`, "valet": `"V"`}},
 		{"a command that names the one-command tool passes", resizeSpec(),
 			kv("path", `"a"`, "width", `"1"`, "command", `"resize"`),
 			map[string]string{"path": `"a"`, "width": `1`, "keep_ratio": `true`, "mode": `"fit"`, "command": `"resize"`}},
@@ -192,71 +177,6 @@ func TestCheckArgsErrorTexts(t *testing.T) {
 	}
 }
 
-func TestSchemaFromJSON(t *testing.T) {
-	raw := json.RawMessage(`{"type":"object","properties":{
-		"query":{"type":"string","description":"what to look for"},
-		"limit":{"type":["integer","null"],"default":10},
-		"kind":{"enum":["a","b"]},
-		"file-path":{"type":"string","title":"File path"},
-		"command":{"type":"string"}},
-		"required":["query","command"]}`)
-	s, err := SchemaFromJSON(raw)
-	if err != nil {
-		t.Fatalf("SchemaFromJSON: %v", err)
-	}
-	if string(s.Raw) != string(raw) {
-		t.Errorf("Raw not kept")
-	}
-	type row struct {
-		name, alias, typ string
-		req              bool
-		def              string
-		enum             int
-		desc             string
-	}
-	var got []row
-	for _, p := range s.Params {
-		got = append(got, row{p.Name, p.Alias, string(p.Type), p.Required, string(p.Default), len(p.Enum), p.Description})
-	}
-	want := []row{
-		{"command", "command_", "string", true, "", 0, ""},
-		{"query", "", "string", true, "", 0, "what to look for"},
-		{"file-path", "file_path", "string", false, "", 0, "File path"},
-		{"kind", "", "", false, "", 2, ""},
-		{"limit", "", "integer", false, "10", 0, ""},
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("params:\n%v\nwant:\n%v", got, want)
-	}
-	// The alias is what the model writes and the name is what Invoke gets.
-	out, err := CheckArgs(Spec{Name: "Q", Commands: []Command{{Schema: s}}},
-		kv("command_", `"ls"`, "query", `"x"`, "file_path", `"/a"`, "limit", `"5"`))
-	if err != nil {
-		t.Fatalf("CheckArgs: %v", err)
-	}
-	if string(out["command"]) != `"ls"` || string(out["file-path"]) != `"/a"` || string(out["limit"]) != `5` {
-		t.Fatalf("coerced args %v", out)
-	}
-}
-
-func TestSchemaFromJSONRefusesInvalidSchemas(t *testing.T) {
-	for _, tc := range []struct{ raw, want string }{
-		{`[]`, "not a JSON object"},
-		{`{"type":"array"}`, "must be an object"},
-		{`{"properties":[1]}`, "cannot unmarshal"},
-		{`{"properties":{"a":1}}`, `property "a" is not a schema object`},
-		{`{"properties":{"a":{"type":"date"}}}`, `type "date" is not one of`},
-		{`{"properties":{"a":{"type":7}}}`, "neither a type name nor a list"},
-		{`{"properties":{},"required":["x"]}`, `required property "x" is not declared`},
-		{`{"type":"object"`, "unexpected end"},
-	} {
-		_, err := SchemaFromJSON(json.RawMessage(tc.raw))
-		if !errors.Is(err, ErrBadSchema) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("SchemaFromJSON(%s) = %v, want ErrBadSchema mentioning %q", tc.raw, err, tc.want)
-		}
-	}
-}
-
 func TestManifestGeneratesInvocationText(t *testing.T) {
 	m := NewManifest(resizeSpec(), 0)
 	c := m.Capabilities.InvocationCommands[0]
@@ -279,13 +199,13 @@ func TestManifestGeneratesInvocationText(t *testing.T) {
 }
 
 func TestInvocationTextUsesTheSchemaDescription(t *testing.T) {
-	read, err := SchemaFromJSON(json.RawMessage(`{"description":"Read a file.","properties":{"path":{"type":"string"}},"required":["path"]}`))
+	read, err := schema.FromJSON(json.RawMessage(`{"description":"Read a file.","properties":{"path":{"type":"string"}},"required":["path"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := Spec{Name: "fs", Description: "An MCP server.", Commands: []Command{
 		{Command: "read_file", Schema: read},
-		{Command: "list", Schema: &Schema{}},
+		{Command: "list", Schema: &schema.Schema{}},
 	}}
 	got := NewManifest(s, 0).Capabilities.InvocationCommands[0].Description
 	want := "An MCP server.\nCommand read_file: Read a file. Pass command:「始」read_file「末」.\nParameters:\n- path (string, required)"
@@ -301,7 +221,7 @@ func TestInvocationTextUsesTheSchemaDescription(t *testing.T) {
 func TestUnknownCommandOfAManyCommandToolShowsTheClosest(t *testing.T) {
 	s := Spec{Name: "fs"}
 	for _, n := range []string{"read_file", "write_file", "list_directory", "move_file", "search_files"} {
-		s.Commands = append(s.Commands, Command{Command: n, Schema: &Schema{}})
+		s.Commands = append(s.Commands, Command{Command: n, Schema: &schema.Schema{}})
 	}
 	_, err := CheckArgs(s, kv("command", `"readfile"`))
 	text := err.Error()
@@ -315,15 +235,15 @@ func TestUnknownCommandOfAManyCommandToolShowsTheClosest(t *testing.T) {
 // commands are selected by "command" keeps both: the selection under
 // "command", the parameter under its alias.
 func TestCheckArgsParameterNamedCommand(t *testing.T) {
-	sc, err := SchemaFromJSON(json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string"}},"required":["command"]}`))
+	sc, err := schema.FromJSON(json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string"}},"required":["command"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	alias := sc.Params[0].WireName()
-	if alias == CommandArg {
+	if alias == schema.CommandArg {
 		t.Fatalf("no alias for command: %+v", sc.Params[0])
 	}
-	s := Spec{Name: "McpShell", Commands: []Command{{Command: "run", Schema: sc}, {Command: "other", Schema: &Schema{}}}}
+	s := Spec{Name: "McpShell", Commands: []Command{{Command: "run", Schema: sc}, {Command: "other", Schema: &schema.Schema{}}}}
 	out, err := CheckArgs(s, map[string]json.RawMessage{"command": json.RawMessage(`"run"`), alias: json.RawMessage(`"ls -l"`)})
 	if err != nil {
 		t.Fatal(err)
@@ -334,16 +254,5 @@ func TestCheckArgsParameterNamedCommand(t *testing.T) {
 	_, err = CheckArgs(s, map[string]json.RawMessage{"command": json.RawMessage(`"run"`)})
 	if err == nil || !strings.Contains(err.Error(), `missing required argument "`+alias+`"`) {
 		t.Errorf("the selection taken for the parameter: %v", err)
-	}
-}
-
-func TestCarriable(t *testing.T) {
-	for name, want := range map[string]bool{
-		"McpFilesystem": true, "read_file": true, "_x9": true,
-		"": false, "Bad Name": false, "brave-search": false, "é": false, "a.b": false,
-	} {
-		if got := Carriable(name); got != want {
-			t.Errorf("Carriable(%q) = %v, want %v", name, got, want)
-		}
 	}
 }
