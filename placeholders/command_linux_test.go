@@ -1,7 +1,6 @@
 package placeholders
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/vcpnode/vcpnode/internal/testwait"
@@ -25,38 +23,23 @@ import (
 // escapeEnv marks the test's processes, so the cleanup kills only its own.
 const escapeEnv = "PLACEHOLDERS_ESCAPE_TEST"
 
-// escapeCommand is a command whose shell starts a grandchild that calls
-// setsid, ignores SIGTERM and sleeps; once it runs (a fifo: nothing polls)
-// the shell prints "started", writes its pid to <dir>/pid and runs then. The grandchild is killed at cleanup if still there.
+// escapeCommand is a command whose shell starts proctreetest's escapee (a
+// grandchild that calls setsid, ignores SIGTERM and sleeps); once it runs
+// the shell prints "started", writes its pid to <dir>/pid and runs then.
+// The grandchild is killed at cleanup if still there.
 func escapeCommand(t *testing.T, dir, then string) (Command, string) {
 	t.Helper()
-	if strings.ContainsAny(dir, " '\"$\\`") {
-		t.Skipf("temporary directory %q would need shell quoting", dir)
-	}
-	fifo, pidFile := filepath.Join(dir, "fifo"), filepath.Join(dir, "pid")
-	line := fmt.Sprintf(`mkfifo %[1]s || exit 9
-setsid sh -c 'trap "" TERM; echo $$ > %[1]s; exec sleep 600' </dev/null >/dev/null 2>&1 &
-read gc < %[1]s; echo started; echo $gc > %[2]s.tmp; mv %[2]s.tmp %[2]s; %[3]s`, fifo, pidFile, then)
+	pidFile := filepath.Join(dir, "pid")
+	line := proctreetest.EscapeeScript(t, dir) + fmt.Sprintf(`
+echo started; echo $gc > %[1]s.tmp; mv %[1]s.tmp %[1]s; %[2]s`, pidFile, then)
 	token := escapeEnv + "=" + dir
-	t.Cleanup(func() { killIfOurs(pidFile, token) })
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(pidFile); err == nil {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+			proctreetest.KillMarked(pid, token)
+		}
+	})
 	return Command{Placeholder: "Escape", Line: line, Env: append(os.Environ(), token)}, pidFile
-}
-
-// killIfOurs kills the process named in pidFile if its environment holds
-// token (the pid cannot have been reused by a stranger then).
-func killIfOurs(pidFile, token string) {
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
-		return
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid <= 0 {
-		return
-	}
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err == nil && bytes.Contains(env, []byte("\x00"+token+"\x00")) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
 }
 
 func readPidFile(t *testing.T, path string) int {

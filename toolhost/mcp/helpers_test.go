@@ -13,9 +13,11 @@ import (
 
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
 func TestMain(m *testing.M) {
+	proctreetest.RunEscapeeIfAsked()
 	if kind := os.Getenv(envServerKind); kind != "" {
 		runTestServer(kind)
 		os.Exit(0)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
 // The test binary re-executes itself as an MCP server built with the SDK:
@@ -32,14 +33,10 @@ func mark(name, content string) {
 }
 
 func runTestServer(kind string) {
-	if kind == "escapee" {
-		runEscapee()
-		return
-	}
 	mark("pid", fmt.Sprint(os.Getpid()))
 	switch kind {
-	case "escape": // starts an escapee, then serves as usual
-		if err := startEscapee(); err != nil {
+	case "escape": // starts an escapee (its pid is the marker "grandchild"), then serves as usual
+		if err := proctreetest.StartEscapee(filepath.Join(os.Getenv(envMarkerDir), "grandchild"), nil); err != nil {
 			fmt.Fprintln(os.Stderr, "escapee:", err)
 			os.Exit(4)
 		}

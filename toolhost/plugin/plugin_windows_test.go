@@ -3,8 +3,6 @@ package plugin
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,95 +14,6 @@ import (
 
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
-
-// On Windows the test binary re-executes itself as a plugin when
-// winRoleEnv is set (the plugin gets it from its config.env): the leader
-// starts a child, which starts a grandchild and exits once the grandchild
-// runs; both inherit the leader's stdout, so they hold the plugin's output
-// pipe. The leader then reads its stdin and either hangs (mode "hang") or
-// answers and exits (mode "answer"). Each writes <role>.pid in the plugin
-// folder (its working directory) once running.
-const (
-	winRoleEnv = "PLUGIN_TEST_ROLE"
-	winModeEnv = "PLUGIN_TEST_MODE"
-)
-
-func TestMain(m *testing.M) {
-	if role := os.Getenv(winRoleEnv); role != "" {
-		os.Exit(runWinFake(role))
-	}
-	os.Exit(m.Run())
-}
-
-func runWinFake(role string) int {
-	fail := func(err error) int { fmt.Fprintln(os.Stderr, role+":", err); return 1 }
-	switch role {
-	case "leader", "child":
-		next := map[string]string{"leader": "child", "child": "grandchild"}[role]
-		if err := startWinFake(next); err != nil {
-			return fail(err)
-		}
-		for deadline := time.Now().Add(time.Minute); !pidWritten("grandchild"); {
-			if time.Now().After(deadline) {
-				return fail(errors.New("no grandchild"))
-			}
-			time.Sleep(10 * time.Millisecond) // a fake plugin polling a file, not test synchronisation
-		}
-		writeWinPid(role)
-		if role == "child" {
-			return 0
-		}
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		if os.Getenv(winModeEnv) == "answer" {
-			fmt.Println(`{"status":"success","result":"answered; the grandchild holds stdout"}`)
-			return 0
-		}
-	case "grandchild":
-		writeWinPid(role)
-	default:
-		return 2
-	}
-	time.Sleep(10 * time.Minute)
-	return 0
-}
-
-// startWinFake starts the test binary as role with this process's stdout
-// and stderr, outside of any proctree code.
-func startWinFake(role string) error {
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(strings.ToUpper(kv), winRoleEnv+"=") {
-			env = append(env, kv)
-		}
-	}
-	null, err := os.Open(os.DevNull)
-	if err != nil {
-		return err
-	}
-	defer null.Close()
-	p, err := os.StartProcess(self, []string{self}, &os.ProcAttr{
-		Env:   append(env, winRoleEnv+"="+role),
-		Files: []*os.File{null, os.Stdout, os.Stderr},
-	})
-	if err != nil {
-		return err
-	}
-	return p.Release()
-}
-
-func pidWritten(role string) bool {
-	_, err := os.Stat(role + ".pid")
-	return err == nil
-}
-
-func writeWinPid(role string) {
-	_ = os.WriteFile(role+".pid.tmp", []byte(strconv.Itoa(os.Getpid())), 0o644)
-	_ = os.Rename(role+".pid.tmp", role+".pid")
-}
 
 // winRoot is an empty plugin root, removed file by file at the end: under
 // Wine 8 the RemoveAll of t.TempDir fails ("unlinkat …: Invalid function").
@@ -133,21 +42,6 @@ func removeTree(t *testing.T, dir string) {
 	if err := os.Remove(dir); err != nil {
 		t.Error(err)
 	}
-}
-
-// winPlugin writes the plugin Tree under root, this test binary in mode.
-func winPlugin(t *testing.T, root, mode string) string {
-	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "Tree")
-	writeFile(t, dir, manifestFile, fmt.Sprintf(
-		`{"name":"Tree","pluginType":"synchronous","entryPoint":{"command":%q},"communication":{"protocol":"stdio","timeout":600000}}`,
-		self))
-	writeFile(t, dir, configEnvFile, winRoleEnv+"=leader\n"+winModeEnv+"="+mode+"\n")
-	return dir
 }
 
 // openTree waits for the leader's and the grandchild's pid files and opens
@@ -207,12 +101,12 @@ func assertEnded(t *testing.T, hs map[string]windows.Handle) {
 
 func TestWindowsCancelKillsThePluginTree(t *testing.T) {
 	root := winRoot(t)
-	dir := winPlugin(t, root, "hang")
+	dir := escapePlugin(t, root, "synchronous", "hang")
 	h := newHost(t, Options{KillGrace: time.Hour}) // no SIGTERM here: the grace must not be waited
 	if h.TreeMode() != "job-object" {
 		t.Fatalf("tree mode %s", h.TreeMode())
 	}
-	tool := findTool(t, scan(t, h, root), "Tree")
+	tool := findTool(t, scan(t, h, root), "Escape")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -239,16 +133,16 @@ func TestWindowsCancelKillsThePluginTree(t *testing.T) {
 // leader's exit works on Windows pipes), and Close ends the grandchild.
 func TestWindowsAnswerWhileADescendantHoldsStdout(t *testing.T) {
 	root := winRoot(t)
-	dir := winPlugin(t, root, "answer")
+	dir := escapePlugin(t, root, "synchronous", "answer")
 	h := newHost(t, Options{})
-	tool := findTool(t, scan(t, h, root), "Tree")
+	tool := findTool(t, scan(t, h, root), "Escape")
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	res, err := call(ctx, tool, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := textOf(t, res); got != "answered; the grandchild holds stdout" {
+	if got := textOf(t, res); got != "accepted; the grandchild keeps working" {
 		t.Fatalf("answer %q", got)
 	}
 	hs := openTree(t, dir)

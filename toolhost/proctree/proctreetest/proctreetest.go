@@ -1,6 +1,8 @@
 // Package proctreetest holds what the tests of proctree's users share, as
-// httptest does for net/http: a Manager in a given mode, and a check that
-// a process has really ended.
+// httptest does for net/http: a Manager in a given mode, a check that a
+// process has really ended, and the escapee, the grandchild that tries to
+// outlive the process tree it was started in. proctree's own tests keep
+// their own fakes, so that a fault here cannot hide one there.
 package proctreetest
 
 import (
