@@ -46,8 +46,7 @@ func (s *Server) handlePlaceholders(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 	var req controlapi.CallRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err)
+	if !readBody(w, r, &req) {
 		return
 	}
 	if req.Tool == "" {
@@ -124,8 +123,7 @@ func (s *Server) handleDecision(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req controlapi.DecisionRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err)
+	if !readBody(w, r, &req) {
 		return
 	}
 	res, err := s.b.Decide(id, action == controlapi.DecisionApprove, req)
@@ -153,8 +151,7 @@ func (s *Server) handleApprovalRules(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) handleForgetRule(w http.ResponseWriter, r *http.Request) {
 	var req controlapi.ForgetRuleRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err)
+	if !readBody(w, r, &req) {
 		return
 	}
 	if req.ID == "" {
@@ -172,8 +169,7 @@ func (s *Server) handleForgetRule(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleToolOverride(w http.ResponseWriter, r *http.Request) {
 	var req controlapi.ToolOverrideRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err)
+	if !readBody(w, r, &req) {
 		return
 	}
 	res, err := s.b.ToolOverride(r.PathValue("name"), req)

@@ -12,8 +12,7 @@ import (
 // in may ask.
 func (s *Server) handleParse(w http.ResponseWriter, r *http.Request) {
 	var req controlapi.ParseRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err)
+	if !readBody(w, r, &req) {
 		return
 	}
 	res := textproto.Parse(req.Text, textproto.Options{Fuzzy: req.Fuzzy})
@@ -29,8 +28,7 @@ func (s *Server) handleParse(w http.ResponseWriter, r *http.Request) {
 // handleResults is text work too: it writes answers the caller already has.
 func (s *Server) handleResults(w http.ResponseWriter, r *http.Request) {
 	var req controlapi.ResultsRequest
-	if err := decodeBody(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err)
+	if !readBody(w, r, &req) {
 		return
 	}
 	results := make([]textproto.ToolResult, len(req.Results))

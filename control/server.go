@@ -218,15 +218,17 @@ func (s *Server) readers(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// decodeBody reads an optional JSON body into v; unknown fields are errors,
-// so that a typo in a script is caught.
-func decodeBody(r *http.Request, v any) error {
+// readBody reads an optional JSON body into v; unknown fields are errors,
+// so that a typo in a script is caught. It answers 400 itself and returns
+// false when the body does not decode.
+func readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("bad request body: %w", err)
+		writeError(w, http.StatusBadRequest, fmt.Errorf("bad request body: %w", err))
+		return false
 	}
-	return nil
+	return true
 }
 
 // writeJSON answers with v as JSON. Every answer passes through
