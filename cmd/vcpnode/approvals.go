@@ -25,19 +25,13 @@ const (
 )
 
 func newApprovalsCmd(a *app) *cobra.Command {
-	var f controlFlags
-	cmd := &cobra.Command{
+	cmd := queryCmd(a, &cobra.Command{
 		Use:   "approvals",
 		Short: "List the calls waiting for your approval (tools with approval = \"ask\")",
 		Long: "approvals lists the server's calls of tools configured with approval = \"ask\" that\n" +
 			"wait for the owner: the tool, its arguments, how long it has waited and when it\n" +
 			"will be refused unanswered. Answer with `vcpnode approve ID` or `vcpnode deny ID`.",
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return askDaemon(a, cmd, &f, (*controlapi.ControlClient).Approvals, printApprovals)
-		},
-	}
-	f.add(cmd, true)
+	}, (*controlapi.ControlClient).Approvals, printApprovals)
 	cmd.AddCommand(newApprovalRulesCmd(a), newForgetRuleCmd(a))
 	return cmd
 }
@@ -177,21 +171,14 @@ func argSummary(args map[string]json.RawMessage) string {
 }
 
 func newApprovalRulesCmd(a *app) *cobra.Command {
-	var f controlFlags
-	cmd := &cobra.Command{
+	return queryCmd(a, &cobra.Command{
 		Use:   "rules",
 		Short: "List the answers remembered with approve/deny --always",
 		Long: "rules lists the answers the node remembers (`vcpnode approve ID --always`, `deny ID\n" +
 			"--always`, the console's Always buttons): each rule lets every call of a tool, or of\n" +
 			"one of its commands, run or be refused without asking. `vcpnode approvals forget\n" +
 			"RULE` removes one.",
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return askDaemon(a, cmd, &f, (*controlapi.ControlClient).ApprovalRules, printApprovalRules)
-		},
-	}
-	f.add(cmd, true)
-	return cmd
+	}, (*controlapi.ControlClient).ApprovalRules, printApprovalRules)
 }
 
 func newForgetRuleCmd(a *app) *cobra.Command {

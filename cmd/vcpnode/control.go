@@ -116,6 +116,18 @@ func askDaemon[T any](a *app, cmd *cobra.Command, f *controlFlags,
 	return human(a.stdout, res)
 }
 
+// queryCmd completes cmd (its Use and texts) as a command that takes no
+// arguments and asks the daemon one question: request, printed by human or,
+// with --json, as JSON.
+func queryCmd[T any](a *app, cmd *cobra.Command,
+	request func(*controlapi.ControlClient, context.Context) (T, error), human func(io.Writer, T) error) *cobra.Command {
+	var f controlFlags
+	cmd.Args = noArgs
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return askDaemon(a, cmd, &f, request, human) }
+	f.add(cmd, true)
+	return cmd
+}
+
 // writeJSON prints v indented, as every --json output is.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

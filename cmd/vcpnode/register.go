@@ -10,8 +10,7 @@ import (
 )
 
 func newRegisterCmd(a *app) *cobra.Command {
-	var f controlFlags
-	cmd := &cobra.Command{
+	return queryCmd(a, &cobra.Command{
 		Use:   "register",
 		Short: "Register the tools held back by [node] register = false",
 		Long: "register tells a daemon started with [node] register = false to send its tools to\n" +
@@ -19,14 +18,10 @@ func newRegisterCmd(a *app) *cobra.Command {
 			"until the daemon stops. Until then the daemon is connected, but the server offers\n" +
 			"none of its tools (status says \"tools not registered yet\"). On a daemon whose tools\n" +
 			"are registered already it does nothing; in observer mode it is an error.",
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return askDaemon(a, cmd, &f, (*controlapi.ControlClient).Register, func(w io.Writer, r controlapi.RegisterResponse) error {
-				_, err := fmt.Fprintln(w, r.Message)
-				return err
-			})
-		},
-	}
-	f.add(cmd, true)
-	return cmd
+	}, (*controlapi.ControlClient).Register, printRegister)
+}
+
+func printRegister(w io.Writer, r controlapi.RegisterResponse) error {
+	_, err := fmt.Fprintln(w, r.Message)
+	return err
 }

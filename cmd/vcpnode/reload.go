@@ -13,8 +13,7 @@ import (
 )
 
 func newReloadCmd(a *app) *cobra.Command {
-	var f controlFlags
-	cmd := &cobra.Command{
+	return queryCmd(a, &cobra.Command{
 		Use:   "reload",
 		Short: "Make the running daemon re-read its config file (like SIGHUP)",
 		Long: "reload makes the running daemon re-read the config file it was started with, the\n" +
@@ -22,13 +21,7 @@ func newReloadCmd(a *app) *cobra.Command {
 			"anything is wrong, the daemon keeps the old one and this command prints every\n" +
 			"problem and exits 1. Otherwise it prints what changed and whether the daemon\n" +
 			"reconnected (the server cannot update a registered tool set any other way).",
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return askDaemon(a, cmd, &f, (*controlapi.ControlClient).Reload, printReload)
-		},
-	}
-	f.add(cmd, true)
-	return cmd
+	}, (*controlapi.ControlClient).Reload, printReload)
 }
 
 func printReload(w io.Writer, rep controlapi.ReloadResponse) error {

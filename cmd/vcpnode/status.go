@@ -14,21 +14,14 @@ import (
 )
 
 func newStatusCmd(a *app) *cobra.Command {
-	var f controlFlags
-	cmd := &cobra.Command{
+	return queryCmd(a, &cobra.Command{
 		Use:   "status",
 		Short: "Show the running daemon's connection, tools, calls in flight and pending approvals",
 		Long: "status asks the running daemon (over its control socket) how it is doing: the\n" +
 			"connection to the main server and since when, the next retry and last error while\n" +
 			"disconnected, how many tools are exposed, each MCP server's state, the calls in flight, the calls awaiting\n" +
 			"approval, and its version and uptime.",
-		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return askDaemon(a, cmd, &f, (*controlapi.ControlClient).Status, printStatus)
-		},
-	}
-	f.add(cmd, true)
-	return cmd
+	}, (*controlapi.ControlClient).Status, printStatus)
 }
 
 // printStatus writes the human form of a status: label, value lines
