@@ -20,9 +20,7 @@ import (
 // "parallel" keeps 4×GOMAXPROCS calls in flight.
 func BenchmarkWarmCall(b *testing.B) {
 	needNode(b)
-	root := pluginRoot(b, "Fast")
-	h := newTestHost(b, Options{})
-	fast := findTool(b, h.Load(scanDirect(b, root), Settings{}), "Fast")
+	_, fast := loadPlugin(b, Options{}, "Fast")
 	reg := toolhost.NewRegistry()
 	for _, t := range []toolhost.Tool{fast, inProcess{}} {
 		if err := reg.Add(t); err != nil {

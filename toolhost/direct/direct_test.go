@@ -65,9 +65,7 @@ func TestCommonJSPluginGetsConfigEnvContextAndSignal(t *testing.T) {
 
 func TestResultsMapLikeStdioResults(t *testing.T) {
 	needNode(t)
-	root := pluginRoot(t, "Common")
-	h := newTestHost(t, Options{})
-	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
+	_, tool := loadPlugin(t, Options{}, "Common")
 	cases := []struct {
 		mode, want, err string
 	}{
@@ -183,9 +181,7 @@ func TestHungCallKillsAndRestartsItsHost(t *testing.T) {
 	needNode(t)
 	for _, cause := range []error{toolhost.ErrTimeout, toolhost.ErrCancelled} {
 		t.Run(cause.Error(), func(t *testing.T) {
-			root := pluginRoot(t, "Common")
-			h := newTestHost(t, Options{Grace: 500 * time.Millisecond})
-			tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
+			h, tool := loadPlugin(t, Options{Grace: 500 * time.Millisecond}, "Common")
 
 			other := make(chan error, 1)
 			go func() {
@@ -231,9 +227,7 @@ func TestHungCallKillsAndRestartsItsHost(t *testing.T) {
 // loop cannot even see its AbortSignal; its host is killed after Grace.
 func TestBusyLoopIsKilledAtTheDeadline(t *testing.T) {
 	needNode(t)
-	root := pluginRoot(t, "Common")
-	h := newTestHost(t, Options{Grace: 500 * time.Millisecond})
-	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
+	h, tool := loadPlugin(t, Options{Grace: 500 * time.Millisecond}, "Common")
 	ctx, cancel := context.WithTimeoutCause(context.Background(), 300*time.Millisecond, toolhost.ErrTimeout)
 	defer cancel()
 	if _, err := invoke(ctx, tool, map[string]string{"mode": "spin"}, ""); !errors.Is(err, toolhost.ErrTimeout) {
@@ -249,9 +243,7 @@ func TestBusyLoopIsKilledAtTheDeadline(t *testing.T) {
 // signal sees why, and answers, so its host is not killed.
 func TestAbortSignalFiresOnCancelAndDeadline(t *testing.T) {
 	needNode(t)
-	root := pluginRoot(t, "Common")
-	h := newTestHost(t, Options{Grace: 10 * time.Second})
-	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
+	h, tool := loadPlugin(t, Options{Grace: 10 * time.Second}, "Common")
 	for _, c := range []struct {
 		cause error
 		want  string
@@ -299,9 +291,7 @@ func pendingCalls(tl toolhost.Tool) int {
 
 func TestProcessExitAndUncaughtExceptionRestartTheHost(t *testing.T) {
 	needNode(t)
-	root := pluginRoot(t, "Common")
-	h := newTestHost(t, Options{})
-	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
+	h, tool := loadPlugin(t, Options{}, "Common")
 	_, err := invoke(nil, tool, map[string]string{"mode": "exit"}, "")
 	if !errors.Is(err, ErrRestarted) || !strings.Contains(err.Error(), "exit status 7") {
 		t.Errorf("call that exits: %v", err)
@@ -322,9 +312,7 @@ func TestProcessExitAndUncaughtExceptionRestartTheHost(t *testing.T) {
 
 func TestStdoutFloodDoesNotBlockTheHost(t *testing.T) {
 	needNode(t)
-	root := pluginRoot(t, "Common")
-	h := newTestHost(t, Options{})
-	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Common")
+	_, tool := loadPlugin(t, Options{}, "Common")
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {

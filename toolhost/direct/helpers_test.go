@@ -191,6 +191,14 @@ func newTestHost(tb testing.TB, opts Options) *Host {
 	return h
 }
 
+// loadPlugin loads the test plugin name in a new test host made with opts
+// and returns the host and the plugin's tool.
+func loadPlugin(tb testing.TB, opts Options, name string) (*Host, toolhost.Tool) {
+	tb.Helper()
+	h := newTestHost(tb, opts)
+	return h, findTool(tb, h.Load(scanDirect(tb, pluginRoot(tb, name)), Settings{}), name)
+}
+
 func findTool(tb testing.TB, l Loaded, name string) toolhost.Tool {
 	tb.Helper()
 	for _, t := range l.Tools {
