@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -97,4 +98,45 @@ func argFilterMode(args map[string]json.RawMessage) (gitignore bool, err error) 
 		return false, nil
 	}
 	return true, fmt.Errorf("%w: filterMode must be \"gitignore\" or \"none\", got %q", ErrBadArgument, clip(mode))
+}
+
+// argList reads a call's arguments and gathers their problems, so that one
+// answer names them all.
+type argList struct {
+	args map[string]json.RawMessage
+	errs []error
+}
+
+// add keeps err when it is one.
+func (l *argList) add(err error) {
+	if err != nil {
+		l.errs = append(l.errs, err)
+	}
+}
+
+// err is every problem joined, nil when there is none.
+func (l *argList) err() error { return errors.Join(l.errs...) }
+
+func (l *argList) string(name string) string {
+	v, err := argString(l.args, name)
+	l.add(err)
+	return v
+}
+
+func (l *argList) int(name string, def, lo, hi int) int {
+	v, err := argInt(l.args, name, def, lo, hi)
+	l.add(err)
+	return v
+}
+
+func (l *argList) bool(name string, def bool) bool {
+	v, err := argBool(l.args, name, def)
+	l.add(err)
+	return v
+}
+
+func (l *argList) filterMode() (gitignore bool) {
+	v, err := argFilterMode(l.args)
+	l.add(err)
+	return v
 }

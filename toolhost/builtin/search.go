@@ -64,25 +64,20 @@ type searchArgs struct {
 
 func parseSearchArgs(args map[string]json.RawMessage) (searchArgs, error) {
 	var a searchArgs
-	var errs []error
-	add := func(e error) {
-		if e != nil {
-			errs = append(errs, e)
-		}
-	}
+	l := argList{args: args}
 	pattern, err := argString(args, "pattern")
-	add(err)
+	l.add(err)
 	ignoreCase, err := argBool(args, "ignoreCase", false)
-	add(err)
+	l.add(err)
 	if err == nil && pattern == "" {
-		add(fmt.Errorf("%w: pattern is required: an RE2 regular expression", ErrBadArgument))
+		l.add(fmt.Errorf("%w: pattern is required: an RE2 regular expression", ErrBadArgument))
 	} else if pattern != "" {
 		flags := ""
 		if ignoreCase {
 			flags = "(?i)"
 		}
 		if a.re, err = regexp.Compile(flags + pattern); err != nil {
-			add(fmt.Errorf("%w: pattern is not a valid RE2 regular expression: %w", ErrBadArgument, err))
+			l.add(fmt.Errorf("%w: pattern is not a valid RE2 regular expression: %w", ErrBadArgument, err))
 		} else if !strings.Contains(pattern, `\A`) && !strings.Contains(pattern, `\z`) && !strings.Contains(pattern, "(?") {
 			// With (?m), ^ and $ match at line ends in the whole text, so a
 			// file with no match there has no matching line. Patterns that
@@ -90,20 +85,15 @@ func parseSearchArgs(args map[string]json.RawMessage) (searchArgs, error) {
 			a.pre = regexp.MustCompile("(?m)" + flags + pattern)
 		}
 	}
-	a.path, err = argString(args, "path")
-	add(err)
-	a.include, err = argString(args, "include")
-	add(err)
+	a.path = l.string("path")
+	a.include = l.string("include")
 	if _, err := filepath.Match(a.include, ""); err != nil {
-		add(fmt.Errorf("%w: include %q is not a valid glob", ErrBadArgument, clip(a.include)))
+		l.add(fmt.Errorf("%w: include %q is not a valid glob", ErrBadArgument, clip(a.include)))
 	}
-	a.maxMatches, err = argInt(args, "maxMatches", defaultSearchMatches, 1, maxSearchMatches)
-	add(err)
-	a.showHidden, err = argBool(args, "showHidden", false)
-	add(err)
-	a.gitignore, err = argFilterMode(args)
-	add(err)
-	return a, errors.Join(errs...)
+	a.maxMatches = l.int("maxMatches", defaultSearchMatches, 1, maxSearchMatches)
+	a.showHidden = l.bool("showHidden", false)
+	a.gitignore = l.filterMode()
+	return a, l.err()
 }
 
 func (t *searchTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) {

@@ -65,27 +65,16 @@ type treeArgs struct {
 }
 
 func parseTreeArgs(args map[string]json.RawMessage) (treeArgs, error) {
-	var a treeArgs
-	var err error
-	var errs []error
-	add := func(e error) {
-		if e != nil {
-			errs = append(errs, e)
-		}
+	l := argList{args: args}
+	a := treeArgs{
+		path:       l.string("path"),
+		maxDepth:   l.int("maxDepth", defaultTreeDepth, 1, maxTreeDepth),
+		maxEntries: l.int("maxEntries", defaultTreeEntries, 1, maxTreeEntries),
+		showFiles:  l.bool("showFiles", true),
+		showHidden: l.bool("showHidden", false),
+		gitignore:  l.filterMode(),
 	}
-	a.path, err = argString(args, "path")
-	add(err)
-	a.maxDepth, err = argInt(args, "maxDepth", defaultTreeDepth, 1, maxTreeDepth)
-	add(err)
-	a.maxEntries, err = argInt(args, "maxEntries", defaultTreeEntries, 1, maxTreeEntries)
-	add(err)
-	a.showFiles, err = argBool(args, "showFiles", true)
-	add(err)
-	a.showHidden, err = argBool(args, "showHidden", false)
-	add(err)
-	a.gitignore, err = argFilterMode(args)
-	add(err)
-	return a, errors.Join(errs...)
+	return a, l.err()
 }
 
 func (t *treeTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) {
