@@ -14,7 +14,7 @@ import (
 )
 
 // OverridesFile is the file in the state directory that keeps the switches
-// set in the web console (expose and approval per tool). They are applied
+// set in the web console (expose, approval and timeout per tool). They are applied
 // over the config file's [tools.NAME] tables at start and at every reload,
 // and `config show` names the file as their source.
 const OverridesFile = "tool-overrides.json"
@@ -23,6 +23,30 @@ const OverridesFile = "tool-overrides.json"
 type ToolOverride struct {
 	Expose   *bool  `json:"expose,omitempty"`
 	Approval string `json:"approval,omitempty"`
+	// Timeout replaces [tools.NAME] timeout; zero keeps the config's.
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// TimeoutDefault is the timeout a ToolOverrideRequest (and `vcpnode tools
+// timeout`) sets to go back to the config file's value.
+const TimeoutDefault = "default"
+
+// ParseToolTimeout reads a timeout override as the console and the CLI
+// send it: a duration ("45s", "2m") checked like [tools.NAME] timeout, or
+// TimeoutDefault, which is zero (the config's value).
+func ParseToolTimeout(s string) (Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == TimeoutDefault {
+		return 0, nil
+	}
+	var d Duration
+	if err := d.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("timeout: %w, or %q for the config's value", err, TimeoutDefault)
+	}
+	if msg := ToolTimeoutProblem(d.D()); msg != "" {
+		return 0, fmt.Errorf("timeout %s", msg)
+	}
+	return d, nil
 }
 
 // Overrides are the console's switches, by tool name.
@@ -64,6 +88,11 @@ func LoadOverrides(path string) (Overrides, error) {
 }
 
 func (t ToolOverride) problem() string {
+	if t.Timeout != 0 {
+		if msg := ToolTimeoutProblem(t.Timeout.D()); msg != "" {
+			return "timeout " + msg
+		}
+	}
 	if t.Approval == "" {
 		return ""
 	}
@@ -87,7 +116,7 @@ func (o *Overrides) Set(name string, t ToolOverride) error {
 	if o.Tools == nil {
 		o.Tools = map[string]ToolOverride{}
 	}
-	if t.Expose == nil && t.Approval == "" {
+	if t == (ToolOverride{}) {
 		delete(o.Tools, name)
 	} else {
 		o.Tools[name] = t
@@ -151,6 +180,9 @@ func (o Overrides) Apply(c Config) Config {
 		if ov.Approval != "" {
 			t.Approval = ov.Approval
 		}
+		if ov.Timeout != 0 {
+			t.Timeout = ov.Timeout
+		}
 		tools[name] = t
 	}
 	c.Tools = tools
@@ -173,6 +205,9 @@ func (o Overrides) Describe() []string {
 		}
 		if t.Approval != "" {
 			parts = append(parts, fmt.Sprintf("approval = %q", t.Approval))
+		}
+		if t.Timeout != 0 {
+			parts = append(parts, fmt.Sprintf("timeout = %q", t.Timeout))
 		}
 		out = append(out, "["+keyPath("tools", n)+"] "+strings.Join(parts, ", "))
 	}

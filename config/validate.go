@@ -213,8 +213,10 @@ func (c Config) checkTools(ps *problemList) {
 			ps.add(key, "tool name %s", msg)
 		}
 		// Zero means "use the tool's own timeout".
-		if t.Timeout != 0 && (t.Timeout.D() < minToolTimeout || t.Timeout.D() > maxToolTimeout) {
-			ps.add(key+".timeout", "must be between 1s and %s (2147483647 ms, the server's limit) (got %s)", maxToolTimeout, t.Timeout)
+		if t.Timeout != 0 {
+			if msg := ToolTimeoutProblem(t.Timeout.D()); msg != "" {
+				ps.add(key+".timeout", "%s", msg)
+			}
 		}
 		if t.MaxConcurrent < 0 {
 			ps.add(key+".max_concurrent", "must be 0 (no per-tool limit) or more (got %d)", t.MaxConcurrent)
@@ -223,6 +225,15 @@ func (c Config) checkTools(ps *problemList) {
 			ps.add(key+".max_memory", "must be 0 (Node's default) or between %d and %d MiB (got %d)", minMaxMemoryMiB, maxMaxMemoryMiB, t.MaxMemory)
 		}
 	}
+}
+
+// ToolTimeoutProblem describes what is wrong with d as a tool's timeout
+// ([tools.NAME] timeout, or the console's override of it), or returns "".
+func ToolTimeoutProblem(d time.Duration) string {
+	if d < minToolTimeout || d > maxToolTimeout {
+		return fmt.Sprintf("must be between 1s and %s (2147483647 ms, the server's limit) (got %s)", maxToolTimeout, d)
+	}
+	return ""
 }
 
 // toolNameProblem describes what is wrong with a tool name, or returns "".

@@ -23,7 +23,8 @@ type fakeBackend struct {
 	reconnects int
 	calls      []controlapi.CallRequest
 	decisions  []string
-	overrides  []string
+	overrides  []string // "name timeout" of each override asked for
+	registers  int
 	events     chan controlapi.Event
 }
 
@@ -91,6 +92,9 @@ func (f *fakeBackend) Reconnect() {
 }
 
 func (f *fakeBackend) Register() (controlapi.RegisterResponse, error) {
+	f.mu.Lock()
+	f.registers++
+	f.mu.Unlock()
 	return controlapi.RegisterResponse{Registering: true, Message: "registering"}, nil
 }
 
@@ -128,7 +132,7 @@ func (f *fakeBackend) ForgetRule(id string) (controlapi.ForgetRuleResponse, erro
 
 func (f *fakeBackend) ToolOverride(name string, req controlapi.ToolOverrideRequest) (controlapi.ToolOverrideResponse, error) {
 	f.mu.Lock()
-	f.overrides = append(f.overrides, name)
+	f.overrides = append(f.overrides, name+" "+req.Timeout)
 	f.mu.Unlock()
 	if name != "Echo" {
 		return controlapi.ToolOverrideResponse{}, errFakeUnknown

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost/textproto"
 )
@@ -171,6 +172,12 @@ func (s *Server) handleToolOverride(w http.ResponseWriter, r *http.Request) {
 	var req controlapi.ToolOverrideRequest
 	if !readBody(w, r, &req) {
 		return
+	}
+	if req.Timeout != "" {
+		if _, err := config.ParseToolTimeout(req.Timeout); err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
 	}
 	res, err := s.b.ToolOverride(r.PathValue("name"), req)
 	if err != nil {

@@ -110,6 +110,12 @@ func (c *ControlClient) Register(ctx context.Context) (RegisterResponse, error) 
 	return out, c.Do(ctx, http.MethodPost, PathRegister, nil, &out)
 }
 
+// ToolOverride changes one tool's switches (POST /v1/tools/{name}/override).
+func (c *ControlClient) ToolOverride(ctx context.Context, name string, req ToolOverrideRequest) (ToolOverrideResponse, error) {
+	var out ToolOverrideResponse
+	return out, c.Do(ctx, http.MethodPost, "/v1/tools/"+url.PathEscape(name)+"/override", req, &out)
+}
+
 // Reconnect cuts a backoff wait short (POST /v1/reconnect).
 func (c *ControlClient) Reconnect(ctx context.Context) (ReconnectResponse, error) {
 	var out ReconnectResponse

@@ -12,7 +12,11 @@ import (
 type ToolOverrideRequest struct {
 	Expose   *bool  `json:"expose,omitempty"`
 	Approval string `json:"approval,omitempty"`
-	Reset    bool   `json:"reset,omitempty"`
+	// Timeout is a duration ("45s") checked like [tools.NAME] timeout, or
+	// config.TimeoutDefault for the config file's value
+	// (config.ParseToolTimeout).
+	Timeout string `json:"timeout,omitempty"`
+	Reset   bool   `json:"reset,omitempty"`
 }
 
 // ToolOverrideResponse is the tool's switches after the change.

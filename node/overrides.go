@@ -10,7 +10,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
-// The console's per-tool switches (expose, approval) live in
+// The console's per-tool switches (expose, approval, timeout) live in
 // config.OverridesFile in the state directory, applied over the config
 // file at start, at every reload and when a switch changes; a change
 // reloads like `vcpnode reload`, so the server's registration follows.
@@ -75,6 +75,13 @@ func (n *Node) SetToolOverride(name string, req controlapi.ToolOverrideRequest) 
 		}
 		if req.Approval != "" {
 			t.Approval = req.Approval
+		}
+		if req.Timeout != "" {
+			d, err := config.ParseToolTimeout(req.Timeout)
+			if err != nil {
+				return controlapi.ToolOverrideResponse{}, err
+			}
+			t.Timeout = d
 		}
 	}
 	if err := next.Set(name, t); err != nil {

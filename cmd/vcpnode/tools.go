@@ -59,6 +59,7 @@ func newToolsCmd(a *app) *cobra.Command {
 		},
 	}
 	f.add(cmd, true)
+	cmd.AddCommand(newToolsTimeoutCmd(a))
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "list the tools that are not exposed too, with the reason for each")
 	cmd.Flags().BoolVar(&prompt, "prompt", false, "print what a model is told about the exposed tools")
 	cmd.Flags().StringVar(&format, "format", textproto.PromptVCP, "the --prompt `FORMAT`: "+strings.Join(textproto.PromptFormats, ", ")+" (json is openai)")
@@ -133,7 +134,11 @@ func toolRow(t controlapi.ToolStatus, withReason bool) string {
 	if t.State != "" {
 		source += " (" + t.State + ")" // an MCP server's state
 	}
-	row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", t.Name, exposed, ctlAge(time.Duration(t.TimeoutMs)*time.Millisecond), limit, approval, source)
+	timeout := ctlAge(time.Duration(t.TimeoutMs) * time.Millisecond)
+	if t.Override != nil && t.Override.Timeout != 0 {
+		timeout += " (set)" // by the console or `vcpnode tools timeout`
+	}
+	row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", t.Name, exposed, timeout, limit, approval, source)
 	if withReason {
 		row += "\t" + t.Reason
 	}
