@@ -38,7 +38,7 @@ type Conn struct {
 	pings   int             // pings received from the node
 	pongs   int             // pongs received from the node
 	pongFor map[string]bool // outstanding Ping payloads → answered
-	changed chan struct{}   // closed and replaced on every state change
+	changes changes         // wakes waitUntil on every state change
 }
 
 func newConn(h *Hub, ws *websocket.Conn) *Conn {
@@ -53,7 +53,7 @@ func newConn(h *Hub, ws *websocket.Conn) *Conn {
 		done:     make(chan struct{}),
 		calls:    make(map[string]chan wsproto.ToolResult),
 		pongFor:  make(map[string]bool),
-		changed:  make(chan struct{}),
+		changes:  newChanges(),
 	}
 	c.stopPonging.Store(h.opts.NoPong)
 	ws.SetReadLimit(h.opts.ReadLimit)
@@ -83,34 +83,18 @@ func (c *Conn) Err() error {
 	return c.endErr
 }
 
-func (c *Conn) notifyLocked() {
-	close(c.changed)
-	c.changed = make(chan struct{})
-}
+func (c *Conn) notifyLocked() { c.changes.notify() }
 
 // waitUntil blocks until cond (called with c.mu held) is true, the
 // connection ends, or ctx is done. Frames that arrived before the end still
 // satisfy cond.
 func (c *Conn) waitUntil(ctx context.Context, what string, cond func() bool) error {
-	for {
-		c.mu.Lock()
-		if cond() {
-			c.mu.Unlock()
-			return nil
-		}
+	return c.changes.wait(ctx, "connection "+c.id+": waiting for "+what, &c.mu, cond, func() error {
 		if c.ended {
-			err := c.endErr
-			c.mu.Unlock()
-			return fmt.Errorf("%w (id %s) while waiting for %s: %w", ErrConnClosed, c.id, what, err)
+			return fmt.Errorf("%w (id %s) while waiting for %s: %w", ErrConnClosed, c.id, what, c.endErr)
 		}
-		ch := c.changed
-		c.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("demohub: connection %s: waiting for %s: %w", c.id, what, ctx.Err())
-		}
-	}
+		return nil
+	})
 }
 
 // readLoop owns every read of the connection until it ends.

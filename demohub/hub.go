@@ -94,7 +94,7 @@ type Hub struct {
 	refuseLeft int // <0: refuse until told otherwise
 	okCount    int
 	refused    int
-	changed    chan struct{} // closed and replaced on every state change
+	changes    changes       // wakes waitUntil on every state change
 	obs        observerState // observer.go
 }
 
@@ -125,7 +125,7 @@ func Start(opts Options) (*Hub, error) {
 			CheckOrigin: func(*http.Request) bool { return true },
 		},
 		conns:   make(map[*Conn]struct{}),
-		changed: make(chan struct{}),
+		changes: newChanges(),
 	}
 	h.mu.Lock()
 	h.serveLocked(ln)
@@ -178,32 +178,17 @@ func (h *Hub) observe(f Frame) {
 }
 
 // notifyLocked wakes every waiter; h.mu must be held.
-func (h *Hub) notifyLocked() {
-	close(h.changed)
-	h.changed = make(chan struct{})
-}
+func (h *Hub) notifyLocked() { h.changes.notify() }
 
 // waitUntil blocks until cond (called with h.mu held) is true, the hub is
 // closed, or ctx is done.
 func (h *Hub) waitUntil(ctx context.Context, what string, cond func() bool) error {
-	for {
-		h.mu.Lock()
-		if cond() {
-			h.mu.Unlock()
-			return nil
-		}
+	return h.changes.wait(ctx, "waiting for "+what, &h.mu, cond, func() error {
 		if h.closed {
-			h.mu.Unlock()
 			return fmt.Errorf("%w while waiting for %s", ErrClosed, what)
 		}
-		ch := h.changed
-		h.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("demohub: waiting for %s: %w", what, ctx.Err())
-		}
-	}
+		return nil
+	})
 }
 
 // Close closes the listener and every connection abruptly, and waits for all
