@@ -268,20 +268,14 @@ func TestMetricsCountPluginKillsAndPlaceholderPushes(t *testing.T) {
 	}
 	// The answer may beat the reaping of the killed process by a moment:
 	// scrape until the counters settle, within the test's deadline.
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	var kills, pushes float64
+	if !testwait.Poll(h.ctx, func() bool {
 		m := scrape(t, h.ctx, srv.Addr())
-		kills, _ := metricValue(m, "vcpnode_plugin_kills_total", nil)
-		pushes, _ := metricValue(m, "vcpnode_placeholder_pushes_total", nil)
-		if kills == 1 && pushes == 1 {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-h.ctx.Done():
-			t.Fatalf("plugin kills %v, placeholder pushes %v; want 1 and 1", kills, pushes)
-		}
+		kills, _ = metricValue(m, "vcpnode_plugin_kills_total", nil)
+		pushes, _ = metricValue(m, "vcpnode_placeholder_pushes_total", nil)
+		return kills == 1 && pushes == 1
+	}) {
+		t.Fatalf("plugin kills %v, placeholder pushes %v; want 1 and 1", kills, pushes)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
@@ -230,19 +232,12 @@ func writeFiles(t *testing.T, files map[string]string) {
 // tools in the background once New's bounded wait is over).
 func waitForTool(t *testing.T, n *Node, tool string) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		for _, ts := range n.ToolStatuses().Tools {
-			if ts.Name == tool {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no tool %s after 3 minutes: %+v", tool, n.MCPServers())
-		}
-		<-tick.C
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	if !testwait.Poll(ctx, func() bool {
+		return slices.ContainsFunc(n.ToolStatuses().Tools, func(ts controlapi.ToolStatus) bool { return ts.Name == tool })
+	}) {
+		t.Fatalf("no tool %s after 3 minutes: %+v", tool, n.MCPServers())
 	}
 }
 

@@ -71,23 +71,12 @@ func TestCommandTimeoutKillsProcessGroup(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	go func() {
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		giveUp := time.NewTimer(testWait)
-		defer giveUp.Stop()
-		for {
-			select {
-			case <-tick.C:
-				if _, err := os.Stat(pidFile); err == nil {
-					cancel(context.DeadlineExceeded)
-					return
-				}
-			case <-giveUp.C:
-				cancel(errors.New("the shell never wrote its pid file"))
-				return
-			case <-ctx.Done():
-				return
-			}
+		wait, stop := context.WithTimeout(ctx, testWait)
+		defer stop()
+		if testwait.Poll(wait, func() bool { _, err := os.Stat(pidFile); return err == nil }) {
+			cancel(context.DeadlineExceeded)
+		} else {
+			cancel(errors.New("the shell never wrote its pid file"))
 		}
 	}()
 	out, err := c.Run(ctx)

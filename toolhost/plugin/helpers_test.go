@@ -150,12 +150,21 @@ func waitPidFile(t testing.TB, path string) int {
 	t.Helper()
 	var pid int
 	testwait.For(t, "pid file "+filepath.Base(path), func() bool {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && pid > 0
+		pid = readPid(path)
+		return pid > 0
 	})
+	return pid
+}
+
+// readPid is the pid a fake plugin wrote to path, 0 while there is none.
+func readPid(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid < 0 {
+		return 0
+	}
 	return pid
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,24 +68,21 @@ const winStartLimit = time.Minute
 // pid files that are there, to tell which process did not come up.
 func waitWinPid(t *testing.T, dir, role string) int {
 	t.Helper()
-	deadline := time.Now().Add(winStartLimit)
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, role+".pid"))
-		if err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
-				return pid
-			}
+	ctx, cancel := context.WithTimeout(context.Background(), winStartLimit)
+	defer cancel()
+	var pid int
+	if !testwait.Poll(ctx, func() bool {
+		pid = readPid(filepath.Join(dir, role+".pid"))
+		return pid > 0
+	}) {
+		var have []string
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			have = append(have, e.Name())
 		}
-		if time.Now().After(deadline) {
-			var have []string
-			entries, _ := os.ReadDir(dir)
-			for _, e := range entries {
-				have = append(have, e.Name())
-			}
-			t.Fatalf("no %s.pid after %s; the folder holds %q", role, winStartLimit, have)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a file the plugin writes, with a deadline
+		t.Fatalf("no %s.pid after %s; the folder holds %q", role, winStartLimit, have)
 	}
+	return pid
 }
 
 func assertEnded(t *testing.T, hs map[string]windows.Handle) {
