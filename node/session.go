@@ -12,6 +12,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/hubconn"
+	"github.com/vcpnode/vcpnode/internal/inflight"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -34,7 +35,7 @@ type session struct {
 	out  chan outFrame
 	done chan struct{} // closed when run stops writing: send must not block after that
 
-	calls       sessionCalls     // read and not yet answered (session_calls.go)
+	calls       inflight.Counter // read and not yet answered (session_calls.go)
 	origin      *toolhost.Origin // groups this connection's calls in the dispatcher
 	callCtx     context.Context
 	cancelCalls context.CancelCauseFunc

@@ -1,86 +1,16 @@
 package node
 
 import (
-	"sync"
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
-// sessionCalls counts the calls read on one connection and not yet
-// answered, so that the session can answer all of them before its close
-// frame, and so that calls outliving their connection can be cancelled.
-type sessionCalls struct {
-	mu      sync.Mutex
-	pending int
-	idle    chan struct{} // closed when pending drops to zero; made by waiters
-	closed  bool          // no call is taken any more
-}
-
-// begin counts a call read from the connection; false once the session
-// has stopped taking calls (its close frame is on its way).
-func (c *sessionCalls) begin() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false
-	}
-	c.pending++
-	return true
-}
-
-// end is called once a call's answer is queued (or dropped).
-func (c *sessionCalls) end() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.pending--
-	if c.pending == 0 && c.idle != nil {
-		close(c.idle)
-		c.idle = nil
-	}
-}
-
-// closeIfIdle stops taking calls when none is pending and returns nil;
-// otherwise it returns a channel closed when none is, and how many are.
-func (c *sessionCalls) closeIfIdle() (<-chan struct{}, int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pending == 0 {
-		c.closed = true
-		return nil, 0
-	}
-	if c.idle == nil {
-		c.idle = make(chan struct{})
-	}
-	return c.idle, c.pending
-}
-
-// close stops taking calls and returns what is still pending, with a
-// channel closed when that drops to zero (nil when it already is zero).
-func (c *sessionCalls) close() (<-chan struct{}, int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.closed = true
-	if c.pending == 0 {
-		return nil, 0
-	}
-	if c.idle == nil {
-		c.idle = make(chan struct{})
-	}
-	return c.idle, c.pending
-}
-
-func (c *sessionCalls) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.pending
-}
-
 // dispatch hands one execute_tool to the dispatcher under the session's
 // call context; its answer goes out on this connection.
 func (s *session) dispatch(m wsproto.ExecuteTool) {
-	if !s.calls.begin() {
+	if !s.calls.Begin() {
 		s.log.Warn().Str("request_id", clip(m.RequestID)).Str("tool", clip(m.ToolName)).
 			Msg("execute_tool arrived after the node's close frame went out: not run and not answered")
 		return
@@ -89,20 +19,20 @@ func (s *session) dispatch(m wsproto.ExecuteTool) {
 	s.n.callStarted(m.RequestID, m.ToolName, false)
 	reply := func(o toolhost.Outcome) {
 		s.sendResult(o)
-		s.calls.end()
+		s.calls.End()
 	}
 	if !s.n.disp.Dispatch(s.callCtx, m.ToolName, call, reply) {
-		s.calls.end() // a duplicate: no reply will come
+		s.calls.End() // a duplicate: no reply will come
 	}
 }
 
 // answer sends an outcome the session makes itself (a call it could not
 // read), counted like a dispatched call so it is not lost to the close.
 func (s *session) answer(o toolhost.Outcome) {
-	if !s.calls.begin() {
+	if !s.calls.Begin() {
 		return
 	}
-	defer s.calls.end()
+	defer s.calls.End()
 	s.sendResult(o)
 }
 
@@ -114,7 +44,7 @@ func (s *session) answerPending(wait time.Duration) {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for logged := false; ; {
-		idle, n := s.calls.closeIfIdle()
+		idle, n := s.calls.CloseIfIdle()
 		if idle == nil {
 			break
 		}
@@ -125,12 +55,12 @@ func (s *session) answerPending(wait time.Duration) {
 		select {
 		case frame := <-s.out:
 			if err := s.writeOut(frame); err != nil {
-				s.calls.close()
+				s.calls.Close()
 				return
 			}
 		case <-idle:
 		case <-t.C:
-			_, n := s.calls.close()
+			_, n := s.calls.Close()
 			s.log.Warn().Int("calls", n).Dur("waited", wait).Msg("closing with calls still running; they are handled as the connection ends")
 		}
 	}
@@ -148,7 +78,7 @@ func (s *session) endCalls() {
 		s.log.Info().Int("calls", dropped).
 			Msg("connection ended: dropped the calls it carried that had not started (the server has already failed them)")
 	}
-	idle, n := s.calls.close()
+	idle, n := s.calls.Close()
 	if n == 0 {
 		s.cancelCalls(errSessionEnded)
 		return
@@ -168,7 +98,7 @@ func (s *session) cancelAfter(idle <-chan struct{}, grace time.Duration) {
 	case <-idle:
 		s.cancelCalls(errSessionEnded)
 	case <-t.C:
-		left := s.calls.count()
+		left := s.calls.Count()
 		s.cancelCalls(errSessionEnded)
 		if left > 0 {
 			s.log.Warn().Int("calls", left).Msg("cancelled the calls of an ended connection")

@@ -115,7 +115,7 @@ func (s *session) readLoop() error {
 			})
 			s.n.decodeBudget.release(in.cost)
 			if in.counted {
-				s.calls.end()
+				s.calls.End()
 			}
 		}
 	}()
@@ -155,7 +155,7 @@ func (s *session) readLoop() error {
 		congested = false
 		// A frame read before the close frame may be a call that must be
 		// answered first: it counts as pending until it is decoded.
-		inbox <- inbound{frame: frame, cost: cost, counted: s.calls.begin()}
+		inbox <- inbound{frame: frame, cost: cost, counted: s.calls.Begin()}
 	}
 }
 
@@ -209,7 +209,7 @@ func (s *session) dropQueued(inbox chan inbound) {
 			dropped++
 			s.n.decodeBudget.release(in.cost)
 			if in.counted {
-				s.calls.end()
+				s.calls.End()
 			}
 		default:
 			if dropped > 0 {

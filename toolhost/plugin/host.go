@@ -20,6 +20,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/internal/inflight"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -112,10 +113,7 @@ type Host struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	mu      sync.Mutex
-	closed  bool
-	active  int           // processes started and not yet fully reaped
-	drained chan struct{} // closed once closed && active == 0
+	procs inflight.Counter // processes started and not yet fully reaped
 
 	kills   atomic.Uint64
 	started atomic.Uint64
@@ -130,12 +128,11 @@ func NewHost(opts Options) *Host {
 	opts = opts.withDefaults()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	h := &Host{
-		opts:    opts,
-		log:     opts.Log,
-		ctx:     ctx,
-		cancel:  cancel,
-		drained: make(chan struct{}),
-		trees:   opts.ProcessTrees,
+		opts:   opts,
+		log:    opts.Log,
+		ctx:    ctx,
+		cancel: cancel,
+		trees:  opts.ProcessTrees,
 	}
 	if h.trees == nil {
 		trees, err := proctree.New(proctree.Options{Log: opts.Log})
@@ -174,11 +171,7 @@ func (h *Host) Kills() uint64 { return h.kills.Load() }
 func (h *Host) Started() uint64 { return h.started.Load() }
 
 // Running is how many plugin processes are running or not yet reaped.
-func (h *Host) Running() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.active
-}
+func (h *Host) Running() int { return h.procs.Count() }
 
 // Close stops every plugin process tree (SIGTERM, SIGKILL after KillGrace)
 // and waits until all are reaped or ctx ends. When ctx has a deadline the
@@ -195,17 +188,13 @@ func (h *Host) Close(ctx context.Context) error {
 			h.trees.Close()
 		}
 	}()
-	h.mu.Lock()
-	if !h.closed {
-		h.closed = true
-		if h.active == 0 {
-			close(h.drained)
-		}
-	}
-	h.mu.Unlock()
+	drained, _ := h.procs.Close()
 	h.cancel(ErrClosed)
+	if drained == nil {
+		return nil
+	}
 	select {
-	case <-h.drained:
+	case <-drained:
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("plugin processes still running at shutdown (%d): %w", h.Running(), context.Cause(ctx))
@@ -214,25 +203,15 @@ func (h *Host) Close(ctx context.Context) error {
 
 // track counts a process about to start; it fails once the host is closed.
 func (h *Host) track() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
+	if !h.procs.Begin() {
 		return ErrClosed
 	}
-	h.active++
 	return nil
 }
 
 // untrack is called once per tracked process, after it was reaped and its
 // pipes were closed.
-func (h *Host) untrack() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.active--
-	if h.closed && h.active == 0 {
-		close(h.drained)
-	}
-}
+func (h *Host) untrack() { h.procs.End() }
 
 // runContext is ctx that also ends when the host is closed. stop releases it.
 func (h *Host) runContext(ctx context.Context) (context.Context, func()) {
