@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -158,4 +159,29 @@ func (f *fixture) pid(server string) int {
 		f.t.Fatal(err)
 	}
 	return n
+}
+
+// cancelSlowCall calls the command "slow" of tool, served by the test
+// server name, cancels it once the server's handler started, and checks
+// that the call returns context.Canceled and that the handler saw the
+// cancellation (notifications/cancelled).
+func (f *fixture) cancelSlowCall(name string, tool toolhost.Tool) {
+	f.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(ctx, f.t, tool, map[string]any{"command": "slow"})
+		done <- err
+	}()
+	f.waitMarker(name, "started")
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			f.t.Errorf("cancelled call: %v", err)
+		}
+	case <-time.After(waitLimit):
+		f.t.Fatal("the cancelled call did not return")
+	}
+	f.waitMarker(name, "cancelled")
 }

@@ -78,23 +78,7 @@ func TestHTTPServerWithHeaderFromEnvironment(t *testing.T) {
 	}
 
 	// Cancellation reaches the server over HTTP too.
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := call(ctx, t, tool, map[string]any{"command": "slow"})
-		done <- err
-	}()
-	f.waitMarker("notes", "started")
-	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("cancelled call: %v", err)
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("the cancelled call did not return")
-	}
-	f.waitMarker("notes", "cancelled")
+	f.cancelSlowCall("notes", tool)
 }
 
 func TestHTTPHeaderProblemsAreReported(t *testing.T) {

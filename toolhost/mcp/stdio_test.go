@@ -134,23 +134,7 @@ func TestStdioCancelSendsCancellation(t *testing.T) {
 	f := newFixture(t)
 	f.start(f.stdio("basic", "basic"))
 	tool := f.tool("McpBasic")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := call(ctx, t, tool, map[string]any{"command": "slow"})
-		done <- err
-	}()
-	f.waitMarker("basic", "started")
-	cancel()
-	select {
-	case err := <-done:
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("err = %v", err)
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("the call did not return after cancel")
-	}
-	f.waitMarker("basic", "cancelled") // the server's handler saw notifications/cancelled
+	f.cancelSlowCall("basic", tool)
 	if _, err := call(context.Background(), t, tool, map[string]any{"command": "echo", "msg": "still here"}); err != nil {
 		t.Errorf("after a cancel: %v", err)
 	}
