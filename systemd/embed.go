@@ -13,7 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/template"
+
+	"github.com/vcpnode/vcpnode/internal/servicetmpl"
 )
 
 var (
@@ -83,16 +84,13 @@ func render(name, text string, u Unit) ([]byte, error) {
 			return nil, fmt.Errorf("%s unit: %s %q: %w", name, p.what, p.path, err)
 		}
 	}
-	tmpl, err := template.New(name).Funcs(template.FuncMap{"arg": execArg, "spec": escapeSpecifiers}).
-		Option("missingkey=error").Parse(text)
+	fields := map[string]string{"Binary": u.Binary, "Config": u.Config, "KeyFile": u.KeyFile}
+	funcs := map[string]func(string) string{"arg": execArg, "spec": escapeSpecifiers}
+	out, err := servicetmpl.Expand(text, fields, funcs)
 	if err != nil {
-		return nil, fmt.Errorf("%s unit template: %w", name, err)
+		return nil, fmt.Errorf("%s unit: %w", name, err)
 	}
-	var b bytes.Buffer
-	if err := tmpl.Execute(&b, u); err != nil {
-		return nil, fmt.Errorf("%s unit template: %w", name, err)
-	}
-	return b.Bytes(), nil
+	return []byte(out), nil
 }
 
 // homePrefix is the specifier for the user's home, allowed at the start of

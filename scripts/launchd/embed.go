@@ -3,14 +3,14 @@
 package launchd
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"strings"
-	"text/template"
 	"unicode"
+
+	"github.com/vcpnode/vcpnode/internal/servicetmpl"
 )
 
 var (
@@ -63,15 +63,12 @@ func render(name, text string, j Job) ([]byte, error) {
 	if strings.ContainsFunc(j.Label, func(r rune) bool { return !isLabelRune(r) }) {
 		return nil, fmt.Errorf("%s plist: label %q: use letters, digits, '.', '-' and '_' only", name, j.Label)
 	}
-	tmpl, err := template.New(name).Funcs(template.FuncMap{"xml": escapeXML}).Option("missingkey=error").Parse(text)
+	fields := map[string]string{"Label": j.Label, "Binary": j.Binary, "Config": j.Config, "LogDir": j.LogDir, "WorkingDir": j.WorkingDir}
+	out, err := servicetmpl.Expand(text, fields, map[string]func(string) string{"xml": escapeXML})
 	if err != nil {
-		return nil, fmt.Errorf("%s plist template: %w", name, err)
+		return nil, fmt.Errorf("%s plist: %w", name, err)
 	}
-	var b bytes.Buffer
-	if err := tmpl.Execute(&b, j); err != nil {
-		return nil, fmt.Errorf("%s plist template: %w", name, err)
-	}
-	return b.Bytes(), nil
+	return []byte(out), nil
 }
 
 func checkPath(p string) error {
