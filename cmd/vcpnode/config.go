@@ -76,6 +76,9 @@ func newConfigCmd(a *app) *cobra.Command {
 					}
 				}
 			}
+			// An unset mode follows [observer] enabled: show the one in
+			// force, as every other default is shown.
+			cfg.Node.Mode = cfg.Mode()
 			out, err := toml.Marshal(cfg.Redacted())
 			if err != nil {
 				return fmt.Errorf("encode config: %w", err)

@@ -168,6 +168,10 @@ timeout = "90s"
 		t.Fatal(err)
 	}
 	want := orig.Redacted()
+	if !strings.Contains(out, "mode = 'distributed'") {
+		t.Errorf("config show leaves the unset [node] mode out instead of its default:\n%s", out)
+	}
+	want.Node.Mode = config.ModeDistributed
 	// An absent list and an empty one mean the same; show writes [].
 	for _, c := range []*config.Config{&back, &want} {
 		c.Node.HiddenTools = append([]string{}, c.Node.HiddenTools...)
@@ -175,6 +179,28 @@ timeout = "90s"
 	}
 	if !reflect.DeepEqual(back, want) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", back, want)
+	}
+}
+
+// An unset mode shows the one [observer] enabled puts in force, and the
+// output still loads back.
+func TestConfigShowMode(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"[hub]\nkey = \"k\"\n", "mode = 'distributed'"},
+		{"[hub]\nkey = \"k\"\n[observer]\nenabled = true\n", "mode = 'both'"},
+		{"[hub]\nkey = \"k\"\n[node]\nmode = \"observer\"\n", "mode = 'observer'"},
+	} {
+		ta := newTestApp(t)
+		if code := ta.run("config", "show", "--config", writeFile(t, "c.toml", c.file, 0o600)); code != exitOK {
+			t.Fatalf("exit %d: %s", code, ta.stderr)
+		}
+		out := ta.stdout.String()
+		if !strings.Contains(out, "\n"+c.want+"\n") {
+			t.Errorf("config show of %q lacks %q:\n%s", c.file, c.want, out)
+		}
+		if _, err := config.Parse([]byte(out), "shown"); err != nil {
+			t.Errorf("config show of %q does not load back: %v", c.file, err)
+		}
 	}
 }
 
