@@ -11,7 +11,7 @@ import (
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
-	"github.com/vcpnode/vcpnode/toolhost/schema"
+	"github.com/vcpnode/vcpnode/toolhost/textproto"
 )
 
 // MCPTools lists the tools offered to MCP clients as `vcpnode mcp`
@@ -19,7 +19,14 @@ import (
 func (n *Node) MCPTools() []controlapi.MCPTool {
 	out := []controlapi.MCPTool{}
 	for _, t := range n.mcpServed() {
-		out = append(out, mcpTool(t.Spec))
+		mt, err := mcpTool(t.Spec)
+		if err != nil {
+			// A schema that cannot be written leaves the tool out of the
+			// list, never the list empty.
+			n.log.Warn().Err(err).Msg("tool left out of the MCP tool list")
+			continue
+		}
+		out = append(out, mt)
 	}
 	return out
 }
@@ -59,96 +66,40 @@ func (n *Node) callMCP(ctx context.Context, requestID, tool string, args map[str
 	return <-done
 }
 
-// mcpTool describes s for an MCP client.
-func mcpTool(s toolhost.Spec) controlapi.MCPTool {
+// mcpTool describes s for an MCP client. Its inputSchema is the one the
+// prompt formats give the tool (textproto.ParametersSchema): the source's
+// own, else the typed commands' parameters and the names an untyped
+// command's example passes, with "command" for several commands.
+func mcpTool(s toolhost.Spec) (controlapi.MCPTool, error) {
 	t := controlapi.MCPTool{Name: s.Name, Title: s.DisplayName, Typed: s.Typed()}
-	typed := commandsWithSchema(s)
-	if len(typed) == 1 && len(s.Commands) == 1 {
+	if len(s.Commands) == 1 && s.Commands[0].Schema != nil {
 		t.Description = strings.TrimSpace(s.Description)
 		if t.Description == "" {
 			t.Description = toolhost.Usage(s, "")
 		}
-		t.InputSchema = schemaJSON(typed[0].Schema)
-		return t
+	} else {
+		// Several commands, or none typed: the invocation text says how
+		// to call it.
+		t.Description = strings.TrimSpace(strings.TrimSpace(s.Description) + "\n\n" + toolhost.Usage(s, ""))
 	}
-	// Several commands, or none typed: the invocation text says how to call
-	// it, and "command" selects the command.
-	t.Description = strings.TrimSpace(strings.TrimSpace(s.Description) + "\n\n" + toolhost.Usage(s, ""))
-	props := map[string]any{}
-	var commands []string
-	for _, c := range s.Commands {
-		if c.Command != "" {
-			commands = append(commands, c.Command)
-		}
-		if c.Schema == nil {
-			continue
-		}
-		for _, p := range c.Schema.Params {
-			if _, seen := props[p.Name]; !seen && p.Name != schema.CommandArg {
-				props[p.Name] = paramSchema(p)
-			}
-		}
-	}
-	inputSchema := map[string]any{"type": "object", "properties": props}
-	if len(commands) > 0 {
-		props[schema.CommandArg] = map[string]any{"type": "string", "enum": commands,
-			"description": "which command of " + s.Name + " to run"}
-		inputSchema["required"] = []string{schema.CommandArg}
+	params, err := textproto.ParametersSchema(s)
+	if err != nil {
+		return t, fmt.Errorf("tool %q: %w", s.Name, err)
 	}
 	if !t.Typed {
-		// Plugins read every argument as text, as the VCP server sends them.
-		inputSchema["additionalProperties"] = map[string]any{"type": "string"}
-	}
-	t.InputSchema, _ = json.Marshal(inputSchema)
-	return t
-}
-
-func commandsWithSchema(s toolhost.Spec) []toolhost.Command {
-	var out []toolhost.Command
-	for _, c := range s.Commands {
-		if c.Schema != nil {
-			out = append(out, c)
+		// Plugins read every argument as text, as the VCP server sends
+		// them, and take arguments their examples do not show.
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(params, &obj); err != nil {
+			return t, fmt.Errorf("tool %q: %w", s.Name, err)
+		}
+		obj["additionalProperties"] = json.RawMessage(`{"type":"string"}`)
+		if params, err = json.Marshal(obj); err != nil {
+			return t, fmt.Errorf("tool %q: %w", s.Name, err)
 		}
 	}
-	return out
-}
-
-// schemaJSON is the JSON Schema of sc: its source's own when it has one.
-func schemaJSON(sc *schema.Schema) json.RawMessage {
-	if len(sc.Raw) > 0 {
-		return sc.Raw
-	}
-	props := map[string]any{}
-	var required []string
-	for _, p := range sc.Params {
-		props[p.Name] = paramSchema(p)
-		if p.Required {
-			required = append(required, p.Name)
-		}
-	}
-	inputSchema := map[string]any{"type": "object", "properties": props}
-	if len(required) > 0 {
-		inputSchema["required"] = required
-	}
-	b, _ := json.Marshal(inputSchema)
-	return b
-}
-
-func paramSchema(p schema.Param) map[string]any {
-	m := map[string]any{}
-	if p.Type != "" {
-		m["type"] = string(p.Type)
-	}
-	if p.Description != "" {
-		m["description"] = p.Description
-	}
-	if len(p.Enum) > 0 {
-		m["enum"] = p.Enum
-	}
-	if p.Default != nil {
-		m["default"] = p.Default
-	}
-	return m
+	t.InputSchema = params
+	return t, nil
 }
 
 func mcpServerStatus(in []mcp.Status) []controlapi.MCPServerStatus {

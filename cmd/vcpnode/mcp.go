@@ -34,8 +34,9 @@ func newMCPCmd(a *app) *cobra.Command {
 			"[mcp.serve] tools (default: the tools exposed to the VCP server), and tools/call runs\n" +
 			"them in the daemon like `vcpnode call`, with the owner's approval gate (approval =\n" +
 			"\"ask\" waits for `vcpnode approve`), the tool's deadline, the limits and the audit.\n" +
-			"Typed tools publish their schema; plugin tools publish their invocation text and take\n" +
-			"string arguments.\n\n" +
+			"Each tool's inputSchema is what `tools --prompt --format openai` gives it: a typed\n" +
+			"tool's schema, or a plugin's parameter names from its examples (strings); plugins\n" +
+			"also publish their invocation text and take any other string argument.\n\n" +
 			"--http serves the same over streamable HTTP instead, on [mcp.serve] listen (or\n" +
 			"--listen), loopback only, for clients that send the bearer token kept in\n" +
 			"[mcp.serve] token_file (a file of mode 0600).",

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -225,5 +228,69 @@ func TestMCPOverHTTPWithBearerToken(t *testing.T) {
 		}
 	case <-d.ctx.Done():
 		t.Fatal("vcpnode mcp --http did not stop on SIGTERM")
+	}
+}
+
+// TestMCPToolSchemasArePromptSchemas: an MCP client listing tools gets for
+// each the parameters `tools --prompt --format openai` gives it — a
+// plugin without a schema too, with the names its examples pass — plus
+// string extras for an untyped tool.
+func TestMCPToolSchemasArePromptSchemas(t *testing.T) {
+	examples, err := filepath.Abs(filepath.Join("..", "..", "examples", "Plugin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, typedDaemonConfig+"[tools.UnitConverter]\nexpose = true\n[tools.TextStats]\nexpose = true\n"+
+		"[plugins]\ndirs = [\""+examples+"\"]\n", thumbTool{})
+	d.accept()
+	var prompt struct{ Text string }
+	d.ctlJSON(&prompt, "tools", "--prompt", "--format", "openai")
+	var fns []struct {
+		Function struct {
+			Name       string
+			Parameters map[string]any
+		}
+	}
+	if err := json.Unmarshal([]byte(prompt.Text), &fns); err != nil {
+		t.Fatalf("%v\n%s", err, prompt.Text)
+	}
+	want := map[string]map[string]any{}
+	for _, f := range fns {
+		want[f.Function.Name] = f.Function.Parameters
+	}
+
+	list, err := mcpSession(t, d).ListTools(d.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		raw, _ := json.Marshal(tool.InputSchema)
+		var got map[string]any
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		extra, untyped := got["additionalProperties"]
+		delete(got, "additionalProperties")
+		if untyped == slices.Contains([]string{"Thumb", "DirectoryTree", "ReadFile", "SearchFiles"}, tool.Name) {
+			t.Errorf("%s: additionalProperties = %v", tool.Name, extra)
+		}
+		if !reflect.DeepEqual(got, want[tool.Name]) {
+			t.Errorf("%s: inputSchema\n%s\nwant the prompt's parameters\n%v", tool.Name, raw, want[tool.Name])
+		}
+		if props, _ := got["properties"].(map[string]any); len(props) == 0 && tool.Name != "NodeInfo" {
+			t.Errorf("%s is offered with no properties: %s", tool.Name, raw)
+		}
+	}
+	slices.Sort(names)
+	if len(names) != len(want) || !slices.Contains(names, "UnitConverter") || !slices.Contains(names, "Echo") {
+		t.Errorf("tools/list = %v; want the %d tools the prompt lists", names, len(want))
+	}
+	// The plugin's examples pass these; a client is told about each.
+	for _, p := range []string{"value", "from", "to", "command"} {
+		if _, ok := want["UnitConverter"]["properties"].(map[string]any)[p]; !ok {
+			t.Errorf("UnitConverter lacks %q: %v", p, want["UnitConverter"])
+		}
 	}
 }

@@ -30,7 +30,7 @@ type Function struct {
 func Functions(specs []toolhost.Spec) ([]Function, error) {
 	out := make([]Function, 0, len(specs))
 	for _, s := range specs {
-		params, err := parametersSchema(s)
+		params, err := ParametersSchema(s)
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", s.Name, err)
 		}
@@ -95,7 +95,10 @@ type jsonSchemaProp struct {
 	Const       json.RawMessage   `json:"const,omitempty"`
 }
 
-func parametersSchema(s toolhost.Spec) (json.RawMessage, error) {
+// ParametersSchema is the JSON Schema of s's arguments, as Functions
+// describes it; every format that states a tool's parameters (the prompt
+// formats, `vcpnode mcp`) takes it from here.
+func ParametersSchema(s toolhost.Spec) (json.RawMessage, error) {
 	if len(s.Commands) == 1 && s.Commands[0].Schema != nil && len(s.Commands[0].Schema.Raw) > 0 {
 		return compact(s.Commands[0].Schema.Raw)
 	}
