@@ -1,9 +1,3 @@
-// Package toolhost owns the tools this node can run: the Tool interface and
-// its Spec, the Registry, the exposure policy, the dispatcher that bounds and
-// times calls, the selection of a typed tool's command and the invocation
-// text taught to the model, the wire manifests, and the demo's example
-// tools. What one command's parameters are and how its arguments are
-// checked is toolhost/schema's.
 package toolhost
 
 import (
