@@ -14,7 +14,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
-// Issue 10: a [placeholders] command whose grandchild calls setsid (its
+// A [placeholders] command whose grandchild calls setsid (its
 // own session and process group) and ignores SIGTERM: the node runs
 // commands as process trees, so the grandchild is gone when the run is.
 func TestPlaceholderCommandLeavesNothingRunning(t *testing.T) {

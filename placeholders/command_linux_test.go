@@ -15,7 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
-// Issue 10: a command's grandchild that calls setsid (its own session and
+// A command's grandchild that calls setsid (its own session and
 // process group) and ignores SIGTERM is out of reach of a process-group
 // kill; with a process tree it is stopped at the timeout and when the
 // shell exits, in both Linux modes.

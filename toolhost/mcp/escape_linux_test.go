@@ -17,7 +17,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
-// Issue 10: a stdio server's grandchild that calls setsid (its own session
+// A stdio server's grandchild that calls setsid (its own session
 // and process group) and ignores SIGTERM is out of reach of a
 // process-group kill; with a process tree it dies when the server is
 // removed, restarted, crashes, or the host closes, in both Linux modes.

@@ -13,7 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
-// Issue 10: a plugin's grandchild that calls setsid (leaving the plugin's
+// A plugin's grandchild that calls setsid (leaving the plugin's
 // session and process group), is orphaned and ignores SIGTERM must still
 // end with the call's timeout, with cancel_tool and with shutdown, in both
 // Linux modes (a cgroup per run; the subreaper walk when no cgroup can be
