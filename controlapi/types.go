@@ -234,6 +234,13 @@ type ToolStatus struct {
 	// Sandbox is the profile the tool's processes run under; empty for
 	// built-in tools, which start none.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Call is a TOOL_REQUEST block calling the tool (its first command),
+	// ready to edit; each command has its own in Commands.
+	Call string `json:"call,omitempty"`
+	// Calls counts the calls answered since the daemon started, the
+	// owner's local ones included; LastCall is when the latest ended.
+	Calls    uint64     `json:"calls,omitempty"`
+	LastCall *time.Time `json:"lastCall,omitempty"`
 }
 
 // CommandStatus is one invocation command of a tool.
@@ -244,6 +251,9 @@ type CommandStatus struct {
 	// Typed commands have their arguments checked against Params.
 	Typed  bool          `json:"typed,omitempty"`
 	Params []ParamStatus `json:"params,omitempty"`
+	// Call is a TOOL_REQUEST block calling this command, ready to edit
+	// (textproto.CallTemplate): the console's "load into the executor".
+	Call string `json:"call,omitempty"`
 }
 
 // ParamStatus is one parameter of a typed command (schema.Param).

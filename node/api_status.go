@@ -8,6 +8,7 @@ import (
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
+	"github.com/vcpnode/vcpnode/toolhost/textproto"
 )
 
 // The node's answers to the control API's status and tool listings.
@@ -104,8 +105,18 @@ func (n *Node) ToolStatuses() controlapi.ToolsResponse {
 			Name: t.Spec.Name, DisplayName: t.Spec.DisplayName, Version: t.Spec.Version, Source: t.Spec.Source,
 			Builtin: t.Spec.Builtin, Implicit: t.Spec.Implicit, Exposed: t.Exposure.Exposed, Reason: t.Exposure.Reason,
 			TimeoutMs: t.Timeout.Milliseconds(), MaxConcurrent: t.MaxConcurrent, Approval: string(mode),
-			Commands: commandStatuses(t.Spec.Commands),
+			Commands: commandStatuses(t.Spec),
 			Sandbox:  n.toolProfile(t.Spec), // sandbox.go
+		}
+		if !t.Spec.Implicit {
+			first := toolhost.Command{}
+			if len(t.Spec.Commands) > 0 {
+				first = t.Spec.Commands[0]
+			}
+			ts.Call = textproto.CallTemplate(t.Spec, first)
+		}
+		if n.tel != nil {
+			ts.Calls, ts.LastCall = n.tel.usage.of(t.Spec.Name)
 		}
 		if ov != nil {
 			if o, ok := ov.o.Tools[t.Spec.Name]; ok {
@@ -151,11 +162,13 @@ func (n *Node) ToolStatuses() controlapi.ToolsResponse {
 }
 
 // commandStatuses shows a tool's commands and, for typed ones, their
-// parameters: the console builds its forms from them.
-func commandStatuses(cmds []toolhost.Command) []controlapi.CommandStatus {
+// parameters: the console builds its forms from them, and loads Call into
+// its executor.
+func commandStatuses(s toolhost.Spec) []controlapi.CommandStatus {
 	var out []controlapi.CommandStatus
-	for _, c := range cmds {
-		cs := controlapi.CommandStatus{Command: c.Command, Description: c.Description, Example: c.Example}
+	for _, c := range s.Commands {
+		cs := controlapi.CommandStatus{Command: c.Command, Description: c.Description, Example: c.Example,
+			Call: textproto.CallTemplate(s, c)}
 		if c.Schema != nil {
 			cs.Typed = true
 			cs.Params = []controlapi.ParamStatus{}

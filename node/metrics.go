@@ -21,6 +21,7 @@ type telemetry struct {
 	started time.Time
 	metrics *nodeMetrics
 	audit   *events.Audit
+	usage   *toolUsage
 }
 
 // startTelemetry builds the metrics and the audit trail and hooks them to
@@ -36,6 +37,8 @@ func (n *Node) startTelemetry(cfg config.Config) error {
 	t.metrics = newNodeMetrics(n)
 	n.disp.Observe(t.metrics.observe)
 	n.disp.Observe(t.audit.Record)
+	t.usage = &toolUsage{tools: map[string]usage{}}
+	n.disp.Observe(t.usage.observe)
 	return nil
 }
 

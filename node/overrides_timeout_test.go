@@ -86,6 +86,12 @@ func TestToolTimeoutOverride(t *testing.T) {
 		t.Errorf("slow local call = %+v, %v", lr, err)
 	}
 
+	// Both calls are counted for the console's "recently used" order, and
+	// the tool's command comes with a call to load into the executor.
+	if ts := sleeper(); ts.Calls != 2 || ts.LastCall == nil || ts.Call != "<<<[TOOL_REQUEST]>>>\ntool_name:「始」Sleeper「末」\n<<<[END_TOOL_REQUEST]>>>" {
+		t.Errorf("Sleeper's usage and call: %d calls, last %v, call %q", ts.Calls, ts.LastCall, ts.Call)
+	}
+
 	// A restart (a new node on the same state directory) keeps it.
 	if err := h.shutdown(); err != nil {
 		t.Fatal(err)

@@ -172,15 +172,8 @@ func commandParams(c toolhost.Command) []schema.Param {
 // example, in order of appearance; an example that shows the fields
 // without the block markers is read as one block.
 func exampleArgs(example string) []string {
-	if strings.TrimSpace(example) == "" {
-		return nil
-	}
-	calls := Parse(example, Options{Formats: []Format{FormatVCP}}).Calls
-	if len(calls) == 0 {
-		calls = Parse(blockStart+"\ntool_name:"+valueStart+"x"+valueEnd+",\n"+example+"\n"+blockEnd, Options{Formats: []Format{FormatVCP}}).Calls
-	}
 	var names []string
-	for _, c := range calls {
+	for _, c := range exampleCalls(example) {
 		for _, k := range sortedArgNames(c) {
 			if !slices.Contains(names, k) {
 				names = append(names, k)
@@ -188,6 +181,19 @@ func exampleArgs(example string) []string {
 		}
 	}
 	return names
+}
+
+// exampleCalls are the VCP calls of an invocation example; an example that
+// shows the fields without the block markers is read as one block.
+func exampleCalls(example string) []Call {
+	if strings.TrimSpace(example) == "" {
+		return nil
+	}
+	calls := Parse(example, Options{Formats: []Format{FormatVCP}}).Calls
+	if len(calls) == 0 {
+		calls = Parse(blockStart+"\ntool_name:"+valueStart+"x"+valueEnd+",\n"+example+"\n"+blockEnd, Options{Formats: []Format{FormatVCP}}).Calls
+	}
+	return calls
 }
 
 // sortedArgNames lists a call's argument names sorted, with "maid" (a
