@@ -204,6 +204,7 @@ type InFlightStatus struct {
 type ToolStatus struct {
 	Name        string `json:"name"`
 	DisplayName string `json:"displayName,omitempty"`
+	Description string `json:"description,omitempty"`
 	Version     string `json:"version,omitempty"`
 	Source      string `json:"source,omitempty"`
 	Builtin     bool   `json:"builtin,omitempty"`

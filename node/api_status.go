@@ -102,7 +102,7 @@ func (n *Node) ToolStatuses() controlapi.ToolsResponse {
 	for _, t := range n.Tools() {
 		mode, wait := pol.Approval(t.Spec)
 		ts := controlapi.ToolStatus{
-			Name: t.Spec.Name, DisplayName: t.Spec.DisplayName, Version: t.Spec.Version, Source: t.Spec.Source,
+			Name: t.Spec.Name, DisplayName: t.Spec.DisplayName, Description: t.Spec.Description, Version: t.Spec.Version, Source: t.Spec.Source,
 			Builtin: t.Spec.Builtin, Implicit: t.Spec.Implicit, Exposed: t.Exposure.Exposed, Reason: t.Exposure.Reason,
 			TimeoutMs: t.Timeout.Milliseconds(), MaxConcurrent: t.MaxConcurrent, Approval: string(mode),
 			Commands: commandStatuses(t.Spec),

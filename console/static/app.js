@@ -106,6 +106,8 @@ pages.status = every("status", 2000, async () => {
     ["Version", `${s.version} (pid ${s.pid})`],
   ];
   if (c.retryAt) rows.splice(4, 0, ["Next attempt", `in ${age(Date.parse(c.retryAt) - now)}`]);
+  rows.splice(1, 0, ["Mode", el("span", {id: "status-mode"}, s.mode || "distributed")]);
+  renderRegistration(s);
   $("#status-list").replaceChildren(...rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
   const body = $("#inflight tbody");
   body.replaceChildren(...s.inFlight.map((f) =>
@@ -114,6 +116,31 @@ pages.status = every("status", 2000, async () => {
   $("#inflight-empty").hidden = s.inFlight.length !== 0;
   setApprovalCount(s.pendingApprovals);
 });
+
+// renderRegistration says whether the server has this node's tools, with a
+// Register button while [node] register = false holds them back: the same
+// POST /v1/register as `vcpnode register`.
+function renderRegistration(s) {
+  const c = s.connection;
+  let text, cls = "muted", held = false;
+  if (s.mode === "observer") text = "Observer mode: this node registers no tools.";
+  else if (c.toolsHeld) { text = "Tools are waiting for vcpnode register ([node] register = false): the server offers none of them."; cls = "warn"; held = true; }
+  else if (c.registered) { text = "Tools are registered with the server."; cls = "ok"; }
+  else text = "Tools are registered at the next connection.";
+  const box = $("#status-register");
+  const key = text;
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  box.replaceChildren(el("span", {class: cls, id: "status-register-text"}, text), " ",
+    held ? el("button", {type: "button", id: "register-now", onclick: async (ev) => {
+      ev.target.disabled = true;
+      try {
+        const r = await api("POST", "/v1/register");
+        $("#status-register-result").textContent = r.message;
+      } catch (e) { $("#status-register-result").textContent = e.message; }
+      pages.status.enter();
+    }}, "Register now") : null);
+}
 
 // ---- Tools -------------------------------------------------------------------
 
@@ -133,59 +160,135 @@ function paramLine(p) {
   return el("li", {}, el("code", {}, p.name), ` (${bits.join(", ")})`, p.description ? ` — ${p.description}` : "");
 }
 
+// durText writes milliseconds as Go's time.ParseDuration reads them back:
+// "45s", "2m30s", "1h0m0s", "1500ms".
+function durText(ms) {
+  if (ms % 1000) return `${ms}ms`;
+  let s = ms / 1000;
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+  s %= 60;
+  if (h) return `${h}h${m}m${s}s`;
+  if (m) return `${m}m${s}s`;
+  return `${s}s`;
+}
+
+function domId(name) { return name.replace(/[^A-Za-z0-9_-]/g, "_"); }
+
+// loadIntoExecutor puts a ready-to-edit call in the Parser pane and finds
+// it there, where it can be edited and run.
+function loadIntoExecutor(call) {
+  $("#parse-text").value = call;
+  location.hash = "#parser";
+  $("#parse-form").requestSubmit();
+}
+
 function toolCard(t, overridable) {
-  const id = "tool-" + t.name.replace(/[^A-Za-z0-9_-]/g, "_");
+  const id = "tool-" + domId(t.name);
   const head = el("h3", {id: id + "-h"}, t.displayName && t.displayName !== t.name ? `${t.displayName} ` : "", el("code", {}, t.name),
     t.skipped ? el("span", {class: "warn"}, t.skipped) : el("span", {class: t.exposed ? "ok" : "muted"}, t.exposed ? "exposed" : "not exposed"));
-  const kids = [head, el("div", {class: "muted"}, t.reason)];
+  const kids = [head];
+  if (t.description) kids.push(el("div", {}, t.description.split("\n")[0]));
+  kids.push(el("div", {class: "muted"}, t.reason));
   const facts = [];
   if (t.source) facts.push(`source ${t.source}`);
-  if (!t.skipped) facts.push(`timeout ${age(t.timeoutMs)}`, `approval ${t.approval}` + (t.approvalTimeoutMs ? ` (waits ${age(t.approvalTimeoutMs)})` : ""));
+  if (!t.skipped) facts.push(`timeout ${age(t.timeoutMs)}` + (t.override?.timeout ? " (set here)" : ""), `approval ${t.approval}` + (t.approvalTimeoutMs ? ` (waits ${age(t.approvalTimeoutMs)})` : ""));
   if (t.maxConcurrent) facts.push(`at most ${t.maxConcurrent} at once`);
   // The sandbox profile its processes run under; built-in tools start none.
   if (t.sandbox) facts.push(`sandbox ${t.sandbox}` + (t.sandbox === "none" ? " (unconfined)" : ""));
+  if (t.calls) facts.push(`${t.calls} call${t.calls === 1 ? "" : "s"}, last ${t.lastCall.slice(11, 19)}`);
   kids.push(el("div", {class: "muted", id: id + "-facts"}, facts.join(" · ")));
   if (overridable && !t.skipped && !t.implicit) {
     const expose = el("input", {type: "checkbox", id: id + "-expose", checked: t.exposed});
     expose.addEventListener("change", () => setOverride(t.name, {expose: expose.checked}));
     const approval = el("select", {id: id + "-approval"}, ...["auto", "ask", "deny"].map((m) => el("option", {value: m, selected: m === t.approval}, m)));
     approval.addEventListener("change", () => setOverride(t.name, {approval: approval.value}));
+    // The timeout: the daemon checks it as [tools.NAME] timeout; Default
+    // gives the config's value back.
+    const timeout = el("input", {type: "text", id: id + "-timeout", value: durText(t.timeoutMs), size: "8", spellcheck: "false", "aria-describedby": id + "-timeout-hint"});
+    const setTimeout_ = el("button", {type: "button", class: "secondary", id: id + "-timeout-set", onclick: () => setOverride(t.name, {timeout: timeout.value.trim()})}, "Set");
+    timeout.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); setTimeout_.click(); } });
     const reset = el("button", {type: "button", class: "secondary", id: id + "-reset"}, "Reset to config");
     reset.addEventListener("click", () => setOverride(t.name, {reset: true}));
     kids.push(el("div", {class: "tool-controls"},
       el("label", {class: "field inline"}, expose, "Exposed to the server"),
       el("label", {class: "field inline", for: id + "-approval"}, "Approval", approval),
+      el("span", {class: "field inline"}, el("label", {for: id + "-timeout"}, "Timeout"), timeout, setTimeout_,
+        t.override?.timeout ? el("button", {type: "button", class: "secondary", id: id + "-timeout-default",
+          title: "Back to the config file's timeout", onclick: () => setOverride(t.name, {timeout: "default"})}, "Default") : null,
+        el("span", {class: "muted", id: id + "-timeout-hint"}, "1s to 24 days, like 45s or 2m")),
       t.override ? [el("span", {class: "warn"}, "overridden here"), reset] : null));
+  }
+  if (t.call) {
+    kids.push(el("div", {class: "tool-controls"}, el("button", {type: "button", id: id + "-load", onclick: () => loadIntoExecutor(t.call),
+      title: "Put a call of this tool in the Parser pane, ready to edit and run"}, "Load into executor")));
   }
   const cmds = (t.commands || []).filter((c) => c.typed || c.command || c.description);
   if (cmds.length) {
     kids.push(el("details", {}, el("summary", {}, `${cmds.length} command${cmds.length > 1 ? "s" : ""}, schema`),
-      ...cmds.map((c) => el("div", {},
+      ...cmds.map((c, i) => el("div", {},
         c.command ? el("h4", {}, el("code", {}, c.command)) : null,
-        c.params ? el("ul", {}, c.params.map(paramLine)) : el("pre", {}, c.description || "")))));
+        c.params ? el("ul", {}, c.params.map(paramLine)) : el("pre", {}, c.description || ""),
+        c.call && cmds.length > 1 ? el("button", {type: "button", class: "secondary", id: `${id}-cmd-${i}-load`, onclick: () => loadIntoExecutor(c.call)},
+          `Load ${c.command} into executor`) : null))));
   }
-  return el("li", {class: "card", "aria-labelledby": id + "-h"}, kids);
+  return el("li", {class: "card", id, "aria-labelledby": id + "-h"}, kids);
 }
 
 async function setOverride(name, change) {
+  let msg = "";
   try {
     await api("POST", `/v1/tools/${encodeURIComponent(name)}/override`, change);
   } catch (e) {
-    banner(`Could not change ${name}: ${e.message}`);
+    msg = `Could not change ${name}: ${e.message}`;
   }
   await pages.tools.enter();
+  $("#tools-error").textContent = msg;
+  $("#tools-error").hidden = !msg;
+}
+
+// The tool library: search (name, display name, description, commands and
+// their descriptions; any case) and order, applied as the owner types.
+function toolMatches(t, q) {
+  if (!q) return true;
+  const hay = [t.name, t.displayName, t.description, t.source, ...(t.commands || []).flatMap((c) => [c.command, c.description])];
+  return hay.some((h) => h && h.toLowerCase().includes(q));
+}
+
+const toolOrders = {
+  name: (a, b) => a.name.localeCompare(b.name),
+  source: (a, b) => toolKind(a).localeCompare(toolKind(b)) || (a.source || "").localeCompare(b.source || "") || a.name.localeCompare(b.name),
+  calls: (a, b) => (b.calls || 0) - (a.calls || 0) || a.name.localeCompare(b.name),
+  recent: (a, b) => (b.lastCall || "").localeCompare(a.lastCall || "") || a.name.localeCompare(b.name),
+};
+
+// toolKind groups the library: built-in, MCP, plugin, then folders that run no tool.
+function toolKind(t) {
+  if (t.skipped) return "4 " + t.skipped;
+  if (t.builtin) return "1 builtin";
+  if ((t.source || "").startsWith("mcp:")) return "2 mcp";
+  return "3 plugin";
+}
+
+function renderTools() {
+  const res = toolsCache;
+  if (!res) return;
+  const q = $("#tools-search").value.trim().toLowerCase();
+  const shown = res.tools.filter((t) => toolMatches(t, q)).sort(toolOrders[$("#tools-sort").value] || toolOrders.name);
+  $("#tools-count").textContent = q ? `${shown.length} of ${res.tools.length} tools` : `${res.tools.length} tools`;
+  $("#tools-list").replaceChildren(el("ul", {class: "cards"}, shown.map((t) => toolCard(t, !!res.overridesFile))));
 }
 
 pages.tools = {
   async enter() {
     try {
       const res = await loadTools();
-      const overridable = !!res.overridesFile;
-      $("#tools-hint").hidden = !overridable;
-      $("#tools-list").replaceChildren(el("ul", {class: "cards"}, res.tools.map((t) => toolCard(t, overridable))));
+      $("#tools-hint").hidden = !res.overridesFile;
+      renderTools();
     } catch (e) { banner(e.message); }
   },
 };
+$("#tools-search").addEventListener("input", renderTools);
+$("#tools-sort").addEventListener("change", renderTools);
 
 // ---- Executor ----------------------------------------------------------------
 

@@ -1,0 +1,203 @@
+package node
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost"
+)
+
+// browserStep runs actions in the browser with a deadline, and on failure
+// stops the test with what the page says.
+func browserStep(t *testing.T, bctx context.Context) func(what string, actions ...chromedp.Action) {
+	return func(what string, actions ...chromedp.Action) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(bctx, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Run(ctx, actions...); err != nil {
+			var page string
+			dctx, dcancel := context.WithTimeout(bctx, 5*time.Second)
+			defer dcancel()
+			_ = chromedp.Run(dctx, chromedp.Evaluate(`document.body.innerText`, &page))
+			t.Fatalf("%s: %v\nthe page says:\n%s", what, err, page)
+		}
+	}
+}
+
+// TestConsoleBrowserLibrary drives the tool library in headless Chromium:
+// the mode and the held registration with its Register button, search and
+// order as the owner types, a tool loaded into the executor and run, and a
+// timeout set, refused when out of range, and given back to the config.
+func TestConsoleBrowserLibrary(t *testing.T) {
+	bctx := newBrowser(t)
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}}, config: func(c *config.Config) {
+		c.Node.ExposedTools = []string{"Echo", "Thumb"}
+		c.Node.Register = false
+		c.Plugins.StateDir = t.TempDir() // the console's tool switches
+	}})
+	conn := h.accept()
+	h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected })
+	con, c := startConsole(t, h, time.Hour)
+	lr, err := c.ConsoleLogin(h.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := browserStep(t, bctx)
+	base := "http://" + con.Addr()
+
+	// Status: the mode, and the tools held until Register is pressed,
+	// which sends them to the server.
+	var mode, held, registeredText string
+	run("status: mode and held tools",
+		chromedp.Navigate(lr.URL),
+		chromedp.WaitVisible(`#register-now`, chromedp.ByQuery),
+		chromedp.Text(`#status-mode`, &mode, chromedp.ByQuery),
+		chromedp.Text(`#status-register-text`, &held, chromedp.ByQuery),
+	)
+	if mode != "distributed" || !strings.Contains(held, "waiting for vcpnode register") {
+		t.Errorf("status: mode %q, registration %q", mode, held)
+	}
+	run("register",
+		chromedp.Click(`#register-now`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#status-register-text").textContent.includes("registered with the server")`, nil),
+		chromedp.Text(`#status-register-text`, &registeredText, chromedp.ByQuery),
+	)
+	if got, _ := registered(t, h, conn); strings.Join(got, ",") != "Echo,Thumb" {
+		t.Fatalf("registered after the button: %v", got)
+	}
+
+	// Search filters as the owner types, in any case, over names and
+	// descriptions; the order follows the choice.
+	order := func() []string {
+		var ids []string
+		run("read the order", chromedp.Evaluate(`[...document.querySelectorAll("#tools-list li.card")].map((li) => li.id)`, &ids))
+		return ids
+	}
+	var count string
+	run("search by name",
+		chromedp.Navigate(base+"/#tools"),
+		chromedp.WaitVisible(`#tool-Thumb-h`, chromedp.ByQuery),
+		chromedp.SendKeys(`#tools-search`, "tHuM", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelectorAll("#tools-list li.card").length === 1`, nil),
+		chromedp.Text(`#tools-count`, &count, chromedp.ByQuery),
+	)
+	if ids := order(); len(ids) != 1 || ids[0] != "tool-Thumb" || !strings.HasPrefix(count, "1 of ") {
+		t.Errorf("search tHuM: %v, %q", ids, count)
+	}
+	run("search by description",
+		chromedp.Evaluate(`document.querySelector("#tools-search").value = ""`, nil),
+		chromedp.SendKeys(`#tools-search`, "THUMBNAIL", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#tools-list li.card")?.id === "tool-Thumb"`, nil),
+		chromedp.Evaluate(`document.querySelector("#tools-search").value = ""`, nil),
+		chromedp.SendKeys(`#tools-search`, "repeats every", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelectorAll("#tools-list li.card").length === 1 && document.querySelector("#tools-list li.card").id === "tool-Echo"`, nil),
+		chromedp.Evaluate(`document.querySelector("#tools-search").value = ""`, nil),
+		chromedp.SendKeys(`#tools-search`, "no such tool", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelectorAll("#tools-list li.card").length === 0`, nil),
+		chromedp.Evaluate(`document.querySelector("#tools-search").value = ""`, nil),
+		chromedp.Evaluate(`document.querySelector("#tools-search").dispatchEvent(new Event("input"))`, nil),
+		chromedp.Poll(`document.querySelectorAll("#tools-list li.card").length > 2`, nil),
+	)
+	byName := order()
+	if len(byName) < 3 || !isSorted(byName) {
+		t.Errorf("by name: %v", byName)
+	}
+
+	// Load Thumb into the executor: its call, every parameter filled,
+	// waits in the Parser pane and runs.
+	var text, ran string
+	run("load into executor",
+		chromedp.Click(`#tool-Thumb-load`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#parse-run-0`, chromedp.ByQuery),
+		chromedp.Value(`#parse-text`, &text, chromedp.ByQuery),
+		chromedp.Click(`#parse-run-0`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#parse-result .result`, chromedp.ByQuery),
+		chromedp.Text(`#parse-result .result`, &ran, chromedp.ByQuery),
+	)
+	if !strings.Contains(text, "tool_name:「始」Thumb「末」") || !strings.Contains(text, "format:「始」png「末」") {
+		t.Errorf("loaded call:\n%s", text)
+	}
+	if !strings.Contains(ran, "ok") || !strings.Contains(ran, `"path": "<path>"`) || !strings.Contains(ran, `"size": 1`) {
+		t.Errorf("the loaded call ran:\n%s", ran)
+	}
+	// Thumb, called once, now leads "most called" and "recently used".
+	for _, by := range []string{"calls", "recent"} {
+		run("order by "+by,
+			chromedp.Navigate(base+"/#tools"),
+			chromedp.WaitVisible(`#tool-Thumb-h`, chromedp.ByQuery),
+			chromedp.SetValue(`#tools-sort`, by, chromedp.ByQuery),
+			chromedp.Evaluate(`document.querySelector("#tools-sort").dispatchEvent(new Event("change"))`, nil),
+		)
+		if ids := order(); len(ids) == 0 || ids[0] != "tool-Thumb" {
+			t.Errorf("order by %s: %v", by, ids)
+		}
+	}
+	run("order by kind", chromedp.SetValue(`#tools-sort`, "source", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#tools-sort").dispatchEvent(new Event("change"))`, nil))
+	if ids := order(); len(ids) == 0 || ids[len(ids)-1] != "tool-Thumb" {
+		t.Errorf("order by kind (built-in tools first, Thumb is a test source): %v", ids)
+	}
+
+	// A timeout out of range is refused with the rule, and nothing changes.
+	var refused, facts string
+	run("refused timeout",
+		chromedp.SetValue(`#tool-Thumb-timeout`, "-5s", chromedp.ByQuery),
+		chromedp.Click(`#tool-Thumb-timeout-set`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#tools-error`, chromedp.ByQuery),
+		chromedp.Text(`#tools-error`, &refused, chromedp.ByQuery),
+	)
+	if !strings.Contains(refused, "must be between 1s and") {
+		t.Errorf("refused timeout says %q", refused)
+	}
+	// 45s is told to the server (the node reconnects) and shown.
+	run("set a timeout",
+		chromedp.SetValue(`#tool-Thumb-timeout`, "45s", chromedp.ByQuery),
+		chromedp.Click(`#tool-Thumb-timeout-set`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#tool-Thumb-timeout-default`, chromedp.ByQuery),
+		chromedp.Text(`#tool-Thumb-facts`, &facts, chromedp.ByQuery),
+	)
+	if !strings.Contains(facts, "timeout 45s (set here)") {
+		t.Errorf("Thumb's facts after the timeout: %q", facts)
+	}
+	waitGone(t, h, conn)
+	conn = h.accept()
+	if _, m := registered(t, h, conn); timeoutMs(m["Thumb"]) != 45000 {
+		t.Errorf("Thumb registered with %v after the timeout", m["Thumb"])
+	}
+	run("default timeout",
+		chromedp.Click(`#tool-Thumb-timeout-default`, chromedp.ByQuery),
+		chromedp.WaitNotPresent(`#tool-Thumb-timeout-default`, chromedp.ByQuery),
+		chromedp.Text(`#tool-Thumb-facts`, &facts, chromedp.ByQuery),
+	)
+	if strings.Contains(facts, "set here") {
+		t.Errorf("Thumb's facts after Default: %q", facts)
+	}
+	waitGone(t, h, conn)
+	if _, m := registered(t, h, h.accept()); timeoutMs(m["Thumb"]) == 45000 {
+		t.Errorf("Thumb registered with %v after Default", m["Thumb"])
+	}
+}
+
+func isSorted(ids []string) bool {
+	for i := 1; i < len(ids); i++ {
+		if strings.ToLower(ids[i-1]) > strings.ToLower(ids[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// waitGone waits for the node to drop conn (a reload that changed the tools).
+func waitGone(t *testing.T, h *harness, conn interface{ Done() <-chan struct{} }) {
+	t.Helper()
+	select {
+	case <-conn.Done():
+	case <-h.ctx.Done():
+		t.Fatal("the node kept its connection")
+	}
+}
