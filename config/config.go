@@ -250,9 +250,9 @@ func ParsePartial(data []byte, name string) (Partial, error) {
 	}
 	problems = append(problems, valueProblems...)
 	if len(problems) == 0 {
-		return Partial{Config: cfg}, nil
+		return Partial{Config: cfg, positions: scan.positions}, nil
 	}
-	return Partial{Config: cfg, bad: bad}, &Error{File: name, Problems: locate(problems, scan.positions)}
+	return Partial{Config: cfg, bad: bad, positions: scan.positions}, &Error{File: name, Problems: locate(problems, scan.positions)}
 }
 
 // maxTypeProblems bounds the decode passes of one document.

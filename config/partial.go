@@ -11,8 +11,18 @@ type Partial struct {
 	// Unread says why nothing of the file could be decoded (it does not
 	// parse, or has too many wrong types); Config is then Default. "" when
 	// Config holds the file.
-	Unread string
-	bad    []string // keys of the problems with a known setting
+	Unread    string
+	bad       []string // keys of the problems with a known setting
+	positions positionIndex
+}
+
+// Problem is message about the setting at the TOML path key (its parts
+// unquoted), placed where the file writes it: for what a check beyond
+// the file finds, such as a warning about a setting.
+func (p Partial) Problem(message string, key ...string) Problem {
+	path := keyPath(key...)
+	line, col := p.positions.find(path)
+	return Problem{Line: line, Column: col, Key: path, Message: message}
 }
 
 // Lost names the problem that makes the value at key (a TOML path like

@@ -60,6 +60,9 @@ func (p Problem) format(file string) string {
 	return b.String()
 }
 
+// In is the problem as "file:line:col: key: message".
+func (p Problem) In(file string) string { return p.format(file) }
+
 // String is the problem without a file name.
 func (p Problem) String() string { return p.format("") }
 

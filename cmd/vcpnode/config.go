@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 func newConfigCmd(a *app) *cobra.Command {
@@ -139,6 +142,9 @@ func (a *app) checkPartial(path string, part config.Partial, loadErr error) (che
 			setup.skip("the [tools.NAME] names", hasProblem(bad))
 		} else {
 			r.warnings = append(r.warnings, unknownToolWarnings(cfg, setup.hosted)...)
+			r.warnings = append(r.warnings, unknownCommandWarnings(path, part, setup.hosted, func() map[string][]string {
+				return a.liveCommands(path)
+			})...)
 		}
 	}
 	r.warnings = append(r.warnings, cfg.Warnings()...)
@@ -175,4 +181,32 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// liveCommands are the command names of each tool of the daemon running
+// with the config at path, or nil when none answers on its socket.
+func (a *app) liveCommands(path string) map[string][]string {
+	sock, err := a.controlSocket(&controlFlags{config: path})
+	if err != nil {
+		return nil
+	}
+	c := controlapi.NewControlClient(sock)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tools, err := c.Tools(ctx)
+	if err != nil {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, t := range tools {
+		var names []string
+		for _, c := range t.Commands {
+			if c.Command != "" {
+				names = append(names, c.Command)
+			}
+		}
+		out[t.Name] = names
+	}
+	return out
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
@@ -24,6 +25,12 @@ import (
 type hostedTools struct {
 	names    []string                 // every tool name the config may refer to
 	timeouts map[string]time.Duration // a tool's own timeout, when it has one
+	// commands are the command names of each tool whose commands the
+	// folders tell (plugins, built-ins).
+	commands map[string][]string
+	// running names the source of each tool whose commands are known only
+	// once it runs (an MCP server's tools, a direct plugin).
+	running map[string]string
 }
 
 // setupReport is what `run` would refuse that the config file alone does
@@ -142,13 +149,20 @@ func scanTools(cfg config.Config) (*hostedTools, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &hostedTools{timeouts: map[string]time.Duration{}}
+	h := &hostedTools{timeouts: map[string]time.Duration{}, commands: map[string][]string{}, running: map[string]string{}}
 	for _, t := range ts.All() {
 		spec := t.Spec()
 		h.names = append(h.names, spec.Name)
 		if spec.Timeout > 0 {
 			h.timeouts[spec.Name] = spec.Timeout
 		}
+	}
+	for _, t := range ts.Tools {
+		spec := t.Spec()
+		h.commands[spec.Name] = commandNames(spec.Commands)
+	}
+	for _, t := range ts.Pending {
+		h.running[t.Spec().Name] = t.Spec().Source
 	}
 	// Plugins that register nothing may still be named by [tools.X].
 	if scan != nil {
@@ -209,4 +223,68 @@ func unknownToolWarnings(cfg config.Config, hosted *hostedTools) []string {
 		}
 	}
 	return ws
+}
+
+// commandNames are the names of cmds that have one.
+func commandNames(cmds []toolhost.Command) []string {
+	var names []string
+	for _, c := range cmds {
+		if c.Command != "" {
+			names = append(names, c.Command)
+		}
+	}
+	return names
+}
+
+// unknownCommandWarnings names the [tools.X.commands.Y] tables that can
+// never apply, at their place in the file: Y is not a command of X (the
+// gate matches the command a call selects exactly), or X has a single
+// command (a call of it selects none; [tools.X] approval covers it). The
+// commands of an MCP server or a direct plugin are known once it runs:
+// live has them when the daemon answers (nil otherwise).
+func unknownCommandWarnings(path string, p config.Partial, hosted *hostedTools, live func() map[string][]string) []string {
+	var ws []string
+	var liveCmds map[string][]string
+	asked := false
+	for _, name := range slices.Sorted(maps.Keys(p.Config.Tools)) {
+		t := p.Config.Tools[name]
+		if len(t.Commands) == 0 || !slices.Contains(hosted.names, name) {
+			continue // a tool it does not host is warned about already
+		}
+		cmds, known := hosted.commands[name]
+		if !known {
+			if !asked {
+				liveCmds, asked = live(), true
+			}
+			if cmds, known = liveCmds[name]; !known {
+				for _, cmd := range slices.Sorted(maps.Keys(t.Commands)) {
+					ws = append(ws, p.Problem(fmt.Sprintf("not checked against the commands of %s: they come from %s and are known once it runs; run config check again while the daemon runs", name, hosted.running[name]),
+						"tools", name, "commands", cmd).In(path))
+				}
+				continue
+			}
+		}
+		for _, cmd := range slices.Sorted(maps.Keys(t.Commands)) {
+			if msg := commandProblem(name, cmd, cmds); msg != "" {
+				ws = append(ws, p.Problem(msg, "tools", name, "commands", cmd).In(path))
+			}
+		}
+	}
+	return ws
+}
+
+// commandProblem says why a commands table for cmd never applies to the
+// tool name with the commands cmds; "" when it does.
+func commandProblem(name, cmd string, cmds []string) string {
+	switch {
+	case len(cmds) < 2:
+		return fmt.Sprintf("%s has a single command, which every call runs: set [tools.%s] approval instead", name, name)
+	case slices.Contains(cmds, cmd):
+		return ""
+	}
+	msg := fmt.Sprintf("%s has no command %q (its commands: %s)", name, cmd, strings.Join(cmds, ", "))
+	if i := slices.IndexFunc(cmds, func(c string) bool { return strings.EqualFold(c, cmd) }); i >= 0 {
+		msg += fmt.Sprintf("; did you mean %q? command names match exactly", cmds[i])
+	}
+	return msg
 }
