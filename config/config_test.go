@@ -203,7 +203,7 @@ func TestValidateFindsEachProblem(t *testing.T) {
 		{"tool concurrency", func(c *Config) { c.Tools = map[string]ToolConfig{"a.b": {MaxConcurrent: -1}} },
 			`tools."a.b".max_concurrent`, "must be 0"},
 		{"tool memory", func(c *Config) { c.Tools = map[string]ToolConfig{"T": {MaxMemory: 8}} }, "tools.T.max_memory", "between 16 and"},
-		{"warm language", func(c *Config) { c.Plugins.Warm = "python, ruby" }, "plugins.warm", `"ruby" is not a language that can be kept warm (python)`},
+		{"warm language", func(c *Config) { c.Plugins.Warm = "python, ruby" }, "plugins.warm", `"ruby" is not a language that can be kept warm (python, node)`},
 		{"warm pool zero", func(c *Config) { c.Plugins.WarmPool = 0 }, "plugins.warm_pool", "between 1 and 4 (got 0)"},
 		{"warm pool big", func(c *Config) { c.Plugins.WarmPool = 5 }, "plugins.warm_pool", "between 1 and 4"},
 	}

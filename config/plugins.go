@@ -36,7 +36,7 @@ type PluginsConfig struct {
 	// Node is the Node.js executable that runs direct plugins (service,
 	// hybridservice); empty means "node" on PATH.
 	Node string `toml:"node"`
-	// Warm lists the languages, comma-separated ("python"), whose stdio
+	// Warm lists the languages, comma-separated ("python", "node"), whose stdio
 	// plugins keep interpreters started ahead of their calls; [tools.NAME]
 	// warm overrides it per plugin. Empty warms none.
 	Warm string `toml:"warm"`

@@ -14,6 +14,14 @@ type launch struct {
 	// cmdLine, on Windows, is the command line as given (cmd.exe has its
 	// own quoting, which Go's argument escaping would break); else "".
 	cmdLine string
+
+	// A warm launch's additions: env is appended to the plugin's
+	// environment, read are files the sandbox lets it read, and
+	// readyOnStdout says the interpreter reports ready with the first byte
+	// of its stdout rather than on an fd 3 of its own.
+	env           []string
+	read          []string
+	readyOnStdout bool
 }
 
 // planLaunch decides how to start command in dir with the child's PATH.

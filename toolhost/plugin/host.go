@@ -121,6 +121,11 @@ type Host struct {
 	warmCalls atomic.Uint64
 	warmMu    sync.Mutex
 	pools     map[*runSpec]*pool // by the spec of the scan in force (Warm)
+
+	bootOnce sync.Once // writes the node bootstrap (nodeBootstrapFile)
+	boot     string    // its path
+	bootDir  string    // its directory, removed by Close
+	bootErr  error
 }
 
 // NewHost returns a Host with opts (zero fields take the defaults).
@@ -186,6 +191,10 @@ func (h *Host) Close(ctx context.Context) error {
 	defer func() {
 		if h.ownTrees {
 			h.trees.Close()
+		}
+		h.bootOnce.Do(func() {}) // none is written after Close
+		if h.bootDir != "" {
+			_ = os.RemoveAll(h.bootDir) // the processes loaded it when they started
 		}
 	}()
 	drained, _ := h.procs.Close()

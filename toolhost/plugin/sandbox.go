@@ -1,6 +1,10 @@
 package plugin
 
-import "github.com/vcpnode/vcpnode/toolhost/sandbox"
+import (
+	"slices"
+
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+)
 
 // confine wraps l, spec's command (or its warm form), for the plugin's sandbox profile
 // (Options.Sandbox; nil runs it unconfined). The caller starts it with the
@@ -8,6 +12,7 @@ import "github.com/vcpnode/vcpnode/toolhost/sandbox"
 func (h *Host) confine(spec *runSpec, l launch) (*sandbox.Run, error) {
 	return h.opts.Sandbox.Wrap(sandbox.Command{
 		Tool: spec.name, Kind: "plugin",
-		Path: l.path, Args: l.argv, Env: spec.env, Dir: spec.dir,
+		Path: l.path, Args: l.argv, Env: append(slices.Clip(spec.env), l.env...), Dir: spec.dir,
+		Read: l.read,
 	})
 }

@@ -72,13 +72,15 @@ func (h *Host) Warm(set *Set, cfg WarmConfig) []string {
 			if !ok {
 				continue
 			}
-			l, lang, reason := warmLaunch(pt.run)
+			lang := warmLanguage(pt.run)
 			want, named := cfg.selects(pt.spec.Name, lang)
-			switch {
-			case !want:
+			if !want {
 				continue
-			case runtime.GOOS == "windows":
-				reason = "warm interpreters need a Unix system"
+			}
+			var l launch
+			reason := "warm interpreters need a Unix system"
+			if runtime.GOOS != "windows" {
+				l, reason = h.warmLaunch(pt.run, lang)
 			}
 			if reason != "" {
 				if named || lang != "" {
@@ -322,21 +324,29 @@ func (pl *pool) failed(err error) {
 // errWarmRefused: the bootstrap cannot run in this interpreter (too old).
 var errWarmRefused = errors.New("the interpreter is too old for a warm start")
 
-// spawn starts an interpreter and waits for its bootstrap to be ready.
+// spawn starts an interpreter and waits for its bootstrap to be ready: one
+// byte on a pipe that is the child's fd 3, or the first byte of its stdout.
 func (pl *pool) spawn() (*waiting, error) {
 	h := pl.h
 	if err := h.track(); err != nil {
 		return nil, err
 	}
-	readyR, readyW, err := os.Pipe()
-	if err != nil {
-		h.untrack()
-		return nil, err
+	var readyR, readyW *os.File
+	if !pl.launch.readyOnStdout {
+		var err error
+		if readyR, readyW, err = os.Pipe(); err != nil {
+			h.untrack()
+			return nil, err
+		}
 	}
 	p, err := h.spawn(pl.spec, pl.launch, true, readyW)
-	readyW.Close() // the child has its copy: EOF once it is closed there
+	if readyW != nil {
+		readyW.Close() // the child has its copy: EOF once it is closed there
+	}
 	if err != nil {
-		readyR.Close()
+		if readyR != nil {
+			readyR.Close()
+		}
 		h.untrack()
 		return nil, fmt.Errorf("start warm plugin %q: %w", pl.spec.name, err)
 	}
@@ -348,10 +358,14 @@ func (pl *pool) spawn() (*waiting, error) {
 		defer close(p.stderrDone)
 		_ = p.errOut.readFrom(p.stderr)
 	}()
+	from := readyR
+	if from == nil {
+		from = p.stdout // a read deadline ends it once the process exits (finish)
+	}
 	ready := make(chan byte, 1)
 	go func() {
 		var b [1]byte
-		if n, _ := readyR.Read(b[:]); n == 1 {
+		if n, _ := from.Read(b[:]); n == 1 {
 			ready <- b[0]
 		}
 		close(ready)
@@ -363,7 +377,9 @@ func (pl *pool) spawn() (*waiting, error) {
 	}
 	if got != warmReady {
 		pl.dismiss(p)
-		readyR.Close() // a descendant may hold fd 3: do not wait for it
+		if readyR != nil {
+			readyR.Close() // a descendant may hold fd 3: do not wait for it
+		}
 		<-ready
 		switch {
 		case got == warmRefused:
@@ -374,7 +390,9 @@ func (pl *pool) spawn() (*waiting, error) {
 		return nil, fmt.Errorf("warm plugin %q ended before it was ready: %s: %s", pl.spec.name, p.exitText(),
 			firstLine(p.errOut.buf))
 	}
-	readyR.Close()
+	if readyR != nil {
+		readyR.Close()
+	}
 	return &waiting{p: p, taken: make(chan struct{})}, nil
 }
 

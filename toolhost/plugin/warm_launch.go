@@ -12,10 +12,11 @@ import (
 // Languages a plugin can be kept warm in.
 const (
 	WarmPython = "python"
+	WarmNode   = "node"
 )
 
 // WarmLanguages are the values [plugins] warm accepts.
-var WarmLanguages = []string{WarmPython}
+var WarmLanguages = []string{WarmPython, WarmNode}
 
 // pythonBootstrap waits in a started interpreter and then runs the
 // plugin's script as a fresh "python SCRIPT ARGS" would (see the file).
@@ -32,36 +33,66 @@ const (
 	warmGo      = 'g'
 )
 
-var pythonProgram = regexp.MustCompile(`^python(3(\.[0-9]+)?)?$`)
+var (
+	pythonProgram = regexp.MustCompile(`^python(3(\.[0-9]+)?)?$`)
+	nodeProgram   = regexp.MustCompile(`^node(js)?$`)
+)
 
-// warmLaunch is how spec starts warm: the interpreter its command names,
-// with the bootstrap in front of the script and its arguments; lang is the
-// language. A command the warm path cannot run exactly as a cold start
-// would (a shell, a program run directly, interpreter options, a script
-// that is compiled or an archive) gives a reason instead.
-func warmLaunch(spec *runSpec) (l launch, lang, reason string) {
+// language is the warm language of a program named program, or "".
+func language(program string) string {
+	switch base := filepath.Base(program); {
+	case pythonProgram.MatchString(base):
+		return WarmPython
+	case nodeProgram.MatchString(base):
+		return WarmNode
+	}
+	return ""
+}
+
+// warmLanguage is the language of spec's interpreter when its command
+// runs python or node directly or under a shell, or "".
+func warmLanguage(spec *runSpec) string {
 	c := spec.launch
 	if c.shell || c.cmdLine != "" {
-		if words := strings.Fields(c.argv[len(c.argv)-1]); len(words) > 0 && pythonProgram.MatchString(filepath.Base(words[0])) {
-			lang = WarmPython
+		if words := strings.Fields(c.argv[len(c.argv)-1]); len(words) > 0 {
+			return language(words[0])
 		}
-		return launch{}, lang, "its command runs under a shell"
+		return ""
 	}
-	if len(c.argv) == 0 || !pythonProgram.MatchString(filepath.Base(c.argv[0])) {
-		return launch{}, "", fmt.Sprintf("its command runs %s, not python on a script", filepath.Base(c.path))
+	if len(c.argv) == 0 {
+		return ""
+	}
+	return language(c.argv[0])
+}
+
+// warmLaunch is how spec, whose language is lang, starts warm: the
+// interpreter its command names, with the bootstrap in front of the script
+// and its arguments. A command the warm path cannot run exactly as a cold
+// start would (a shell, a program run directly, interpreter options, a
+// script that is compiled or an archive, an ES module) gives a reason
+// instead.
+func (h *Host) warmLaunch(spec *runSpec, lang string) (l launch, reason string) {
+	c := spec.launch
+	switch {
+	case c.shell || c.cmdLine != "":
+		return launch{}, "its command runs under a shell"
+	case lang == WarmNode:
+		return h.nodeLaunch(spec)
+	case lang == "":
+		return launch{}, fmt.Sprintf("its command runs %s, not python or node on a script", filepath.Base(c.path))
 	}
 	if len(c.argv) < 2 || strings.HasPrefix(c.argv[1], "-") {
-		return launch{}, WarmPython, "its command passes no script, or options, to python"
+		return launch{}, "its command passes no script, or options, to python"
 	}
 	script := c.argv[1]
 	if !filepath.IsAbs(script) {
 		script = filepath.Join(spec.dir, script)
 	}
 	if why := plainSource(script); why != "" {
-		return launch{}, WarmPython, why
+		return launch{}, why
 	}
 	argv := append([]string{c.argv[0], "-c", pythonBootstrap}, c.argv[1:]...)
-	return launch{path: c.path, argv: argv}, WarmPython, ""
+	return launch{path: c.path, argv: argv}, ""
 }
 
 // plainSource reports why path is not a Python source file python would

@@ -46,3 +46,43 @@ print("tmp written")
 		}
 	}
 }
+
+// TestWarmNodeSandboxStillApplies: a warm node process runs under the
+// plugin's default profile like a cold run: it can read its bootstrap
+// (outside every folder the profile grants), not a file outside its
+// grants, and it writes its own temporary directory.
+func TestWarmNodeSandboxStillApplies(t *testing.T) {
+	needNode(t)
+	e := newSandboxEnv(t, "default", nil)
+	dir := filepath.Join(e.root, "Probe")
+	writeFile(t, dir, manifestFile, fmt.Sprintf(`{"name":"Probe","pluginType":"synchronous","entryPoint":{"command":"%s probe.js"}}`,
+		lookPath("node", systemPath)))
+	writeFile(t, dir, "probe.js", fmt.Sprintf(`const fs = require('fs'), path = require('path');
+try {
+  fs.readFileSync(%q);
+  console.log('secret read');
+} catch (e) {
+  console.log('secret refused: ' + e.code);
+}
+fs.writeFileSync(path.join(process.env.TMPDIR, 't'), 'x');
+console.log('tmp written');
+`, e.secret))
+	set := scan(t, e.host, e.root)
+	if notes := e.host.Warm(set, WarmConfig{Tools: map[string]bool{"Probe": true}}); len(notes) > 0 {
+		t.Fatalf("notes: %q", notes)
+	}
+	waitWarm(t, e.host, 1)
+	res, err := call(context.Background(), findTool(t, set, "Probe"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.host.WarmCalls() != 1 {
+		t.Fatalf("the call did not run warm")
+	}
+	out := textOf(t, res)
+	for _, want := range []string{"secret refused: EACCES", "tmp written"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}

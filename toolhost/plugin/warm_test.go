@@ -192,7 +192,7 @@ func TestWarmSelection(t *testing.T) {
 	notes := h.Warm(set, WarmConfig{Languages: []string{WarmPython}, Tools: map[string]bool{"Sh": true, "Off": false}})
 	want := []string{
 		`plugin "Options" runs cold, not warm: its command passes no script, or options, to python`,
-		`plugin "Sh" runs cold, not warm: its command runs sh, not python on a script`,
+		`plugin "Sh" runs cold, not warm: its command runs sh, not python or node on a script`,
 		`plugin "Shell" runs cold, not warm: its command runs under a shell`,
 	}
 	if !slices.Equal(notes, want) {
@@ -210,66 +210,89 @@ func TestWarmSelection(t *testing.T) {
 	}
 }
 
-// TestWarmNoLeak: a reload (Warm again), a plugin removed by a rescan, a
-// waiting interpreter killed with SIGKILL, and Close each leave no
-// interpreter behind; a killed one is replaced.
+// TestWarmNoLeak: for Python and Node.js, a reload (Warm again), a plugin
+// removed by a rescan, a waiting interpreter killed with SIGKILL, and Close
+// each leave no interpreter behind; a killed one is replaced.
 func TestWarmNoLeak(t *testing.T) {
-	for _, mode := range []proctree.Mode{proctree.ModeCgroup, proctree.ModeSubreaper} {
-		t.Run(mode.String(), func(t *testing.T) {
-			trees := proctreetest.Manager(t, mode)
-			h := warmHost(t, Options{ProcessTrees: trees})
-			root := pluginRoot(t)
-			writeProbe(t, root)
-			cfg := WarmConfig{Languages: []string{WarmPython}, Size: 2}
-			set := scan(t, h, root)
-			h.Warm(set, cfg)
-			waitWarm(t, h, 2)
-			gone := func(what string, pids []int) {
-				t.Helper()
-				for _, pid := range pids {
-					if !proctreetest.Collected(pid) {
-						t.Errorf("%s: interpreter %d still there", what, pid)
-					}
+	langs := []struct {
+		lang, folder string
+		host         func(testing.TB, Options) *Host
+		write        func(testing.TB, string)
+	}{
+		{WarmPython, "WarmProbe", warmHost, writeProbe},
+		{WarmNode, "NodeProbe", nodeHost, func(t testing.TB, root string) {
+			writeNodePlugins(t, root)
+			for _, other := range []string{"CjsProbe", "VcpLike"} {
+				if err := os.RemoveAll(filepath.Join(root, other)); err != nil {
+					t.Fatal(err)
 				}
 			}
-
-			first := waitingPids(h)
-			h.Warm(scan(t, h, root), cfg) // a reload: Warm returns once the old pool is gone
-			gone("reload", first)
-			waitWarm(t, h, 2)
-
-			second := waitingPids(h)
-			if err := syscall.Kill(second[0], syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			testwait.For(t, "the killed interpreter to be replaced", func() bool {
-				now := waitingPids(h)
-				return len(now) == 2 && !slices.Contains(now, second[0])
-			})
-			testwait.For(t, "the killed interpreter to be collected", func() bool { return proctreetest.Collected(second[0]) })
-
-			third := waitingPids(h)
-			if err := os.RemoveAll(filepath.Join(root, "WarmProbe")); err != nil {
-				t.Fatal(err)
-			}
-			h.Warm(scan(t, h, root), cfg)
-			gone("plugin removed", third)
-			if n := h.Running(); n != 0 {
-				t.Errorf("%d processes tracked after the plugin was removed", n)
-			}
-
-			writeProbe(t, root)
-			h.Warm(scan(t, h, root), cfg)
-			waitWarm(t, h, 2)
-			last := waitingPids(h)
-			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-			defer cancel()
-			if err := h.Close(ctx); err != nil {
-				t.Fatal(err)
-			}
-			gone("shutdown", last)
-		})
+		}},
 	}
+	for _, l := range langs {
+		for _, mode := range []proctree.Mode{proctree.ModeCgroup, proctree.ModeSubreaper} {
+			t.Run(l.lang+"/"+mode.String(), func(t *testing.T) {
+				warmNoLeak(t, mode, l.lang, l.folder, l.host, l.write)
+			})
+		}
+	}
+}
+
+// warmNoLeak is TestWarmNoLeak for one language: write makes the one plugin
+// of that language in root, in folder.
+func warmNoLeak(t *testing.T, mode proctree.Mode, lang, folder string, host func(testing.TB, Options) *Host, write func(testing.TB, string)) {
+	trees := proctreetest.Manager(t, mode)
+	h := host(t, Options{ProcessTrees: trees})
+	root := pluginRoot(t)
+	write(t, root)
+	cfg := WarmConfig{Languages: []string{lang}, Size: 2}
+	set := scan(t, h, root)
+	h.Warm(set, cfg)
+	waitWarm(t, h, 2)
+	gone := func(what string, pids []int) {
+		t.Helper()
+		for _, pid := range pids {
+			if !proctreetest.Collected(pid) {
+				t.Errorf("%s: interpreter %d still there", what, pid)
+			}
+		}
+	}
+
+	first := waitingPids(h)
+	h.Warm(scan(t, h, root), cfg) // a reload: Warm returns once the old pool is gone
+	gone("reload", first)
+	waitWarm(t, h, 2)
+
+	second := waitingPids(h)
+	if err := syscall.Kill(second[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the killed interpreter to be replaced", func() bool {
+		now := waitingPids(h)
+		return len(now) == 2 && !slices.Contains(now, second[0])
+	})
+	testwait.For(t, "the killed interpreter to be collected", func() bool { return proctreetest.Collected(second[0]) })
+
+	third := waitingPids(h)
+	if err := os.RemoveAll(filepath.Join(root, folder)); err != nil {
+		t.Fatal(err)
+	}
+	h.Warm(scan(t, h, root), cfg)
+	gone("plugin removed", third)
+	if n := h.Running(); n != 0 {
+		t.Errorf("%d processes tracked after the plugin was removed", n)
+	}
+
+	write(t, root)
+	h.Warm(scan(t, h, root), cfg)
+	waitWarm(t, h, 2)
+	last := waitingPids(h)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gone("shutdown", last)
 }
 
 // TestWarmCrashLoopRunsCold: interpreters that die before any call make

@@ -269,6 +269,9 @@ type Command struct {
 	Env     []string
 	// Dir is the tool's own folder: readable and writable; "" for none.
 	Dir string
+	// Read are more files the command reads, whatever the profile (a warm
+	// interpreter's bootstrap, which the node writes outside the folder).
+	Read []string
 }
 
 // Run is a wrapped command: start it with StartProcess or StartCmd (Env

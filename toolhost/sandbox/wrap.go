@@ -45,7 +45,7 @@ func (s *Sandbox) Wrap(c Command) (*Run, error) {
 
 // grants are the paths a command of profile p may use: the profile's own
 // (carved once per profile and configuration, they rarely change) and the
-// command's folder, program and temporary directory.
+// command's folder, program, other files it reads and temporary directory.
 func (o *Options) grants(p Profile, c Command, tmp string) []Grant {
 	static, ok := o.carved.Load(p.Name)
 	if !ok {
@@ -64,6 +64,9 @@ func (o *Options) grants(p Profile, c Command, tmp string) []Grant {
 	var own []Grant
 	if filepath.IsAbs(c.Path) {
 		own = append(own, Grant{Path: c.Path}) // the program itself, wherever it is
+	}
+	for _, path := range c.Read {
+		own = append(own, Grant{Path: path})
 	}
 	if c.Dir != "" {
 		own = append(own, Grant{Path: c.Dir, Write: true})

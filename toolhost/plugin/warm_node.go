@@ -1,0 +1,132 @@
+package plugin
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// nodeBootstrap is preloaded into a warm node process; it waits for the
+// call and then lets Node load the script as a fresh start would (see the
+// file).
+//
+//go:embed warm_node.js
+var nodeBootstrap string
+
+// nodeWarmEnv tells the bootstrap that it runs in the main thread of a
+// warm start; the bootstrap removes it.
+const nodeWarmEnv = "VCPNODE_WARM_NODE"
+
+// nodeLaunch is spec's command, "node SCRIPT ARGS…", as a warm start:
+// "node --require=BOOTSTRAP SCRIPT ARGS…", or the reason it runs cold.
+// Only a CommonJS script is warmed: an ES module's loading goes through
+// Node's ES module loader, which the warm path does not claim to keep exact.
+func (h *Host) nodeLaunch(spec *runSpec) (launch, string) {
+	c := spec.launch
+	if len(c.argv) < 2 || strings.HasPrefix(c.argv[1], "-") {
+		return launch{}, "its command passes no script, or options, to node"
+	}
+	for _, kv := range spec.env {
+		if v, ok := strings.CutPrefix(kv, "NODE_OPTIONS="); ok && strings.TrimSpace(v) != "" {
+			return launch{}, "NODE_OPTIONS is set: its preloads would run before the call"
+		}
+	}
+	script := c.argv[1]
+	if !filepath.IsAbs(script) {
+		script = filepath.Join(spec.dir, script)
+	}
+	if why := commonJS(script); why != "" {
+		return launch{}, why
+	}
+	boot, err := h.nodeBootstrapFile()
+	if err != nil {
+		return launch{}, err.Error()
+	}
+	argv := append([]string{c.argv[0], "--require=" + boot}, c.argv[1:]...)
+	return launch{
+		path: c.path, argv: argv,
+		// Ready is the first byte of stdout, read before the call: an fd of
+		// its own would change the fd numbers Node and the script get (a
+		// cold start gets every fd the daemon did not mark close-on-exec).
+		env:  []string{nodeWarmEnv + "=1"},
+		read: []string{boot}, readyOnStdout: true,
+	}, ""
+}
+
+// commonJS reports why path is not a script Node loads as CommonJS (an ES
+// module: .mjs, or .js under a package.json with "type": "module"; any
+// other extension), or "".
+func commonJS(path string) string {
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case ".cjs":
+	case ".js":
+		if t := packageType(filepath.Dir(path)); t != "commonjs" {
+			return "its script is an ES module (" + t + ")"
+		}
+	case ".mjs":
+		return "its script is an ES module (.mjs)"
+	default:
+		return "its script is not a .js or .cjs file"
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Sprintf("its script cannot be read: %v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "its script is not a regular file"
+	}
+	return ""
+}
+
+// packageType is "commonjs" when Node loads a .js file of dir as
+// CommonJS, as far as the nearest package.json says (Node's lookup: up to
+// the root, never into a node_modules folder's own package.json);
+// otherwise what it says.
+func packageType(dir string) string {
+	for filepath.Base(dir) != "node_modules" {
+		data, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		if err == nil {
+			var pkg struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(data, &pkg) != nil {
+				return "an unreadable package.json"
+			}
+			if pkg.Type == "module" {
+				return `package.json type "module"`
+			}
+			return "commonjs"
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return "commonjs"
+}
+
+// nodeBootstrapFile is the bootstrap written to a private directory of the
+// host's (a preload must be a file: Node resolves its real path), made on
+// first use and removed by Close. Every plugin's sandbox is granted it.
+func (h *Host) nodeBootstrapFile() (string, error) {
+	h.bootOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "vcpnode-warm-")
+		if err != nil {
+			h.bootErr = fmt.Errorf("write the node bootstrap: %w", err)
+			return
+		}
+		path := filepath.Join(dir, "warm_node.js")
+		if err := os.WriteFile(path, []byte(nodeBootstrap), 0o444); err != nil {
+			_ = os.RemoveAll(dir)
+			h.bootErr = fmt.Errorf("write the node bootstrap: %w", err)
+			return
+		}
+		_ = os.Chmod(dir, 0o755) // a plugin of another user still reads it
+		h.bootDir, h.boot = dir, path
+	})
+	return h.boot, h.bootErr
+}
