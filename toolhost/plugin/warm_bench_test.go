@@ -13,10 +13,10 @@ import (
 	"time"
 )
 
-// A Python plugin call cold (the interpreter starts on the call's path)
-// and warm (an interpreter waits in the pool). Run with
+// A Python or Node.js plugin call cold (the interpreter starts on the
+// call's path) and warm (an interpreter waits in the pool). Run with
 //
-//	go test -run '^$' -bench 'PythonPluginCall' -benchmem -benchtime 200x ./toolhost/plugin/
+//	go test -run '^$' -bench 'PluginCall' -benchmem -benchtime 200x ./toolhost/plugin/
 //
 // Each warm call is timed from a full pool (the wait for the successor
 // is outside the timer): the latency a call sees when calls are not
@@ -30,18 +30,35 @@ args = json.loads(sys.stdin.read())
 print(json.dumps({"status": "success", "result": {"echo": args}}))
 `
 
+// benchJS is benchPy in Node.js: stdin read to its end, JSON out.
+const benchJS = `let input = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (c) => { input += c; });
+process.stdin.on('end', () => {
+  console.log(JSON.stringify({ status: 'success', result: { echo: JSON.parse(input) } }));
+});
+`
+
 func BenchmarkPythonPluginCall(b *testing.B) {
+	benchPluginCall(b, warmHost, WarmPython, "python3 bench.py", "bench.py", benchPy)
+}
+
+func BenchmarkNodePluginCall(b *testing.B) {
+	benchPluginCall(b, nodeHost, WarmNode, "node bench.js", "bench.js", benchJS)
+}
+
+func benchPluginCall(b *testing.B, host func(testing.TB, Options) *Host, lang, command, file, source string) {
 	for _, mode := range []string{"cold", "warm"} {
 		b.Run(mode, func(b *testing.B) {
-			h := warmHost(b, Options{})
+			h := host(b, Options{})
 			root := pluginRoot(b)
-			dir := filepath.Join(root, "BenchPy")
-			writeFile(b, dir, manifestFile, `{"name":"BenchPy","pluginType":"synchronous","entryPoint":{"command":"python3 bench.py"}}`)
-			writeFile(b, dir, "bench.py", benchPy)
+			dir := filepath.Join(root, "Bench")
+			writeFile(b, dir, manifestFile, `{"name":"Bench","pluginType":"synchronous","entryPoint":{"command":"`+command+`"}}`)
+			writeFile(b, dir, file, source)
 			set := scan(b, h, root)
-			tool := findTool(b, set, "BenchPy")
+			tool := findTool(b, set, "Bench")
 			if mode == "warm" {
-				h.Warm(set, WarmConfig{Languages: []string{WarmPython}})
+				h.Warm(set, WarmConfig{Languages: []string{lang}})
 			}
 			var took []time.Duration
 			b.ReportAllocs()
