@@ -16,7 +16,7 @@ import (
 // A Python or Node.js plugin call cold (the interpreter starts on the
 // call's path) and warm (an interpreter waits in the pool). Run with
 //
-//	go test -run '^$' -bench 'PluginCall' -benchmem -benchtime 200x ./toolhost/plugin/
+//	go test -run '^$' -bench 'PythonPluginCall|NodePluginCall' -benchmem -benchtime 200x ./toolhost/plugin/
 //
 // Each warm call is timed from a full pool (the wait for the successor
 // is outside the timer): the latency a call sees when calls are not
