@@ -13,24 +13,47 @@ import (
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 )
 
+// binaryRun is one run of a vcpnode binary against the fake hub.
+type binaryRun struct {
+	status     procStatus    // after registering and sitting idle
+	registered time.Duration // from starting the process to register_tools at the hub
+	tools      int
+	pid        int
+}
+
 // measureBinary runs `bin run` against the fake hub and reads its resident
 // memory once it has registered its tools and sat idle. The daemon is not
 // asked to collect garbage: this is what an idle daemon actually holds.
 func measureBinary(bin string, idle time.Duration) error {
-	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true})
+	r, err := runBinary(bin, idle)
 	if err != nil {
 		return err
+	}
+	size := "unknown size"
+	if fi, err := os.Stat(bin); err == nil {
+		size = fmt.Sprintf("%.1f MiB on disk", mib(fi.Size()))
+	}
+	fmt.Printf("binary %s (%s), %d tools registered %s after start, pid %d\n", bin, size, r.tools, r.registered.Round(time.Millisecond), r.pid)
+	fmt.Printf("  after %s idle: %s\n", idle, r.status)
+	fmt.Printf("VmRSS idle: %.1f MiB\n", mib(r.status.RSS))
+	return nil
+}
+
+func runBinary(bin string, idle time.Duration) (binaryRun, error) {
+	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true})
+	if err != nil {
+		return binaryRun{}, err
 	}
 	defer hub.Close()
 
 	dir, err := os.MkdirTemp("", "rsscheck-")
 	if err != nil {
-		return err
+		return binaryRun{}, err
 	}
 	defer os.RemoveAll(dir)
 	keyFile := filepath.Join(dir, "key")
 	if err := os.WriteFile(keyFile, []byte(measureKey+"\n"), 0o600); err != nil {
-		return err
+		return binaryRun{}, err
 	}
 	// Its own control socket: as root the default is the system's
 	// (/run/vcpnode), which a running service may own.
@@ -38,7 +61,7 @@ func measureBinary(bin string, idle time.Duration) error {
 		hub.BaseURL(), keyFile, filepath.Join(dir, "vcpnode.sock"))
 	configFile := filepath.Join(dir, "vcpnode.toml")
 	if err := os.WriteFile(configFile, []byte(config), 0o600); err != nil {
-		return err
+		return binaryRun{}, err
 	}
 
 	cmd := exec.Command(bin, "run", "--config", configFile)
@@ -46,37 +69,27 @@ func measureBinary(bin string, idle time.Duration) error {
 	cmd.Env = append(withoutEnv(os.Environ(), envKey), "XDG_RUNTIME_DIR="+dir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", bin, err)
+		return binaryRun{}, fmt.Errorf("start %s: %w", bin, err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
-	status, registered, err := idleBinaryStatus(hub, cmd.Process.Pid, idle)
+	r := binaryRun{pid: cmd.Process.Pid}
+	r.tools, err = waitRegistered(hub, -1)
+	r.registered = time.Since(started)
+	if err == nil {
+		time.Sleep(idle) // a measurement: let the daemon settle into its idle state
+		r.status, err = readProcStatus(r.pid)
+	}
 	if stopErr := stopGracefully(cmd.Process, exited); err == nil && stopErr != nil {
 		err = stopErr
 	}
 	if err != nil {
-		return fmt.Errorf("%w\n%s stderr:\n%s", err, bin, stderr.String())
+		return binaryRun{}, fmt.Errorf("%w\n%s stderr:\n%s", err, bin, stderr.String())
 	}
-	size := "unknown size"
-	if fi, err := os.Stat(bin); err == nil {
-		size = fmt.Sprintf("%.1f MiB on disk", mib(fi.Size()))
-	}
-	fmt.Printf("binary %s (%s), %d tools registered, pid %d\n", bin, size, registered, cmd.Process.Pid)
-	fmt.Printf("  after %s idle: %s\n", idle, status)
-	fmt.Printf("VmRSS idle: %.1f MiB\n", mib(status.RSS))
-	return nil
-}
-
-func idleBinaryStatus(hub *fakehub.Hub, pid int, idle time.Duration) (procStatus, int, error) {
-	registered, err := waitRegistered(hub, -1)
-	if err != nil {
-		return procStatus{}, 0, err
-	}
-	time.Sleep(idle) // a measurement: let the daemon settle into its idle state
-	status, err := readProcStatus(pid)
-	return status, registered, err
+	return r, nil
 }
 
 // stopGracefully sends SIGTERM, as systemd would, and waits for the exit.
