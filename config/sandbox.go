@@ -50,6 +50,20 @@ func (c Config) SandboxTools() map[string]string {
 	return out
 }
 
+// SandboxProfile is the profile c gives the tool, MCP server or command
+// placeholder key (SandboxTools' keys): its own, else the default. A host
+// that keeps a process running (an MCP server, a direct plugin's Node.js
+// host) restarts it when this changes.
+func (c Config) SandboxProfile(key string) string {
+	if p := c.SandboxTools()[key]; p != "" {
+		return p
+	}
+	if c.Sandbox.Profile != "" {
+		return c.Sandbox.Profile
+	}
+	return sandbox.Default
+}
+
 // MCPSandboxKey is an MCP server's key in SandboxTools.
 func MCPSandboxKey(server string) string { return "mcp:" + server }
 

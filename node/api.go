@@ -145,3 +145,7 @@ func serverApprovalStatus(a observer.Approval) controlapi.ApprovalStatus {
 		Where: controlapi.WaitsOnServer, Maid: a.Maid, TTLMs: a.TTL.Milliseconds(),
 	}
 }
+
+// Placeholders lists every placeholder this node feeds, sorted by key,
+// and the sources feeding them.
+func (n *Node) Placeholders() controlapi.PlaceholdersResponse { return n.ph.Status() }

@@ -13,6 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
@@ -30,7 +31,7 @@ const (
 type mcpRuntime struct {
 	log    zerolog.Logger
 	getenv func(string) string
-	trees  *lazyTrees // the node's
+	trees  *proctree.Lazy // the node's
 	// sandbox confines the stdio servers (the node's; nil: unconfined).
 	sandbox *sandbox.Sandbox
 	// changed wakes the node when a server's tool changed (first listing,
@@ -42,7 +43,7 @@ type mcpRuntime struct {
 	closed bool
 }
 
-func newMCPRuntime(log zerolog.Logger, getenv func(string) string, trees *lazyTrees, sb *sandbox.Sandbox) *mcpRuntime {
+func newMCPRuntime(log zerolog.Logger, getenv func(string) string, trees *proctree.Lazy, sb *sandbox.Sandbox) *mcpRuntime {
 	return &mcpRuntime{log: log, getenv: getenv, trees: trees, sandbox: sb, changed: make(chan struct{}, 1)}
 }
 
@@ -54,7 +55,7 @@ func serverConfigs(cfg config.Config) []mcp.ServerConfig {
 			Name: name, Command: s.Command, Args: slices.Clone(s.Args), Env: s.Env, Cwd: s.Cwd,
 			URL: s.URL, Headers: s.Headers, SSE: s.Transport == config.MCPTransportSSE, Tool: s.Tool,
 			Include: slices.Clone(s.Include), Exclude: slices.Clone(s.Exclude), Timeout: s.Timeout.D(),
-			Sandbox: profileOf(cfg, config.MCPSandboxKey(name)), // sandbox.go
+			Sandbox: cfg.SandboxProfile(config.MCPSandboxKey(name)),
 		})
 	}
 	slices.SortFunc(out, func(a, b mcp.ServerConfig) int {
@@ -124,7 +125,7 @@ func (rt *mcpRuntime) hostFor(cfg config.Config, want bool) (*mcp.Host, error) {
 	if rt.host == nil && want {
 		rt.host = mcp.NewHost(mcp.Options{
 			Log:          rt.log,
-			ProcessTrees: rt.trees.get(),
+			ProcessTrees: rt.trees.Get(),
 			Sandbox:      rt.sandbox,
 			Environ:      os.Environ(),
 			PassEnv:      slices.Clone(cfg.Plugins.PassEnv),

@@ -102,7 +102,7 @@ func newNodeMetrics(n *Node) *nodeMetrics {
 		{"vcpnode_calls_in_flight", "gauge", "Calls holding a concurrency slot now.", func() float64 { running, _ := load(); return float64(running) }},
 		{"vcpnode_queue_depth", "gauge", "Calls waiting for a concurrency slot now.", func() float64 { _, queued := load(); return float64(queued) }},
 		{"vcpnode_approvals_pending", "gauge", "Calls awaiting the owner's approval now.", func() float64 { return float64(n.disp.Approvals().Len()) }},
-		{"vcpnode_placeholder_pushes_total", "counter", "Placeholder updates sent to the hub.", func() float64 { return float64(n.ph.pushes.Load()) }},
+		{"vcpnode_placeholder_pushes_total", "counter", "Placeholder updates sent to the hub.", func() float64 { return float64(n.ph.Pushes()) }},
 		{"vcpnode_plugin_kills_total", "counter", "Plugin processes killed (timeout, cancel, shutdown).", func() float64 { return float64(n.PluginKills()) }},
 		{"vcpnode_plugin_warm_waiting", "gauge", "Warm plugin interpreters waiting for a call now.", func() float64 { return float64(n.PluginWarmWaiting()) }},
 		{"vcpnode_plugin_warm_calls_total", "counter", "Plugin calls a warm interpreter ran.", func() float64 { return float64(n.PluginWarmCalls()) }},

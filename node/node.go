@@ -17,7 +17,9 @@ import (
 	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/observer"
 	"github.com/vcpnode/vcpnode/placeholders"
+	"github.com/vcpnode/vcpnode/placeholders/feed"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
@@ -70,11 +72,13 @@ type Node struct {
 	// notifier tells the service manager about reloads; nil: none.
 	notifier ReloadNotifier
 
-	// ph holds the placeholder store and refresher (placeholders.go).
-	ph *placeholderFeed
-	// trees is the one process tree Manager of every process starter
-	// (proctrees.go), closed at the end of Run.
-	trees *lazyTrees
+	// ph holds the placeholder store and refresher; phSources are the
+	// WithPlaceholderSource sources it is made with.
+	ph        *feed.Feed
+	phSources []feed.Source
+	// trees is the one process tree Manager of every process starter,
+	// closed at the end of Run.
+	trees *proctree.Lazy
 	// sandbox confines every process a call starts (sandbox.go).
 	sandbox *sandbox.Sandbox
 
@@ -90,7 +94,7 @@ type settings struct {
 	key    string   // for the observer URLs: never log it
 	name   string
 
-	placeholderJobs []placeholders.Job // placeholders.go
+	placeholderJobs []placeholders.Job // feed.Feed.Jobs
 }
 
 // ToolSource adds tools built from the config; it runs at New and on every
@@ -125,6 +129,11 @@ func WithTools(tools ...toolhost.Tool) Option {
 // WithToolSource adds a source of tools that is re-run on every reload.
 func WithToolSource(src ToolSource) Option {
 	return func(n *Node) { n.sources = append(n.sources, src) }
+}
+
+// WithPlaceholderSource adds a source of placeholder jobs re-run on every reload.
+func WithPlaceholderSource(src feed.Source) Option {
+	return func(n *Node) { n.phSources = append(n.phSources, src) }
 }
 
 // WithProtectedFiles names files the file tool must never serve, even from
@@ -162,9 +171,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		restart:   make(chan struct{}, 1),
 		getenv:    os.Getenv,
 	}
-	n.trees = &lazyTrees{log: log}
-	n.ph = newPlaceholderFeed(log, n.trees)
-	n.ph.guard = n.guard
+	n.trees = proctree.NewLazy(log)
 	for _, o := range opts {
 		o(n)
 	}
@@ -177,15 +184,16 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})
 	// The sandbox before every host: each confines what it starts with it.
 	if err := n.newSandbox(cfg); err != nil { // sandbox.go
-		n.trees.close()
+		n.trees.Close()
 		return nil, err
 	}
+	n.ph = feed.New(feed.Options{Log: log, Trees: n.trees.Get, Sandbox: n.sandbox, Guard: n.guard, Sources: n.phSources})
 	n.plugins = newPluginRuntime(log, n.getenv, n.trees, n.sandbox)
 	n.mcp = newMCPRuntime(log, n.getenv, n.trees, n.sandbox)
 	fail := func(err error) (*Node, error) {
 		n.plugins.close()
 		n.mcp.close()
-		n.trees.close() // after every process starter
+		n.trees.Close() // after every process starter
 		return nil, err
 	}
 	pl, err := n.prepare(cfg)
@@ -198,7 +206,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	}
 	n.cur = pl.st
 	applyMemoryLimit(cfg.Node.MemoryLimit)
-	n.ph.apply(pl.st.placeholderJobs, cfg.Placeholders) // started by Run
+	n.ph.Apply(pl.st.placeholderJobs, cfg.Placeholders) // started by Run
 	queue := cfg.Node.Queue
 	if queue == 0 {
 		queue = -1 // toolhost reads 0 as "default"; the config means "no queue"
@@ -305,7 +313,7 @@ func (n *Node) Run(ctx context.Context) error {
 	}()
 	stopPlugins := n.startPlugins(ctx)
 	stopMCP := n.startMCP(ctx)
-	stopPlaceholders := n.ph.start()
+	stopPlaceholders := n.ph.Start()
 	waitObservers := n.runObservers(ctx)
 	approvalsDone := make(chan struct{})
 	go func() {
@@ -326,7 +334,7 @@ func (n *Node) Run(ctx context.Context) error {
 	stopPlaceholders()
 	stopPlugins() // after the drain: in-flight plugin calls were given their grace
 	stopMCP()
-	n.trees.close() // every process starter has stopped
+	n.trees.Close() // every process starter has stopped
 	n.state.update(func(s *ConnState) { s.Phase = PhaseStopped })
 	if err := n.failed(); err != nil {
 		n.log.Error().Err(err).Msg("stopped after a fatal failure")

@@ -99,7 +99,7 @@ func startPlaceholderRig(t *testing.T) *placeholderRig {
 func (r *placeholderRig) waitEntry(key string, ok func(placeholders.Entry) bool) placeholders.Entry {
 	r.t.Helper()
 	for {
-		e, _ := r.node.ph.store.Entry(key)
+		e, _ := r.node.ph.Store().Entry(key)
 		if ok(e) {
 			return e
 		}
@@ -172,7 +172,7 @@ func TestPlaceholdersThroughTheHub(t *testing.T) {
 
 	// The same value again is no change and no push; the next change
 	// proves nothing was sent in between.
-	before, _ := r.node.ph.store.Entry("Dyn")
+	before, _ := r.node.ph.Store().Entry("Dyn")
 	r.print("d1")
 	r.waitEntry("Dyn", func(e placeholders.Entry) bool { return e.UpdatedAt.After(before.UpdatedAt) })
 	// Both keys change in one run: one coalesced push.
@@ -212,28 +212,6 @@ func TestPlaceholdersThroughTheHub(t *testing.T) {
 	status := r.node.Placeholders()
 	if len(status.Placeholders) != 2 || status.Placeholders[1].Key != "{{Dyn}}" || status.Placeholders[1].Source != "test source" {
 		t.Fatalf("status = %+v", status)
-	}
-}
-
-func TestPlaceholderConfigConflictWithSource(t *testing.T) {
-	// A plugin claiming a key the config already feeds is left out with a
-	// warning naming both; the node still runs.
-	cfg := config.Default()
-	cfg.Hub.Key = testKey
-	cfg.Placeholders.Values = map[string]string{"Dyn": "fixed"}
-	src := &chanSource{keys: []string{"Dyn"}, outputs: make(chan string)}
-	jobs := func(config.Config, zerolog.Logger) ([]placeholders.Job, []string, error) {
-		return []placeholders.Job{{Source: src}}, nil, nil
-	}
-	resp, warnings, err := EvaluatePlaceholders(context.Background(), cfg, nil, zerolog.Nop(), jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(warnings) != 1 || !strings.Contains(warnings[0], "value Dyn") || !strings.Contains(warnings[0], "test source") {
-		t.Fatalf("warnings = %q", warnings)
-	}
-	if len(resp.Placeholders) != 1 || resp.Placeholders[0].Value != "fixed" {
-		t.Fatalf("placeholders = %+v", resp.Placeholders)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/outbox"
 	"github.com/vcpnode/vcpnode/toolhost/direct"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
@@ -33,7 +34,7 @@ const (
 type pluginRuntime struct {
 	log    zerolog.Logger
 	getenv func(string) string
-	trees  *lazyTrees // the node's
+	trees  *proctree.Lazy // the node's
 	// sandbox confines the processes of every host made (the node's).
 	sandbox *sandbox.Sandbox
 	// outboxReady wakes the connected session when a callback was stored.
@@ -76,7 +77,7 @@ type hostSettings struct {
 	asyncMaxRuntime time.Duration
 }
 
-func newPluginRuntime(log zerolog.Logger, getenv func(string) string, trees *lazyTrees, sb *sandbox.Sandbox) *pluginRuntime {
+func newPluginRuntime(log zerolog.Logger, getenv func(string) string, trees *proctree.Lazy, sb *sandbox.Sandbox) *pluginRuntime {
 	return &pluginRuntime{
 		log:         log,
 		getenv:      getenv,
@@ -84,7 +85,7 @@ func newPluginRuntime(log zerolog.Logger, getenv func(string) string, trees *laz
 		sandbox:     sb,
 		outboxReady: make(chan struct{}, 1),
 		rescanned:   make(chan struct{}, 1),
-		direct:      direct.NewHost(direct.Options{Log: log, ProcessTrees: trees.get(), Sandbox: sb}),
+		direct:      direct.NewHost(direct.Options{Log: log, ProcessTrees: trees.Get(), Sandbox: sb}),
 	}
 }
 

@@ -125,7 +125,7 @@ func (rt *pluginRuntime) pickHost(pp *pluginPlan) error {
 		MaxOutputBytes:  p.MaxOutputBytes,
 		AsyncMaxRuntime: p.AsyncMaxRuntime.D(),
 		CallbackBaseURL: rt.callbacks.BaseURL(),
-		ProcessTrees:    rt.trees.get(),
+		ProcessTrees:    rt.trees.Get(),
 		Sandbox:         rt.sandbox,
 		Log:             rt.log,
 	})

@@ -58,7 +58,7 @@ func (n *Node) reload(base config.Config) (controlapi.ReloadReport, error) {
 	warnings = append(warnings, n.commit(pl)...)
 	applyMemoryLimit(cfg.Node.MemoryLimit)
 	after, _ := n.disp.Manifests()
-	placeholdersRemoved, phWarnings := n.applyPlaceholders(st) // placeholders.go
+	placeholdersRemoved, phWarnings := n.applyPlaceholders(st)
 	warnings = append(warnings, phWarnings...)
 
 	rep := controlapi.ReloadReport{Warnings: warnings}
@@ -187,4 +187,17 @@ func reloadSections(old, cfg config.Config) (changed, restartNeeded []string) {
 		}
 	}
 	return changed, restartNeeded
+}
+
+// applyPlaceholders is the reload step for placeholders: when keys lost
+// their source, the node reconnects, since the server cannot delete a key
+// but drops all of a node's keys when it disconnects.
+func (n *Node) applyPlaceholders(st *settings) (reconnect bool, warnings []string) {
+	removed, warnings := n.ph.Apply(st.placeholderJobs, st.cfg.Placeholders)
+	if len(removed) == 0 {
+		return false, warnings
+	}
+	n.log.Info().Strs("placeholders", removed).
+		Msg("placeholders removed by the reload; reconnecting, since the server forgets a node's placeholders only when it disconnects")
+	return true, warnings
 }

@@ -4,8 +4,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rs/zerolog"
-
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -20,7 +18,7 @@ func (n *Node) sandboxOptions(cfg config.Config) (sandbox.Options, error) {
 		return opts, err
 	}
 	opts.Protected = append(opts.Protected, n.protected...)
-	opts.Trees = n.trees.get()
+	opts.Trees = n.trees.Get()
 	opts.Log = n.log
 	return opts, nil
 }
@@ -40,33 +38,6 @@ func (n *Node) newSandbox(cfg config.Config) error {
 	return nil
 }
 
-// profileOf is the profile cfg gives the tool, MCP server or placeholder
-// command key (config.SandboxTools' keys): its own, else the default. A
-// host that keeps a process running (an MCP server, a direct plugin's
-// Node.js host) restarts it when this changes.
-func profileOf(cfg config.Config, key string) string {
-	if p := cfg.SandboxTools()[key]; p != "" {
-		return p
-	}
-	if cfg.Sandbox.Profile != "" {
-		return cfg.Sandbox.Profile
-	}
-	return sandbox.Default
-}
-
-// oneShotSandbox is cfg's sandbox for a run with no daemon (evaluating the
-// placeholders once): its processes are confined as the daemon's would be,
-// protected joining the config's own files as the daemon's do.
-func oneShotSandbox(cfg config.Config, protected []string, trees *lazyTrees, log zerolog.Logger) (*sandbox.Sandbox, error) {
-	opts, err := cfg.SandboxOptions("", os.Getenv, os.Geteuid())
-	if err != nil {
-		return nil, err
-	}
-	opts.Protected = append(opts.Protected, protected...)
-	opts.Trees, opts.Log = trees.get(), log
-	return sandbox.New(opts)
-}
-
 // checkSandbox returns cfg's sandbox settings if the sandbox would take
 // them; applying them (Update) is the reload's last step.
 func (n *Node) checkSandbox(cfg config.Config) (sandbox.Options, error) {
@@ -80,7 +51,7 @@ func (n *Node) checkSandbox(cfg config.Config) (sandbox.Options, error) {
 // ToolProcess reports whether pid is a process a tool started (in one of
 // the node's process trees): the control socket refuses such a peer.
 func (n *Node) ToolProcess(pid int) bool {
-	m := n.trees.get()
+	m := n.trees.Get()
 	return m != nil && m.Owns(pid)
 }
 

@@ -18,7 +18,9 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/testwait"
+	"github.com/vcpnode/vcpnode/placeholders/feed"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // diaryPlugin is a direct (Node.js) plugin in the style of DailyNote: it
@@ -125,7 +127,7 @@ func TestSandboxDefaultAnswersLikeNone(t *testing.T) {
 				closed = true
 				n.mcp.close()
 				n.plugins.close()
-				n.trees.close()
+				n.trees.Close()
 			}
 		}
 		t.Cleanup(closeNode)
@@ -188,7 +190,7 @@ func TestSandboxStaticPluginAndCommandAnswerLikeNone(t *testing.T) {
 		cfg.Plugins.StateDir = t.TempDir()
 		cfg.Sandbox.Profile = profile
 		cfg.Placeholders.Command = []config.CommandPlaceholderConfig{{Name: "Kernel", Command: "uname -s; ls /usr/bin/env; head -c 4 /dev/urandom | wc -c"}}
-		resp, warnings, err := EvaluatePlaceholders(t.Context(), cfg, nil, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel))
+		resp, warnings, err := feed.Evaluate(t.Context(), cfg, nil, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,4 +277,20 @@ func processesIn(dirs []string) []string {
 		}
 	}
 	return left
+}
+
+// needLandlock skips, saying why, where the sandbox cannot confine files.
+func needLandlock(t *testing.T) {
+	t.Helper()
+	opts, err := config.Default().SandboxOptions("", os.Getenv, os.Geteuid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sandbox.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := sb.Capabilities(); !c.Files {
+		t.Skipf("Landlock is not available here: %s", c.Why)
+	}
 }

@@ -41,7 +41,7 @@ func TestNodeSandboxesPlugins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.plugins.close(); n.trees.close() })
+	t.Cleanup(func() { n.plugins.close(); n.trees.Close() })
 	sb := n.Status().Sandbox
 	if sb == nil || sb.Default != "default" {
 		t.Fatalf("status has no sandbox section: %+v", sb)

@@ -113,9 +113,9 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	} else {
 		s.log.Info().Msg("connected with the tools held back until `vcpnode register` ([node] register = false)")
 	}
-	ph := s.newPlaceholderPush() // placeholders_push.go
-	defer ph.stop()
-	if err := ph.sendSnapshot(s); err != nil {
+	ph := s.n.ph.NewPush(s.st.cfg.Placeholders.PushInterval.D(), s.writePlaceholders, s.log)
+	defer ph.Stop()
+	if err := ph.SendSnapshot(); err != nil {
 		return stop(err)
 	}
 	s.startOutbox()
@@ -148,10 +148,10 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 			if err := s.sendOutbox(); err != nil {
 				return stop(err)
 			}
-		case <-ph.changed:
-			ph.schedule()
-		case <-ph.due:
-			if err := ph.sendChanges(s); err != nil {
+		case <-ph.Changed():
+			ph.Schedule()
+		case <-ph.Due():
+			if err := ph.SendChanges(); err != nil {
 				return stop(err)
 			}
 		case <-ping.C:

@@ -125,3 +125,8 @@ func (s *session) sendOutbox() error {
 // ping is the session's periodic ping; it also confirms the callbacks
 // written so far.
 func (s *session) ping() error { return s.conn.PingWith(s.n.plugins.outbox().Mark()) }
+
+// writePlaceholders sends placeholder values (the feed's Push decides which).
+func (s *session) writePlaceholders(values map[string]string) error {
+	return s.writeMessage(wsproto.UpdateStaticPlaceholders{ServerName: s.st.name, Placeholders: values})
+}

@@ -150,7 +150,7 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if pp.set != nil {
 		static = pp.set.Static
 	}
-	jobs, warn, err := n.placeholderJobs(cfg, static)
+	jobs, warn, err := n.ph.Jobs(cfg, static)
 	if err != nil {
 		return fail(fmt.Errorf("placeholders: %w", err))
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/placeholders/feed"
 )
 
 // Widths of the columns of `vcpnode placeholders`; --json shows everything.
@@ -73,7 +73,7 @@ func (a *app) evaluatePlaceholders(ctx context.Context, path string) (controlapi
 	if err != nil {
 		return controlapi.PlaceholdersResponse{}, nil, err
 	}
-	return node.EvaluatePlaceholders(ctx, cfg, a.protectedFiles(path), log)
+	return feed.Evaluate(ctx, cfg, a.protectedFiles(path), log)
 }
 
 // daemonPlaceholders asks the running daemon, found the way every control

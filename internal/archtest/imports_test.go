@@ -53,6 +53,9 @@ func TestImportDirections(t *testing.T) {
 		// Placeholder commands are confined through toolhost/sandbox, given
 		// their profile: no config, no node.
 		{module + "/placeholders", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
+		// The placeholder feed turns the config into the refresher's jobs; the
+		// node hands it a write function per session, so no wire, no socket.
+		{module + "/placeholders/feed", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The config is data and checks: the CLI reads it without the daemon.
 		{module + "/config", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
 		// The MCP bridge imports toolhost (and process trees and the sandbox,
@@ -129,6 +132,9 @@ func TestModuleImportsAllowed(t *testing.T) {
 		"sdnotify": {"config"},
 		// The outbox stores callbacks; the session hands it a send function.
 		"outbox": {"config", "toolhost/plugin"},
+		// The placeholder feed: the config's and static plugins' jobs, run
+		// by placeholders under the sandbox in process trees.
+		"placeholders/feed": {"config", "controlapi", "placeholders", "toolhost/plugin", "toolhost/proctree", "toolhost/sandbox"},
 		// Text for people (durations, typo distances): the config, the
 		// tool host and the CLI use it, so it builds on nothing of theirs.
 		"internal/humantext": {},

@@ -1,4 +1,4 @@
-package node
+package feed
 
 import (
 	"context"
@@ -8,30 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rs/zerolog"
-
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
-	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
-
-// placeholderJobs is every placeholder job cfg implies, in the order that
-// settles a key claimed twice (the first keeps it): the config's own, the
-// static plugins of the scan prepare has just made, then other sources.
-func (n *Node) placeholderJobs(cfg config.Config, staticPlugins []*plugin.StaticPlugin) ([]placeholders.Job, []string, error) {
-	jobs, err := configPlaceholderJobs(cfg, n.ph.trees.get, n.sandbox)
-	if err != nil {
-		return nil, nil, err
-	}
-	static, warnings := staticPluginJobs(staticPlugins, cfg.Plugins)
-	jobs = append(jobs, static...)
-	more, warn, err := n.ph.fromSources(cfg, n.log)
-	if err != nil {
-		return nil, nil, err
-	}
-	return append(jobs, more...), append(warnings, warn...), nil
-}
 
 // staticSource runs a static plugin for the refresher. A run cut by the
 // plugin's own timeout is a success with what it printed, as in the
@@ -94,31 +74,6 @@ func fileStamp(path string) string {
 		return "missing"
 	}
 	return fmt.Sprintf("%d@%d", fi.Size(), fi.ModTime().UnixNano())
-}
-
-// scanStaticPlugins is the static plugins of cfg for a one-shot evaluation,
-// on a host of their own; close stops whatever is still running.
-func scanStaticPlugins(cfg config.Config, trees *lazyTrees, sb *sandbox.Sandbox, log zerolog.Logger) (jobs []placeholders.Job, warnings []string, closeHost func(), err error) {
-	p := cfg.Plugins
-	if len(p.Dirs) == 0 {
-		return nil, nil, func() {}, nil
-	}
-	host := plugin.NewHost(plugin.Options{PassEnv: p.PassEnv, EnvFile: p.EnvFile, MaxOutputBytes: p.MaxOutputBytes,
-		ProcessTrees: trees.get(), Sandbox: sb, Log: log})
-	closeHost = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), pluginHostCloseWait)
-		defer cancel()
-		if err := host.Close(ctx); err != nil {
-			log.Warn().Err(err).Msg("some plugin processes did not stop")
-		}
-	}
-	set, err := host.Scan(p.Dirs)
-	if err != nil {
-		closeHost()
-		return nil, nil, nil, fmt.Errorf("plugins: %w", err)
-	}
-	jobs, warnings = staticPluginJobs(set.Static, p)
-	return jobs, append(set.Warnings(), warnings...), closeHost, nil
 }
 
 // reportedError recognises the VCP error answer {"status":"error",

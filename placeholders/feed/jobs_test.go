@@ -1,4 +1,4 @@
-package node
+package feed
 
 import (
 	"strings"
@@ -50,7 +50,7 @@ enabled = true
 		t.Errorf("intervals = %+v", cfg.Placeholders)
 	}
 	trees := new(proctree.Manager) // only compared
-	jobs, err := configPlaceholderJobs(cfg, func() *proctree.Manager { return trees }, nil)
+	jobs, err := configJobs(cfg, func() *proctree.Manager { return trees }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestCommandPlaceholderCannotReadTheKey(t *testing.T) {
 	t.Setenv(config.EnvKey, testKey)
 	cfg := config.Default()
 	cfg.Placeholders.Command = []config.CommandPlaceholderConfig{{Name: "Env", Command: "printenv " + config.EnvKey + " || echo unset"}}
-	resp, _, err := EvaluatePlaceholders(t.Context(), cfg, nil, zerolog.Nop())
+	resp, _, err := Evaluate(t.Context(), cfg, nil, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,3 +111,6 @@ func TestCommandPlaceholderCannotReadTheKey(t *testing.T) {
 		t.Fatalf("placeholders = %+v", resp.Placeholders)
 	}
 }
+
+// testKey stands for a hub key: it must never reach a command.
+const testKey = "k3y-S3cr3t_vcp.Node~42"

@@ -1,4 +1,4 @@
-package node
+package feed
 
 import (
 	"os"
@@ -10,13 +10,15 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
-// A [placeholders] command whose grandchild calls setsid (its
-// own session and process group) and ignores SIGTERM: the node runs
-// commands as process trees, so the grandchild is gone when the run is.
+// TestPlaceholderCommandLeavesNothingRunning: a [placeholders] command
+// whose grandchild calls setsid (its own session and process group) and
+// ignores SIGTERM: commands run as process trees, so the grandchild is
+// gone when the run is.
 func TestPlaceholderCommandLeavesNothingRunning(t *testing.T) {
 	dir := t.TempDir()
 	// The token marks the grandchild (it inherits our environment), so the
@@ -28,7 +30,7 @@ func TestPlaceholderCommandLeavesNothingRunning(t *testing.T) {
 		Command: proctreetest.EscapeeScript(t, dir) + "\necho $gc", Sandbox: "scratch"}}
 	// Confined like every command: its profile grants the fifo's folder.
 	cfg.Sandbox.Profiles = map[string]sandbox.Spec{"scratch": {Extends: "default", Write: []string{dir}}}
-	resp, _, err := EvaluatePlaceholders(t.Context(), cfg, nil, zerolog.New(zerolog.NewTestWriter(t)))
+	resp, _, err := Evaluate(t.Context(), cfg, nil, zerolog.New(zerolog.NewTestWriter(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func TestPlaceholderCommandsRunUnderTheirProfile(t *testing.T) {
 		{Name: "Confined", Command: "cat " + secret},
 		{Name: "Free", Command: "cat " + secret, Sandbox: "none"},
 	}
-	resp, warnings, err := EvaluatePlaceholders(t.Context(), cfg, nil, zerolog.New(zerolog.NewTestWriter(t)))
+	resp, warnings, err := Evaluate(t.Context(), cfg, nil, zerolog.New(zerolog.NewTestWriter(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +85,8 @@ func TestPlaceholderCommandsRunUnderTheirProfile(t *testing.T) {
 // needLandlock skips, saying why, where the sandbox cannot confine files.
 func needLandlock(t *testing.T) {
 	t.Helper()
-	trees := &lazyTrees{log: zerolog.Nop()}
-	defer trees.close()
+	trees := proctree.NewLazy(zerolog.Nop())
+	defer trees.Close()
 	sb, err := oneShotSandbox(config.Default(), nil, trees, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)

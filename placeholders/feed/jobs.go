@@ -1,4 +1,4 @@
-package node
+package feed
 
 import (
 	"fmt"
@@ -13,11 +13,11 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
-// configPlaceholderJobs turns the [placeholders] table into refresher jobs;
-// commands run their processes as trees of trees() (nil: process groups),
-// confined by sb under their profiles (nil: unconfined). The config has
-// been validated, so schedules parse.
-func configPlaceholderJobs(c config.Config, trees func() *proctree.Manager, sb *sandbox.Sandbox) ([]placeholders.Job, error) {
+// configJobs turns the [placeholders] table into refresher jobs; commands
+// run their processes as trees of trees() (nil: process groups), confined
+// by sb under their profiles (nil: unconfined). The config has been
+// validated, so schedules parse.
+func configJobs(c config.Config, trees func() *proctree.Manager, sb *sandbox.Sandbox) ([]placeholders.Job, error) {
 	p := c.Placeholders
 	var jobs []placeholders.Job
 	for _, name := range slices.Sorted(maps.Keys(p.Values)) {
@@ -29,7 +29,7 @@ func configPlaceholderJobs(c config.Config, trees func() *proctree.Manager, sb *
 	}
 	env := commandEnviron(os.Environ())
 	for _, cmd := range p.Command {
-		profile := profileOf(c, config.PlaceholderSandboxKey(cmd.Name)) // sandbox.go
+		profile := c.SandboxProfile(config.PlaceholderSandboxKey(cmd.Name))
 		job := placeholders.Job{
 			Source: &placeholders.Command{Placeholder: cmd.Name, Line: cmd.Command, Env: env, Trees: trees(),
 				Sandbox: sb, Profile: profile},

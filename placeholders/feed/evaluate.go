@@ -1,0 +1,91 @@
+package feed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/placeholders"
+	"github.com/vcpnode/vcpnode/toolhost/plugin"
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+)
+
+// hostCloseWait bounds the wait for a one-shot plugin host's processes to stop.
+const hostCloseWait = 10 * time.Second
+
+// Evaluate runs every placeholder source cfg defines once (its own, the
+// static plugins of its plugin dirs, and sources), as a running node would
+// at start, and returns the outcome with warnings: a one-shot check that
+// needs no daemon. protected are the node's own files the config does not
+// name (its own path, the credential), as a daemon is given them: no
+// command may read them, whatever its profile grants.
+func Evaluate(ctx context.Context, cfg config.Config, protected []string, log zerolog.Logger, sources ...Source) (controlapi.PlaceholdersResponse, []string, error) {
+	if err := cfg.Validate(); err != nil {
+		return controlapi.PlaceholdersResponse{}, nil, err
+	}
+	trees := proctree.NewLazy(log)
+	defer trees.Close() // deferred first, so it runs after the plugin host's close
+	sb, err := oneShotSandbox(cfg, protected, trees, log)
+	if err != nil {
+		return controlapi.PlaceholdersResponse{}, nil, err
+	}
+	f := New(Options{Log: log, Trees: trees.Get, Sandbox: sb, Sources: sources})
+	static, warnings, closeHost, err := scanStaticPlugins(cfg, trees, sb, log)
+	if err != nil {
+		return controlapi.PlaceholdersResponse{}, nil, err
+	}
+	defer closeHost()
+	jobs, warn, err := f.Jobs(cfg, static)
+	if err != nil {
+		return controlapi.PlaceholdersResponse{}, nil, fmt.Errorf("placeholders: %w", err)
+	}
+	warnings = append(warnings, warn...)
+	if err := placeholders.RefreshOnce(ctx, f.store, log, jobs); err != nil {
+		warnings = append(warnings, splitJoined(err)...)
+	}
+	return storeStatus(f.store), warnings, nil
+}
+
+// oneShotSandbox is cfg's sandbox for a run with no daemon: its processes
+// are confined as the daemon's would be, protected joining the config's
+// own files as the daemon's do.
+func oneShotSandbox(cfg config.Config, protected []string, trees *proctree.Lazy, log zerolog.Logger) (*sandbox.Sandbox, error) {
+	opts, err := cfg.SandboxOptions("", os.Getenv, os.Geteuid())
+	if err != nil {
+		return nil, err
+	}
+	opts.Protected = append(opts.Protected, protected...)
+	opts.Trees, opts.Log = trees.Get(), log
+	return sandbox.New(opts)
+}
+
+// scanStaticPlugins is the static plugins of cfg's plugin dirs, with the
+// scan's warnings, on a host of their own; closeHost stops whatever is
+// still running.
+func scanStaticPlugins(cfg config.Config, trees *proctree.Lazy, sb *sandbox.Sandbox, log zerolog.Logger) (static []*plugin.StaticPlugin, warnings []string, closeHost func(), err error) {
+	p := cfg.Plugins
+	if len(p.Dirs) == 0 {
+		return nil, nil, func() {}, nil
+	}
+	host := plugin.NewHost(plugin.Options{PassEnv: p.PassEnv, EnvFile: p.EnvFile, MaxOutputBytes: p.MaxOutputBytes,
+		ProcessTrees: trees.Get(), Sandbox: sb, Log: log})
+	closeHost = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), hostCloseWait)
+		defer cancel()
+		if err := host.Close(ctx); err != nil {
+			log.Warn().Err(err).Msg("some plugin processes did not stop")
+		}
+	}
+	set, err := host.Scan(p.Dirs)
+	if err != nil {
+		closeHost()
+		return nil, nil, nil, fmt.Errorf("plugins: %w", err)
+	}
+	return set.Static, set.Warnings(), closeHost, nil
+}
