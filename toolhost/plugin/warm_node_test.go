@@ -5,11 +5,13 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -303,5 +305,35 @@ func TestWarmNodeSelection(t *testing.T) {
 	h.warmMu.Unlock()
 	if len(names) != 3 {
 		t.Errorf("pools for %q, want NodeProbe, CjsProbe and VcpLike", names)
+	}
+}
+
+// TestWarmNodeCrashLoopRunsCold: node processes that die before they are
+// ready make the pool give up; calls still run, cold. The plugin's "node"
+// is a wrapper that dies when it is given the bootstrap.
+func TestWarmNodeCrashLoopRunsCold(t *testing.T) {
+	h := nodeHost(t, Options{})
+	root := pluginRoot(t)
+	dir := filepath.Join(root, "Fragile")
+	writeFile(t, dir, manifestFile, `{"name":"Fragile","pluginType":"synchronous","entryPoint":{"command":"./bin/node a.js"}}`)
+	writeFile(t, dir, "a.js", "console.log(JSON.stringify({status: 'success', result: 'cold'}))\n")
+	wrapper := writeFile(t, dir, "bin/node", "#!/bin/sh\ncase \"$1\" in --require=*) exit 9;; esac\nexec "+lookPath("node", systemPath)+" \"$@\"\n")
+	if err := os.Chmod(wrapper, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	set := scan(t, h, root)
+	if notes := h.Warm(set, WarmConfig{Languages: []string{WarmNode}}); len(notes) > 0 {
+		t.Fatalf("notes: %q", notes)
+	}
+	testwait.For(t, "the pool to give up", func() bool {
+		pools := h.WarmPools()
+		return len(pools) == 1 && pools[0].Cold && h.Running() == 0
+	})
+	res, err := call(context.Background(), findTool(t, set, "Fragile"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, res); got != "cold" || h.WarmCalls() != 0 {
+		t.Errorf("result %q, %d warm calls; want cold, 0", got, h.WarmCalls())
 	}
 }

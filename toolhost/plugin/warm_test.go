@@ -293,6 +293,12 @@ func warmNoLeak(t *testing.T, mode proctree.Mode, lang, folder string, host func
 		t.Fatal(err)
 	}
 	gone("shutdown", last)
+	if lang == WarmNode && h.bootDir == "" {
+		t.Error("no node bootstrap was written")
+	}
+	if _, err := os.Stat(h.bootDir); h.bootDir != "" && !os.IsNotExist(err) {
+		t.Errorf("the node bootstrap's folder %s is still there after Close: %v", h.bootDir, err)
+	}
 }
 
 // TestWarmCrashLoopRunsCold: interpreters that die before any call make
