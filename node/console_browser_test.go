@@ -73,6 +73,23 @@ func newBrowser(t *testing.T) context.Context {
 	return ctx
 }
 
+// browserStep runs actions in the browser with a deadline, and on failure
+// stops the test with what the page says.
+func browserStep(t *testing.T, bctx context.Context) func(what string, actions ...chromedp.Action) {
+	return func(what string, actions ...chromedp.Action) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(bctx, 30*time.Second)
+		defer cancel()
+		if err := chromedp.Run(ctx, actions...); err != nil {
+			var page string
+			dctx, dcancel := context.WithTimeout(bctx, 5*time.Second)
+			defer dcancel()
+			_ = chromedp.Run(dctx, chromedp.Evaluate(`document.body.innerText + "\n" + document.querySelector("#exec-tool")?.value + "\n" + document.querySelector("main").innerHTML`, &page))
+			t.Fatalf("%s: %v\nthe page says:\n%s", what, err, page)
+		}
+	}
+}
+
 // TestConsoleBrowser drives the real console in headless Chromium: one
 // browser for the whole story, each page checked against the daemon and
 // the fake hub.
@@ -95,18 +112,7 @@ func TestConsoleBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(what string, actions ...chromedp.Action) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(bctx, 30*time.Second)
-		defer cancel()
-		if err := chromedp.Run(ctx, actions...); err != nil {
-			var page string
-			dctx, dcancel := context.WithTimeout(bctx, 5*time.Second)
-			defer dcancel()
-			_ = chromedp.Run(dctx, chromedp.Evaluate(`document.body.innerText + "\n" + document.querySelector("#exec-tool")?.value + "\n" + document.querySelector("main").innerHTML`, &page))
-			t.Fatalf("%s: %v\nthe page says:\n%s", what, err, page)
-		}
-	}
+	run := browserStep(t, bctx)
 	shot := func(name string) chromedp.Action {
 		return chromedp.ActionFunc(func(ctx context.Context) error {
 			var buf []byte // quality 100 makes a PNG

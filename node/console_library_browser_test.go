@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -12,30 +11,13 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
-// browserStep runs actions in the browser with a deadline, and on failure
-// stops the test with what the page says.
-func browserStep(t *testing.T, bctx context.Context) func(what string, actions ...chromedp.Action) {
-	return func(what string, actions ...chromedp.Action) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(bctx, 30*time.Second)
-		defer cancel()
-		if err := chromedp.Run(ctx, actions...); err != nil {
-			var page string
-			dctx, dcancel := context.WithTimeout(bctx, 5*time.Second)
-			defer dcancel()
-			_ = chromedp.Run(dctx, chromedp.Evaluate(`document.body.innerText`, &page))
-			t.Fatalf("%s: %v\nthe page says:\n%s", what, err, page)
-		}
-	}
-}
-
 // TestConsoleBrowserLibrary drives the tool library in headless Chromium:
 // the mode and the held registration with its Register button, search and
 // order as the owner types, a tool loaded into the executor and run, and a
 // timeout set, refused when out of range, and given back to the config.
 func TestConsoleBrowserLibrary(t *testing.T) {
 	bctx := newBrowser(t)
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}}, config: func(c *config.Config) {
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}, filesTool{}}, config: func(c *config.Config) {
 		c.Node.ExposedTools = []string{"Echo", "Thumb"}
 		c.Node.Register = false
 		c.Plugins.StateDir = t.TempDir() // the console's tool switches
@@ -141,6 +123,24 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 		chromedp.Evaluate(`document.querySelector("#tools-sort").dispatchEvent(new Event("change"))`, nil))
 	if ids := order(); len(ids) == 0 || ids[len(ids)-1] != "tool-Thumb" {
 		t.Errorf("order by kind (built-in tools first, Thumb is a test source): %v", ids)
+	}
+
+	// A command of a multi-command tool loads on its own.
+	var filesCall, did string
+	run("load a command into executor",
+		chromedp.Click(`#tool-Files details summary`, chromedp.ByQuery),
+		chromedp.Click(`#tool-Files-cmd-1-load`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#parse-text").value.includes("delete")`, nil),
+		chromedp.WaitVisible(`#parse-run-0`, chromedp.ByQuery),
+		chromedp.Value(`#parse-text`, &filesCall, chromedp.ByQuery),
+		chromedp.Click(`#parse-run-0`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#parse-result .result`, chromedp.ByQuery),
+		chromedp.Text(`#parse-result .result`, &did, chromedp.ByQuery),
+		chromedp.Navigate(base+"/#tools"),
+		chromedp.WaitVisible(`#tool-Thumb-h`, chromedp.ByQuery),
+	)
+	if filesCall != "<<<[TOOL_REQUEST]>>>\ntool_name:「始」Files「末」\ncommand:「始」delete「末」\n<<<[END_TOOL_REQUEST]>>>" || !strings.Contains(did, "did delete") {
+		t.Errorf("Files delete loaded as %q, ran %q", filesCall, did)
 	}
 
 	// A timeout out of range is refused with the rule, and nothing changes.

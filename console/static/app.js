@@ -177,6 +177,8 @@ function domId(name) { return name.replace(/[^A-Za-z0-9_-]/g, "_"); }
 // loadIntoExecutor puts a ready-to-edit call in the Parser pane and finds
 // it there, where it can be edited and run.
 function loadIntoExecutor(call) {
+  $("#parse-result").replaceChildren(); // the last call's, not this one's
+  $("#parse-all-form").hidden = true;
   $("#parse-text").value = call;
   location.hash = "#parser";
   $("#parse-form").requestSubmit();
