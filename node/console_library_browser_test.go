@@ -47,8 +47,11 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 	run("register",
 		chromedp.Click(`#register-now`, chromedp.ByQuery),
 		chromedp.Poll(`document.querySelector("#status-register-text").textContent.includes("registered with the server")`, nil),
-		chromedp.Text(`#status-register-text`, &registeredText, chromedp.ByQuery),
+		chromedp.Text(`#status-register`, &registeredText, chromedp.ByQuery),
 	)
+	if strings.TrimSpace(registeredText) != "Tools are registered with the server." {
+		t.Errorf("registration after the button: %q", registeredText)
+	}
 	if got, _ := registered(t, h, conn); strings.Join(got, ",") != "Echo,Thumb" {
 		t.Fatalf("registered after the button: %v", got)
 	}

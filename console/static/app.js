@@ -131,7 +131,7 @@ function renderRegistration(s) {
   const key = text;
   if (box.dataset.key === key) return;
   box.dataset.key = key;
-  box.replaceChildren(el("span", {class: cls, id: "status-register-text"}, text), " ",
+  box.replaceChildren(...[el("span", {class: cls, id: "status-register-text"}, text), " ",
     held ? el("button", {type: "button", id: "register-now", onclick: async (ev) => {
       ev.target.disabled = true;
       try {
@@ -139,7 +139,7 @@ function renderRegistration(s) {
         $("#status-register-result").textContent = r.message;
       } catch (e) { $("#status-register-result").textContent = e.message; }
       pages.status.enter();
-    }}, "Register now") : null);
+    }}, "Register now") : null].filter((k) => k !== null));
 }
 
 // ---- Tools -------------------------------------------------------------------
@@ -161,15 +161,11 @@ function paramLine(p) {
 }
 
 // durText writes milliseconds as Go's time.ParseDuration reads them back:
-// "45s", "2m30s", "1h0m0s", "1500ms".
+// "45s", "2m30s", "1h", "1500ms".
 function durText(ms) {
   if (ms % 1000) return `${ms}ms`;
-  let s = ms / 1000;
-  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
-  s %= 60;
-  if (h) return `${h}h${m}m${s}s`;
-  if (m) return `${m}m${s}s`;
-  return `${s}s`;
+  const all = ms / 1000, h = Math.floor(all / 3600), m = Math.floor((all % 3600) / 60), s = all % 60;
+  return (h ? `${h}h` : "") + (m ? `${m}m` : "") + (s || (!h && !m) ? `${s}s` : "");
 }
 
 function domId(name) { return name.replace(/[^A-Za-z0-9_-]/g, "_"); }
@@ -221,7 +217,7 @@ function toolCard(t, overridable) {
       t.override ? [el("span", {class: "warn"}, "overridden here"), reset] : null));
   }
   if (t.call) {
-    kids.push(el("div", {class: "tool-controls"}, el("button", {type: "button", id: id + "-load", onclick: () => loadIntoExecutor(t.call),
+    kids.push(el("div", {class: "tool-controls"}, el("button", {type: "button", class: "secondary", id: id + "-load", onclick: () => loadIntoExecutor(t.call),
       title: "Put a call of this tool in the Parser pane, ready to edit and run"}, "Load into executor")));
   }
   const cmds = (t.commands || []).filter((c) => c.typed || c.command || c.description);
