@@ -116,7 +116,7 @@ func (h *hubClient) run(ctx context.Context, r runRequest) (runResult, error) {
 	if resp.StatusCode != http.StatusOK {
 		return out, fmt.Errorf("the server's /run failed: %s", resp.Status)
 	}
-	if len(out.LatMs) == 0 {
+	if out.Errors == r.Count {
 		return out, fmt.Errorf("all %d calls of %s on %s failed, the first: %s", r.Count, r.Tool, r.Server, out.FirstError)
 	}
 	return out, nil

@@ -32,6 +32,8 @@ type options struct {
 	rounds   int
 	pyGap    time.Duration // between Python calls: a warm pool refills
 	idle     time.Duration // both nodes idle before each round's memory reading
+	sandbox  string        // vcpnode's [sandbox] profile; empty: the shipped default
+	only     string        // run only the scenarios whose row names contain this
 	quick    bool          // fewer calls per scenario, to try the harness
 	keep     bool          // keep the work directory
 }
@@ -45,6 +47,8 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 5, "interleaved rounds")
 	flag.DurationVar(&o.pyGap, "pygap", 500*time.Millisecond, "pause between sequential Python calls (both nodes), so vcpnode's warm pool has refilled")
 	flag.DurationVar(&o.idle, "idle", 3*time.Second, "idle time before each round's memory reading")
+	flag.StringVar(&o.sandbox, "sandbox", "", "vcpnode's [sandbox] profile for the plugins (e.g. none; empty: the shipped default)")
+	flag.StringVar(&o.only, "only", "", "run only the scenarios whose row contains this text (e.g. \"1 KiB\", to profile one)")
 	flag.BoolVar(&o.quick, "quick", false, "fewer calls per scenario (to try the harness, not to quote)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (configs, logs) and print its path")
 	flag.Parse()

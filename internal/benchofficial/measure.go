@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -19,6 +20,9 @@ const (
 	mFile1K64    = "1 KiB file, 64 in flight (calls/s)"
 	mFile10MP50  = "10 MiB file, p50 (ms)"
 	mFile10MPeak = "10 MiB file, peak RSS of the tree (MiB)"
+	mSh16CPU     = "sh plugin, 16 in flight: node CPU per call (ms)"
+	mFileCPU     = "1 KiB file, 64 in flight: node CPU per call (ms)"
+	mFileHubCPU  = "1 KiB file, 64 in flight: server CPU busy (%)"
 	mIdleMain    = "idle RSS, main process (MiB)"
 	mIdleTree    = "idle RSS, process tree (MiB)"
 )
@@ -30,6 +34,8 @@ type scenario struct {
 	warmup   int        // untimed calls first, as many in flight as req
 	quick    int        // Count with -quick
 	peak     string     // also record the tree's peak RSS under this metric
+	cpu      string     // also record the node's CPU per call under this metric
+	hubCPU   string     // and the server's CPU use, in % of one core
 	perCall  bool       // the metric is p50 latency, else calls per second
 	pyGapped bool       // calls spaced by -pygap
 }
@@ -42,13 +48,13 @@ func scenarios(w workdir) []scenario {
 	return []scenario{
 		{metric: mShP50, perCall: true, warmup: 3, quick: 10,
 			req: runRequest{Tool: "BenchSh", Args: ping, Count: 60, Inflight: 1, ExpectText: "pong"}},
-		{metric: mSh16, warmup: 16, quick: 48,
+		{metric: mSh16, cpu: mSh16CPU, warmup: 16, quick: 48,
 			req: runRequest{Tool: "BenchSh", Args: ping, Count: 320, Inflight: 16, ExpectText: "pong"}},
 		{metric: mPyColdP50, perCall: true, pyGapped: true, warmup: 2, quick: 5,
 			req: runRequest{Tool: "BenchPy", Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}},
 		{metric: mPyWarmP50, perCall: true, pyGapped: true, warmup: 2, quick: 5,
 			req: runRequest{Tool: "BenchPyWarm", Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}},
-		{metric: mFile1K64, warmup: 128, quick: 640,
+		{metric: mFile1K64, cpu: mFileCPU, hubCPU: mFileHubCPU, warmup: 128, quick: 640,
 			req: runRequest{Tool: "internal_request_file", Args: fileArgs(smallFile), Count: 4000, Inflight: 64, ExpectFileBytes: smallFile}},
 		{metric: mFile10MP50, perCall: true, peak: mFile10MPeak, warmup: 1, quick: 3,
 			req: runRequest{Tool: "internal_request_file", Args: fileArgs(largeFile), Count: 10, Inflight: 1, ExpectFileBytes: largeFile}},
@@ -131,13 +137,20 @@ func measure(ctx context.Context, hub *hubClient, nodes []*nodeProc, w workdir, 
 			res.add(mIdleTree, n.name, mib(tree))
 		}
 		for _, s := range scenarios(w) {
+			if !strings.Contains(s.metric, o.only) {
+				continue
+			}
 			if o.quick {
 				s.req.Count = s.quick
 			}
 			if s.pyGapped {
 				s.req.GapMs = int(o.pyGap / time.Millisecond)
 			}
-			res.calls[s.metric] = s.req.Count
+			for _, m := range []string{s.metric, s.cpu, s.hubCPU} {
+				if m != "" {
+					res.calls[m] = s.req.Count
+				}
+			}
 			for _, n := range order {
 				if err := runScenario(ctx, hub, n, s, res); err != nil {
 					return nil, fmt.Errorf("round %d, %s: %w", round+1, s.metric, err)
@@ -169,8 +182,30 @@ func runScenario(ctx context.Context, hub *hubClient, n *nodeProc, s scenario, r
 		}
 		peak = startPeakSampler(n.pid())
 	}
+	cpu0, err := cpuTime(n.pid())
+	if err != nil {
+		return err
+	}
+	hub0, err := cpuTime(hub.pid())
+	if err != nil {
+		return err
+	}
 	out, err := hub.run(ctx, req)
 	res.count(s.metric, n.name, out, req.Count)
+	if s.cpu != "" && err == nil {
+		cpu1, err := cpuTime(n.pid())
+		if err != nil {
+			return err
+		}
+		res.add(s.cpu, n.name, float64(cpu1-cpu0)/float64(time.Millisecond)/float64(req.Count))
+	}
+	if s.hubCPU != "" && err == nil {
+		hub1, err := cpuTime(hub.pid())
+		if err != nil {
+			return err
+		}
+		res.add(s.hubCPU, n.name, 100*float64(hub1-hub0)/float64(time.Millisecond)/out.WallMs)
+	}
 	if peak != nil {
 		p := peak.stop()
 		if hwm, err := statusField(n.pid(), "VmHWM"); err == nil && hwm > p {
@@ -184,7 +219,7 @@ func runScenario(ctx context.Context, hub *hubClient, n *nodeProc, s scenario, r
 	if s.perCall {
 		res.add(s.metric, n.name, percentile(out.LatMs, 50))
 	} else {
-		// Only the calls that answered right count.
+		// Wrong answers count too: they cost the node the same work.
 		res.add(s.metric, n.name, float64(len(out.LatMs))/(out.WallMs/1000))
 	}
 	return nil

@@ -247,3 +247,40 @@ func statusField(pid int, name string) (int64, error) {
 func resetPeak(pid int) error {
 	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
 }
+
+// cpuTime is the CPU time pid and the children it has reaped have used:
+// utime, stime, cutime and cstime of /proc/PID/stat. Plugin processes have
+// ended and been reaped by the node when a run is over, so a run's delta
+// is the node's whole cost.
+func cpuTime(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseCPUTime(data)
+}
+
+// clockTicks is USER_HZ, the unit of /proc's CPU times: 100 on Linux's
+// common architectures.
+const clockTicks = 100
+
+func parseCPUTime(stat []byte) (time.Duration, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("no command name in /proc stat line")
+	}
+	// After the name: state(3) ppid(4) ... utime(14) stime(15) cutime(16) cstime(17).
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 15 {
+		return 0, errors.New("short /proc stat line")
+	}
+	var ticks int64
+	for _, f := range fields[11:15] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc stat CPU field %q: %w", f, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
@@ -25,6 +26,18 @@ func TestParsePPID(t *testing.T) {
 		if _, ok := parsePPID([]byte(bad)); ok {
 			t.Errorf("parsePPID(%q) succeeded", bad)
 		}
+	}
+}
+
+func TestParseCPUTime(t *testing.T) {
+	// utime 150, stime 50, cutime 275, cstime 25 ticks: 5 s.
+	line := "4242 (node official.js) S 1 4242 4242 0 -1 4194560 100 0 0 0 150 50 275 25 20 0 11 0 100 1000 200"
+	got, err := parseCPUTime([]byte(line))
+	if err != nil || got != 5*time.Second {
+		t.Errorf("parseCPUTime = %v, %v; want 5s", got, err)
+	}
+	if _, err := parseCPUTime([]byte("1 (x) S 1 2 3")); err == nil {
+		t.Error("a short line parsed")
 	}
 }
 

@@ -26,7 +26,7 @@ func median(xs []float64) float64 { return percentile(xs, 50) }
 
 // higherIsBetter says which way a metric improves: calls per second up,
 // milliseconds and MiB down.
-func higherIsBetter(metric string) bool { return strings.Contains(metric, "calls/s") }
+func higherIsBetter(metric string) bool { return strings.HasSuffix(metric, "(calls/s)") }
 
 // target is one of the goals the table is checked against.
 type target struct {
@@ -60,7 +60,8 @@ func (r *results) targets() []target {
 	}
 }
 
-var metricOrder = []string{mShP50, mSh16, mPyColdP50, mPyWarmP50, mFile1K64, mFile10MP50, mFile10MPeak, mIdleMain, mIdleTree}
+var metricOrder = []string{mShP50, mSh16, mSh16CPU, mPyColdP50, mPyWarmP50, mFile1K64, mFileCPU, mFileHubCPU,
+	mFile10MP50, mFile10MPeak, mIdleMain, mIdleTree}
 
 // markdown renders the medians over the rounds, their ranges and the ratios.
 func (r *results) markdown() string {
@@ -91,18 +92,20 @@ func (r *results) markdown() string {
 		if m == mPyWarmP50 {
 			cells[1] += " (no warm mode: cold)"
 		}
-		ratio := median(vals["vcpnode"]) / median(vals["official"])
-		better := "lower is better"
-		if higherIsBetter(m) {
-			better = "higher is better"
+		ratio := fmt.Sprintf("%.2f× (lower is better)", median(vals["vcpnode"])/median(vals["official"]))
+		switch {
+		case m == mFileHubCPU:
+			ratio = "the same server's load for each node"
+		case higherIsBetter(m):
+			ratio = strings.Replace(ratio, "lower", "higher", 1)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f× (%s) |\n", m, calls, cells[0], cells[1], ratio, better)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", m, calls, cells[0], cells[1], ratio)
 	}
 	b.WriteString("\n")
 	for _, m := range metricOrder {
 		for _, node := range []string{"vcpnode", "official"} {
 			if f := r.failed[m][node]; f != nil && f.failed > 0 {
-				fmt.Fprintf(&b, "- %s, %s: %d of %d calls failed or answered wrongly (not counted), the first: %s\n", m, node, f.failed, f.calls, f.first)
+				fmt.Fprintf(&b, "- %s, %s: %d of %d calls failed or answered wrongly (timed like the others), the first: %s\n", m, node, f.failed, f.calls, f.first)
 			}
 		}
 	}

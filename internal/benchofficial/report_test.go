@@ -80,7 +80,7 @@ func TestMarkdownRatiosAndTargets(t *testing.T) {
 		"| Python plugin warm, p50 (ms) | – | 40.0 [40.0–40.0] | 150 [150–150] (no warm mode: cold) | 0.27× (lower is better) |",
 		"- 1 KiB files at 64 in flight, vcpnode ÷ official calls/s (≥ 2×): 2.00×: holds",
 		"- Python warm ÷ cold p50, vcpnode (≤ 0.3×): 0.40×: **missed** by 0.10×",
-		`official: 2 of 64 calls failed or answered wrongly (not counted), the first: result "" lacks pong`,
+		`official: 2 of 64 calls failed or answered wrongly (timed like the others), the first: result "" lacks pong`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the table lacks %q:\n%s", want, out)

@@ -76,7 +76,7 @@ func prepare(root string, o options) (workdir, error) {
 	if err := prepareOfficial(w, o); err != nil {
 		return w, err
 	}
-	return w, writeVcpnodeConfig(w)
+	return w, writeVcpnodeConfig(w, o)
 }
 
 func copyAssets(root string) error {
@@ -164,7 +164,7 @@ const hubPortPlaceholder = "HUBPORT"
 // what the comparison needs (the same plugins and files, the warm plugin,
 // room for 64 calls at once like the official node, which has no limit) and
 // what keeps it off the system's paths.
-func writeVcpnodeConfig(w workdir) error {
+func writeVcpnodeConfig(w workdir, o options) error {
 	dir := filepath.Dir(w.vcpnodeConfig)
 	keyFile := filepath.Join(dir, "key")
 	if err := os.WriteFile(keyFile, []byte(benchKey+"\n"), 0o600); err != nil {
@@ -196,6 +196,9 @@ func writeVcpnodeConfig(w workdir) error {
 		"[control]",
 		fmt.Sprintf("socket = %q", filepath.Join(dir, "vcpnode.sock")),
 		"",
+	}
+	if o.sandbox != "" {
+		lines = append(lines, "[sandbox]", fmt.Sprintf("profile = %q", o.sandbox), "")
 	}
 	return os.WriteFile(w.vcpnodeConfig, []byte(strings.Join(lines, "\n")), 0o600)
 }

@@ -6,6 +6,7 @@
 //   GET  /servers  -> [{serverId, serverName, tools: [names]}]
 //   POST /run      {server, tool, args, count, inflight, gapMs, expectFileBytes, expectText}
 //               -> {latMs: [...], wallMs, errors, firstError}
+// latMs has every call's time, errors how many failed or answered wrongly.
 'use strict';
 const http = require('http');
 const path = require('path');
@@ -94,10 +95,19 @@ async function run(req) {
     const latMs = [];
     let errors = 0, firstError = '', started = 0;
     const one = async () => {
+        // Every answer counts in the timing, a wrong one too (it cost the
+        // node the same work); wrong answers are counted apart.
         const t0 = process.hrtime.bigint();
+        let result, failed;
         try {
-            check(await wss.executeDistributedTool(req.server, req.tool, req.args, 120000), req);
-            latMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+            result = await wss.executeDistributedTool(req.server, req.tool, req.args, 120000);
+        } catch (e) {
+            failed = e;
+        }
+        latMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        try {
+            if (failed) throw failed;
+            check(result, req);
         } catch (e) {
             errors++;
             if (!firstError) firstError = e.message;
