@@ -18,7 +18,7 @@ import (
 // name in commands. A command of any other program fails
 // TestDocSnippets: add it here when it is meant.
 var externalPrograms = []string{
-	"systemctl", "journalctl", "loginctl", "launchctl", "tail", "ps", "pidof", "id",
+	"systemctl", "journalctl", "loginctl", "launchctl", "tail", "ps", "pidof", "id", "git", "npm",
 }
 
 // A toml block marked with this comment must fail to parse: it shows a
