@@ -116,10 +116,11 @@ func TestApproveAlwaysThroughTheHub(t *testing.T) {
 }
 
 // A rule made from a call with a command covers that command only; deny
-// --always refuses later calls with its reason; the server's own
-// approvals cannot be remembered.
+// --always refuses later calls with its reason, also after a restart; the
+// server's own approvals cannot be remembered.
 func TestAlwaysRulesPerCommand(t *testing.T) {
-	h, client := approvalHarness(t, t.TempDir(), nil)
+	state := t.TempDir()
+	h, client := approvalHarness(t, state, nil)
 	conn := h.accept()
 	callFiles := func(id, cmd string) <-chan wsproto.ToolResult {
 		return asyncCall(h, conn, id, "Files", map[string]string{"command": cmd})
@@ -164,6 +165,22 @@ func TestAlwaysRulesPerCommand(t *testing.T) {
 	if list, _ := client.ApprovalRules(h.ctx); len(list.Rules) != 2 {
 		t.Errorf("rules = %+v, want two (a failed --always remembers nothing)", list.Rules)
 	}
+
+	// A restart over the same state directory keeps both command rules;
+	// a call of the tool that selects no command still asks.
+	if err := h.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	h2, client2 := approvalHarness(t, state, nil)
+	conn2 := h2.accept()
+	runsUnasked(t, h2, waitResult(h2, asyncCall(h2, conn2, "r-6", "Files", map[string]string{"command": "read"})), "did read")
+	if res := waitResult(h2, asyncCall(h2, conn2, "r-7", "Files", map[string]string{"command": "delete"})); res.Error != `tool "Files" refused by the node's owner: never here` {
+		t.Errorf("a denied command after the restart = %+v", res)
+	}
+	other := asyncCall(h2, conn2, "r-8", "Files", nil) // no command: the tool's own setting, ask
+	p = h2.waitPending(1)[0]
+	client2.Decide(h2.ctx, p.ID, true, "")
+	waitResult(h2, other)
 }
 
 // [tools.NAME.commands.CMD] approval sets one command apart from its
