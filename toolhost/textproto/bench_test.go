@@ -51,7 +51,7 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
-// BenchmarkParseScaling parses the same kinds of reply at 256 KiB and
+// BenchmarkParseScaling parses the same kinds of reply at 1 MiB and
 // 4 MiB: equal MB/s at both sizes is what linear means.
 func BenchmarkParseScaling(b *testing.B) {
 	units := map[string]string{
@@ -59,14 +59,15 @@ func BenchmarkParseScaling(b *testing.B) {
 		"vcp-unterminated": "tool_name:「始」A「末」 k:「始」",
 		"json-deep":        `{"tool_name":"a","parameters":{"x":`,
 		"vcp-with-json":    S + "tool_name:「始」A「末」, p:「始」{\"tool_name\": \"X\"}「末」" + E + "\n",
+		"json":             "```json\n{\"tool_name\": \"s\", \"parameters\": {\"q\": \"go\"}}\n```\n",
 		"xml":              "<function_calls><invoke name=\"s\"><parameter name=\"q\">go</parameter></invoke></function_calls>\n",
 		"json-repaired":    "{tool_name: 'search', parameters: {q: 'go',},}\n",
 		"tool_calls":       "{\"tool_calls\": [{\"function\": {\"name\": \"s\", \"arguments\": \"{}\"}}]}\n",
 		"tool_code":        "<tool_code>{\"name\": \"s\", \"arguments\": {\"q\": \"go\"}}</tool_code>\n",
 		"function_call":    "<function_call>{'name': 's', 'arguments': {}}</function_call>\n",
 	}
-	for _, name := range []string{"vcp", "vcp-unterminated", "vcp-with-json", "json-deep", "xml", "json-repaired", "tool_calls", "tool_code", "function_call"} {
-		for _, size := range []int{256 << 10, 4 << 20} {
+	for _, name := range []string{"vcp", "vcp-unterminated", "vcp-with-json", "json-deep", "xml", "json", "json-repaired", "tool_calls", "tool_code", "function_call"} {
+		for _, size := range []int{1 << 20, 4 << 20} {
 			unit := units[name]
 			reply := strings.Repeat(unit, size/len(unit)+1)
 			if name == "vcp-unterminated" {
