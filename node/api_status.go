@@ -116,7 +116,7 @@ func (n *Node) ToolStatuses() controlapi.ToolsResponse {
 			ts.Call = textproto.CallTemplate(t.Spec, first)
 		}
 		if n.tel != nil {
-			ts.Calls, ts.LastCall = n.tel.usage.of(t.Spec.Name)
+			ts.Calls, ts.LastCall = n.tel.usage.Of(t.Spec.Name)
 		}
 		if ov != nil {
 			if o, ok := ov.o.Tools[t.Spec.Name]; ok {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/control"
+	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -126,7 +127,7 @@ func TestMetricsScrape(t *testing.T) {
 	}{
 		{"vcpnode_calls_total", map[string]string{"tool": "Echo", "outcome": "ok"}, 2},
 		{"vcpnode_calls_total", map[string]string{"tool": "Echo", "outcome": "error"}, 1},
-		{"vcpnode_calls_total", map[string]string{"tool": unknownToolLabel, "outcome": "unknown_tool"}, 1},
+		{"vcpnode_calls_total", map[string]string{"tool": events.UnknownToolLabel, "outcome": "unknown_tool"}, 1},
 		{"vcpnode_call_duration_seconds", map[string]string{"tool": "Echo"}, 3},
 		{"vcpnode_connection_state", map[string]string{"state": "connected"}, 1},
 		{"vcpnode_connection_state", map[string]string{"state": "backoff"}, 0},

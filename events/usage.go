@@ -1,4 +1,4 @@
-package node
+package events
 
 import (
 	"sync"
@@ -7,21 +7,24 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
-// toolUsage counts each tool's finished calls since the start, the
+// Usage counts each tool's finished calls since the start, the
 // owner's local calls included, for the console's "recently used" and
 // "most called" orders. Calls of unknown tools are left out: their names
 // come from the caller and would grow the map without bound.
-type toolUsage struct {
+type Usage struct {
 	mu    sync.Mutex
 	tools map[string]usage
 }
+
+// NewUsage returns a Usage with no calls counted.
+func NewUsage() *Usage { return &Usage{tools: map[string]usage{}} }
 
 type usage struct {
 	calls uint64
 	last  time.Time
 }
 
-func (u *toolUsage) observe(rec toolhost.CallRecord) {
+func (u *Usage) Observe(rec toolhost.CallRecord) {
 	if rec.Outcome == "unknown_tool" {
 		return
 	}
@@ -33,8 +36,8 @@ func (u *toolUsage) observe(rec toolhost.CallRecord) {
 	u.tools[rec.Tool] = t
 }
 
-// of is name's count and the end of its latest call (nil before any).
-func (u *toolUsage) of(name string) (uint64, *time.Time) {
+// Of is name's count and the end of its latest call (nil before any).
+func (u *Usage) Of(name string) (uint64, *time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	t, ok := u.tools[name]

@@ -1,4 +1,4 @@
-package node
+package events
 
 import (
 	"bytes"
@@ -17,12 +17,21 @@ func TestMetricLabelsAreEscaped(t *testing.T) {
 	set.GetOrCreateCounter("x_total" + labels("outcome", "ok", "tool", name)).Inc()
 	var b bytes.Buffer
 	set.WritePrometheus(&b)
+	text := b.String()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(&b)
 	if err != nil {
-		t.Fatalf("parse %q: %v", b.String(), err)
+		t.Fatalf("parse %q: %v", text, err)
 	}
-	if got, ok := metricValue(families, "x_total", map[string]string{"tool": name, "outcome": "ok"}); !ok || got != 1 {
-		t.Fatalf("x_total{tool=%q} = %v, %v in %q", name, got, ok, b.String())
+	f := families["x_total"]
+	if f == nil || len(f.GetMetric()) != 1 {
+		t.Fatalf("x_total: %v in %q", f, text)
+	}
+	got := map[string]string{}
+	for _, l := range f.GetMetric()[0].GetLabel() {
+		got[l.GetName()] = l.GetValue()
+	}
+	if got["tool"] != name || got["outcome"] != "ok" || f.GetMetric()[0].GetUntyped().GetValue() != 1 {
+		t.Fatalf("x_total labels %q, value %v in %q", got, f.GetMetric()[0].GetUntyped().GetValue(), text)
 	}
 }
