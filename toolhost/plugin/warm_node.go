@@ -21,9 +21,9 @@ var nodeBootstrap string
 const nodeWarmEnv = "VCPNODE_WARM_NODE"
 
 // nodeLaunch is spec's command, "node SCRIPT ARGS…", as a warm start:
-// "node --require=BOOTSTRAP SCRIPT ARGS…", or the reason it runs cold.
-// Only a CommonJS script is warmed: an ES module's loading goes through
-// Node's ES module loader, which the warm path does not claim to keep exact.
+// "node --require=BOOTSTRAP SCRIPT ARGS…", or the reason it runs cold. The
+// preload returns before Node chooses how to load the main module, so
+// CommonJS scripts and ES modules load as in a cold start.
 func (h *Host) nodeLaunch(spec *runSpec) (launch, string) {
 	c := spec.launch
 	if len(c.argv) < 2 || strings.HasPrefix(c.argv[1], "-") {
@@ -38,7 +38,7 @@ func (h *Host) nodeLaunch(spec *runSpec) (launch, string) {
 	if !filepath.IsAbs(script) {
 		script = filepath.Join(spec.dir, script)
 	}
-	if why := commonJS(script); why != "" {
+	if why := nodeScript(script); why != "" {
 		return launch{}, why
 	}
 	boot, err := h.nodeBootstrapFile()
@@ -56,20 +56,18 @@ func (h *Host) nodeLaunch(spec *runSpec) (launch, string) {
 	}, ""
 }
 
-// commonJS reports why path is not a script Node loads as CommonJS (an ES
-// module: .mjs, or .js under a package.json with "type": "module"; any
-// other extension), or "".
-func commonJS(path string) string {
+// nodeScript reports why path is not a script the warm path runs (not a
+// regular .js, .cjs or .mjs file; a .js file under a package.json Node
+// cannot read), or "".
+func nodeScript(path string) string {
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
-	case ".cjs":
+	case ".cjs", ".mjs":
 	case ".js":
-		if t := packageType(filepath.Dir(path)); t != "commonjs" {
-			return "its script is an ES module (" + t + ")"
+		if t := packageType(filepath.Dir(path)); t == "" {
+			return "its package.json cannot be read"
 		}
-	case ".mjs":
-		return "its script is an ES module (.mjs)"
 	default:
-		return "its script is not a .js or .cjs file"
+		return "its script is not a .js, .cjs or .mjs file"
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -81,10 +79,9 @@ func commonJS(path string) string {
 	return ""
 }
 
-// packageType is "commonjs" when Node loads a .js file of dir as
-// CommonJS, as far as the nearest package.json says (Node's lookup: up to
-// the root, never into a node_modules folder's own package.json);
-// otherwise what it says.
+// packageType is the "type" of the nearest package.json of dir, as Node
+// finds it (up to the root, never a node_modules folder's own): "module" or
+// "commonjs" (also when none says), "" when it cannot be parsed.
 func packageType(dir string) string {
 	for filepath.Base(dir) != "node_modules" {
 		data, err := os.ReadFile(filepath.Join(dir, "package.json"))
@@ -93,10 +90,10 @@ func packageType(dir string) string {
 				Type string `json:"type"`
 			}
 			if json.Unmarshal(data, &pkg) != nil {
-				return "an unreadable package.json"
+				return ""
 			}
 			if pkg.Type == "module" {
-				return `package.json type "module"`
+				return "module"
 			}
 			return "commonjs"
 		}

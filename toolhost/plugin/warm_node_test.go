@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,6 +90,36 @@ process.stdin.on('end', () => {
 });
 `
 
+// esmJS is the probe as an ES module: top-level await, static imports,
+// import.meta, a CommonJS module through createRequire.
+const esmJS = `import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { helper } from './lib/helper.mjs';
+const require = createRequire(import.meta.url);
+let data = '';
+process.stdin.setEncoding('utf8');
+for await (const c of process.stdin) data += c;
+if (data.includes('throw')) throw new TypeError('asked to fail: ' + data);
+if (data.includes('exit')) { console.error('leaving with 4'); process.exit(4); }
+const tmp = process.env.TMPDIR || '';
+const fds = fs.readdirSync('/proc/self/fd').map((f) => {
+  try { return f + ' ' + fs.readlinkSync('/proc/self/fd/' + f).replace(/\[\d+\]/, '').replace(tmp, '<tmp>'); } catch { return f; }
+});
+const env = {};
+for (const [k, v] of Object.entries(process.env)) {
+  env[k] = ['TMPDIR', 'TMP', 'TEMP', 'VCPNODE_PROCTREE'].includes(k) ? '<per-run>' : v;
+}
+const out = {
+  argv: process.argv, execArgv: process.execArgv, url: import.meta.url, dirname: import.meta.dirname ?? null,
+  resolved: import.meta.resolve('./lib/helper.mjs'), helper: helper(), cjs: require('./lib/old.cjs'),
+  cache: Object.keys(require.cache).map((k) => path.relative(process.cwd(), k)), main: require.main === undefined ? 'undefined' : String(require.main && require.main.filename),
+  stdin: data, env, fds, globals: Object.getOwnPropertyNames(globalThis), loaded: process.moduleLoadList,
+  stack: new Error('here').stack,
+};
+console.log(JSON.stringify({ status: 'success', result: out }));
+`
+
 // childJS is what the probe forks: it says what it inherited.
 const childJS = `console.log(JSON.stringify({execArgv: process.execArgv, env: process.env.VCPNODE_WARM_NODE || null, argv: process.argv.slice(2)}));`
 
@@ -143,6 +174,15 @@ func writeNodePlugins(t testing.TB, root string) {
 	writeFile(t, dir, "node_modules/helper/index.js", "exports.hello = () => 'cjs helper';\n")
 	writeFile(t, dir, "package.json", `{"name":"cjs-probe","type":"commonjs"}`)
 
+	for name, main := range map[string]string{"EsmProbe": "probe.mjs", "TypeModule": "probe.js"} {
+		dir = filepath.Join(root, name)
+		writeFile(t, dir, manifestFile, fmt.Sprintf(`{"name":%q,"pluginType":"synchronous","entryPoint":{"command":"node %s x"}}`, name, main))
+		writeFile(t, dir, main, esmJS)
+		writeFile(t, dir, "lib/helper.mjs", "export const helper = () => 'esm helper of ' + import.meta.url.split('/').slice(-3).join('/');\n")
+		writeFile(t, dir, "lib/old.cjs", "module.exports = { old: true, file: require('path').basename(__filename) };\n")
+	}
+	writeFile(t, filepath.Join(root, "TypeModule"), "package.json", `{"type":"module"}`)
+
 	dir = filepath.Join(root, "VcpLike")
 	writeFile(t, dir, manifestFile, `{"name":"VcpLike","pluginType":"synchronous",
 		"entryPoint":{"command":"node vcp_like.js"}}`)
@@ -183,6 +223,7 @@ func TestWarmNodeMatchesCold(t *testing.T) {
 	set := scan(t, h, root)
 	probe, cjs := findTool(t, set, "NodeProbe"), findTool(t, set, "CjsProbe")
 	vcp, stats := findTool(t, set, "VcpLike"), findTool(t, set, "TextStats")
+	esm, typeModule := findTool(t, set, "EsmProbe"), findTool(t, set, "TypeModule")
 
 	type callCase struct {
 		tool  toolhost.Tool
@@ -196,11 +237,16 @@ func TestWarmNodeMatchesCold(t *testing.T) {
 			callCase{vcp, `{"command":"Lookup","key":"a"}`},
 			callCase{stats, `{"command":"TopWords","text":"the cat and the hat ` + n + `","limit":"3"}`},
 			callCase{cjs, `{"n":"` + n + `"}`})
+		if i < 3 {
+			calls = append(calls, callCase{esm, `{"n":"` + n + `"}`}, callCase{typeModule, `{"n":"` + n + `"}`})
+		}
 	}
 	calls = append(calls,
 		callCase{probe, `{"do":"spawn"}`},
 		callCase{cjs, `{"do":"spawn"}`},
 		callCase{probe, `{"do":"throw"}`},
+		callCase{esm, `{"do":"throw"}`},
+		callCase{typeModule, `{"do":"exit"}`},
 		callCase{probe, `{"do":"reject"}`},
 		callCase{probe, `{"do":"exit"}`},
 		callCase{probe, `{"do":"large"}`},
@@ -216,11 +262,11 @@ func TestWarmNodeMatchesCold(t *testing.T) {
 	run := func() (raw, res []string) {
 		for _, c := range calls {
 			if len(h.pools) > 0 {
-				waitWarm(t, h, 4)
+				waitWarm(t, h, 6)
 			}
 			raw = append(raw, rawOutcome(t, h, c.tool, c.stdin))
 			if len(h.pools) > 0 {
-				waitWarm(t, h, 4)
+				waitWarm(t, h, 6)
 			}
 			r, err := h.runSync(context.Background(), c.tool.(*pluginTool).run, []byte(c.stdin))
 			res = append(res, outcome(t, r, err))
@@ -244,6 +290,11 @@ func TestWarmNodeMatchesCold(t *testing.T) {
 		}
 	}
 	for i, c := range calls {
+		// The probes ran to their answer, not to the same early failure.
+		if strings.HasPrefix(c.stdin, `{"n":`) && (c.tool == probe || c.tool == cjs || c.tool == esm || c.tool == typeModule) &&
+			!strings.Contains(coldRes[i], `"helper":`) {
+			t.Errorf("call %d (%s %s) did not answer: %s", i, c.tool.Spec().Name, c.stdin, headText([]byte(coldRes[i]), 500))
+		}
 		if c.stdin == `{"do":"spawn"}` || c.stdin == `{"do":"throw"}` {
 			t.Logf("%s %s: %s", c.tool.Spec().Name, c.stdin, headText([]byte(coldRaw[i]), 1500))
 		}
@@ -267,8 +318,8 @@ func TestWarmNodeSelection(t *testing.T) {
 	root := pluginRoot(t)
 	writeNodePlugins(t, root)
 	plugins := map[string]string{
-		"Shell": "node a.js | cat", "Options": "node --no-warnings a.js", "Mjs": "node a.mjs",
-		"TypeModule": "node a.js", "NoScript": "node", "Ts": "node a.ts",
+		"Shell": "node a.js | cat", "Options": "node --no-warnings a.js", "BadPackage": "node a.js",
+		"NoScript": "node", "Ts": "node a.ts", "Missing": "node gone.js",
 	}
 	for name, command := range plugins {
 		dir := filepath.Join(root, name)
@@ -277,7 +328,7 @@ func TestWarmNodeSelection(t *testing.T) {
 			writeFile(t, dir, f, "console.log('{}')\n")
 		}
 	}
-	writeFile(t, filepath.Join(root, "TypeModule"), "package.json", `{"type":"module"}`)
+	writeFile(t, filepath.Join(root, "BadPackage"), "package.json", `{"type":`)
 	dir := filepath.Join(root, "NodeOptions")
 	writeFile(t, dir, manifestFile, `{"name":"NodeOptions","pluginType":"synchronous","entryPoint":{"command":"node a.js"}}`)
 	writeFile(t, dir, "a.js", "console.log('{}')\n")
@@ -285,26 +336,30 @@ func TestWarmNodeSelection(t *testing.T) {
 	set := scan(t, h, root)
 	notes := h.Warm(set, WarmConfig{Languages: []string{WarmNode}})
 	want := []string{
-		`plugin "Mjs" runs cold, not warm: its script is an ES module (.mjs)`,
+		`plugin "BadPackage" runs cold, not warm: its package.json cannot be read`,
+		`plugin "Missing" runs cold, not warm: its script cannot be read: stat MISSING: no such file or directory`,
 		`plugin "NoScript" runs cold, not warm: its command passes no script, or options, to node`,
 		`plugin "NodeOptions" runs cold, not warm: NODE_OPTIONS is set: its preloads would run before the call`,
 		`plugin "Options" runs cold, not warm: its command passes no script, or options, to node`,
 		`plugin "Shell" runs cold, not warm: its command runs under a shell`,
-		`plugin "Ts" runs cold, not warm: its script is not a .js or .cjs file`,
-		`plugin "TypeModule" runs cold, not warm: its script is an ES module (package.json type "module")`,
+		`plugin "Ts" runs cold, not warm: its script is not a .js, .cjs or .mjs file`,
+	}
+	for i := range want {
+		want[i] = strings.ReplaceAll(want[i], "MISSING", filepath.Join(root, "Missing", "gone.js"))
 	}
 	if strings.Join(notes, "\n") != strings.Join(want, "\n") {
 		t.Errorf("notes:\n%s\nwant\n%s", strings.Join(notes, "\n"), strings.Join(want, "\n"))
 	}
-	waitWarm(t, h, 3)
+	waitWarm(t, h, 5)
 	h.warmMu.Lock()
 	var names []string
 	for spec := range h.pools {
 		names = append(names, spec.name)
 	}
 	h.warmMu.Unlock()
-	if len(names) != 3 {
-		t.Errorf("pools for %q, want NodeProbe, CjsProbe and VcpLike", names)
+	slices.Sort(names)
+	if want := []string{"CjsProbe", "EsmProbe", "NodeProbe", "TypeModule", "VcpLike"}; !slices.Equal(names, want) {
+		t.Errorf("pools for %q, want %q", names, want)
 	}
 }
 

@@ -222,7 +222,7 @@ func TestWarmNoLeak(t *testing.T) {
 		{WarmPython, "WarmProbe", warmHost, writeProbe},
 		{WarmNode, "NodeProbe", nodeHost, func(t testing.TB, root string) {
 			writeNodePlugins(t, root)
-			for _, other := range []string{"CjsProbe", "VcpLike"} {
+			for _, other := range []string{"CjsProbe", "VcpLike", "EsmProbe", "TypeModule"} {
 				if err := os.RemoveAll(filepath.Join(root, other)); err != nil {
 					t.Fatal(err)
 				}
