@@ -125,5 +125,8 @@ func (h *Host) nodeBootstrapFile() (string, error) {
 		_ = os.Chmod(dir, 0o755) // a plugin of another user still reads it
 		h.bootDir, h.boot = dir, path
 	})
+	if h.boot == "" && h.bootErr == nil {
+		return "", ErrClosed // Close ran first: nothing starts any more
+	}
 	return h.boot, h.bootErr
 }

@@ -392,3 +392,24 @@ func TestWarmNodeCrashLoopRunsCold(t *testing.T) {
 		t.Errorf("result %q, %d warm calls; want cold, 0", got, h.WarmCalls())
 	}
 }
+
+// TestWarmNodeAfterClose: a Warm after Close starts nothing and writes no
+// bootstrap.
+func TestWarmNodeAfterClose(t *testing.T) {
+	h := nodeHost(t, Options{})
+	root := pluginRoot(t)
+	writeNodePlugins(t, root)
+	set := scan(t, h, root)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	notes := h.Warm(set, WarmConfig{Tools: map[string]bool{"NodeProbe": true}})
+	if len(notes) != 1 || !strings.Contains(notes[0], ErrClosed.Error()) {
+		t.Errorf("notes: %q, want one saying the host is closed", notes)
+	}
+	if h.bootDir != "" || h.WarmWaiting() != 0 || h.Running() != 0 {
+		t.Errorf("after Close: bootstrap %q, %d waiting, %d running", h.bootDir, h.WarmWaiting(), h.Running())
+	}
+}
