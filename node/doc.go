@@ -5,9 +5,9 @@
 //
 // What it composes lives in packages of its own: the liveness of every
 // WebSocket in hubconn (the only way to the socket), the observer channels
-// in observer, the event log, audit trail and metrics in events, the callbacks'
-// outbox in outbox, placeholder values in placeholders and their jobs,
-// status and pushes in placeholders/feed, the process trees of every
-// process starter in toolhost/proctree, the tools in toolhost and its
-// subpackages.
+// in observer, the event log, audit trail and metrics in events, the
+// callbacks' outbox in outbox, placeholder values in placeholders and
+// their jobs, status and pushes in placeholders/feed, the process trees of
+// every process starter in toolhost/proctree, the tools in toolhost and
+// its subpackages.
 package node
