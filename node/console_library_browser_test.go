@@ -157,6 +157,11 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 	if !strings.Contains(refused, "must be between 1s and") {
 		t.Errorf("refused timeout says %q", refused)
 	}
+	run("empty timeout",
+		chromedp.SetValue(`#tool-Thumb-timeout`, " ", chromedp.ByQuery),
+		chromedp.Click(`#tool-Thumb-timeout-set`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#tools-error").textContent.includes("write a timeout")`, nil),
+	)
 	// 45s is told to the server (the node reconnects) and shown.
 	run("set a timeout",
 		chromedp.SetValue(`#tool-Thumb-timeout`, "45s", chromedp.ByQuery),

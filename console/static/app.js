@@ -203,7 +203,11 @@ function toolCard(t, overridable) {
     // The timeout: the daemon checks it as [tools.NAME] timeout; Default
     // gives the config's value back.
     const timeout = el("input", {type: "text", id: id + "-timeout", value: durText(t.timeoutMs), size: "8", spellcheck: "false", "aria-describedby": id + "-timeout-hint"});
-    const setTimeout_ = el("button", {type: "button", class: "secondary", id: id + "-timeout-set", onclick: () => setOverride(t.name, {timeout: timeout.value.trim()})}, "Set");
+    const setTimeout_ = el("button", {type: "button", class: "secondary", id: id + "-timeout-set", onclick: () => {
+      const v = timeout.value.trim();
+      if (!v) { $("#tools-error").textContent = `${t.name}: write a timeout like 45s or 2m`; $("#tools-error").hidden = false; return; }
+      setOverride(t.name, {timeout: v});
+    }}, "Set");
     timeout.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); setTimeout_.click(); } });
     const reset = el("button", {type: "button", class: "secondary", id: id + "-reset"}, "Reset to config");
     reset.addEventListener("click", () => setOverride(t.name, {reset: true}));
