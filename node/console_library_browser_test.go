@@ -114,7 +114,8 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 	for _, by := range []string{"calls", "recent"} {
 		run("order by "+by,
 			chromedp.Navigate(base+"/#tools"),
-			chromedp.WaitVisible(`#tool-Thumb-h`, chromedp.ByQuery),
+			// The page keeps its last list until the new one arrives.
+			chromedp.Poll(`document.querySelector("#tool-Thumb-facts")?.textContent.includes("1 call,")`, nil),
 			chromedp.SetValue(`#tools-sort`, by, chromedp.ByQuery),
 			chromedp.Evaluate(`document.querySelector("#tools-sort").dispatchEvent(new Event("change"))`, nil),
 		)
@@ -140,7 +141,7 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 		chromedp.WaitVisible(`#parse-result .result`, chromedp.ByQuery),
 		chromedp.Text(`#parse-result .result`, &did, chromedp.ByQuery),
 		chromedp.Navigate(base+"/#tools"),
-		chromedp.WaitVisible(`#tool-Thumb-h`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#tool-Files-facts")?.textContent.includes("1 call,")`, nil),
 	)
 	if filesCall != "<<<[TOOL_REQUEST]>>>\ntool_name:「始」Files「末」\ncommand:「始」delete「末」\n<<<[END_TOOL_REQUEST]>>>" || !strings.Contains(did, "did delete") {
 		t.Errorf("Files delete loaded as %q, ran %q", filesCall, did)
