@@ -294,6 +294,47 @@ func TestSandboxDaemonStaysFree(t *testing.T) {
 	testwait.For(t, "the confined threads to end", func() bool { return len(restrictedThreads(t)) == 0 })
 }
 
+// TestSandboxDaemonLeavesTheLimitGroups: once a confined start returns, no
+// thread of the host is in the run's limit groups, the parked main thread
+// included: a host thread there would make the host the kernel's victim
+// when the command reaches its memory limit.
+func TestSandboxDaemonLeavesTheLimitGroups(t *testing.T) {
+	e := newSandboxEnv(t, "limited", map[string]sandbox.Spec{"limited": {Extends: "default", Memory: "64MiB"}})
+	if how := e.sb.Capabilities().Memory; how != "cgroup v1" {
+		t.Skipf("the threads join limit groups only under cgroup v1 (memory here: %q)", how)
+	}
+	for range 20 {
+		if _, err := e.run(t, "echo hi\n"); err != nil {
+			t.Fatal(err)
+		}
+		if in := threadsInLimitGroups(t); len(in) > 0 {
+			t.Fatalf("host threads still in a limit group after the call: %v", in)
+		}
+	}
+}
+
+// threadsInLimitGroups lists this process's threads that are in a
+// sandbox limit group, with the group.
+func threadsInLimitGroups(t *testing.T) []string {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, task := range tasks {
+		groups, err := os.ReadFile("/proc/self/task/" + task.Name() + "/cgroup")
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, line := range strings.Split(string(groups), "\n") {
+			if strings.Contains(line, "vcpnode-sb-") {
+				out = append(out, task.Name()+" "+line)
+			}
+		}
+	}
+	return out
+}
+
 // restrictedThreads lists this process's threads with no_new_privs, but
 // the main thread (the runtime parks it, unused, when a locked goroutine
 // ends on it).
