@@ -27,11 +27,7 @@ func needNode(t testing.TB) {
 // nodeHost is a host whose plugins run the system's node.
 func nodeHost(t testing.TB, opts Options) *Host {
 	needNode(t)
-	opts.Environ = warmEnviron(t)
-	if opts.KillGrace == 0 {
-		opts.KillGrace = 2e9
-	}
-	return newHost(t, opts)
+	return interpreterHost(t, opts)
 }
 
 // probeJS prints what a fresh start gives a script; values that differ

@@ -27,24 +27,7 @@ with open(os.path.join(os.environ["TMPDIR"], "t"), "w") as f:
     f.write("x")
 print("tmp written")
 `, e.secret))
-	set := scan(t, e.host, e.root)
-	if notes := e.host.Warm(set, WarmConfig{Tools: map[string]bool{"Probe": true}}); len(notes) > 0 {
-		t.Fatalf("notes: %q", notes)
-	}
-	waitWarm(t, e.host, 1)
-	res, err := call(context.Background(), findTool(t, set, "Probe"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e.host.WarmCalls() != 1 {
-		t.Fatalf("the call did not run warm")
-	}
-	out := textOf(t, res)
-	for _, want := range []string{"secret refused", "tmp written"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	warmProbeSays(t, e, "secret refused", "tmp written")
 }
 
 // TestWarmNodeSandboxStillApplies: a warm node process runs under the
@@ -67,6 +50,13 @@ try {
 fs.writeFileSync(path.join(process.env.TMPDIR, 't'), 'x');
 console.log('tmp written');
 `, e.secret))
+	warmProbeSays(t, e, "secret refused: EACCES", "tmp written")
+}
+
+// warmProbeSays warms the Probe plugin under e, calls it once and checks
+// that the call ran warm and printed each of wants.
+func warmProbeSays(t *testing.T, e *sandboxEnv, wants ...string) {
+	t.Helper()
 	set := scan(t, e.host, e.root)
 	if notes := e.host.Warm(set, WarmConfig{Tools: map[string]bool{"Probe": true}}); len(notes) > 0 {
 		t.Fatalf("notes: %q", notes)
@@ -80,7 +70,7 @@ console.log('tmp written');
 		t.Fatalf("the call did not run warm")
 	}
 	out := textOf(t, res)
-	for _, want := range []string{"secret refused: EACCES", "tmp written"} {
+	for _, want := range wants {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

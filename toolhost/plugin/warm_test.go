@@ -77,6 +77,12 @@ func writeProbe(t testing.TB, root string) {
 // warmHost is a host whose plugins run the system's python3.
 func warmHost(t testing.TB, opts Options) *Host {
 	needPython(t)
+	return interpreterHost(t, opts)
+}
+
+// interpreterHost is a host with the warm tests' environment and a grace
+// before the kill.
+func interpreterHost(t testing.TB, opts Options) *Host {
 	opts.Environ = warmEnviron(t)
 	if opts.KillGrace == 0 {
 		opts.KillGrace = 2e9
