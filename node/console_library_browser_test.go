@@ -93,11 +93,11 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 		t.Errorf("by name: %v", byName)
 	}
 
-	// Load Thumb into the executor: its call, every parameter filled,
-	// waits in the Parser pane and runs.
+	// Load Thumb as text: its call, every parameter filled, waits in the
+	// Parser pane and runs.
 	var text, ran string
-	run("load into executor",
-		chromedp.Click(`#tool-Thumb-load`, chromedp.ByQuery),
+	run("load as text",
+		chromedp.Click(`#tool-Thumb-text`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#parse-run-0`, chromedp.ByQuery),
 		chromedp.Value(`#parse-text`, &text, chromedp.ByQuery),
 		chromedp.Click(`#parse-run-0`, chromedp.ByQuery),
@@ -129,9 +129,40 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 		t.Errorf("order by kind (built-in tools first, Thumb is a test source): %v", ids)
 	}
 
-	// A command of a multi-command tool loads on its own.
+	// Load Thumb into the executor: the Executor opens with Thumb chosen
+	// and its form filled with the example values, and runs it.
+	var tool, path, size, format, byForm string
+	run("load into executor",
+		chromedp.Click(`#tool-Thumb-load`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#page-executor`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#param-path")?.value !== ""`, nil),
+		chromedp.Value(`#exec-tool`, &tool, chromedp.ByQuery),
+		chromedp.Value(`#param-path`, &path, chromedp.ByQuery),
+		chromedp.Value(`#param-size`, &size, chromedp.ByQuery),
+		chromedp.Value(`#param-format`, &format, chromedp.ByQuery),
+		chromedp.Click(`#exec-run`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#exec-result .result`, chromedp.ByQuery),
+		chromedp.Text(`#exec-result .result`, &byForm, chromedp.ByQuery),
+	)
+	if tool != "Thumb" || path != "<path>" || size != "1" || format != `"png"` {
+		t.Errorf("executor form: tool %q, path %q, size %q, format %q", tool, path, size, format)
+	}
+	if !strings.Contains(byForm, "ok") || !strings.Contains(byForm, `"size": 1`) || !strings.Contains(byForm, `"format": "png"`) {
+		t.Errorf("the call from the executor's form:\n%s", byForm)
+	}
+
+	run("order by commands", chromedp.SetValue(`#tools-sort`, "commands", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#tools-sort").dispatchEvent(new Event("change"))`, nil))
+	if ids := order(); len(ids) == 0 || ids[0] != "tool-Files" {
+		t.Errorf("order by commands (Files has two): %v", ids)
+	}
+
+	// A command of a multi-command tool loads on its own (Files' commands
+	// have no schema, so as text).
 	var filesCall, did string
-	run("load a command into executor",
+	run("load a command as text",
+		chromedp.Navigate(base+"/#tools"),
+		chromedp.WaitVisible(`#tool-Files details summary`, chromedp.ByQuery),
 		chromedp.Click(`#tool-Files details summary`, chromedp.ByQuery),
 		chromedp.Click(`#tool-Files-cmd-1-load`, chromedp.ByQuery),
 		chromedp.Poll(`document.querySelector("#parse-text").value.includes("delete")`, nil),

@@ -170,14 +170,53 @@ function durText(ms) {
 
 function domId(name) { return name.replace(/[^A-Za-z0-9_-]/g, "_"); }
 
-// loadIntoExecutor puts a ready-to-edit call in the Parser pane and finds
+// loadIntoParser puts a ready-to-edit call in the Parser pane and finds
 // it there, where it can be edited and run.
-function loadIntoExecutor(call) {
+function loadIntoParser(call) {
   $("#parse-result").replaceChildren(); // the last call's, not this one's
   $("#parse-all-form").hidden = true;
   $("#parse-text").value = call;
   location.hash = "#parser";
   $("#parse-form").requestSubmit();
+}
+
+// loadIntoExecutor opens the Executor with the tool (and command) chosen
+// and its form filled from the ready call's example values.
+let pendingExec = null;
+function loadIntoExecutor(tool, command, call) {
+  pendingExec = {tool, command, call};
+  if (location.hash === "#executor") pages.executor.enter();
+  else location.hash = "#executor";
+}
+
+// callValues reads key:「始」value「末」 pairs of a generated call block.
+function callValues(call) {
+  const out = {};
+  for (const m of (call || "").matchAll(/^([^:\n]+):「始」([\s\S]*?)「末」/gm)) out[m[1]] = m[2];
+  return out;
+}
+
+function fillExecutor(p) {
+  $("#exec-tool").value = p.tool;
+  $("#exec-raw-toggle").checked = false;
+  renderParams();
+  if (p.command && !$("#exec-command-field").hidden) {
+    $("#exec-command").value = p.command;
+    renderParams();
+  }
+  const values = callValues(p.call);
+  if ($("#exec-raw-toggle").checked) {
+    delete values.tool_name;
+    $("#exec-raw").value = JSON.stringify(values, null, 2);
+    return;
+  }
+  for (const input of document.querySelectorAll("#exec-params [data-param]")) {
+    const v = values[input.dataset.param];
+    if (v === undefined) continue;
+    if (input.dataset.type === "boolean") input.checked = v === "true";
+    else if (input.dataset.type === "enum") input.value = JSON.stringify(v);
+    else input.value = v;
+  }
 }
 
 function toolCard(t, overridable) {
@@ -221,8 +260,11 @@ function toolCard(t, overridable) {
       t.override ? [el("span", {class: "warn"}, "overridden here"), reset] : null));
   }
   if (t.call) {
-    kids.push(el("div", {class: "tool-controls"}, el("button", {type: "button", class: "secondary", id: id + "-load", onclick: () => loadIntoExecutor(t.call),
-      title: "Put a call of this tool in the Parser pane, ready to edit and run"}, "Load into executor")));
+    kids.push(el("div", {class: "tool-controls"},
+      el("button", {type: "button", class: "secondary", id: id + "-load", onclick: () => loadIntoExecutor(t.name, "", t.call),
+        title: "Open the Executor with this tool chosen and its form filled with example values"}, "Load into executor"),
+      el("button", {type: "button", class: "secondary", id: id + "-text", onclick: () => loadIntoParser(t.call),
+        title: "Put a call of this tool in the Parser pane, as the model would write it"}, "Load as text")));
   }
   const cmds = (t.commands || []).filter((c) => c.typed || c.command || c.description);
   if (cmds.length) {
@@ -230,8 +272,9 @@ function toolCard(t, overridable) {
       ...cmds.map((c, i) => el("div", {},
         c.command ? el("h4", {}, el("code", {}, c.command)) : null,
         c.params ? el("ul", {}, c.params.map(paramLine)) : el("pre", {}, c.description || ""),
-        c.call && cmds.length > 1 ? el("button", {type: "button", class: "secondary", id: `${id}-cmd-${i}-load`, onclick: () => loadIntoExecutor(c.call)},
-          `Load ${c.command} into executor`) : null))));
+        c.call && cmds.length > 1 ? el("button", {type: "button", class: "secondary", id: `${id}-cmd-${i}-load`,
+          onclick: () => c.typed ? loadIntoExecutor(t.name, c.command, c.call) : loadIntoParser(c.call)},
+          c.typed ? `Load ${c.command} into executor` : `Load ${c.command} as text`) : null))));
   }
   return el("li", {class: "card", id, "aria-labelledby": id + "-h"}, kids);
 }
@@ -259,6 +302,7 @@ function toolMatches(t, q) {
 const toolOrders = {
   name: (a, b) => a.name.localeCompare(b.name),
   source: (a, b) => toolKind(a).localeCompare(toolKind(b)) || (a.source || "").localeCompare(b.source || "") || a.name.localeCompare(b.name),
+  commands: (a, b) => (b.commands?.length || 0) - (a.commands?.length || 0) || a.name.localeCompare(b.name),
   calls: (a, b) => (b.calls || 0) - (a.calls || 0) || a.name.localeCompare(b.name),
   recent: (a, b) => (b.lastCall || "").localeCompare(a.lastCall || "") || a.name.localeCompare(b.name),
 };
@@ -427,6 +471,8 @@ pages.executor = {
       sel.replaceChildren(...res.tools.filter((t) => !t.skipped).map((t) => el("option", {value: t.name}, t.name)));
       if (keep) sel.value = keep;
       renderParams();
+      if (pendingExec) fillExecutor(pendingExec);
+      pendingExec = null;
       renderHistory();
     } catch (e) { banner(e.message); }
   },
