@@ -79,7 +79,7 @@ func newCallCmd(a *app) *cobra.Command {
 			}
 			// No timeout of our own: the tool's deadline bounds the call,
 			// and Ctrl-C cancels it in the daemon.
-			c, ctx, done, err := a.controlClient(cmd, &f, 0)
+			c, ctx, done, err := a.controlClient(cmd.Context(), &f, 0)
 			if err != nil {
 				return err
 			}

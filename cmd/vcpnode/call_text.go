@@ -48,7 +48,7 @@ func (a *app) runTextCalls(cmd *cobra.Command, f *controlFlags, name string, opt
 	if len(res.Calls) == 0 {
 		return noCallsError(res)
 	}
-	c, ctx, done, err := a.controlClient(cmd, f, 0)
+	c, ctx, done, err := a.controlClient(cmd.Context(), f, 0)
 	if err != nil {
 		return err
 	}

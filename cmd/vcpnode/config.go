@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/controlapi"
 )
 
 func newConfigCmd(a *app) *cobra.Command {
@@ -186,14 +185,11 @@ func count(n int, noun string) string {
 // liveCommands are the command names of each tool of the daemon running
 // with the config at path, or nil when none answers on its socket.
 func (a *app) liveCommands(path string) map[string][]string {
-	sock, err := a.controlSocket(&controlFlags{config: path})
+	c, ctx, done, err := a.controlClient(context.Background(), &controlFlags{config: path}, 5*time.Second)
 	if err != nil {
 		return nil
 	}
-	c := controlapi.NewControlClient(sock)
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	defer done()
 	tools, err := c.Tools(ctx)
 	if err != nil {
 		return nil

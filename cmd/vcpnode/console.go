@@ -26,7 +26,7 @@ func newConsoleCmd(a *app) *cobra.Command {
 			"Only root and the daemon's own user may ask.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout)
+			c, ctx, done, err := a.controlClient(cmd.Context(), &f, controlTimeout)
 			if err != nil {
 				return err
 			}

@@ -79,13 +79,13 @@ func (a *app) defaultSocket() string {
 	return sock
 }
 
-// controlClient is a client for the daemon, and a context for one request.
-func (a *app) controlClient(cmd *cobra.Command, f *controlFlags, timeout time.Duration) (*controlapi.ControlClient, context.Context, func(), error) {
+// controlClient is a client for the daemon, and a context for one request
+// made from ctx (a command's, which may be nil).
+func (a *app) controlClient(ctx context.Context, f *controlFlags, timeout time.Duration) (*controlapi.ControlClient, context.Context, func(), error) {
 	sock, err := a.controlSocket(f)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -101,7 +101,7 @@ func (a *app) controlClient(cmd *cobra.Command, f *controlFlags, timeout time.Du
 // one request, and print the answer as JSON (--json) or for people.
 func askDaemon[T any](a *app, cmd *cobra.Command, f *controlFlags,
 	request func(*controlapi.ControlClient, context.Context) (T, error), human func(io.Writer, T) error) error {
-	c, ctx, done, err := a.controlClient(cmd, f, controlTimeout)
+	c, ctx, done, err := a.controlClient(cmd.Context(), f, controlTimeout)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (a *app) ctlCompletion(f *controlFlags, list func(context.Context, *control
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		c, ctx, done, err := a.controlClient(cmd, f, 5*time.Second)
+		c, ctx, done, err := a.controlClient(cmd.Context(), f, 5*time.Second)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -36,7 +36,7 @@ func newReconnectCmd(a *app) *cobra.Command {
 			"still not connected then (with the last error). A connected daemon is left as it is.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, done, err := a.controlClient(cmd, &f, controlTimeout+timeout)
+			c, ctx, done, err := a.controlClient(cmd.Context(), &f, controlTimeout+timeout)
 			if err != nil {
 				return err
 			}
