@@ -76,17 +76,17 @@ func (h *Host) warmLaunch(spec *runSpec, lang string) (l launch, reason string) 
 	switch {
 	case c.shell || c.cmdLine != "":
 		return launch{}, "its command runs under a shell"
-	case lang == WarmNode:
-		return h.nodeLaunch(spec)
 	case lang == "":
 		return launch{}, fmt.Sprintf("its command runs %s, not python or node on a script", filepath.Base(c.path))
-	}
-	if len(c.argv) < 2 || strings.HasPrefix(c.argv[1], "-") {
-		return launch{}, "its command passes no script, or options, to python"
+	case len(c.argv) < 2 || strings.HasPrefix(c.argv[1], "-"):
+		return launch{}, "its command passes no script, or options, to " + lang
 	}
 	script := c.argv[1]
 	if !filepath.IsAbs(script) {
 		script = filepath.Join(spec.dir, script)
+	}
+	if lang == WarmNode {
+		return h.nodeLaunch(spec, script)
 	}
 	if why := plainSource(script); why != "" {
 		return launch{}, why
@@ -103,12 +103,9 @@ func plainSource(path string) string {
 	case ".pyc", ".pyz", ".zip":
 		return "its script is compiled code or an archive"
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fmt.Sprintf("its script cannot be read: %v", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return "its script is not a regular file"
+	fi, why := regularScript(path)
+	if why != "" {
+		return why
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -123,4 +120,17 @@ func plainSource(path string) string {
 		}
 	}
 	return ""
+}
+
+// regularScript is path's file info, or why it is not a script either
+// interpreter would run as a fresh start does.
+func regularScript(path string) (os.FileInfo, string) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Sprintf("its script cannot be read: %v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, "its script is not a regular file"
+	}
+	return fi, ""
 }

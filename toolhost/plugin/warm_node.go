@@ -20,23 +20,17 @@ var nodeBootstrap string
 // warm start; the bootstrap removes it.
 const nodeWarmEnv = "VCPNODE_WARM_NODE"
 
-// nodeLaunch is spec's command, "node SCRIPT ARGS…", as a warm start:
-// "node --require=BOOTSTRAP SCRIPT ARGS…", or the reason it runs cold. The
-// preload returns before Node chooses how to load the main module, so
-// CommonJS scripts and ES modules load as in a cold start.
-func (h *Host) nodeLaunch(spec *runSpec) (launch, string) {
+// nodeLaunch is spec's command, "node SCRIPT ARGS…" with script its
+// absolute path, as a warm start: "node --require=BOOTSTRAP SCRIPT
+// ARGS…", or the reason it runs cold. The preload returns before Node
+// chooses how to load the main module, so CommonJS scripts and ES modules
+// load as in a cold start.
+func (h *Host) nodeLaunch(spec *runSpec, script string) (launch, string) {
 	c := spec.launch
-	if len(c.argv) < 2 || strings.HasPrefix(c.argv[1], "-") {
-		return launch{}, "its command passes no script, or options, to node"
-	}
 	for _, kv := range spec.env {
 		if v, ok := strings.CutPrefix(kv, "NODE_OPTIONS="); ok && strings.TrimSpace(v) != "" {
 			return launch{}, "NODE_OPTIONS is set: its preloads would run before the call"
 		}
-	}
-	script := c.argv[1]
-	if !filepath.IsAbs(script) {
-		script = filepath.Join(spec.dir, script)
 	}
 	if why := nodeScript(script); why != "" {
 		return launch{}, why
@@ -69,14 +63,8 @@ func nodeScript(path string) string {
 	default:
 		return "its script is not a .js, .cjs or .mjs file"
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fmt.Sprintf("its script cannot be read: %v", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return "its script is not a regular file"
-	}
-	return ""
+	_, why := regularScript(path)
+	return why
 }
 
 // packageType is the "type" of the nearest package.json of dir, as Node
