@@ -51,6 +51,10 @@ func newRunCmd(a *app) *cobra.Command {
 			for _, w := range append(cfg.Warnings(), config.PermissionWarnings(path, cfg)...) {
 				log.Warn().Msg(w)
 			}
+			// Before the node starts its first plugin.
+			if err := keepInheritedFromChildren(); err != nil {
+				log.Warn().Err(err).Msg("cannot keep the file descriptors vcpnode inherited from the processes it starts")
+			}
 			if keyErr != nil {
 				log.Warn().Err(keyErr).Msg("$" + config.EnvKey + " may still be readable in /proc/<pid>/environ; prefer hub.key_file or a systemd credential")
 			}

@@ -79,6 +79,10 @@ func (a *app) sandboxRun(ctx context.Context, configFlag, profile, dir string, a
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	// Only stdin, stdout and stderr, as a tool's process gets.
+	if err := keepInheritedFromChildren(); err != nil {
+		fmt.Fprintf(a.stderr, "vcpnode: warning: %v: CMD inherits the open files vcpnode inherited\n", err)
+	}
 	trees, err := proctree.New(proctree.Options{})
 	if err != nil {
 		return err

@@ -1,0 +1,32 @@
+//go:build unix
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// closeOnExecListed marks close-on-exec every descriptor above stderr that
+// dir (/proc/self/fd, /dev/fd) lists. The one reading dir is closed again
+// by then, and marking a descriptor that already has the flag, or is
+// gone, changes nothing.
+func closeOnExecListed(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("list open files: %w", err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("list open files: %w", err)
+	}
+	for _, name := range names {
+		if fd, err := strconv.Atoi(name); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+	return nil
+}
