@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
-	"os"
 	"sync"
 )
 
@@ -17,7 +16,7 @@ const smallFileBytes = 128 << 10
 // serveSmall reads the whole of f (measured at size bytes) in one read and
 // builds the result. done is false, and the rest zero, when f turned out to be larger than it
 // was measured, beyond what the small path holds: the caller streams it.
-func (t *fileTool) serveSmall(ctx context.Context, f *os.File, requested, resolved string, size int64) (res any, done bool, err error) {
+func (t *fileTool) serveSmall(ctx context.Context, f io.Reader, requested, resolved string, size int64) (res any, done bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, true, t.checkScanned(ctx, requested, 0, false, err)
 	}
@@ -25,11 +24,11 @@ func (t *fileTool) serveSmall(ctx context.Context, f *os.File, requested, resolv
 	data := getBuf(int(size) + 1)
 	defer putBuf(data)
 	buf := (*data)[:cap(*data)]
-	n, err := io.ReadFull(f, buf)
+	n, err := readSmall(f, buf, int(size))
 	switch {
-	case err == nil: // filled the buffer: it grew, possibly a lot
+	case err == nil && n == len(buf): // filled the buffer: it grew, possibly a lot
 		return nil, false, nil
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
+	case err == io.EOF:
 		err = nil
 	}
 	if int64(n) > t.maxBytes {
@@ -46,6 +45,22 @@ func (t *fileTool) serveSmall(ctx context.Context, f *os.File, requested, resolv
 	b = base64.StdEncoding.AppendEncode(b, content)
 	*out = append(b, resultTail...)
 	return &smallResult{buf: out}, true, nil
+}
+
+// readSmall reads f into buf until the end of the file, until buf is full,
+// or once exactly size bytes (the size f was measured at) have come: that is
+// the file as measured, and it saves the read that would only see its end.
+// err is nil or io.EOF when the read went well.
+func readSmall(f io.Reader, buf []byte, size int) (n int, err error) {
+	for n < len(buf) {
+		var m int
+		m, err = f.Read(buf[n:])
+		n += m
+		if err != nil || (n == size && m > 0) {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // The success value's JSON around its two fields.

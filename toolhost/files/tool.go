@@ -175,6 +175,22 @@ func (t *fileTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	if d, ok := t.openDirect(requested); ok {
+		if d.size <= smallFileBytes {
+			res, done, err := t.serveSmall(ctx, d, requested, requested, d.size)
+			if done {
+				d.Close()
+				return res, err
+			}
+		}
+		// Too large to hold, or it grew past the small size since it was measured: stream it.
+		f, err := d.osFile()
+		if err != nil {
+			d.Close()
+			return nil, unreadable(requested, err)
+		}
+		return t.serveStreamed(ctx, f, requested, requested)
+	}
 	resolved, err := t.resolve(requested)
 	if err != nil {
 		return nil, err
@@ -194,6 +210,12 @@ func (t *fileTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) 
 			return nil, unreadable(requested, err)
 		}
 	}
+	return t.serveStreamed(ctx, f, requested, resolved)
+}
+
+// serveStreamed scans f from its start and returns it as a stream, which
+// closes it; f is closed here if it cannot be served.
+func (t *fileTool) serveStreamed(ctx context.Context, f *os.File, requested, resolved string) (any, error) {
 	// First pass: size, type and secrets, holding at most a chunk. The
 	// content is read again, chunk by chunk, while it is written out.
 	size, head, key, err := scanServedFile(ctx, f, t.maxBytes)
@@ -262,19 +284,38 @@ func (t *fileTool) resolve(requested string) (string, error) {
 		}
 		return "", unreadable(requested, err)
 	}
+	if err := t.checkResolved(requested, resolved); err != nil {
+		return "", err
+	}
+	return resolved, nil
+}
+
+// checkResolved applies the roots, the deny list and the secret rules to
+// resolved, the symlink-free form of requested.
+func (t *fileTool) checkResolved(requested, resolved string) error {
 	if !t.inRoots(resolved) {
-		return "", refusal(ErrOutsideRoots, requested, t.outsideReason())
+		return refusal(ErrOutsideRoots, requested, t.outsideReason())
 	}
 	for _, d := range t.deny {
 		if within(d, resolved) {
-			return "", refusal(ErrSecretFile, requested, "the node's owner has denied it")
+			return refusal(ErrSecretFile, requested, "the node's owner has denied it")
 		}
 	}
 	if secretReason(resolved) != "" {
 		// Say only that the link's target is off limits, not what it is.
-		return "", refusal(ErrSecretFile, requested, "it links to a file that holds secrets, which is never served")
+		return refusal(ErrSecretFile, requested, "it links to a file that holds secrets, which is never served")
 	}
-	return resolved, nil
+	return nil
+}
+
+// openDirect opens requested on the direct path (open_linux.go) when the
+// checks resolve makes pass for it as it is, taken as its own symlink-free
+// form: the direct open then succeeds only if that is what it is.
+func (t *fileTool) openDirect(requested string) (*directFile, bool) {
+	if secretReason(requested) != "" || t.checkResolved(requested, requested) != nil {
+		return nil, false
+	}
+	return openDirect(requested, t.maxBytes)
 }
 
 func (t *fileTool) outsideReason() string {

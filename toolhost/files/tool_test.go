@@ -573,8 +573,12 @@ func FuzzPathFromFileURL(f *testing.F) {
 // WebSocket frame writer). B/op is everything the tool allocates beyond
 // what that writer does.
 func BenchmarkFileTool(b *testing.B) {
-	for _, size := range []int{1 << 20, 10 << 20} {
-		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) {
+	for _, size := range []int{1 << 10, 1 << 20, 10 << 20} {
+		name := fmt.Sprintf("%dMiB", size>>20)
+		if size < 1<<20 {
+			name = fmt.Sprintf("%dKiB", size>>10)
+		}
+		b.Run(name, func(b *testing.B) {
 			dir := b.TempDir()
 			p := filepath.Join(dir, "file.bin")
 			content := bytes.Repeat([]byte("0123456789abcdef"), size/16)
