@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
 	"regexp"
@@ -24,7 +25,49 @@ var keySegment = regexp.MustCompile("(?i)vcp_key(?:=|%3d)(?:[^/?#\\s\\v\"\\\\`<>
 // hub URL or text from the server: log lines, library errors, status,
 // audit and metrics output.
 func Redact(s string) string {
-	return knownKeys.replace(keySegment.ReplaceAllLiteralString(s, "VCP_Key=REDACTED"))
+	if hasKeyParam(s) {
+		s = keySegment.ReplaceAllLiteralString(s, "VCP_Key=REDACTED")
+	}
+	return knownKeys.replace(s)
+}
+
+// RedactBytes is Redact for a line about to be written: p itself when there
+// is nothing to hide (most lines, and without copying them), else a
+// redacted copy.
+func RedactBytes(p []byte) []byte {
+	if !hasKeyParam(p) && !knownKeys.in(p) {
+		return p
+	}
+	return []byte(Redact(string(p)))
+}
+
+// hasKeyParam reports whether s holds "vcp_key" in any case, as (?i) folds
+// it (the Kelvin sign K is a k): keySegment cannot match without it, and
+// finding it is much cheaper than running the expression over every line.
+func hasKeyParam[T string | []byte](s T) bool {
+	const kelvin = "\u212a"
+	for i := 3; i+4 <= len(s); i++ {
+		if s[i] != '_' || !foldedIs(s[i-3:i], "vcp") {
+			continue
+		}
+		if foldedIs(s[i+1:i+4], "key") {
+			return true
+		}
+		if rest := s[i+1:]; len(rest) >= len(kelvin)+2 && string(rest[:len(kelvin)]) == kelvin && foldedIs(rest[len(kelvin):], "ey") {
+			return true
+		}
+	}
+	return false
+}
+
+// foldedIs compares s, ASCII letters in any case, with lower, all lowercase.
+func foldedIs[T string | []byte](s T, lower string) bool {
+	for i := range len(lower) {
+		if s[i]|0x20 != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // minBareKey is the shortest key replaced wherever it appears. A shorter
@@ -63,6 +106,18 @@ func (s *secretSet) add(key string) {
 		}
 	}
 	slices.SortFunc(s.forms, func(a, b string) int { return len(b) - len(a) })
+}
+
+// in reports whether p holds any of the forms.
+func (s *secretSet) in(p []byte) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, f := range s.forms {
+		if bytes.Contains(p, []byte(f)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *secretSet) replace(text string) string {

@@ -142,3 +142,40 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+// Redact looks for "vcp_key" before running keySegment; every spelling the
+// expression matches (any case, the Kelvin sign for k) must still be found,
+// and RedactBytes must say the same as Redact.
+func TestRedactFindsEveryCaseOfTheKeyParameter(t *testing.T) {
+	full := func(s string) string {
+		return knownKeys.replace(keySegment.ReplaceAllLiteralString(s, "VCP_Key=REDACTED"))
+	}
+	var inputs []string
+	for mask := range 1 << 6 {
+		name := []byte("vcpkey")
+		for i := range name {
+			if mask&(1<<i) != 0 {
+				name[i] -= 'a' - 'A'
+			}
+		}
+		param := string(name[:3]) + "_" + string(name[3:])
+		inputs = append(inputs, "x "+param+"=s3cr3t/y", param+"%3Ds3cr3t", `{"u":"`+param+`=a\u0026b"}`)
+	}
+	inputs = append(inputs, "VCP_\u212aey=s3cr3t tail", "vcp_\u212aEY%3ds3cr3t", "vcp_\u212a", "vcp_", "_key=", "vcpkey=x", "")
+	for _, in := range inputs {
+		want := full(in)
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+		if got := string(RedactBytes([]byte(in))); got != want {
+			t.Errorf("RedactBytes(%q) = %q, want %q", in, got, want)
+		}
+		if strings.Contains(want, "s3cr3t") {
+			t.Errorf("%q keeps its key: %q", in, want)
+		}
+	}
+	clean := []byte(`{"level":"info","tool":"internal_request_file","request_id":"r1","message":"call finished"}`)
+	if got := RedactBytes(clean); &got[0] != &clean[0] {
+		t.Error("RedactBytes copied a line with nothing to hide")
+	}
+}
