@@ -39,7 +39,11 @@ func executeDemo(t *testing.T, ta *testApp, args ...string) error {
 	root := newRootCmd(ta.app)
 	root.SetArgs(args)
 	done := make(chan error, 1)
-	go func() { done <- root.Execute() }()
+	go func() {
+		err := root.Execute()
+		ta.flushLogs()
+		done <- err
+	}()
 	select {
 	case err := <-done:
 		return err

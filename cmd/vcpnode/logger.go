@@ -92,7 +92,7 @@ func parseLevel(s string) (zerolog.Level, error) {
 type redactingWriter struct{ w io.Writer }
 
 func (r redactingWriter) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(r.w, config.Redact(string(p))); err != nil {
+	if _, err := r.w.Write(config.RedactBytes(p)); err != nil {
 		return 0, err
 	}
 	return len(p), nil

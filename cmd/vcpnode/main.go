@@ -28,6 +28,7 @@ func execute(a *app, args []string) int {
 	}
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
+	a.flushLogs() // before the last error, and before the process exits
 	if err == nil {
 		err = a.helpErr
 	}

@@ -48,7 +48,8 @@ type app struct {
 	// signals starts delivery of SIGINT and SIGTERM and returns a stop function.
 	signals func() (<-chan os.Signal, func())
 
-	logLevel, logFormat string // persistent flags; "" means the config's
+	logLevel, logFormat string      // persistent flags; "" means the config's
+	logLines            *lineWriter // made by logOutput, from the command's goroutine
 
 	// systemConfig is the system service's config, searched for root; ""
 	// searches no system file (tests). euid is os.Geteuid when nil.
@@ -212,5 +213,21 @@ func (a *app) logger(cfg config.LogConfig) (zerolog.Logger, error) {
 	if err != nil {
 		return zerolog.Nop(), err
 	}
-	return newLogger(a.stderr, cfg, detectOutput(a.stderrFile, a.getenv))
+	return newLogger(a.logOutput(), cfg, detectOutput(a.stderrFile, a.getenv))
+}
+
+// logOutput is where every logger of this app writes: stderr, through one
+// lineWriter, which flushLogs empties.
+func (a *app) logOutput() io.Writer {
+	if a.logLines == nil {
+		a.logLines = newLineWriter(a.stderr)
+	}
+	return a.logLines
+}
+
+// flushLogs waits until the log lines written so far are out.
+func (a *app) flushLogs() {
+	if a.logLines != nil {
+		a.logLines.flush()
+	}
 }
