@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"net/url"
 	"os"
@@ -92,7 +93,10 @@ type settings struct {
 	cfg    config.Config
 	hubURL *url.URL // carries the key: never log it, use RedactedURL
 	key    string   // for the observer URLs: never log it
-	name   string
+	// keyFileSum is hub.key_file's content (hashed) just before key was
+	// read: what a dropped-handshake backoff compares the file with.
+	keyFileSum [sha256.Size]byte
+	name       string
 
 	placeholderJobs []placeholders.Job // feed.Feed.Jobs
 }

@@ -29,6 +29,13 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 	// it ended: see defaultDroppedHandshakeGrace.
 	var lastRegURL string
 	var lastRegEnd time.Time
+	// What the key file is compared with during a backoff: the content the
+	// settings' key was read from, or the content of a change already
+	// acted on whose re-read failed (so it does not wake every wait).
+	var keyBase struct {
+		st  *settings
+		sum [sha256.Size]byte
+	}
 	for ctx.Err() == nil {
 		if d := limit.Delay(); d > 0 {
 			if !limited {
@@ -118,7 +125,10 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 		if dropped {
 			keyFile = st.cfg.Hub.KeyFile
 		}
-		if !n.sleepWatching(ctx, wait, keyFile) {
+		if keyBase.st != st {
+			keyBase.st, keyBase.sum = st, st.keyFileSum
+		}
+		if !n.sleepWatching(ctx, wait, keyFile, &keyBase.sum) {
 			return
 		}
 	}
@@ -153,24 +163,37 @@ func droppedHandshakeWait(k int) time.Duration {
 }
 
 // sleepWatching is sleep that also ends (true) when keyFile, if not empty,
-// changes: the node then re-reads its config so the next attempt uses it.
-func (n *Node) sleepWatching(ctx context.Context, d time.Duration, keyFile string) bool {
+// differs from *was: the node then re-reads its config so the next attempt
+// uses it. *was is the content the key in use was read from, so a change
+// made at any moment since (during the attempt, before this wait) ends the
+// wait at once; it becomes the content seen, so that a change whose
+// re-read fails wakes one wait, not every one.
+func (n *Node) sleepWatching(ctx context.Context, d time.Duration, keyFile string, was *[sha256.Size]byte) bool {
 	if keyFile == "" {
 		return n.sleep(ctx, d)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	changed := make(chan struct{}, 1)
-	was := fileSum(keyFile) // before the wait begins, so no change is missed
+	changed := make(chan [sha256.Size]byte, 1)
+	watched := make(chan struct{})
+	base := *was
 	go func() {
-		if watchFile(ctx, keyFile, was, n.timings.keyFilePoll) {
-			changed <- struct{}{}
+		defer close(watched)
+		if now, ok := watchFile(ctx, keyFile, base, n.timings.keyFilePoll); ok {
+			changed <- now
 			n.Reconnect()
 		}
 	}()
 	ok := n.sleep(ctx, d)
+	cancel()
+	<-watched
 	select {
-	case <-changed:
+	case now := <-changed:
+		*was = now
+		select {
+		case <-n.reconnect: // the watch's own, if the wait ended otherwise
+		default:
+		}
 		n.log.Info().Msg("the key file changed: re-reading the config and connecting now")
 		if _, err := n.Rescan(); err != nil {
 			n.log.Warn().Err(err).Msg("cannot re-read the config after the key file changed")
@@ -185,19 +208,19 @@ func fileSum(path string) [sha256.Size]byte {
 	return sha256.Sum256(data)
 }
 
-// watchFile reports true once path's content differs from was, checking
-// every poll; false when ctx ends first.
-func watchFile(ctx context.Context, path string, was [sha256.Size]byte, poll time.Duration) bool {
+// watchFile returns path's content (hashed) and true once it differs from
+// was, checking now and then every poll; false when ctx ends first.
+func watchFile(ctx context.Context, path string, was [sha256.Size]byte, poll time.Duration) ([sha256.Size]byte, bool) {
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
+		if now := fileSum(path); now != was {
+			return now, true
+		}
 		select {
 		case <-ctx.Done():
-			return false
+			return was, false
 		case <-t.C:
-			if fileSum(path) != was {
-				return true
-			}
 		}
 	}
 }

@@ -157,6 +157,37 @@ func TestChangedKeyFileRetriesAtOnce(t *testing.T) {
 	h.waitLog("the key file changed")
 }
 
+// A key file fixed after the node read the key and before the long
+// backoff began (here while the first, unwatched, wait runs): the long
+// wait compares the file with what the key was read from, so it ends at
+// once, without its timer ever firing.
+func TestKeyFileChangedBeforeTheBackoffRetriesAtOnce(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("a-wrong-key-123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clk := newFakeClock()
+	h := startHarness(t, harnessOpt{
+		config: func(c *config.Config) { c.Hub.Key, c.Hub.KeyFile = "", keyFile },
+		timings: func(tm *timings) {
+			tm.retry = hubconn.DefaultRetryPolicy()
+			tm.clock = clk
+			tm.keyFilePoll = 10 * time.Millisecond
+		},
+	})
+	w := clk.next(h.ctx, t) // after the first dropped handshake
+	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for w.d < 5*time.Second { // the fast steps, still with the key read at start
+		clk.fire(w)
+		w = clk.next(h.ctx, t)
+	}
+	// The long wait is left pending: only the key file can end it.
+	h.accept()
+	h.waitLog("the key file changed")
+}
+
 // After a reconnect, the previous connection's error is kept for the
 // record and marked as from an earlier connection, dated when it happened
 // (not when the new connection began).

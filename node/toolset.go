@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -104,6 +105,12 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// The key file's content as of before the key is read: a change made
+	// at any moment after this differs from it (reconnect.go).
+	var keyFileSum [sha256.Size]byte
+	if cfg.Hub.KeyFile != "" {
+		keyFileSum = fileSum(cfg.Hub.KeyFile)
+	}
 	key, err := cfg.Key(n.getenv)
 	if err != nil {
 		return nil, err
@@ -112,7 +119,7 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &settings{cfg: cfg, hubURL: hubURL, key: key, name: cfg.Hub.Name}
+	st := &settings{cfg: cfg, hubURL: hubURL, key: key, keyFileSum: keyFileSum, name: cfg.Hub.Name}
 	if st.name == "" {
 		st.name, _ = os.Hostname()
 	}
