@@ -119,6 +119,9 @@ type ToolConfig struct {
 	// Warm keeps interpreters of a stdio plugin started ahead of its calls
 	// (true), or never (false); unset follows [plugins] warm. See plugins.go.
 	Warm *bool `toml:"warm"`
+	// Preload names Python modules each waiting interpreter of a warm
+	// plugin imports before its call. Checked in plugins.go.
+	Preload []string `toml:"preload"`
 	// Commands set the approval of single commands of a multi-command
 	// tool (a plugin's invocation commands, an MCP server's tools), by
 	// command name: [tools.NAME.commands.CMD]. Checked in control.go.

@@ -206,6 +206,22 @@ func TestValidateFindsEachProblem(t *testing.T) {
 		{"warm language", func(c *Config) { c.Plugins.Warm = "python, ruby" }, "plugins.warm", `"ruby" is not a language that can be kept warm (python, node)`},
 		{"warm pool zero", func(c *Config) { c.Plugins.WarmPool = 0 }, "plugins.warm_pool", "between 1 and 4 (got 0)"},
 		{"warm pool big", func(c *Config) { c.Plugins.WarmPool = 5 }, "plugins.warm_pool", "between 1 and 4"},
+		{"preload name", func(c *Config) { c.Tools = map[string]ToolConfig{"P": {Preload: []string{"json", "os; x"}}} },
+			"tools.P.preload[1]", `"os; x" is not a Python module name`},
+		{"preload twice", func(c *Config) { c.Tools = map[string]ToolConfig{"P": {Preload: []string{"json", "os", "json"}}} },
+			"tools.P.preload[2]", `"json" is listed twice`},
+		{"preload not warm", func(c *Config) {
+			no := false
+			c.Tools = map[string]ToolConfig{"P": {Warm: &no, Preload: []string{"json"}}}
+		},
+			"tools.P.preload", "this tool has warm = false"},
+		{"preload too many", func(c *Config) {
+			many := make([]string, 65)
+			for i := range many {
+				many[i] = fmt.Sprintf("m%d", i)
+			}
+			c.Tools = map[string]ToolConfig{"P": {Preload: many}}
+		}, "tools.P.preload", "at most 64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -379,7 +395,7 @@ func TestExampleConfig(t *testing.T) {
 		"roots", "max_bytes", "level", "format", "expose", "timeout",
 		"dirs", "pass_env", "env_file", "async_max_runtime", "max_output_bytes", "state_dir", "watch", "node", "max_memory",
 		"approval", "approval_timeout", "socket", "group", "file", "listen", "allow_remote", "tools", "token_file", "idle_timeout",
-		"warm", "warm_pool"} {
+		"warm", "warm_pool", "preload"} {
 		if !strings.Contains(string(live), "\n"+key+" = ") {
 			t.Errorf("the example does not show %s", key)
 		}

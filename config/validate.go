@@ -224,6 +224,7 @@ func (c Config) checkTools(ps *problemList) {
 		if t.MaxMemory != 0 && (t.MaxMemory < minMaxMemoryMiB || t.MaxMemory > maxMaxMemoryMiB) {
 			ps.add(key+".max_memory", "must be 0 (Node's default) or between %d and %d MiB (got %d)", minMaxMemoryMiB, maxMaxMemoryMiB, t.MaxMemory)
 		}
+		c.checkPreload(ps, name, t)
 	}
 }
 
@@ -267,5 +268,5 @@ func (c Config) Warnings() []string {
 			ws = append(ws, "files.roots includes / : every readable file on this machine can be requested")
 		}
 	}
-	return ws
+	return append(ws, c.preloadWarnings()...)
 }

@@ -46,8 +46,9 @@ type process struct {
 	stderrDone chan struct{} // closed by the stderr reader when it returns
 	errOut     capture       // stderr, capped
 
-	exited chan struct{} // closed after the leader was reaped
-	state  *os.ProcessState
+	exited   chan struct{} // closed after the leader was reaped
+	finished chan struct{} // closed by Host.finish: the run's output is in
+	state    *os.ProcessState
 	// drainOnExit ends the reads exitDrain after the leader exits, so a
 	// descendant holding stdout cannot hold the call (not for asynchronous
 	// plugins, whose workers may keep printing after the leader is gone).
@@ -161,6 +162,7 @@ func (h *Host) spawn(spec *runSpec, l launch, withStdin bool, extra *os.File) (_
 		stdoutDone: make(chan struct{}),
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
+		finished:   make(chan struct{}),
 		stopped:    make(chan struct{}),
 		started:    time.Now(),
 	}, nil
@@ -281,6 +283,7 @@ func (h *Host) finish(p *process) {
 	<-p.stderrDone
 	_ = p.stdout.Close()
 	_ = p.stderr.Close()
+	close(p.finished)
 }
 
 // retire is the owner's last step, after finish. Processes the run left

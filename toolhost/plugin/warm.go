@@ -46,6 +46,9 @@ type WarmConfig struct {
 	// Size is how many interpreters wait per plugin, 1 to MaxWarmSize
 	// (0 is 1).
 	Size int
+	// Preload names, per plugin, the modules each waiting Python
+	// interpreter imports before it waits (PreloadProblem checks them).
+	Preload map[string][]string
 }
 
 // selects reports whether cfg wants name warm, and whether by name.
@@ -77,10 +80,15 @@ func (h *Host) Warm(set *Set, cfg WarmConfig) []string {
 			if !want {
 				continue
 			}
+			preload := cfg.Preload[pt.spec.Name]
+			if len(preload) > 0 && lang != WarmPython {
+				notes = append(notes, fmt.Sprintf("plugin %q: preload is for Python plugins; it is ignored", pt.spec.Name))
+				preload = nil
+			}
 			var l launch
 			reason := "warm interpreters need a Unix system"
 			if runtime.GOOS != "windows" {
-				l, reason = h.warmLaunch(pt.run, lang)
+				l, reason = h.warmLaunch(pt.run, lang, preload)
 			}
 			if reason != "" {
 				if named || lang != "" {
@@ -243,15 +251,16 @@ func (pl *pool) take() *process {
 		pl.mu.Unlock()
 		return w.p
 	}
-	// The successor starts once this call's process has ended (or after
-	// warmRefillWait, for a process that keeps running): started at once it
-	// would take the CPU from the call it is meant to speed up.
+	// The successor starts once this call's run is finished, its process
+	// reaped and its output read (or after warmRefillWait, for a process
+	// that keeps running): started sooner it would take the CPU from the
+	// call it is meant to speed up, while the call's result is delivered.
 	defer pl.mu.Unlock()
 	pl.wg.Go(func() {
 		wait := time.NewTimer(warmRefillWait)
 		defer wait.Stop()
 		select {
-		case <-w.p.exited:
+		case <-w.p.finished:
 		case <-wait.C:
 		case <-pl.ctx.Done():
 		}
@@ -311,10 +320,14 @@ func (pl *pool) run() {
 func (pl *pool) failed(err error) {
 	pl.mu.Lock()
 	pl.failures++
-	giveUp := pl.failures >= warmMaxFailures || errors.Is(err, errWarmRefused) || errors.Is(err, ErrClosed)
+	preload := errors.Is(err, errWarmPreload)
+	giveUp := pl.failures >= warmMaxFailures || preload || errors.Is(err, errWarmRefused) || errors.Is(err, ErrClosed)
 	if giveUp && !pl.off && pl.ctx.Err() == nil && !errors.Is(err, ErrClosed) {
-		pl.h.log.Warn().Str("plugin", pl.spec.name).AnErr("error", err).
-			Msg("warm interpreters for this plugin keep failing; its calls run cold")
+		msg := "warm interpreters for this plugin keep failing; its calls run cold"
+		if preload {
+			msg = "a module of this plugin's preload cannot be imported; its calls run cold"
+		}
+		pl.h.log.Warn().Str("plugin", pl.spec.name).AnErr("error", err).Msg(msg)
 	}
 	pl.off = pl.off || giveUp
 	pl.mu.Unlock()
@@ -323,6 +336,9 @@ func (pl *pool) failed(err error) {
 
 // errWarmRefused: the bootstrap cannot run in this interpreter (too old).
 var errWarmRefused = errors.New("the interpreter is too old for a warm start")
+
+// errWarmPreload: a module of the plugin's preload cannot be imported.
+var errWarmPreload = errors.New("preload failed")
 
 // spawn starts an interpreter and waits for its bootstrap to be ready: one
 // byte on a pipe that is the child's fd 3, or the first byte of its stdout.
@@ -384,6 +400,8 @@ func (pl *pool) spawn() (*waiting, error) {
 		switch {
 		case got == warmRefused:
 			return nil, errWarmRefused
+		case got == warmPreloadFailed:
+			return nil, fmt.Errorf("warm plugin %q: %w: %s", pl.spec.name, errWarmPreload, firstLine(p.errOut.buf))
 		case pl.ctx.Err() != nil:
 			return nil, ErrClosed
 		}

@@ -14,7 +14,8 @@ import (
 )
 
 // A Python or Node.js plugin call cold (the interpreter starts on the
-// call's path) and warm (an interpreter waits in the pool). Run with
+// call's path), warm (an interpreter waits in the pool) and, for Python,
+// warm with the script's import preloaded (preload = ["json"]). Run with
 //
 //	go test -run '^$' -bench 'PythonPluginCall|NodePluginCall' -benchmem -benchtime 200x ./toolhost/plugin/
 //
@@ -48,7 +49,11 @@ func BenchmarkNodePluginCall(b *testing.B) {
 }
 
 func benchPluginCall(b *testing.B, host func(testing.TB, Options) *Host, lang, command, file, source string) {
-	for _, mode := range []string{"cold", "warm"} {
+	modes := []string{"cold", "warm"}
+	if lang == WarmPython {
+		modes = append(modes, "warm-preload")
+	}
+	for _, mode := range modes {
 		b.Run(mode, func(b *testing.B) {
 			h := host(b, Options{})
 			root := pluginRoot(b)
@@ -57,13 +62,18 @@ func benchPluginCall(b *testing.B, host func(testing.TB, Options) *Host, lang, c
 			writeFile(b, dir, file, source)
 			set := scan(b, h, root)
 			tool := findTool(b, set, "Bench")
-			if mode == "warm" {
-				h.Warm(set, WarmConfig{Languages: []string{lang}})
+			warm := mode != "cold"
+			if warm {
+				cfg := WarmConfig{Languages: []string{lang}}
+				if mode == "warm-preload" {
+					cfg.Preload = map[string][]string{"Bench": {"json"}}
+				}
+				h.Warm(set, cfg)
 			}
 			var took []time.Duration
 			b.ReportAllocs()
 			for b.Loop() {
-				if mode == "warm" {
+				if warm {
 					b.StopTimer()
 					waitWarm(b, h, 1)
 					b.StartTimer()
@@ -74,7 +84,7 @@ func benchPluginCall(b *testing.B, host func(testing.TB, Options) *Host, lang, c
 				}
 				took = append(took, time.Since(start))
 			}
-			if mode == "warm" {
+			if warm {
 				if n := h.WarmCalls(); n != uint64(len(took)) {
 					b.Fatalf("%d of %d calls ran warm", n, len(took))
 				}

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,14 +25,54 @@ var WarmLanguages = []string{WarmPython, WarmNode}
 //go:embed warm_python.py
 var pythonBootstrap string
 
-// Bytes of the warm handshake: the bootstrap writes warmReady (or
-// warmRefused: this interpreter cannot be warmed) on fd 3 once it waits;
+// Bytes of the warm handshake: the bootstrap writes warmReady on fd 3 once
+// it waits (warmRefused: this interpreter cannot be warmed; warmPreloadFailed:
+// a module of the plugin's preload cannot be imported, and stderr says why);
 // the call's stdin starts with warmGo.
 const (
-	warmReady   = 'r'
-	warmRefused = 'n'
-	warmGo      = 'g'
+	warmReady         = 'r'
+	warmRefused       = 'n'
+	warmPreloadFailed = 'p'
+	warmGo            = 'g'
 )
+
+// MaxPreload bounds how many modules a warm Python plugin preloads.
+const MaxPreload = 64
+
+// preloadName is a module name preload accepts: ASCII identifiers joined
+// by dots, which the bootstrap can carry as a plain string literal.
+var preloadName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// PreloadProblem describes what is wrong with name as a module to preload,
+// or returns "".
+func PreloadProblem(name string) string {
+	if !preloadName.MatchString(name) {
+		return fmt.Sprintf("%q is not a Python module name (ASCII names joined by dots, like \"json\" or \"xml.etree.ElementTree\")", name)
+	}
+	return ""
+}
+
+// pythonProgramFor is the bootstrap with its preload filled in: names that
+// passed PreloadProblem, as a tuple of string literals.
+func pythonProgramFor(preload []string) (string, error) {
+	if len(preload) > MaxPreload {
+		return "", fmt.Errorf("preload lists %d modules, more than %d", len(preload), MaxPreload)
+	}
+	var tuple strings.Builder
+	tuple.WriteString("(")
+	for _, name := range preload {
+		if why := PreloadProblem(name); why != "" {
+			return "", errors.New(why)
+		}
+		tuple.WriteString(`"` + name + `", `)
+	}
+	tuple.WriteString(")")
+	const slot = "    preload = ()\n"
+	if strings.Count(pythonBootstrap, slot) != 1 {
+		return "", errors.New("the bootstrap has no preload line") // a broken build; the tests catch it
+	}
+	return strings.Replace(pythonBootstrap, slot, "    preload = "+tuple.String()+"\n", 1), nil
+}
 
 var (
 	pythonProgram = regexp.MustCompile(`^python(3(\.[0-9]+)?)?$`)
@@ -66,12 +107,12 @@ func warmLanguage(spec *runSpec) string {
 }
 
 // warmLaunch is how spec, whose language is lang, starts warm: the
-// interpreter its command names, with the bootstrap in front of the script
-// and its arguments. A command the warm path cannot run exactly as a cold
+// interpreter its command names, with the bootstrap (importing preload
+// first, for Python) in front of the script and its arguments. A command the warm path cannot run exactly as a cold
 // start would (a shell, a program run directly, interpreter options, a
 // script that is compiled or an archive, an ES module) gives a reason
 // instead.
-func (h *Host) warmLaunch(spec *runSpec, lang string) (l launch, reason string) {
+func (h *Host) warmLaunch(spec *runSpec, lang string, preload []string) (l launch, reason string) {
 	c := spec.launch
 	switch {
 	case c.shell || c.cmdLine != "":
@@ -91,7 +132,11 @@ func (h *Host) warmLaunch(spec *runSpec, lang string) (l launch, reason string) 
 	if why := plainSource(script); why != "" {
 		return launch{}, why
 	}
-	argv := append([]string{c.argv[0], "-c", pythonBootstrap}, c.argv[1:]...)
+	program, err := pythonProgramFor(preload)
+	if err != nil {
+		return launch{}, "its preload: " + err.Error()
+	}
+	argv := append([]string{c.argv[0], "-c", program}, c.argv[1:]...)
 	return launch{path: c.path, argv: argv}, ""
 }
 

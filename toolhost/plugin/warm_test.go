@@ -216,17 +216,20 @@ func TestWarmSelection(t *testing.T) {
 	}
 }
 
-// TestWarmNoLeak: for Python and Node.js, a reload (Warm again), a plugin
-// removed by a rescan, a waiting interpreter killed with SIGKILL, and Close
-// each leave no interpreter behind; a killed one is replaced.
+// TestWarmNoLeak: for Python (with and without preloaded modules) and
+// Node.js, a reload (Warm again), a plugin removed by a rescan, a waiting
+// interpreter killed with SIGKILL, and Close each leave no interpreter
+// behind; a killed one is replaced.
 func TestWarmNoLeak(t *testing.T) {
 	langs := []struct {
-		lang, folder string
-		host         func(testing.TB, Options) *Host
-		write        func(testing.TB, string)
+		name, lang, folder string
+		preload            []string
+		host               func(testing.TB, Options) *Host
+		write              func(testing.TB, string)
 	}{
-		{WarmPython, "WarmProbe", warmHost, writeProbe},
-		{WarmNode, "NodeProbe", nodeHost, func(t testing.TB, root string) {
+		{WarmPython, WarmPython, "WarmProbe", nil, warmHost, writeProbe},
+		{"python-preload", WarmPython, "Preload", preloadAll, warmHost, writePreload},
+		{WarmNode, WarmNode, "NodeProbe", nil, nodeHost, func(t testing.TB, root string) {
 			writeNodePlugins(t, root)
 			for _, other := range []string{"CjsProbe", "VcpLike", "EsmProbe", "TypeModule"} {
 				if err := os.RemoveAll(filepath.Join(root, other)); err != nil {
@@ -237,21 +240,21 @@ func TestWarmNoLeak(t *testing.T) {
 	}
 	for _, l := range langs {
 		for _, mode := range []proctree.Mode{proctree.ModeCgroup, proctree.ModeSubreaper} {
-			t.Run(l.lang+"/"+mode.String(), func(t *testing.T) {
-				warmNoLeak(t, mode, l.lang, l.folder, l.host, l.write)
+			t.Run(l.name+"/"+mode.String(), func(t *testing.T) {
+				cfg := WarmConfig{Languages: []string{l.lang}, Size: 2, Preload: map[string][]string{l.folder: l.preload}}
+				warmNoLeak(t, mode, cfg, l.folder, l.host, l.write)
 			})
 		}
 	}
 }
 
 // warmNoLeak is TestWarmNoLeak for one language: write makes the one plugin
-// of that language in root, in folder.
-func warmNoLeak(t *testing.T, mode proctree.Mode, lang, folder string, host func(testing.TB, Options) *Host, write func(testing.TB, string)) {
+// of that language in root, in folder; cfg warms it, two at a time.
+func warmNoLeak(t *testing.T, mode proctree.Mode, cfg WarmConfig, folder string, host func(testing.TB, Options) *Host, write func(testing.TB, string)) {
 	trees := proctreetest.Manager(t, mode)
 	h := host(t, Options{ProcessTrees: trees})
 	root := pluginRoot(t)
 	write(t, root)
-	cfg := WarmConfig{Languages: []string{lang}, Size: 2}
 	set := scan(t, h, root)
 	h.Warm(set, cfg)
 	waitWarm(t, h, 2)
@@ -299,7 +302,7 @@ func warmNoLeak(t *testing.T, mode proctree.Mode, lang, folder string, host func
 		t.Fatal(err)
 	}
 	gone("shutdown", last)
-	if lang == WarmNode && h.bootDir == "" {
+	if cfg.Languages[0] == WarmNode && h.bootDir == "" {
 		t.Error("no node bootstrap was written")
 	}
 	if _, err := os.Stat(h.bootDir); h.bootDir != "" && !os.IsNotExist(err) {
