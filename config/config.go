@@ -121,7 +121,7 @@ type ToolConfig struct {
 	Warm *bool `toml:"warm"`
 	// Preload names Python modules each waiting interpreter of a warm
 	// plugin imports before its call. Checked in plugins.go.
-	Preload []string `toml:"preload"`
+	Preload []string `toml:"preload,omitempty"`
 	// Commands set the approval of single commands of a multi-command
 	// tool (a plugin's invocation commands, an MCP server's tools), by
 	// command name: [tools.NAME.commands.CMD]. Checked in control.go.
