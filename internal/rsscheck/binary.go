@@ -16,6 +16,7 @@ import (
 // binaryRun is one run of a vcpnode binary against the fake hub.
 type binaryRun struct {
 	status     procStatus    // after registering and sitting idle
+	residency  string        // with -residency: what of the file and memory is resident
 	registered time.Duration // from starting the process to register_tools at the hub
 	tools      int
 	pid        int
@@ -24,8 +25,8 @@ type binaryRun struct {
 // measureBinary runs `bin run` against the fake hub and reads its resident
 // memory once it has registered its tools and sat idle. The daemon is not
 // asked to collect garbage: this is what an idle daemon actually holds.
-func measureBinary(bin string, idle time.Duration) error {
-	r, err := runBinary(bin, idle)
+func measureBinary(bin string, idle time.Duration, detail bool) error {
+	r, err := runBinary(bin, idle, detail)
 	if err != nil {
 		return err
 	}
@@ -35,11 +36,12 @@ func measureBinary(bin string, idle time.Duration) error {
 	}
 	fmt.Printf("binary %s (%s), %d tools registered %s after start, pid %d\n", bin, size, r.tools, r.registered.Round(time.Millisecond), r.pid)
 	fmt.Printf("  after %s idle: %s\n", idle, r.status)
+	fmt.Print(r.residency)
 	fmt.Printf("VmRSS idle: %.1f MiB\n", mib(r.status.RSS))
 	return nil
 }
 
-func runBinary(bin string, idle time.Duration) (binaryRun, error) {
+func runBinary(bin string, idle time.Duration, detail bool) (binaryRun, error) {
 	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true})
 	if err != nil {
 		return binaryRun{}, err
@@ -83,6 +85,9 @@ func runBinary(bin string, idle time.Duration) (binaryRun, error) {
 		time.Sleep(idle) // a measurement: let the daemon settle into its idle state
 		r.status, err = readProcStatus(r.pid)
 	}
+	if err == nil && detail {
+		r.residency, err = describeResidency(r.pid, bin)
+	}
 	if stopErr := stopGracefully(cmd.Process, exited); err == nil && stopErr != nil {
 		err = stopErr
 	}
@@ -117,4 +122,18 @@ func withoutEnv(env []string, name string) []string {
 		}
 	}
 	return out
+}
+
+// describeResidency reads, of the running binary, what of its file is
+// resident (per section and package) and which mappings hold memory.
+func describeResidency(pid int, bin string) (string, error) {
+	files, err := residency(pid, bin)
+	if err != nil {
+		return "", err
+	}
+	maps, err := mappings(pid)
+	if err != nil {
+		return "", err
+	}
+	return files + "  mappings with 64 KiB or more resident:\n" + maps, nil
 }

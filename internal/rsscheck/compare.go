@@ -14,7 +14,7 @@ func compareBinaries(bins []string, rounds int, idle time.Duration) error {
 	runs := make([][]binaryRun, len(bins))
 	for round := range rounds {
 		for i, bin := range bins {
-			r, err := runBinary(bin, idle)
+			r, err := runBinary(bin, idle, false)
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", round+1, bin, err)
 			}

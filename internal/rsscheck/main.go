@@ -14,6 +14,7 @@
 //	go run ./internal/rsscheck               # node package, 50 in-process tools
 //	go run ./internal/rsscheck -binary /tmp/vcpnode
 //	go run ./internal/rsscheck -binary /tmp/before,/tmp/after -rounds 5   # alternately, with start→registered
+//	go run ./internal/rsscheck -binary /tmp/vcpnode-with-symbols -residency   # what of the file is resident, per section and package
 //	go run ./internal/rsscheck -frames 10,50,90   # peak memory per large execute_tool
 //	go run ./internal/rsscheck -files 64 -memlimit 20971520   # serving 64 files of 1 MiB at once
 package main
@@ -50,6 +51,7 @@ func main() {
 	tools := flag.Int("tools", 50, "how many in-process tools the node registers")
 	idle := flag.Duration("idle", 3*time.Second, "how long the node sits idle before the final reading")
 	binary := flag.String("binary", "", "measure this vcpnode binary (`run` with a generated config) instead of the node package; several, comma-separated, are compared")
+	detail := flag.Bool("residency", false, "with one -binary: also show what of its file is resident, per section and (unless built with -s) per package, and its largest mappings")
 	rounds := flag.Int("rounds", 1, "with -binary: run each binary this many times, alternately")
 	frames := flag.String("frames", "", "measure peak memory while the node takes one execute_tool of each size, in MiB (e.g. 10,50,90)")
 	sink := flag.Bool("sink", false, "internal: the child also registers the Sink tool (with -frames)")
@@ -77,7 +79,7 @@ func main() {
 	case *binary != "" && (strings.Contains(*binary, ",") || *rounds > 1):
 		err = compareBinaries(strings.Split(*binary, ","), max(*rounds, 1), *idle)
 	case *binary != "":
-		err = measureBinary(*binary, *idle)
+		err = measureBinary(*binary, *idle, *detail)
 	default:
 		err = measurePackage(*tools, *idle)
 	}
