@@ -4,11 +4,11 @@ package launchd
 
 import (
 	_ "embed"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/vcpnode/vcpnode/internal/servicetmpl"
 )
@@ -87,8 +87,54 @@ func isLabelRune(r rune) bool {
 	return r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(".-_", r))
 }
 
+// escapeXML escapes s for XML character data exactly as encoding/xml's
+// EscapeText does (TestEscapeXMLAgreesWithEncodingXML), without linking
+// encoding/xml, whose initialiser would otherwise build its HTML entity
+// table in every vcpnode process.
 func escapeXML(s string) string {
 	var b strings.Builder
-	_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder never fails
+	last := 0
+	for i := 0; i < len(s); {
+		r, width := utf8.DecodeRuneInString(s[i:])
+		i += width
+		var esc string
+		switch r {
+		case '"':
+			esc = "&#34;"
+		case '\'':
+			esc = "&#39;"
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '\t':
+			esc = "&#x9;"
+		case '\n':
+			esc = "&#xA;"
+		case '\r':
+			esc = "&#xD;"
+		default:
+			if !xmlChar(r) || r == utf8.RuneError && width == 1 {
+				esc = "\uFFFD"
+				break
+			}
+			continue
+		}
+		b.WriteString(s[last : i-width])
+		b.WriteString(esc)
+		last = i
+	}
+	b.WriteString(s[last:])
 	return b.String()
+}
+
+// xmlChar reports whether r may appear in an XML document (the Char
+// production of XML 1.0).
+func xmlChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D ||
+		r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD ||
+		r >= 0x10000 && r <= 0x10FFFF
 }

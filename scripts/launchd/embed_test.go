@@ -245,3 +245,36 @@ func decodeValue(d *xml.Decoder, t xml.StartElement) (any, error) {
 	}
 	return nil, fmt.Errorf("unexpected <%s>", t.Name.Local)
 }
+
+// escapeXML must agree with encoding/xml, which the plists used to be
+// escaped with (the binary no longer links it).
+func TestEscapeXMLAgreesWithEncodingXML(t *testing.T) {
+	inputs := []string{
+		"", "plain", `/Users/a "b" & 'c' <d> e`, "tab\tnl\ncr\r", "ctl\x00\x01\x1f\x7f",
+		"bad utf8 \xff\xfe end", "\uFFFD real replacement", "\uFFFE\uFFFF \U0001F600 \u00e9\u4e2d",
+		"\ud7ff\ue000", "trailing &",
+	}
+	for r := rune(0); r < 0x300; r++ {
+		inputs = append(inputs, "x"+string(r)+"y")
+	}
+	for _, in := range inputs {
+		var want strings.Builder
+		if err := xml.EscapeText(&want, []byte(in)); err != nil {
+			t.Fatal(err)
+		}
+		if got := escapeXML(in); got != want.String() {
+			t.Errorf("escapeXML(%q) = %q, encoding/xml gives %q", in, got, want.String())
+		}
+	}
+}
+
+func FuzzEscapeXML(f *testing.F) {
+	f.Add(`a "b" & <c>` + "\t\n\r\x00\xff\uFFFD")
+	f.Fuzz(func(t *testing.T, in string) {
+		var want strings.Builder
+		_ = xml.EscapeText(&want, []byte(in))
+		if got := escapeXML(in); got != want.String() {
+			t.Errorf("escapeXML(%q) = %q, encoding/xml gives %q", in, got, want.String())
+		}
+	})
+}
