@@ -20,7 +20,7 @@ import (
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/placeholders/feed"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
-	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
 )
 
 // diaryPlugin is a direct (Node.js) plugin in the style of DailyNote: it
@@ -75,7 +75,7 @@ for line in sys.stdin:
 // is the profile named in its error. Nothing they started outlives the node.
 func TestSandboxDefaultAnswersLikeNone(t *testing.T) {
 	needCommands(t, "python3", "node", "sh")
-	needLandlock(t)
+	sandboxtest.NeedLandlock(t)
 	examples := examplePlugins(t)
 	calls := []struct {
 		tool string
@@ -182,7 +182,7 @@ func TestSandboxDefaultAnswersLikeNone(t *testing.T) {
 // the same lines under default as under none; the values change by the
 // second, so the labels are compared.
 func TestSandboxStaticPluginAndCommandAnswerLikeNone(t *testing.T) {
-	needLandlock(t)
+	sandboxtest.NeedLandlock(t)
 	labels := map[string]string{}
 	for _, profile := range []string{"none", "default"} {
 		cfg := config.Default()
@@ -277,20 +277,4 @@ func processesIn(dirs []string) []string {
 		}
 	}
 	return left
-}
-
-// needLandlock skips, saying why, where the sandbox cannot confine files.
-func needLandlock(t *testing.T) {
-	t.Helper()
-	opts, err := config.Default().SandboxOptions("", os.Getenv, os.Geteuid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := sandbox.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := sb.Capabilities(); !c.Files {
-		t.Skipf("Landlock is not available here: %s", c.Why)
-	}
 }

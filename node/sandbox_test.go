@@ -12,12 +12,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
 )
 
 // TestNodeSandboxesPlugins: the node's plugins run under their profiles
 // (a file outside every grant is refused), status and the tool list say
 // which, and a reload naming an unknown profile keeps the old settings.
 func TestNodeSandboxesPlugins(t *testing.T) {
+	sandboxtest.NeedLandlock(t)
 	root, private := t.TempDir(), t.TempDir()
 	secret := filepath.Join(private, "secret.txt")
 	for name, body := range map[string]string{
@@ -47,7 +49,7 @@ func TestNodeSandboxesPlugins(t *testing.T) {
 		t.Fatalf("status has no sandbox section: %+v", sb)
 	}
 	if sb.Mechanism != "landlock" {
-		t.Skipf("Landlock is not available here: %s", sb.Why)
+		t.Fatalf("status says the mechanism is %q where Landlock is available (%s)", sb.Mechanism, sb.Why)
 	}
 	profile := ""
 	for _, ts := range n.ToolStatuses().Tools {

@@ -15,6 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
 )
 
 // confinedCommand is a command run under profile, with home as the user's
@@ -28,9 +29,7 @@ func confinedCommand(t *testing.T, profile, home, dir, line string) *Command {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := sb.Capabilities(); !c.Files {
-		t.Skipf("Landlock is not available here: %s", c.Why)
-	}
+	sandboxtest.NeedFiles(t, sb.Capabilities())
 	return &Command{Placeholder: "Probe", Line: line, Dir: dir, Trees: trees, Sandbox: sb, Profile: profile}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
 )
 
 // TestPlaceholdersLocalProtectsTheConfig: under `placeholders --local`, a
@@ -17,7 +18,7 @@ import (
 // config but not the config itself (it holds the hub key), as under the
 // daemon.
 func TestPlaceholdersLocalProtectsTheConfig(t *testing.T) {
-	requireLandlock(t)
+	sandboxtest.NeedLandlock(t)
 	dir := t.TempDir()
 	if strings.ContainsAny(dir, " '\"$\\`") {
 		t.Skipf("temporary directory %q would need shell quoting", dir)

@@ -16,20 +16,8 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
 )
-
-// requireLandlock skips a test that needs the kernel to confine.
-func requireLandlock(t *testing.T) {
-	t.Helper()
-	sb, err := sandbox.New(sandbox.Options{Home: t.TempDir(), TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !sb.Capabilities().Files {
-		t.Skipf("Landlock is not available here: %s", sb.Capabilities().Why)
-	}
-}
 
 // vcpnodeProc runs this test binary as vcpnode with args, in dir, with a
 // hermetic environment, and returns its exit code, stdout and stderr.
@@ -57,7 +45,7 @@ func vcpnodeProc(t *testing.T, dir string, args ...string) (int, string, string)
 // naming the profile, confines nothing under none, and names an unknown
 // profile as the error.
 func TestSandboxRun(t *testing.T) {
-	requireLandlock(t)
+	sandboxtest.NeedLandlock(t)
 	work, private := t.TempDir(), t.TempDir()
 	secret := filepath.Join(private, "secret.txt")
 	if err := os.WriteFile(secret, []byte("PRIVATE\n"), 0o644); err != nil {
@@ -101,7 +89,7 @@ func TestSandboxRun(t *testing.T) {
 // under `vcpnode sandbox run`, whose default profile keeps it from making
 // cgroups (and cpu has no rlimit to fall back on).
 func TestConfigCheckSandboxNotEnforced(t *testing.T) {
-	requireLandlock(t)
+	sandboxtest.NeedLandlock(t)
 	dir := t.TempDir()
 	doc := "[hub]\nurl = \"ws://127.0.0.1:1\"\nkey = \"test-key\"\n\n[sandbox]\nprofile = \"capped\"\n%s\n" +
 		"[sandbox.profiles.capped]\nextends = \"default\"\ncpu = 0.5\n"
@@ -141,7 +129,7 @@ func selfPath(t *testing.T) string {
 // and a "not enforced" line, and --json the same section; `tools --all
 // --json` gives each tool's profile, none for a built-in one.
 func TestStatusSandboxSection(t *testing.T) {
-	requireLandlock(t)
+	sandboxtest.NeedLandlock(t)
 	root := t.TempDir()
 	for _, name := range []string{"Probe", "Other"} {
 		if err := os.MkdirAll(filepath.Join(root, name), 0o755); err != nil {

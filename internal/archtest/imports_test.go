@@ -222,6 +222,7 @@ func TestReleaseBinaryHasNoTestCode(t *testing.T) {
 // testing, so a program that linked one would carry the test flags.
 var testHelpers = []string{
 	module + "/toolhost/proctree/proctreetest",
+	module + "/toolhost/sandbox/sandboxtest",
 	module + "/internal/testwait",
 	module + "/internal/testlog",
 	module + "/internal/testnet",

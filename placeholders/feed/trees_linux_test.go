@@ -10,9 +10,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
 )
 
 // TestPlaceholderCommandLeavesNothingRunning: a [placeholders] command
@@ -52,7 +52,7 @@ func TestPlaceholderCommandLeavesNothingRunning(t *testing.T) {
 // default it cannot read a file the profile does not grant, and the
 // failure names the profile; the same command under none reads it.
 func TestPlaceholderCommandsRunUnderTheirProfile(t *testing.T) {
-	needLandlock(t)
+	sandboxtest.NeedLandlock(t)
 	secret := filepath.Join(t.TempDir(), "secret.txt")
 	if err := os.WriteFile(secret, []byte("SECRET"), 0o600); err != nil {
 		t.Fatal(err)
@@ -79,19 +79,5 @@ func TestPlaceholderCommandsRunUnderTheirProfile(t *testing.T) {
 	want := `placeholder command "Confined" was refused by the node's sandbox (profile "default")`
 	if !strings.Contains(errs["{{Confined}}"], want) {
 		t.Errorf("the error lacks %q: %q (warnings %q)", want, errs["{{Confined}}"], warnings)
-	}
-}
-
-// needLandlock skips, saying why, where the sandbox cannot confine files.
-func needLandlock(t *testing.T) {
-	t.Helper()
-	trees := proctree.NewLazy(zerolog.Nop())
-	defer trees.Close()
-	sb, err := oneShotSandbox(config.Default(), nil, trees, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := sb.Capabilities(); !c.Files {
-		t.Skipf("Landlock is not available here: %s", c.Why)
 	}
 }

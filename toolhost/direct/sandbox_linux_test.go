@@ -13,6 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
 )
 
 // readerPlugin reads the file it is asked for, or writes one in its folder,
@@ -41,9 +42,7 @@ func sandboxedHost(t *testing.T, profile, home string) (*Host, *sandbox.Sandbox)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := sb.Capabilities(); !c.Files {
-		t.Skipf("Landlock is not available here: %s", c.Why)
-	}
+	sandboxtest.NeedFiles(t, sb.Capabilities())
 	return newTestHost(t, Options{ProcessTrees: trees, Sandbox: sb}), sb
 }
 
@@ -158,9 +157,7 @@ func TestSandboxProfileChangeReloadsDirectHost(t *testing.T) {
 // kernel; the call's error names the limit, and the host is started again.
 func TestSandboxDirectHostAtItsMemoryLimit(t *testing.T) {
 	h, sb := sandboxedHost(t, "small", t.TempDir())
-	if how := sb.Capabilities().Memory; how == "" || how == "rlimit" {
-		t.Skipf("no cgroup memory limit here (%q): the kernel's OOM kill of a tree needs one", how)
-	}
+	sandboxtest.NeedTreeMemoryLimit(t, sb.Capabilities())
 	root, dir := readerRoot(t)
 	tool := findTool(t, h.Load(scanDirect(t, root), Settings{}), "Reader")
 	v, err := invoke(nil, tool, map[string]string{"mode": "hog"}, "")

@@ -15,6 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
 )
 
 // sandboxFixture is a host whose stdio servers are confined, with home as
@@ -28,9 +29,7 @@ func sandboxFixture(t *testing.T, home string) (*fixture, *sandbox.Sandbox) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := sb.Capabilities(); !c.Files || !c.Network {
-		t.Skipf("Landlock with network rules is not available here (ABI %d): %s", c.LandlockABI, c.Why)
-	}
+	sandboxtest.NeedNetwork(t, sb.Capabilities())
 	return newFixture(t, func(o *Options) {
 		o.ProcessTrees, o.Sandbox = trees, sb
 		o.Backoff = func(int) time.Duration { return time.Hour } // a server that ended stays so: its reason is kept
@@ -129,9 +128,7 @@ func TestSandboxNoneConfinesNoMCPServer(t *testing.T) {
 // the server's status) names the limit; nothing of the server is left.
 func TestSandboxMCPServerAtItsMemoryLimit(t *testing.T) {
 	f, sb := sandboxFixture(t, t.TempDir())
-	if sb.Capabilities().Memory == "" || sb.Capabilities().Memory == "rlimit" {
-		t.Skipf("no cgroup memory limit here (%q): the kernel's OOM kill of a tree needs one", sb.Capabilities().Memory)
-	}
+	sandboxtest.NeedTreeMemoryLimit(t, sb.Capabilities())
 	profiles, err := sandbox.Resolve(map[string]sandbox.Spec{"small": {Extends: "default", Memory: "128MiB"}})
 	if err != nil {
 		t.Fatal(err)

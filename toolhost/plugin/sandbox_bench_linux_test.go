@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
 )
 
 // BenchmarkSandboxRoundTrip: a `sh -c "echo '{}'"` plugin call confined
@@ -33,8 +34,8 @@ func BenchmarkSandboxRoundTrip(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if profile != "none" && !sb.Capabilities().Files {
-				b.Skipf("Landlock is not available here: %s", sb.Capabilities().Why)
+			if profile != "none" {
+				sandboxtest.NeedFiles(b, sb.Capabilities())
 			}
 			set := scan(b, newHost(b, Options{Sandbox: sb, ProcessTrees: trees}), pluginRoot(b, "BenchShell"))
 			tool := findTool(b, set, "BenchShell")

@@ -14,6 +14,7 @@ import (
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
 )
 
 // sandboxEnv is one confined plugin host: a home holding a secret, the
@@ -58,9 +59,7 @@ func newSandboxEnv(t *testing.T, profile string, specs map[string]sandbox.Spec) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := e.sb.Capabilities(); !c.Files {
-		t.Skipf("Landlock is not available here: %s", c.Why)
-	}
+	sandboxtest.NeedFiles(t, e.sb.Capabilities())
 	e.host = newHost(t, Options{Sandbox: e.sb, ProcessTrees: trees, KillGrace: 100e6})
 	e.root = pluginRoot(t)
 	return e
@@ -217,9 +216,7 @@ func TestSandboxNetwork(t *testing.T) {
 		t.Run(c.profile, func(t *testing.T) {
 			e := newSandboxEnv(t, c.profile, map[string]sandbox.Spec{
 				"oneport": {Extends: "default", ConnectPorts: []int{a}}})
-			if !e.sb.Capabilities().Network {
-				t.Skipf("Landlock here has no TCP rules: %s", e.sb.Capabilities().Why)
-			}
+			sandboxtest.NeedNetwork(t, e.sb.Capabilities())
 			out, err := e.run(t, connectScript(a, b))
 			if err != nil {
 				t.Fatal(err)
