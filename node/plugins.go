@@ -19,12 +19,10 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
-// How long Run waits at the end for plugin processes to be stopped and for
-// the callback listener to finish a request it is receiving.
-const (
-	pluginHostCloseWait = 10 * time.Second
-	callbackCloseWait   = 2 * time.Second
-)
+// How long Run waits at the end for the callback listener to finish a
+// request it is receiving; the plugin hosts (stdio and Node.js) get
+// plugin.CloseWait.
+const callbackCloseWait = 2 * time.Second
 
 // pluginRuntime is what hosting plugin folders needs beyond one config: the
 // plugin host (which owns every plugin process), the callback listener and
@@ -187,7 +185,7 @@ func (rt *pluginRuntime) close() {
 	callbacks, box := rt.callbacks, rt.box
 	rt.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(context.Background(), pluginHostCloseWait)
+	ctx, cancel := context.WithTimeout(context.Background(), plugin.CloseWait)
 	defer cancel()
 	for _, h := range hosts {
 		if h == nil {

@@ -178,7 +178,7 @@ func (rt *pluginRuntime) discard(pp *pluginPlan) {
 	if pp == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), pluginHostCloseWait)
+	ctx, cancel := context.WithTimeout(context.Background(), plugin.CloseWait)
 	defer cancel()
 	if pp.newHost {
 		_ = pp.host.Close(ctx)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -15,9 +14,6 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
-
-// hostCloseWait bounds the wait for a one-shot plugin host's processes to stop.
-const hostCloseWait = 10 * time.Second
 
 // Evaluate runs every placeholder source cfg defines once (its own, the
 // static plugins of its plugin dirs, and sources), as a running node would
@@ -76,7 +72,7 @@ func scanStaticPlugins(cfg config.Config, trees *proctree.Lazy, sb *sandbox.Sand
 	host := plugin.NewHost(plugin.Options{PassEnv: p.PassEnv, EnvFile: p.EnvFile, MaxOutputBytes: p.MaxOutputBytes,
 		ProcessTrees: trees.Get(), Sandbox: sb, Log: log})
 	closeHost = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), hostCloseWait)
+		ctx, cancel := context.WithTimeout(context.Background(), plugin.CloseWait)
 		defer cancel()
 		if err := host.Close(ctx); err != nil {
 			log.Warn().Err(err).Msg("some plugin processes did not stop")

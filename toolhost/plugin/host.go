@@ -25,6 +25,11 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
+// CloseWait is how long a host's owner gives Close to stop its processes
+// (at shutdown, or when a one-shot host is done): Close fits KillGrace
+// into it, so only a process the kernel cannot reap outlasts it.
+const CloseWait = 10 * time.Second
+
 // Defaults for zero Options fields.
 const (
 	DefaultMaxOutputBytes  = 16 << 20
