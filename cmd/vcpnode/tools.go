@@ -59,7 +59,7 @@ func newToolsCmd(a *app) *cobra.Command {
 		},
 	}
 	f.add(cmd, true)
-	cmd.AddCommand(newToolsTimeoutCmd(a))
+	cmd.AddCommand(newToolsExposeCmd(a), newToolsTimeoutCmd(a))
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "list the tools that are not exposed too, with the reason for each")
 	cmd.Flags().BoolVar(&prompt, "prompt", false, "print what a model is told about the exposed tools")
 	cmd.Flags().StringVar(&format, "format", textproto.PromptVCP, "the --prompt `FORMAT`: "+strings.Join(textproto.PromptFormats, ", ")+" (json is openai)")
