@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -27,6 +28,10 @@ type pluginPlan struct {
 	hostOpts hostSettings
 	newHost  bool // host was made for this plan and is not in force yet
 	opened   bool // the outbox and callback listener were opened for this plan
+	// moveTo is the outbox of a new state directory, open (and locked)
+	// but not in force: commit moves the callbacks into it.
+	moveTo   *outbox.Box
+	moveDir  string
 	warnings []string
 
 	direct directLoad // what the direct plugins are loaded with at commit
@@ -40,9 +45,9 @@ type directLoad struct {
 
 // prepare scans the folders of cfg with the host its settings call for
 // (a new one when they changed, not yet in force) and checks that no
-// plugin in use broke. Only the first configuration of plugins opens
-// something (the outbox under the state directory and the callback
-// listener); discard closes them again.
+// plugin in use broke. Only the first configuration of plugins, and a new
+// state directory, open something (the outbox under the state directory,
+// and the first time the callback listener); discard closes them again.
 func (rt *pluginRuntime) prepare(cfg config.Config) (*pluginPlan, error) {
 	p := cfg.Plugins
 	pp := &pluginPlan{p: p, direct: directLoad{cfg: cfg}}
@@ -86,7 +91,13 @@ func (rt *pluginRuntime) openShared(pp *pluginPlan) error {
 	}
 	if rt.box != nil {
 		if stateDir != rt.stateDir {
-			pp.warnings = append(pp.warnings, fmt.Sprintf("plugins.state_dir: still using %s; a new state directory takes effect after a restart", rt.stateDir))
+			// Opened (and locked) now, so that a state directory that
+			// cannot be used refuses the reload.
+			box, err := outbox.Open(stateDir, rt.outboxReady, rt.log)
+			if err != nil {
+				return fmt.Errorf("plugins: %w", err)
+			}
+			pp.moveTo, pp.moveDir = box, stateDir
 		}
 		return nil
 	}
@@ -94,7 +105,7 @@ func (rt *pluginRuntime) openShared(pp *pluginPlan) error {
 	if err != nil {
 		return fmt.Errorf("plugins: %w", err)
 	}
-	cb, err := plugin.NewCallbackServer(box, rt.isKnown, rt.log)
+	cb, err := plugin.NewCallbackServer(currentOutbox{rt}, rt.isKnown, rt.log)
 	if err != nil {
 		box.Close()
 		return fmt.Errorf("plugins: %w", err)
@@ -103,6 +114,33 @@ func (rt *pluginRuntime) openShared(pp *pluginPlan) error {
 	pp.opened = true
 	rt.log.Debug().Str("state_dir", stateDir).Msg("asynchronous plugin results are kept under the state directory until sent")
 	return nil
+}
+
+// moveOutbox puts the outbox of a new state directory in force, with every
+// callback of the old one moved into it (outbox.Box.MoveTo), and releases
+// the old state directory. Callbacks stored meanwhile go through the old
+// outbox into the new one.
+func (rt *pluginRuntime) moveOutbox(box *outbox.Box, stateDir string) {
+	rt.mu.Lock()
+	old, oldDir := rt.box, rt.stateDir
+	rt.mu.Unlock()
+	moved, err := old.MoveTo(box)
+	rt.mu.Lock()
+	rt.box, rt.stateDir = box, stateDir
+	rt.mu.Unlock()
+	old.Close()
+	if err != nil {
+		rt.log.Error().Err(err).Str("from", oldDir).Str("to", stateDir).
+			Msg("some asynchronous results could not be moved to the new state directory; they stay in the old one")
+	}
+	rt.log.Info().Int("callbacks", moved).Str("from", oldDir).Str("to", stateDir).Msg("the outbox moved to the new state directory")
+}
+
+// currentOutbox stores a callback in the outbox in force.
+type currentOutbox struct{ rt *pluginRuntime }
+
+func (c currentOutbox) Deliver(ctx context.Context, pluginName, taskID string, body json.RawMessage) error {
+	return c.rt.outbox().Deliver(ctx, pluginName, taskID, body)
 }
 
 // pickHost chooses the host in force, or makes a new one when the settings
@@ -144,6 +182,9 @@ func (rt *pluginRuntime) pickHost(pp *pluginPlan) error {
 // that have nothing left running. It returns the direct plugins' tools and
 // what did not load, as warnings.
 func (rt *pluginRuntime) commit(pp *pluginPlan) ([]toolhost.Tool, []string) {
+	if pp.moveTo != nil {
+		rt.moveOutbox(pp.moveTo, pp.moveDir)
+	}
 	rt.mu.Lock()
 	var replaced *plugin.Host
 	if pp.newHost {
@@ -182,6 +223,9 @@ func (rt *pluginRuntime) discard(pp *pluginPlan) {
 	defer cancel()
 	if pp.newHost {
 		_ = pp.host.Close(ctx)
+	}
+	if pp.moveTo != nil {
+		pp.moveTo.Close()
 	}
 	if pp.opened {
 		rt.mu.Lock()

@@ -71,6 +71,9 @@ type Box struct {
 
 	ready chan<- struct{} // gets a token when there may be something to send
 	lock  *os.File        // held while the outbox is open: one daemon per state dir
+	// movedTo is the outbox MoveTo handed everything to: Deliver stores
+	// there from then on.
+	movedTo *Box
 }
 
 // Open creates <stateDir>/outbox (0700) if needed, removes what a crash
@@ -150,11 +153,15 @@ func (o *Box) signal() {
 
 // Deliver stores one callback durably (file and directory synced) and
 // returns only then. It implements plugin.CallbackSink.
-func (o *Box) Deliver(_ context.Context, pluginName, taskID string, body json.RawMessage) error {
+func (o *Box) Deliver(ctx context.Context, pluginName, taskID string, body json.RawMessage) error {
 	if !plugin.ValidCallbackName(pluginName) || !plugin.ValidTaskID(taskID) {
 		return fmt.Errorf("outbox: invalid plugin name %q or task id %q", pluginName, taskID)
 	}
 	o.mu.Lock()
+	if dst := o.movedTo; dst != nil {
+		o.mu.Unlock()
+		return dst.Deliver(ctx, pluginName, taskID, body)
+	}
 	defer o.mu.Unlock()
 	if o.count >= o.maxMessages || o.size+int64(len(body)) > o.maxBytes {
 		return fmt.Errorf("%w: %d messages (%s) are waiting for the main server, the limit is %d messages or %s",
