@@ -1,6 +1,10 @@
 package node
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +17,12 @@ import (
 
 // TestConsoleBrowserLibrary drives the tool library in headless Chromium:
 // the mode and the held registration with its Register button, search and
-// order as the owner types, a tool loaded into the executor and run, and a
-// timeout set, refused when out of range, and given back to the config.
+// order as the owner types, a tool loaded into the executor and run, tools
+// and commands without a schema loaded both ways and run, and a timeout
+// set, refused when out of range, and given back to the config.
 func TestConsoleBrowserLibrary(t *testing.T) {
 	bctx := newBrowser(t)
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}, filesTool{}}, config: func(c *config.Config) {
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}, filesTool{}, calcTool{}}, config: func(c *config.Config) {
 		c.Node.ExposedTools = []string{"Echo", "Thumb"}
 		c.Node.Register = false
 		c.Plugins.StateDir = t.TempDir() // the console's tool switches
@@ -157,14 +162,14 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 		t.Errorf("order by commands (Files has two): %v", ids)
 	}
 
-	// A command of a multi-command tool loads on its own (Files' commands
-	// have no schema, so as text).
+	// A command of a multi-command tool loads on its own, both ways;
+	// Files' commands have no schema.
 	var filesCall, did string
 	run("load a command as text",
 		chromedp.Navigate(base+"/#tools"),
 		chromedp.WaitVisible(`#tool-Files details summary`, chromedp.ByQuery),
 		chromedp.Click(`#tool-Files details summary`, chromedp.ByQuery),
-		chromedp.Click(`#tool-Files-cmd-1-load`, chromedp.ByQuery),
+		chromedp.Click(`#tool-Files-cmd-1-text`, chromedp.ByQuery),
 		chromedp.Poll(`document.querySelector("#parse-text").value.includes("delete")`, nil),
 		chromedp.WaitVisible(`#parse-run-0`, chromedp.ByQuery),
 		chromedp.Value(`#parse-text`, &filesCall, chromedp.ByQuery),
@@ -177,6 +182,39 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 	if filesCall != "<<<[TOOL_REQUEST]>>>\ntool_name:「始」Files「末」\ncommand:「始」delete「末」\n<<<[END_TOOL_REQUEST]>>>" || !strings.Contains(did, "did delete") {
 		t.Errorf("Files delete loaded as %q, ran %q", filesCall, did)
 	}
+	var strayNull bool
+	run("the parser writes no stray text",
+		chromedp.Navigate(base+"/#parser"),
+		chromedp.Evaluate(`[...document.querySelector("#parse-result").childNodes].some((n) => n.nodeType === Node.TEXT_NODE)`, &strayNull))
+	if strayNull {
+		t.Error("the Parser's result has a bare text node (a null written as text)")
+	}
+	filesRaw := loadUntyped(t, run, base, "Files", `#tool-Files-cmd-1-load`, "did delete")
+	if filesRaw != `{"command":"delete"}` {
+		t.Errorf("Files delete loaded into the executor as %s", filesRaw)
+	}
+
+	// A plugin command with only a description that shows its call form:
+	// both loads carry the call's parameters, not the command's identifier.
+	var calcCall, calcRan string
+	run("load a described command as text",
+		chromedp.Navigate(base+"/#tools"),
+		chromedp.WaitVisible(`#tool-Calc-text`, chromedp.ByQuery),
+		chromedp.Click(`#tool-Calc-text`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#parse-text").value.includes("Calc")`, nil),
+		chromedp.WaitVisible(`#parse-run-0`, chromedp.ByQuery),
+		chromedp.Value(`#parse-text`, &calcCall, chromedp.ByQuery),
+		chromedp.Click(`#parse-run-0`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#parse-result .result`, chromedp.ByQuery),
+		chromedp.Text(`#parse-result .result`, &calcRan, chromedp.ByQuery),
+	)
+	if calcCall != "<<<[TOOL_REQUEST]>>>\ntool_name:「始」Calc「末」\nexpression:「始」1+1「末」\n<<<[END_TOOL_REQUEST]>>>" || !strings.Contains(calcRan, "computed 1+1") {
+		t.Errorf("Calc loaded as %q, ran %q", calcCall, calcRan)
+	}
+	if raw := loadUntyped(t, run, base, "Calc", `#tool-Calc-load`, "computed 1+1"); raw != `{"expression":"1+1"}` {
+		t.Errorf("Calc loaded into the executor as %s", raw)
+	}
+	run("back to the tools", chromedp.Navigate(base+"/#tools"), chromedp.WaitVisible(`#tool-Thumb-timeout`, chromedp.ByQuery))
 
 	// A timeout out of range is refused with the rule, and nothing changes.
 	var refused, facts string
@@ -240,4 +278,56 @@ func waitGone(t *testing.T, h *harness, conn interface{ Done() <-chan struct{} }
 	case <-h.ctx.Done():
 		t.Fatal("the node kept its connection")
 	}
+}
+
+// calcTool is a plugin command in the style of many VCP plugins: an
+// identifier and a description that shows the call form, no example, no
+// schema.
+type calcTool struct{}
+
+func (calcTool) Spec() toolhost.Spec {
+	return toolhost.Spec{Name: "Calc", Description: "Computes an expression.", DistributedExposed: true,
+		Commands: []toolhost.Command{{Command: "CalcRequest", Description: "Call it so:\n<<<[TOOL_REQUEST]>>>\n" +
+			"tool_name:「始」Calc「末」,\nexpression:「始」1+1「末」\n<<<[END_TOOL_REQUEST]>>>"}}}
+}
+
+func (calcTool) Invoke(_ context.Context, c toolhost.Call) (any, error) {
+	var e string
+	if err := json.Unmarshal(c.Args["expression"], &e); err != nil || e == "" {
+		return nil, fmt.Errorf("no expression in %s", c.Args)
+	}
+	return "computed " + e, nil
+}
+
+// loadUntyped presses a load button of a tool without a schema on the
+// Tools page, checks the Executor shows the call's values as JSON (there
+// is no form to fill) and runs it, wanting ran in the result; it returns
+// the JSON, compacted.
+func loadUntyped(t *testing.T, run func(string, ...chromedp.Action), base, tool, button, ran string) string {
+	t.Helper()
+	var chosen, raw, result string
+	var rawShown bool
+	run("load "+tool+" into the executor",
+		chromedp.Evaluate(`document.querySelector("#exec-raw").value = ""`, nil),
+		chromedp.Navigate(base+"/#tools"),
+		// A command's button is inside its closed details: pressed by script.
+		chromedp.Poll(`!!document.querySelector("`+button+`")`, nil),
+		chromedp.Evaluate(`document.querySelector("`+button+`").click()`, nil),
+		chromedp.WaitVisible(`#page-executor`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#exec-raw").value !== ""`, nil),
+		chromedp.Value(`#exec-tool`, &chosen, chromedp.ByQuery),
+		chromedp.Value(`#exec-raw`, &raw, chromedp.ByQuery),
+		chromedp.Evaluate(`!document.querySelector("#exec-raw-field").hidden && document.querySelector("#exec-raw-toggle").checked`, &rawShown),
+		chromedp.Click(`#exec-run`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#exec-result .result`, chromedp.ByQuery),
+		chromedp.Text(`#exec-result .result`, &result, chromedp.ByQuery),
+	)
+	if chosen != tool || !rawShown || !strings.Contains(result, ran) {
+		t.Errorf("%s in the executor: tool %q, JSON shown %v, ran %q", tool, chosen, rawShown, result)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, []byte(raw)); err != nil {
+		t.Errorf("%s in the executor: %q is no JSON: %v", tool, raw, err)
+	}
+	return compact.String()
 }

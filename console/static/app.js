@@ -198,7 +198,9 @@ function callValues(call) {
 
 function fillExecutor(p) {
   $("#exec-tool").value = p.tool;
-  $("#exec-raw-toggle").checked = false;
+  // A command with no schema has no form: its call's values go in as JSON.
+  const typed = typedCommands(toolsCache?.tools.find((x) => x.name === p.tool));
+  $("#exec-raw-toggle").checked = p.command ? !typed.some((c) => c.command === p.command) : !typed.length;
   renderParams();
   if (p.command && !$("#exec-command-field").hidden) {
     $("#exec-command").value = p.command;
@@ -261,7 +263,7 @@ function toolCard(t, overridable) {
   }
   if (t.call) {
     kids.push(el("div", {class: "tool-controls"},
-      el("button", {type: "button", class: "secondary", id: id + "-load", onclick: () => loadIntoExecutor(t.name, "", t.call),
+      el("button", {type: "button", class: "secondary", id: id + "-load", onclick: () => loadIntoExecutor(t.name, t.commands?.[0]?.command || "", t.call),
         title: "Open the Executor with this tool chosen and its form filled with example values"}, "Load into executor"),
       el("button", {type: "button", class: "secondary", id: id + "-text", onclick: () => loadIntoParser(t.call),
         title: "Put a call of this tool in the Parser pane, as the model would write it"}, "Load as text")));
@@ -272,9 +274,13 @@ function toolCard(t, overridable) {
       ...cmds.map((c, i) => el("div", {},
         c.command ? el("h4", {}, el("code", {}, c.command)) : null,
         c.params ? el("ul", {}, c.params.map(paramLine)) : el("pre", {}, c.description || ""),
-        c.call && cmds.length > 1 ? el("button", {type: "button", class: "secondary", id: `${id}-cmd-${i}-load`,
-          onclick: () => c.typed ? loadIntoExecutor(t.name, c.command, c.call) : loadIntoParser(c.call)},
-          c.typed ? `Load ${c.command} into executor` : `Load ${c.command} as text`) : null))));
+        // Each command loads on its own, both ways; one without a schema
+        // goes into the executor as JSON.
+        c.call && cmds.length > 1 ? el("div", {class: "tool-controls"},
+          el("button", {type: "button", class: "secondary", id: `${id}-cmd-${i}-load`, onclick: () => loadIntoExecutor(t.name, c.command, c.call)},
+            `Load ${c.command} into executor`),
+          el("button", {type: "button", class: "secondary", id: `${id}-cmd-${i}-text`, onclick: () => loadIntoParser(c.call)},
+            `Load ${c.command} as text`)) : null))));
   }
   return el("li", {class: "card", id, "aria-labelledby": id + "-h"}, kids);
 }
@@ -521,7 +527,7 @@ $("#parse-form").addEventListener("submit", async (ev) => {
   out.replaceChildren(
     el("p", {id: "parse-summary"}, `${res.calls.length} call${res.calls.length === 1 ? "" : "s"} found` + (res.rejected.length ? `, ${res.rejected.length} block(s) not calls` : "")),
     el("ol", {class: "cards"}, items),
-    rejected.length ? el("ul", {}, rejected) : null);
+    ...(rejected.length ? [el("ul", {}, rejected)] : [])); // replaceChildren would write a null as "null"
 });
 
 // Run all: every call through /v1/call, one after another or at once, then

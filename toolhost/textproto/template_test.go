@@ -13,6 +13,15 @@ import (
 func TestCallTemplate(t *testing.T) {
 	specs := promptSpecs(t)
 	plugin := toolhost.Spec{Name: "Lone", Commands: []toolhost.Command{{Command: "Go"}}}
+	// Commands with no example whose descriptions show the call form, as
+	// many VCP plugins write them.
+	block := func(fields string) string { return "<<<[TOOL_REQUEST]>>>\n" + fields + "\n<<<[END_TOOL_REQUEST]>>>" }
+	calc := toolhost.Spec{Name: "Calc", Commands: []toolhost.Command{{Command: "CalcRequest",
+		Description: "Computes. Call it so:\n" + block("tool_name:「始」Calc「末」,\nexpression:「始」1+1「末」") + "\nOther tools: " + block("tool_name:「始」Other「末」,\nx:「始」1「末」")}}}
+	diary := toolhost.Spec{Name: "Diary", Commands: []toolhost.Command{
+		{Command: "write", Description: "Writes an entry.\n" + block("tool_name:「始」Diary「末」,\ncommand:「始」write「末」,\ntext:「始」today「末」")},
+		{Command: "read", Description: "Reads a day; write first, as in " + block("tool_name:「始」Diary「末」,\ncommand:「始」write「末」,\ntext:「始」today「末」")},
+	}}
 	for _, tc := range []struct {
 		spec toolhost.Spec
 		cmd  int
@@ -31,6 +40,15 @@ func TestCallTemplate(t *testing.T) {
 		// No example: the command, so that the plugin knows what to run.
 		{plugin, 0, "<<<[TOOL_REQUEST]>>>\ntool_name:「始」Lone「末」\ncommand:「始」Go「末」\n<<<[END_TOOL_REQUEST]>>>",
 			map[string]string{"command": "Go"}},
+		// No example: the call of this tool its description shows, not
+		// another tool's; its identifier is no argument the call shows.
+		{calc, 0, "<<<[TOOL_REQUEST]>>>\ntool_name:「始」Calc「末」\nexpression:「始」1+1「末」\n<<<[END_TOOL_REQUEST]>>>",
+			map[string]string{"expression": "1+1"}},
+		{diary, 0, "<<<[TOOL_REQUEST]>>>\ntool_name:「始」Diary「末」\ncommand:「始」write「末」\ntext:「始」today「末」\n<<<[END_TOOL_REQUEST]>>>",
+			map[string]string{"command": "write", "text": "today"}},
+		// A description that shows another command's call lends nothing.
+		{diary, 1, "<<<[TOOL_REQUEST]>>>\ntool_name:「始」Diary「末」\ncommand:「始」read「末」\n<<<[END_TOOL_REQUEST]>>>",
+			map[string]string{"command": "read"}},
 	} {
 		got := CallTemplate(tc.spec, tc.spec.Commands[tc.cmd])
 		if got != tc.want {
