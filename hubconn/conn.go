@@ -42,6 +42,7 @@ type Conn struct {
 	readLimit int64
 	liveUntil atomic.Int64 // the read deadline, Unix nanoseconds
 	onPong    atomic.Pointer[func(data string)]
+	gather    *gatherConn // the socket, when Dial made it (gather.go)
 }
 
 // New takes over ws: it sets the read limit and the read deadline, answers

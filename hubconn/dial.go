@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"syscall"
@@ -37,16 +38,28 @@ type Options struct {
 // ErrEmptyHandshake and *RefusedError tell the server's refusals from a
 // network failure.
 func Dial(ctx context.Context, u *url.URL, o Options) (*Conn, error) {
+	var socket *gatherConn
 	d := websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment,
 		HandshakeTimeout: o.HandshakeTimeout,
+		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var nd net.Dialer
+			c, err := nd.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			socket = &gatherConn{Conn: c}
+			return socket, nil
+		},
 	}
 	ws, resp, err := d.DialContext(ctx, u.String(), nil)
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
 	}
 	if err == nil {
-		return New(ws, o.Liveness, o.ReadLimit), nil
+		c := New(ws, o.Liveness, o.ReadLimit)
+		c.gather = socket
+		return c, nil
 	}
 	switch {
 	case resp != nil:

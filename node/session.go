@@ -141,7 +141,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	for {
 		select {
 		case frame := <-s.out:
-			if err := s.writeOut(frame); err != nil {
+			if err := s.writeQueued(frame); err != nil { // session_write.go
 				return stop(err)
 			}
 		case <-s.n.plugins.outboxReady:

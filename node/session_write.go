@@ -41,6 +41,37 @@ func (s *session) writeOut(f outFrame) error {
 	return s.write(f.data)
 }
 
+// maxBatch bounds how many queued frames are written in one go before the
+// run loop looks at its other duties (pings, placeholders, shutdown).
+const maxBatch = 64
+
+// writeQueued writes f and the frames already queued behind it, up to
+// maxBatch, gathered into as few write(2)s as their size allows (the
+// socket's buffer, hubconn's Gather). Nothing waits to be gathered: what is
+// not yet queued goes in the next batch, and a frame alone is written alone.
+func (s *session) writeQueued(f outFrame) error {
+	if len(s.out) == 0 {
+		return s.writeOut(f)
+	}
+	s.conn.Gather()
+	for i := 1; ; i++ {
+		if err := s.writeOut(f); err != nil {
+			s.conn.Flush()
+			return err
+		}
+		if i == maxBatch {
+			break
+		}
+		select {
+		case f = <-s.out:
+			continue
+		default:
+		}
+		break
+	}
+	return s.conn.Flush()
+}
+
 // errStreamBroken: a streamed result failed after its frame was begun. The
 // frame cannot be taken back, so the connection is given up; the server
 // fails the call when the connection closes.

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"os"
@@ -97,4 +98,41 @@ func TestStreamFailingHalfwayEndsTheConnection(t *testing.T) {
 		t.Fatalf("after reconnecting: %+v", res)
 	}
 	h.waitLog("a streamed result failed after its frame was begun")
+}
+
+// Results that become ready together are queued together and written in
+// batches (writeQueued, gathered into few write(2)s by hubconn): every one
+// still reaches the server whole, with its own requestId and answer.
+func TestResultsReadyTogetherAllArriveWhole(t *testing.T) {
+	gate := newGateTool()
+	const calls = 48
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, config: func(c *config.Config) {
+		c.Node.MaxConcurrent = calls
+	}})
+	conn := h.accept()
+	for i := range calls {
+		if err := conn.Execute(h.ctx, wsproto.ExecuteTool{RequestID: fmt.Sprint("g-", i), ToolName: "Gate", ToolArgs: map[string]json.RawMessage{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range calls {
+		select {
+		case <-gate.started:
+		case <-h.ctx.Done():
+			t.Fatal("not every call started")
+		}
+	}
+	close(gate.release)
+	seen := map[string]bool{}
+	for range calls {
+		m, err := conn.WaitType(h.ctx, wsproto.TypeToolResult)
+		if err != nil {
+			t.Fatalf("after %d results: %v", len(seen), err)
+		}
+		res := m.(wsproto.ToolResult)
+		if got := firstText(t, res); got != "released "+res.RequestID || seen[res.RequestID] {
+			t.Fatalf("result %s says %q (seen before: %v)", res.RequestID, got, seen[res.RequestID])
+		}
+		seen[res.RequestID] = true
+	}
 }
