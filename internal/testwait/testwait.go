@@ -43,3 +43,20 @@ func For(tb testing.TB, what string, cond func() bool) {
 		tb.Fatalf("gave up waiting for %s after %s", what, Limit)
 	}
 }
+
+// Long is a context for a test whose length the machine's load sets, not
+// what it proves (megabytes through -race on a loaded machine): it ends
+// LongMargin before the test binary's -timeout would panic, so the failure
+// still says what was awaited, and after LongDefault without a -timeout.
+func Long(t interface{ Deadline() (time.Time, bool) }) (context.Context, context.CancelFunc) {
+	if d, ok := t.Deadline(); ok {
+		return context.WithDeadline(context.Background(), d.Add(-LongMargin))
+	}
+	return context.WithTimeout(context.Background(), LongDefault)
+}
+
+// Bounds of Long.
+const (
+	LongMargin  = 30 * time.Second
+	LongDefault = 10 * time.Minute
+)

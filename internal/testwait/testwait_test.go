@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestPollSeesALaterChange(t *testing.T) {
@@ -32,5 +33,26 @@ func TestPollGivesUpWhenTheContextEnds(t *testing.T) {
 	}
 	if checks == 0 {
 		t.Fatal("Poll never checked the condition")
+	}
+}
+
+type deadliner struct {
+	d  time.Time
+	ok bool
+}
+
+func (d deadliner) Deadline() (time.Time, bool) { return d.d, d.ok }
+
+func TestLongEndsBeforeTheTestDeadline(t *testing.T) {
+	end := time.Now().Add(time.Hour)
+	ctx, cancel := Long(deadliner{end, true})
+	defer cancel()
+	if d, _ := ctx.Deadline(); !d.Equal(end.Add(-LongMargin)) {
+		t.Errorf("deadline %v, want %v", d, end.Add(-LongMargin))
+	}
+	ctx, cancel = Long(deadliner{})
+	defer cancel()
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > LongDefault || time.Until(d) < LongDefault-time.Minute {
+		t.Errorf("deadline without a test deadline: %v, %v", d, ok)
 	}
 }
