@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kaptinlin/jsonrepair"
+	"github.com/vcpnode/vcpnode/internal/jsonrepair"
 )
 
 // Bounds on what tolerant decoding hands to the repair library: it is a
