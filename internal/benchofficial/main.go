@@ -30,7 +30,7 @@ type options struct {
 	vcpnode  string // the vcpnode binary
 	python   string // the python3 both nodes run
 	rounds   int
-	pyGap    time.Duration // between Python calls: a warm pool refills
+	pyGap    time.Duration // between Python and Node.js plugin calls: a warm pool refills
 	idle     time.Duration // both nodes idle before each round's memory reading
 	sandbox  string        // vcpnode's [sandbox] profile; empty: the shipped default
 	only     string        // run only the scenarios whose row names contain this
@@ -45,7 +45,7 @@ func main() {
 	flag.StringVar(&o.vcpnode, "vcpnode", "", "the vcpnode binary to measure")
 	flag.StringVar(&o.python, "python", defaultPython(), "the python3 both nodes run for the Python plugins")
 	flag.IntVar(&o.rounds, "rounds", 5, "interleaved rounds")
-	flag.DurationVar(&o.pyGap, "pygap", 500*time.Millisecond, "pause between sequential Python calls (both nodes), so vcpnode's warm pool has refilled")
+	flag.DurationVar(&o.pyGap, "pygap", 500*time.Millisecond, "pause between sequential Python and Node.js plugin calls (both nodes), so vcpnode's warm pool has refilled")
 	flag.DurationVar(&o.idle, "idle", 3*time.Second, "idle time before each round's memory reading")
 	flag.StringVar(&o.sandbox, "sandbox", "", "vcpnode's [sandbox] profile for the plugins (e.g. none; empty: the shipped default)")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose row contains this text (e.g. \"1 KiB\", to profile one)")

@@ -17,6 +17,9 @@ const (
 	mSh16        = "sh plugin, 16 in flight (calls/s)"
 	mPyColdP50   = "Python plugin cold, p50 (ms)"
 	mPyWarmP50   = "Python plugin warm, p50 (ms)"
+	mPyPreP50    = "Python plugin warm, json preloaded, p50 (ms)"
+	mJsColdP50   = "Node.js plugin cold, p50 (ms)"
+	mJsWarmP50   = "Node.js plugin warm, p50 (ms)"
 	mFile1K64    = "1 KiB file, 64 in flight (calls/s)"
 	mFile10MP50  = "10 MiB file, p50 (ms)"
 	mFile10MPeak = "10 MiB file, peak RSS of the tree (MiB)"
@@ -40,7 +43,7 @@ type scenario struct {
 	cpu      string // also record the node's CPU per call under this metric
 	hubCPU   string // and the server's CPU use, in % of one core
 	perCall  bool   // the metric is p50 latency, else calls per second
-	pyGapped bool   // calls spaced by -pygap
+	pyGapped bool   // calls spaced by -pygap (interpreted plugins: a warm pool refills)
 }
 
 func scenarios(w workdir) []scenario {
@@ -57,6 +60,12 @@ func scenarios(w workdir) []scenario {
 			req: runRequest{Tool: "BenchPy", Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}},
 		{metric: mPyWarmP50, perCall: true, pyGapped: true, warmup: 2, quick: 5,
 			req: runRequest{Tool: "BenchPyWarm", Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}},
+		{metric: mPyPreP50, perCall: true, pyGapped: true, warmup: 2, quick: 5,
+			req: runRequest{Tool: "BenchPyPreload", Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}},
+		{metric: mJsColdP50, perCall: true, pyGapped: true, warmup: 2, quick: 5,
+			req: runRequest{Tool: "BenchJs", Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}},
+		{metric: mJsWarmP50, perCall: true, pyGapped: true, warmup: 2, quick: 5,
+			req: runRequest{Tool: "BenchJsWarm", Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}},
 		{metric: mFile1K64, cpu: mFileCPU, hubCPU: mFileHubCPU, warmup: 1000, quick: 640,
 			req: runRequest{Tool: "internal_request_file", Args: fileArgs(smallFile), Count: 4000, Inflight: 64, ExpectFileBytes: smallFile}},
 		{metric: mFile10MP50, perCall: true, peak: mFile10MPeak, warmup: 1, quick: 3,

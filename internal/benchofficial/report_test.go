@@ -73,6 +73,10 @@ func TestMarkdownRatiosAndTargets(t *testing.T) {
 	r.add(mPyWarmP50, "vcpnode", 40)
 	r.add(mPyColdP50, "official", 150)
 	r.add(mPyWarmP50, "official", 150)
+	r.add(mPyPreP50, "vcpnode", 15)
+	r.add(mPyPreP50, "official", 150)
+	r.add(mJsColdP50, "vcpnode", 80)
+	r.add(mJsWarmP50, "vcpnode", 20)
 	r.count(mSh16, "official", runResult{Errors: 2, FirstError: `result "" lacks pong`}, 64)
 	out := r.markdown()
 	for _, want := range []string{
@@ -80,6 +84,11 @@ func TestMarkdownRatiosAndTargets(t *testing.T) {
 		"| Python plugin warm, p50 (ms) | – | 40.0 [40.0–40.0] | 150 [150–150] (no warm mode: cold) | 0.27× (lower is better) |",
 		"- 1 KiB files at 64 in flight, vcpnode ÷ official calls/s (≥ 2×): 2.00×: holds",
 		"- Python warm ÷ cold p50, vcpnode (≤ 0.3×): 0.40×: **missed** by 0.10×",
+		"- Python warm with its import preloaded ÷ cold p50, vcpnode (≤ 0.3×): 0.15×: holds",
+		"| Python plugin warm, json preloaded, p50 (ms) | – | 15.0 [15.0–15.0] | 150 [150–150] (no warm or preload mode: cold) | 0.10× (lower is better) |",
+		"- vcpnode warm ÷ cold p50, Python: 0.40×",
+		"- vcpnode warm ÷ cold p50, Python, json preloaded: 0.15×",
+		"- vcpnode warm ÷ cold p50, Node.js: 0.25×",
 		`official: 2 of 64 calls failed or answered wrongly (timed like the others), the first: result "" lacks pong`,
 	} {
 		if !strings.Contains(out, want) {

@@ -17,10 +17,15 @@ var assets embed.FS
 // benchKey is a throwaway key for the loopback server; it is no secret.
 const benchKey = "benchofficial-key_0123456789"
 
-// The plugins both nodes host, from one folder. BenchPyWarm is BenchPy under
-// another name: vcpnode keeps interpreters waiting for it (warm = true); the
-// official node has no such mode and runs it like BenchPy.
-var benchTools = []string{"BenchSh", "BenchPy", "BenchPyWarm"}
+// The plugins both nodes host, from one folder. BenchPyWarm, BenchPyPreload
+// and BenchJsWarm are BenchPy and BenchJs under other names: vcpnode keeps
+// interpreters waiting for them (warm = true; BenchPyPreload's import json
+// done before the call, preload = ["json"]); the official node has no such
+// mode and runs them like the originals.
+var benchTools = []string{"BenchSh", "BenchPy", "BenchPyWarm", "BenchPyPreload", "BenchJs", "BenchJsWarm"}
+
+// clones are the plugins made by copying another under a new name.
+var clones = [][2]string{{"BenchPy", "BenchPyWarm"}, {"BenchPy", "BenchPyPreload"}, {"BenchJs", "BenchJsWarm"}}
 
 const (
 	smallFile = 1 << 10
@@ -55,8 +60,10 @@ func prepare(root string, o options) (workdir, error) {
 	if err := os.Rename(filepath.Join(root, "assets", "plugins"), w.plugins); err != nil {
 		return w, err
 	}
-	if err := clonePlugin(w.plugins, "BenchPy", "BenchPyWarm"); err != nil {
-		return w, err
+	for _, c := range clones {
+		if err := clonePlugin(w.plugins, c[0], c[1]); err != nil {
+			return w, err
+		}
 	}
 	for _, d := range []string{w.files, w.official, filepath.Dir(w.vcpnodeConfig), filepath.Dir(w.hubJS)} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
@@ -191,6 +198,13 @@ func writeVcpnodeConfig(w workdir, o options) error {
 		fmt.Sprintf("state_dir = %q", filepath.Join(dir, "state")),
 		"",
 		"[tools.BenchPyWarm]",
+		"warm = true",
+		"",
+		"[tools.BenchPyPreload]",
+		"warm = true",
+		`preload = ["json"]`,
+		"",
+		"[tools.BenchJsWarm]",
 		"warm = true",
 		"",
 		"[control]",
