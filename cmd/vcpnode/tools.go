@@ -66,6 +66,16 @@ func newToolsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
+// printSwitched prints what a tool switch did (msg) and, when the node
+// reconnected for it, that the server now sees it.
+func printSwitched(w io.Writer, msg string, r controlapi.ReloadReport) error {
+	if r.Reconnected {
+		msg += "; the node reconnected so the server sees it"
+	}
+	_, err := fmt.Fprintln(w, msg)
+	return err
+}
+
 func printTools(w io.Writer, tools []controlapi.ToolStatus, all bool) error {
 	var rows []string
 	left := 0

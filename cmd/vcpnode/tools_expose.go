@@ -74,11 +74,7 @@ func newToolsExposeCmd(a *app) *cobra.Command {
 				if r.Exposed != on {
 					msg = fmt.Sprintf("%s: expose %s kept in %s, but it stays %s: %s", r.Tool, args[1], r.File, state, r.Reason)
 				}
-				if r.Reconnected {
-					msg += "; the node reconnected so the server sees it"
-				}
-				_, err := fmt.Fprintln(w, msg)
-				return err
+				return printSwitched(w, msg, r.ReloadReport)
 			})
 		},
 	}

@@ -44,11 +44,7 @@ func newToolsTimeoutCmd(a *app) *cobra.Command {
 				if r.Override.Timeout == 0 {
 					msg = fmt.Sprintf("%s: timeout back to the config's value", r.Tool)
 				}
-				if r.Reconnected {
-					msg += "; the node reconnected so the server sees it"
-				}
-				_, err := fmt.Fprintln(w, msg)
-				return err
+				return printSwitched(w, msg, r.ReloadReport)
 			})
 		},
 	}
