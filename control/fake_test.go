@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/testnet"
 )
 
 // fakeBackend answers every Backend method from its fields, and records
@@ -168,22 +168,10 @@ func startFake(t *testing.T) *testDaemon {
 	return &testDaemon{ctx: ctx, b: newFakeBackend(), log: zerolog.New(zerolog.NewTestWriter(t))}
 }
 
-// shortSocketPath is a fresh socket path well inside the 107-byte limit
-// (t.TempDir() paths can be longer than that).
-func shortSocketPath(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "vc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "s.sock")
-}
-
 // serve starts a control server for h with configFile and returns a client.
 func (h *testDaemon) serve(t *testing.T, configFile string) (*Server, *controlapi.ControlClient) {
 	t.Helper()
-	srv, err := Listen(h.ctx, h.b, Options{Socket: shortSocketPath(t), ConfigFile: configFile, Version: "1.2.3-test", Log: h.log})
+	srv, err := Listen(h.ctx, h.b, Options{Socket: testnet.SocketPath(t), ConfigFile: configFile, Version: "1.2.3-test", Log: h.log})
 	if err != nil {
 		t.Fatalf("Listen: %v", err)
 	}

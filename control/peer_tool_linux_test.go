@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/testnet"
 )
 
 // TestToolPeerRefused: a peer whose pid is a tool's process (here: this
@@ -15,7 +16,7 @@ import (
 func TestToolPeerRefused(t *testing.T) {
 	h := startFake(t)
 	var toolPid atomic.Int64
-	srv, err := Listen(h.ctx, h.b, Options{Socket: shortSocketPath(t), Log: h.log,
+	srv, err := Listen(h.ctx, h.b, Options{Socket: testnet.SocketPath(t), Log: h.log,
 		ToolProcess: func(pid int) bool { return int64(pid) == toolPid.Load() }})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/testnet"
 )
 
 // staleSocket leaves a socket file at path with nothing listening on it.
@@ -29,7 +30,7 @@ func staleSocket(t *testing.T, path string) string {
 
 func TestControlSocketModes(t *testing.T) {
 	h := startFake(t)
-	base := filepath.Dir(shortSocketPath(t))
+	base := filepath.Dir(testnet.SocketPath(t))
 	path := filepath.Join(base, "new", "s.sock") // the directory does not exist yet
 	srv, err := Listen(h.ctx, h.b, Options{Socket: path, Log: h.log})
 	if err != nil {
@@ -57,7 +58,7 @@ func TestControlSocketClaims(t *testing.T) {
 	}
 
 	t.Run("second daemon refused", func(t *testing.T) {
-		path := shortSocketPath(t)
+		path := testnet.SocketPath(t)
 		first, err := listen(path)
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +73,7 @@ func TestControlSocketClaims(t *testing.T) {
 		}
 	})
 	t.Run("stale socket replaced", func(t *testing.T) {
-		path := staleSocket(t, shortSocketPath(t))
+		path := staleSocket(t, testnet.SocketPath(t))
 		srv, err := listen(path)
 		if err != nil {
 			t.Fatalf("listen over a stale socket: %v", err)
@@ -89,18 +90,18 @@ func TestControlSocketClaims(t *testing.T) {
 		want  string
 	}{
 		{"not a socket", func(t *testing.T) string {
-			path := shortSocketPath(t)
+			path := testnet.SocketPath(t)
 			if err := os.WriteFile(path, []byte("keep me"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			return path
 		}, "exists and is not a socket"},
 		{"path too long", func(t *testing.T) string {
-			return filepath.Join(filepath.Dir(shortSocketPath(t)), strings.Repeat("x", 120)+".sock")
+			return filepath.Join(filepath.Dir(testnet.SocketPath(t)), strings.Repeat("x", 120)+".sock")
 		}, "Unix sockets allow 107"},
 		{"relative path", func(*testing.T) string { return "vcpnode.sock" }, "not an absolute path"},
 		{"directory writable by others", func(t *testing.T) string {
-			path := shortSocketPath(t)
+			path := testnet.SocketPath(t)
 			if err := os.Chmod(filepath.Dir(path), 0o777); err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +126,7 @@ func TestControlSocketDirectoryOfAnotherUser(t *testing.T) {
 		t.Skip("needs root to give a directory to another user; run the tests as root to cover it")
 	}
 	h := startFake(t)
-	path := shortSocketPath(t)
+	path := testnet.SocketPath(t)
 	if err := os.Chown(filepath.Dir(path), 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestPeerAllowed(t *testing.T) {
 }
 
 func TestControlClientWhenNothingListens(t *testing.T) {
-	path := shortSocketPath(t)
+	path := testnet.SocketPath(t)
 	// A socket file with no listener behind it, as a crashed daemon leaves.
 	stale := staleSocket(t, path+".stale")
 	for _, p := range []string{path, stale} {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,28 +13,17 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
-// shortSocketPath is a fresh socket path well inside the 107-byte limit
-// (t.TempDir() paths can be longer than that).
-func shortSocketPath(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "vc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "s.sock")
-}
-
 // startControl serves the control API of h's node and returns a client.
 func startControl(t *testing.T, h *harness, configFile string) (*control.Server, *controlapi.ControlClient) {
 	t.Helper()
 	srv, err := control.Listen(h.ctx, h.node, control.Options{
-		Socket: shortSocketPath(t), ConfigFile: configFile, Version: "1.2.3-test", MetricsAddr: "127.0.0.1:9464", Log: h.node.log,
+		Socket: testnet.SocketPath(t), ConfigFile: configFile, Version: "1.2.3-test", MetricsAddr: "127.0.0.1:9464", Log: h.node.log,
 	})
 	if err != nil {
 		t.Fatalf("ListenControl: %v", err)

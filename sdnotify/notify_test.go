@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,11 +12,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testnet"
 )
 
 // fakeNotifySocket is systemd's end of NOTIFY_SOCKET: a unixgram socket.
-// It lives in os.MkdirTemp("", "sd") because t.TempDir paths can pass the
-// 108-byte limit of a socket address.
 type fakeNotifySocket struct {
 	path string
 	conn *net.UnixConn
@@ -25,12 +23,7 @@ type fakeNotifySocket struct {
 
 func newFakeNotifySocket(t *testing.T) *fakeNotifySocket {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "sd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	path := filepath.Join(dir, "notify")
+	path := testnet.SocketPath(t)
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -32,7 +33,7 @@ func TestApproveFromAToolIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(hub.Close)
-	self, sock := selfPath(t), shortSocket(t)
+	self, sock := selfPath(t), testnet.SocketPath(t)
 	root := t.TempDir()
 	plugin := func(name, script string) {
 		t.Helper()

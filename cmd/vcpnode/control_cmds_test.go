@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -342,7 +343,7 @@ func TestApprovalTimeoutThroughTheHub(t *testing.T) {
 
 // TestControlCommandsWithoutDaemon: every command says where it looked.
 func TestControlCommandsWithoutDaemon(t *testing.T) {
-	sock := filepath.Join(filepath.Dir(shortSocket(t)), "none.sock")
+	sock := filepath.Join(filepath.Dir(testnet.SocketPath(t)), "none.sock")
 	for _, args := range [][]string{
 		{"status"}, {"tools"}, {"call", "Echo"}, {"reload"}, {"reconnect"}, {"register"}, {"approvals"}, {"approve", "1"}, {"deny", "1"},
 	} {
@@ -363,7 +364,7 @@ func TestControlSocketResolution(t *testing.T) {
 	// Only [control] socket is read: other mistakes are the daemon's to report.
 	invalid := writeFile(t, "invalid.toml", "[control]\nsocket = \""+d.socket+"\"\n[node]\nmax_concurrent = 0\n", 0o600)
 	broken := writeFile(t, "bad.toml", "[control\nsocket = 1\n", 0o600)
-	runtimeDir := filepath.Dir(shortSocket(t))
+	runtimeDir := filepath.Dir(testnet.SocketPath(t))
 
 	tests := []struct {
 		name string
@@ -437,7 +438,7 @@ func TestCompletion(t *testing.T) {
 // user's own is absent; tests inject it, so a real service never answers.
 func TestSystemSocketFallbackIsInjected(t *testing.T) {
 	d := startDaemon(t, "")
-	runtimeDir := filepath.Dir(shortSocket(t))
+	runtimeDir := filepath.Dir(testnet.SocketPath(t))
 
 	ta := newTestApp(t)
 	ta.env["RUNTIME_DIRECTORY"] = runtimeDir

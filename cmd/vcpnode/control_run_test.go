@@ -16,6 +16,7 @@ import (
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
@@ -49,7 +50,7 @@ func TestRunServesControlAndReloadsOnSIGHUP(t *testing.T) {
 	}
 	defer hub.Close()
 	hub.RefuseHandshakes(-1) // not connected yet: the socket must answer anyway
-	sock := shortSocket(t)
+	sock := testnet.SocketPath(t)
 	metrics := "[metrics]\nlisten = \"127.0.0.1:0\"\n"
 	path := writeFile(t, "config.toml", testHubConfig(hub, "\n"+metrics), 0o600)
 

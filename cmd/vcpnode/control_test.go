@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -38,17 +37,6 @@ type testDaemon struct {
 	// stop ends the daemon before the test does (a restart); it is also
 	// run at the end of the test.
 	stop func()
-}
-
-// shortSocket is a socket path inside the 107-byte limit.
-func shortSocket(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "vc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "s.sock")
 }
 
 // testHubConfig is a config for a node of hub, written the way a user would.
@@ -80,7 +68,7 @@ func startDaemon(t *testing.T, extra string, more ...toolhost.Tool) *testDaemon 
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &testDaemon{t: t, ctx: ctx, hub: hub, node: n, socket: shortSocket(t), logs: logs}
+	d := &testDaemon{t: t, ctx: ctx, hub: hub, node: n, socket: testnet.SocketPath(t), logs: logs}
 	srv, err := control.Listen(ctx, n, control.Options{Socket: d.socket, ConfigFile: path, Version: "v0.9.0-test", Log: zerolog.New(logs)})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -38,7 +39,7 @@ func TestKeyEchoedByTheServerNeverShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	audit := filepath.Join(dir, "audit.jsonl")
-	sock := shortSocket(t)
+	sock := testnet.SocketPath(t)
 	path := writeFile(t, "config.toml", testHubConfig(hub, "\n[files]\nroots = [\""+root+"\"]\n\n[audit]\nfile = \""+audit+
 		"\"\n\n[metrics]\nlisten = \"127.0.0.1:0\"\n\n[plugins]\nstate_dir = \""+filepath.Join(dir, "state")+"\"\n"), 0o600)
 

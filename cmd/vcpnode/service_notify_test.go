@@ -13,6 +13,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/node"
 )
 
@@ -103,7 +104,7 @@ func TestRunNotifiesSystemd(t *testing.T) {
 	defer hub.Close()
 	hub.RefuseHandshakes(-1)
 	sd := listenNotify(t)
-	sock := shortSocket(t)
+	sock := testnet.SocketPath(t)
 	path := writeFile(t, "config.toml", testHubConfig(hub, ""), 0o600)
 
 	ta := newTestApp(t)

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/internal/testnet"
 )
 
 func TestVersionCommand(t *testing.T) {
@@ -87,7 +89,7 @@ func TestBuiltBinary(t *testing.T) {
 	// nothing of the developer's: never a real service's /run/vcpnode or
 	// /var/lib/vcpnode, even as root.
 	cfg := writeFile(t, "c.toml", "[hub]\nurl = \"ws://"+closedPort+"\"\n[log]\nformat = \"json\"\n[plugins]\nstate_dir = \""+t.TempDir()+"\"\n", 0o600)
-	run := exec.CommandContext(ctx, bin, "run", "--config", cfg, "--socket", shortSocket(t))
+	run := exec.CommandContext(ctx, bin, "run", "--config", cfg, "--socket", testnet.SocketPath(t))
 	run.Env = hermeticEnv(t, "VCPNODE_KEY=e2e-s3cr3t")
 	stderr, err := run.StderrPipe()
 	if err != nil {

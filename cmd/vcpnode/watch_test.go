@@ -15,6 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testnet"
 )
 
 const observerOn = "\n[observer]\nenabled = true\n"
@@ -147,7 +148,7 @@ func squeezedLines(s string) string {
 func TestWatchReconnectsToTheDaemon(t *testing.T) {
 	d := startDaemon(t, "")
 	conn := d.accept()
-	sock := filepath.Join(filepath.Dir(shortSocket(t)), "w.sock")
+	sock := filepath.Join(filepath.Dir(testnet.SocketPath(t)), "w.sock")
 	listen := func() *control.Server {
 		srv, err := control.Listen(d.ctx, d.node, control.Options{Socket: sock, Log: zerolog.Nop()})
 		if err != nil {

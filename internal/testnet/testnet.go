@@ -1,9 +1,12 @@
-// Package testnet holds the tests' loopback network fixtures. Only _test
+// Package testnet holds the tests' loopback network fixtures and socket
+// paths. Only _test
 // files import it (internal/archtest checks).
 package testnet
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -27,4 +30,17 @@ func ClosingListener(tb testing.TB) net.Listener {
 		}
 	}()
 	return ln
+}
+
+// SocketPath is a fresh Unix socket path in a directory of its own, well
+// inside the 107-byte limit of a socket address (t.TempDir() paths can be
+// longer), the directory removed when the test ends.
+func SocketPath(tb testing.TB) string {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "vc")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "s.sock")
 }

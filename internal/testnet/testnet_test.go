@@ -1,7 +1,11 @@
 package testnet
 
 import (
+	"errors"
+	"io/fs"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -26,4 +30,25 @@ func TestClosingListenerAcceptsAndCloses(t *testing.T) {
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
+}
+
+// A socket path fits every system's socket address (macOS allows 103
+// bytes), takes a listener, and its directory goes when the test ends.
+func TestSocketPathListensAndGoes(t *testing.T) {
+	var dir string
+	t.Run("socket", func(t *testing.T) {
+		path := SocketPath(t)
+		if len(path) > 103 {
+			t.Fatalf("%q is %d bytes", path, len(path))
+		}
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.Close()
+		dir = filepath.Dir(path)
+	})
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s is still there after the test: %v", dir, err)
+	}
 }
