@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,8 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/node"
 )
 
-// notifyListener is systemd's end of $NOTIFY_SOCKET. Its directory comes
-// from os.MkdirTemp("", "sd"): a socket path must stay under 108 bytes.
+// notifyListener is systemd's end of $NOTIFY_SOCKET.
 type notifyListener struct {
 	path string
 	got  chan string
@@ -28,12 +25,8 @@ type notifyListener struct {
 
 func listenNotify(t *testing.T) *notifyListener {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "sd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	l := &notifyListener{path: filepath.Join(dir, "notify"), got: make(chan string, 1024)}
+	l := &notifyListener{path: testnet.SocketPath(t), got: make(chan string, 1024)}
+	var err error
 	l.conn, err = net.ListenUnixgram("unixgram", &net.UnixAddr{Name: l.path, Net: "unixgram"})
 	if err != nil {
 		t.Fatal(err)
