@@ -136,31 +136,6 @@ func (o Overrides) Save(path string) error {
 	return nil
 }
 
-// writeStateFile replaces path with data atomically (a synced temporary
-// file renamed over it, mode 0600), making its directory (0700) if needed:
-// a crash leaves the old file or the new one, never a part.
-func writeStateFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
-}
-
 // Apply returns c with the overrides set in its [tools.NAME] tables (c's
 // own map is not changed).
 func (o Overrides) Apply(c Config) Config {

@@ -116,12 +116,12 @@ func (a *app) runInit(h *host, f initFlags) error {
 		if err := a.mkdirShown(filepath.Dir(keyFile), 0o700); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		if err := config.WriteFileAtomic(keyFile, []byte(key+"\n"), 0o600); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.stdout, "wrote the key to %s (mode 0600)\n", keyFile)
 	}
-	if err := writeFileAtomic(cfgPath, []byte(text), configMode); err != nil {
+	if err := config.WriteFileAtomic(cfgPath, []byte(text), configMode); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "wrote %s (mode %04o%s)\n", cfgPath, configMode, giveToGroup(h, cfgPath, group))

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // A plan is what a `service` command does, as data: the same plan is
@@ -238,11 +240,11 @@ func (r *planRunner) write(a action) error {
 	if fi, err := os.Stat(r.path(a.path)); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	if err := writeFileAtomic(r.path(a.path), a.content, a.mode); err != nil {
+	if err := config.WriteFileAtomic(r.path(a.path), a.content, a.mode); err != nil {
 		return err
 	}
 	if exists {
-		r.onUndo("restore "+a.path, func(context.Context) error { return writeFileAtomic(r.path(a.path), old, mode) })
+		r.onUndo("restore "+a.path, func(context.Context) error { return config.WriteFileAtomic(r.path(a.path), old, mode) })
 	} else {
 		r.onUndo("remove "+a.path, func(context.Context) error { return os.Remove(r.path(a.path)) })
 	}
@@ -303,34 +305,5 @@ func (r *planRunner) remove(a action) error {
 		return fmt.Errorf("remove: %w", err)
 	}
 	fmt.Fprintf(r.out, "removed %s\n", a.path)
-	return nil
-}
-
-// writeFileAtomic replaces path with data: a reader sees the old file or the
-// new one, never half of either, and the file never has a wider mode than
-// asked for, even for a moment.
-func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // fails harmlessly once renamed
-	err = f.Chmod(mode)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
 	return nil
 }
