@@ -69,37 +69,42 @@ func preloadedBefore(t *testing.T, result string) []string {
 // TestWarmPreloadMatchesCold: calls of a warm plugin whose preload lists
 // the modules its script imports (standard ones, and one of its folder)
 // give the cold calls' results byte for byte, but that the modules were
-// already imported; the probe, with json preloaded, is byte-identical.
+// already imported; the probe and the example UnitConverter, with json
+// preloaded, are byte-identical.
 func TestWarmPreloadMatchesCold(t *testing.T) {
 	h := warmHost(t, Options{})
 	root := pluginRoot(t)
 	writePreload(t, root)
 	writeProbe(t, root)
+	copyDir(t, filepath.Join("..", "..", "examples", "Plugin", "UnitConverter"), filepath.Join(root, "UnitConverter"))
 	set := scan(t, h, root)
-	pre, probe := findTool(t, set, "Preload"), findTool(t, set, "WarmProbe")
+	pre, probe, units := findTool(t, set, "Preload"), findTool(t, set, "WarmProbe"), findTool(t, set, "UnitConverter")
 
-	run := func() (pres, probes []string) {
+	run := func() (pres, others []string) {
 		for i := range 8 {
 			if len(h.pools) > 0 {
-				waitWarm(t, h, 2)
+				waitWarm(t, h, 3)
 			}
 			args := map[string]string{"n": strconv.Itoa(i), "text": "a b/ü"}
 			res, err := call(context.Background(), pre, args)
 			pres = append(pres, outcome(t, res, err))
 			res, err = call(context.Background(), probe, args)
-			probes = append(probes, outcome(t, res, err))
+			others = append(others, outcome(t, res, err))
+			res, err = call(context.Background(), units, map[string]string{"command": "Convert", "value": strconv.Itoa(i * 3), "from": "kg", "to": "lb"})
+			others = append(others, outcome(t, res, err))
 		}
-		return pres, probes
+		return pres, others
 	}
-	coldPre, coldProbe := run()
-	cfg := WarmConfig{Languages: []string{WarmPython}, Preload: map[string][]string{"Preload": preloadAll, "WarmProbe": {"json"}}}
+	coldPre, coldOther := run()
+	cfg := WarmConfig{Languages: []string{WarmPython},
+		Preload: map[string][]string{"Preload": preloadAll, "WarmProbe": {"json"}, "UnitConverter": {"json"}}}
 	if notes := h.Warm(set, cfg); len(notes) > 0 {
 		t.Fatalf("notes: %q", notes)
 	}
 	before := h.WarmCalls()
-	warmPre, warmProbe := run()
-	if got := h.WarmCalls() - before; got != uint64(2*len(coldPre)) {
-		t.Errorf("%d of %d calls ran warm", got, 2*len(coldPre))
+	warmPre, warmOther := run()
+	if got := h.WarmCalls() - before; got != uint64(3*len(coldPre)) {
+		t.Errorf("%d of %d calls ran warm", got, 3*len(coldPre))
 	}
 	for i := range coldPre {
 		if b := preloadedBefore(t, coldPre[i]); slices.Contains(b, "helper") {
@@ -114,8 +119,10 @@ func TestWarmPreloadMatchesCold(t *testing.T) {
 		if strip(coldPre[i]) != strip(warmPre[i]) {
 			t.Errorf("preload call %d differs:\ncold: %s\nwarm: %s", i, coldPre[i], warmPre[i])
 		}
-		if coldProbe[i] != warmProbe[i] {
-			t.Errorf("probe call %d differs:\ncold: %s\nwarm: %s", i, coldProbe[i], warmProbe[i])
+	}
+	for i := range coldOther {
+		if coldOther[i] != warmOther[i] {
+			t.Errorf("call %d of the probe or UnitConverter differs:\ncold: %s\nwarm: %s", i, coldOther[i], warmOther[i])
 		}
 	}
 	t.Logf("a warm preload result: %s", warmPre[0])
