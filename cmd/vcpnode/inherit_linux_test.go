@@ -18,6 +18,7 @@ import (
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testwait"
+	"github.com/vcpnode/vcpnode/wsproto"
 )
 
 // Each plugin answers with the descriptors it holds: the ones /proc lists
@@ -41,11 +42,44 @@ print(json.dumps({"status": "success", "result": "fds: " + " ".join(held)}))
 `
 )
 
+// fdsMCPServerPy is an MCP stdio server (newline-delimited JSON-RPC) whose
+// one tool, list_fds, answers like fdsScriptPy.
+const fdsMCPServerPy = `import json, os, sys
+def held():
+    out = []
+    for n in sorted(os.listdir("/proc/self/fd"), key=int):
+        try:
+            os.readlink("/proc/self/fd/" + n)
+            out.append(n)
+        except OSError:
+            pass
+    return out
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg or "method" not in msg:
+        continue
+    method, reply = msg["method"], {"jsonrpc": "2.0", "id": msg["id"]}
+    if method == "initialize":
+        reply["result"] = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                           "serverInfo": {"name": "fds", "version": "1.0.0"}}
+    elif method == "tools/list":
+        reply["result"] = {"tools": [{"name": "list_fds", "description": "lists its open files",
+                                      "inputSchema": {"type": "object", "properties": {}}}]}
+    elif method == "tools/call":
+        reply["result"] = {"content": [{"type": "text", "text": "fds: " + " ".join(held())}]}
+    elif method == "ping":
+        reply["result"] = {}
+    else:
+        reply["error"] = {"code": -32601, "message": "method not found"}
+    sys.stdout.write(json.dumps(reply) + "\n")
+    sys.stdout.flush()
+`
+
 // TestPluginsGetOnlyTheStandardFiles runs this test binary as `vcpnode run`
 // with two descriptors it inherits without close-on-exec (fd 3, a pipe's
 // write end, and fd 10 on /dev/null, as a harness leaves them), and asks a
-// cold plugin and a warm Python interpreter which descriptors they hold:
-// 0, 1 and 2 only.
+// cold plugin, a warm Python interpreter and an MCP stdio server which
+// descriptors they hold: 0, 1 and 2 only.
 func TestPluginsGetOnlyTheStandardFiles(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testwait.Limit)
 	defer cancel()
@@ -57,22 +91,32 @@ func TestPluginsGetOnlyTheStandardFiles(t *testing.T) {
 	defer hub.Close()
 
 	dir := t.TempDir()
-	tools := map[string]bool{"FdListSh": true}
+	tools := map[string]map[string]any{"FdListSh": {}}
 	writeFdPlugin(t, dir, "FdListSh", fdsCommandSh, "", "")
 	// The system's python3, not a version manager's shim in a home
 	// directory the sandbox keeps closed.
 	const systemPath = "/usr/local/bin:/usr/bin:/bin"
 	pyErr := findIn("python3", systemPath)
+	mcpServer := ""
 	if pyErr == nil {
-		tools["FdListPy"] = true
+		tools["FdListPy"] = map[string]any{}
 		writeFdPlugin(t, dir, "FdListPy", "python3 fds.py", "fds.py", fdsScriptPy)
+		mcpDir := filepath.Join(dir, "mcp")
+		if err := os.Mkdir(mcpDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mcpDir, "fds_mcp.py"), []byte(fdsMCPServerPy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tools["McpFds"] = map[string]any{"command": "list_fds"}
+		mcpServer = fmt.Sprintf("[mcp.servers.fds]\ncommand = \"python3\"\nargs = [\"fds_mcp.py\"]\ncwd = %q\n", mcpDir)
 	} else {
-		t.Logf("no warm interpreter is checked: %v", pyErr)
+		t.Logf("no warm interpreter and no MCP server is checked: %v", pyErr)
 	}
 	socket := filepath.Join(dir, "ctl.sock")
 	keyFile := writeFile(t, "key", key+"\n", 0o600)
-	cfg := writeFile(t, "c.toml", fmt.Sprintf("[hub]\nurl = %q\nkey_file = %q\n[plugins]\ndirs = [%q]\nstate_dir = %q\nwarm = \"python\"\n[control]\nsocket = %q\n",
-		hub.BaseURL(), keyFile, filepath.Join(dir, "Plugin"), filepath.Join(dir, "state"), socket), 0o600)
+	cfg := writeFile(t, "c.toml", fmt.Sprintf("[hub]\nurl = %q\nkey_file = %q\n[plugins]\ndirs = [%q]\nstate_dir = %q\nwarm = \"python\"\n[control]\nsocket = %q\n%s",
+		hub.BaseURL(), keyFile, filepath.Join(dir, "Plugin"), filepath.Join(dir, "state"), socket, mcpServer), 0o600)
 
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -102,12 +146,17 @@ func TestPluginsGetOnlyTheStandardFiles(t *testing.T) {
 		}
 	}()
 
-	conn, err := hub.Accept(ctx)
-	if err != nil {
-		t.Fatalf("%v; daemon stderr:\n%s", err, daemonErr.String())
-	}
-	if _, err := conn.WaitType(ctx, "register_tools"); err != nil {
-		t.Fatal(err)
+	// The MCP server's tool joins once the server runs, and the node
+	// reconnects to register it: the connection to use registered all.
+	var conn *fakehub.Conn
+	for conn == nil {
+		c, err := hub.Accept(ctx)
+		if err != nil {
+			t.Fatalf("%v; daemon stderr:\n%s", err, daemonErr.String())
+		}
+		if reg, err := c.WaitType(ctx, wsproto.TypeRegisterTools); err == nil && registersAll(reg.(wsproto.RegisterTools), tools) {
+			conn = c
+		}
 	}
 	ctl := controlapi.NewControlClient(socket)
 	defer ctl.Close()
@@ -122,14 +171,14 @@ func TestPluginsGetOnlyTheStandardFiles(t *testing.T) {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(tools)) {
-		res, err := conn.Call(ctx, name, map[string]any{})
+		res, err := conn.Call(ctx, name, tools[name])
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		var result struct {
 			Content []struct{ Text string } `json:"content"`
 		}
-		if err := json.Unmarshal(res.Result, &result); err != nil || res.Status != "success" || len(result.Content) != 1 {
+		if err := json.Unmarshal(res.Result, &result); err != nil || res.Status != "success" || len(result.Content) == 0 {
 			t.Fatalf("%s answered %s %s %s", name, res.Status, res.Result, res.Error)
 		}
 		text := result.Content[0].Text
@@ -200,4 +249,21 @@ func TestSandboxRunGivesOnlyTheStandardFiles(t *testing.T) {
 	if got := strings.Fields(strings.TrimPrefix(strings.TrimSpace(string(out)), "fds:")); !slices.Equal(got, []string{"0", "1", "2"}) {
 		t.Errorf("the command holds the descriptors %v, want only 0 1 2", got)
 	}
+}
+
+// registersAll says whether reg names every tool of tools.
+func registersAll(reg wsproto.RegisterTools, tools map[string]map[string]any) bool {
+	names := map[string]bool{}
+	for _, raw := range reg.Tools {
+		var m struct{ Name string }
+		if json.Unmarshal(raw, &m) == nil {
+			names[m.Name] = true
+		}
+	}
+	for name := range tools {
+		if !names[name] {
+			return false
+		}
+	}
+	return true
 }
