@@ -93,15 +93,19 @@ func newCallCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVar(&text.fuzzy, "fuzzy", false, "with --text: match markers as the server does with fuzzy matching on")
 	cmd.Flags().BoolVar(&text.parallel, "parallel", false, "with --text: run the calls at once, not one after another")
 	cmd.Flags().StringVar(&text.results, "results", "", "with --text: print the results as the model reads them back, `FORMAT` "+strings.Join(textproto.ResultFormats, ", "))
-	cmd.ValidArgsFunction = a.ctlCompletion(&f, func(ctx context.Context, c *controlapi.ControlClient) ([]string, error) {
-		tools, err := c.Tools(ctx)
-		names := make([]string, 0, len(tools))
-		for _, t := range tools {
-			names = append(names, t.Name+"\t"+ctlClip(t.Reason, 60))
-		}
-		return names, err
-	})
+	cmd.ValidArgsFunction = a.ctlCompletion(&f, toolNames)
 	return cmd
+}
+
+// toolNames are the daemon's tools for completion, each with why it is
+// exposed or not.
+func toolNames(ctx context.Context, c *controlapi.ControlClient) ([]string, error) {
+	tools, err := c.Tools(ctx)
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		names = append(names, t.Name+"\t"+ctlClip(t.Reason, 60))
+	}
+	return names, err
 }
 
 func (a *app) runCall(ctx context.Context, c *controlapi.ControlClient, tool string, args map[string]json.RawMessage, asJSON bool) error {

@@ -416,6 +416,9 @@ func TestCompletion(t *testing.T) {
 		{[]string{"__complete", "approve", "--socket", d.socket, ""}, []string{"1\tEcho message=hi"}},
 		{[]string{"__complete", "call", "--socket", d.socket, ""}, []string{"Echo\t", "NodeInfo\t"}},
 		{[]string{"__complete", "call", "--socket", d.socket + ".none", ""}, []string{":4"}}, // no daemon: nothing, no files
+		{[]string{"__complete", "tools", "expose", "--socket", d.socket, ""}, []string{"Echo\t", "NodeInfo\t"}},
+		{[]string{"__complete", "tools", "expose", "--socket", d.socket, "Echo", ""}, []string{"on\n", "off\n", ":4"}},
+		{[]string{"__complete", "tools", "timeout", "--socket", d.socket, ""}, []string{"Echo\t", "NodeInfo\t"}},
 	}
 	for _, tt := range tests {
 		ta := newTestApp(t)

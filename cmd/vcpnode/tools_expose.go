@@ -79,6 +79,13 @@ func newToolsExposeCmd(a *app) *cobra.Command {
 		},
 	}
 	f.add(cmd, true)
+	names := a.ctlCompletion(&f, toolNames)
+	cmd.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) == 1 {
+			return []cobra.Completion{"on", "off"}, cobra.ShellCompDirectiveNoFileComp
+		}
+		return names(cmd, args, toComplete)
+	}
 	return cmd
 }
 

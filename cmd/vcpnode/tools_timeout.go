@@ -49,5 +49,6 @@ func newToolsTimeoutCmd(a *app) *cobra.Command {
 		},
 	}
 	f.add(cmd, true)
+	cmd.ValidArgsFunction = a.ctlCompletion(&f, toolNames)
 	return cmd
 }
