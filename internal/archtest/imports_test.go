@@ -95,10 +95,7 @@ func TestImportDirections(t *testing.T) {
 		{module + "/cmd/vcpnode", true, []string{"github.com/spf13/cobra/doc", module + "/internal/gendocs", module + "/internal/doccheck", "mvdan.cc/sh/v3/syntax"}},
 		// Every vcpnode process runs the initialisers of all the binary links,
 		// so these stay out of it (docs/performance.md, "Lighter daemon").
-		// (internal/jsonrepair is the upstream repair library without its
-		// one use of go-json-experiment's encoder; its tests compare the two.)
-		{module + "/cmd/vcpnode", true, []string{"encoding/xml", "github.com/prometheus/client_golang/prometheus", "github.com/go-git/go-git/v5/plumbing/format/gitignore",
-			"github.com/go-json-experiment/json", "github.com/kaptinlin/jsonrepair"}},
+		{module + "/cmd/vcpnode", true, []string{"encoding/xml", "github.com/prometheus/client_golang/prometheus", "github.com/go-git/go-git/v5/plumbing/format/gitignore"}},
 		{module + "/internal/doccheck", true, []string{module + "/node", module + "/config", module + "/cmd/vcpnode"}},
 		{module + "/internal/gendocs", true, []string{module + "/node", module + "/config", module + "/cmd/vcpnode"}},
 	}
@@ -151,8 +148,6 @@ func TestModuleImportsAllowed(t *testing.T) {
 		"toolhost/schema": {"internal/humantext"},
 		// The service-file templates: text in, text out.
 		"internal/servicetmpl": {},
-		// JSON repair for textproto: text in, text out.
-		"internal/jsonrepair": {},
 	}
 	pkgs := moduleImports(t)
 	for pkg, ok := range allowed {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vcpnode/vcpnode/internal/jsonrepair"
+	"github.com/kaptinlin/jsonrepair"
 )
 
 // Bounds on what tolerant decoding hands to the repair library: it is a
