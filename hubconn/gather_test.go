@@ -133,3 +133,40 @@ func (r *recordConn) Write(p []byte) (int, error) {
 	r.writes++
 	return r.out.Write(p)
 }
+
+// A large frame leaves in pieces of frameWriteBuffer, not of the
+// library's 4 KiB default: a 1 MiB frame in about 16 writes.
+func TestLargeFrameLeavesInLargeWrites(t *testing.T) {
+	c, server := dialHub(t, Liveness{PingInterval: time.Minute, PongTimeout: time.Minute})
+	counter := &writeCounter{Conn: c.gather.Conn}
+	c.gather.Conn = counter
+	payload := bytes.Repeat([]byte("x"), 1<<20)
+	data, err := wsproto.Encode(wsproto.ToolResult{RequestID: "big", Status: wsproto.StatusSuccess, Result: []byte(`"` + string(payload) + `"`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.NextWriter(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rest := data; len(rest) > 0; rest = rest[min(len(rest), 8<<10):] {
+		if _, err := w.Write(rest[:min(len(rest), 8<<10)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, most := len(counter.count()), len(data)/frameWriteBuffer+2; n > most {
+		t.Errorf("a %d-byte frame took %d writes, want at most %d", len(data), n, most)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := server.WaitType(ctx, wsproto.TypeToolResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.(wsproto.ToolResult); got.RequestID != "big" || len(got.Result) != len(payload)+2 {
+		t.Fatalf("the server got %s with %d bytes of result", got.RequestID, len(got.Result))
+	}
+}
