@@ -104,3 +104,25 @@ func TestBufferClasses(t *testing.T) {
 		t.Fatalf("getBuf(1 MiB) has cap %d", cap(*big))
 	}
 }
+
+// within compares whole components: /srv/root2 is not inside /srv/root.
+func TestWithinComparesWholeComponents(t *testing.T) {
+	for _, tc := range []struct {
+		dir, p string
+		want   bool
+	}{
+		{"/srv/root", "/srv/root", true},
+		{"/srv/root", "/srv/root/a.txt", true},
+		{"/srv/root", "/srv/root/sub/a.txt", true},
+		{"/srv/root", "/srv/root2", false},
+		{"/srv/root", "/srv/root2/a.txt", false},
+		{"/srv/root", "/srv/roo", false},
+		{"/srv/root", "/srv", false},
+		{"/", "/etc/passwd", true},
+		{"/", "/", true},
+	} {
+		if got := within(tc.dir, tc.p); got != tc.want {
+			t.Errorf("within(%q, %q) = %v, want %v", tc.dir, tc.p, got, tc.want)
+		}
+	}
+}

@@ -340,14 +340,11 @@ func (t *fileTool) inRoots(p string) bool {
 // within reports whether p is dir itself or below it; both must be clean and
 // absolute. Comparing whole components keeps /srv/root2 out of /srv/root.
 func within(dir, p string) bool {
-	if p == dir {
-		return true
+	if !strings.HasPrefix(p, dir) {
+		return false
 	}
-	prefix := dir
-	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
-		prefix += string(filepath.Separator)
-	}
-	return strings.HasPrefix(p, prefix)
+	// Compared in place: this runs for every root and deny entry of every call.
+	return len(p) == len(dir) || strings.HasSuffix(dir, string(filepath.Separator)) || p[len(dir)] == filepath.Separator
 }
 
 // nearestResolvedAncestor resolves the deepest existing directory above p, so
