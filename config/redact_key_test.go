@@ -2,15 +2,21 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
+
+// redactRuns makes each run's key new: resolved keys are remembered for the
+// life of the process, so a second run (-count=2) must not meet its own.
+var redactRuns atomic.Int32
 
 // A key once resolved is redacted wherever it appears, not only after
 // VCP_Key=: a peer may echo it in a close reason, a serverId, a tool name.
 func TestRedactHidesAResolvedKeyAnywhere(t *testing.T) {
-	const key = "Bare&Key'42~zz"
+	key := fmt.Sprintf("Bare&Key'42~zz%d", redactRuns.Add(1))
 	probe := "tool Tool" + key + " from dist-" + key
 	if got := Redact(probe); !strings.Contains(got, key) {
 		t.Fatalf("Redact hid a key no config resolved yet (test not isolated?): %q", got)
