@@ -167,6 +167,8 @@ func runDemo(parent context.Context, stdout io.Writer, log zerolog.Logger, sigs 
 	defer hub.Close()
 	cfg.Hub.URL = hub.BaseURL()
 
+	// The demo's plugins get only stdin, stdout and stderr, as the daemon's do.
+	keepInheritedLogged(log)
 	// The demo's key is its own: a $VCPNODE_KEY meant for a real server is not consulted.
 	noEnv := func(string) string { return "" }
 	n, err := node.New(cfg, log, node.WithGetenv(noEnv),

@@ -52,9 +52,7 @@ func newRunCmd(a *app) *cobra.Command {
 				log.Warn().Msg(w)
 			}
 			// Before the node starts its first plugin.
-			if err := keepInheritedFromChildren(); err != nil {
-				log.Warn().Err(err).Msg("cannot keep the file descriptors vcpnode inherited from the processes it starts")
-			}
+			keepInheritedLogged(log)
 			if keyErr != nil {
 				log.Warn().Err(keyErr).Msg("$" + config.EnvKey + " may still be readable in /proc/<pid>/environ; prefer hub.key_file or a systemd credential")
 			}
@@ -179,4 +177,12 @@ func absPath(path string) string {
 		return abs
 	}
 	return path
+}
+
+// keepInheritedLogged is keepInheritedFromChildren for a command that
+// starts a node: a failure is worth a warning, not a refusal to run.
+func keepInheritedLogged(log zerolog.Logger) {
+	if err := keepInheritedFromChildren(); err != nil {
+		log.Warn().Err(err).Msg("cannot keep the file descriptors vcpnode inherited from the processes it starts")
+	}
 }
