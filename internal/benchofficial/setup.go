@@ -167,6 +167,17 @@ func prepareOfficial(w workdir, o options) error {
 // until the server is listening.
 const hubPortPlaceholder = "HUBPORT"
 
+// warmTools are the plugins vcpnode keeps interpreters waiting for, with
+// the row that measures each.
+var warmTools = []struct {
+	tool, metric string
+	extra        []string
+}{
+	{"BenchPyWarm", mPyWarmP50, nil},
+	{"BenchPyPreload", mPyPreP50, []string{`preload = ["json"]`}},
+	{"BenchJsWarm", mJsWarmP50, nil},
+}
+
 // writeVcpnodeConfig writes vcpnode's config: the shipped defaults except
 // what the comparison needs (the same plugins and files, the warm plugin,
 // room for 64 calls at once like the official node, which has no limit) and
@@ -197,19 +208,18 @@ func writeVcpnodeConfig(w workdir, o options) error {
 		fmt.Sprintf("dirs = [%q]", w.plugins),
 		fmt.Sprintf("state_dir = %q", filepath.Join(dir, "state")),
 		"",
-		"[tools.BenchPyWarm]",
-		"warm = true",
-		"",
-		"[tools.BenchPyPreload]",
-		"warm = true",
-		`preload = ["json"]`,
-		"",
-		"[tools.BenchJsWarm]",
-		"warm = true",
-		"",
 		"[control]",
 		fmt.Sprintf("socket = %q", filepath.Join(dir, "vcpnode.sock")),
 		"",
+	}
+	// Only the warm rows that run get interpreters waiting: with -only, the
+	// tree's memory is then the node's alone.
+	for _, wt := range warmTools {
+		if strings.Contains(wt.metric, o.only) {
+			lines = append(lines, "[tools."+wt.tool+"]", "warm = true")
+			lines = append(lines, wt.extra...)
+			lines = append(lines, "")
+		}
 	}
 	if o.sandbox != "" {
 		lines = append(lines, "[sandbox]", fmt.Sprintf("profile = %q", o.sandbox), "")
