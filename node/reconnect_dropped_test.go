@@ -127,9 +127,10 @@ func (c *fakeClock) advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// A key file fixed while the node backs off from dropped handshakes: the
-// node notices and connects at once, with the new key.
-func TestChangedKeyFileRetriesAtOnce(t *testing.T) {
+// startWithWrongKeyFile starts a node whose key file holds a wrong key,
+// backing off on the default policy by a fake clock.
+func startWithWrongKeyFile(t *testing.T) (*harness, *fakeClock, string) {
+	t.Helper()
 	keyFile := filepath.Join(t.TempDir(), "key")
 	if err := os.WriteFile(keyFile, []byte("a-wrong-key-123\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -143,6 +144,13 @@ func TestChangedKeyFileRetriesAtOnce(t *testing.T) {
 			tm.keyFilePoll = 10 * time.Millisecond
 		},
 	})
+	return h, clk, keyFile
+}
+
+// A key file fixed while the node backs off from dropped handshakes: the
+// node notices and connects at once, with the new key.
+func TestChangedKeyFileRetriesAtOnce(t *testing.T) {
+	h, clk, keyFile := startWithWrongKeyFile(t)
 	for range h.node.timings.emptyHandshakesBeforeHint {
 		clk.fire(clk.next(h.ctx, t))
 	}
@@ -162,19 +170,7 @@ func TestChangedKeyFileRetriesAtOnce(t *testing.T) {
 // wait compares the file with what the key was read from, so it ends at
 // once, without its timer ever firing.
 func TestKeyFileChangedBeforeTheBackoffRetriesAtOnce(t *testing.T) {
-	keyFile := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(keyFile, []byte("a-wrong-key-123\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	clk := newFakeClock()
-	h := startHarness(t, harnessOpt{
-		config: func(c *config.Config) { c.Hub.Key, c.Hub.KeyFile = "", keyFile },
-		timings: func(tm *timings) {
-			tm.retry = hubconn.DefaultRetryPolicy()
-			tm.clock = clk
-			tm.keyFilePoll = 10 * time.Millisecond
-		},
-	})
+	h, clk, keyFile := startWithWrongKeyFile(t)
 	w := clk.next(h.ctx, t) // after the first dropped handshake
 	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
