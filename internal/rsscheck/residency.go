@@ -34,6 +34,20 @@ func residency(pid int, bin string) (string, error) {
 		}
 		return binary.LittleEndian.Uint64(b[:])&(1<<63) != 0, nil
 	}
+	// pages counts the pages of [start, end) and those of them resident.
+	pages := func(start, end uint64) (all, res uint64, err error) {
+		for a := start &^ (page - 1); a < end; a += page {
+			p, err := present(a)
+			if err != nil {
+				return 0, 0, err
+			}
+			all++
+			if p {
+				res++
+			}
+		}
+		return all, res, nil
+	}
 
 	var out strings.Builder
 	fmt.Fprintf(&out, "  %-14s %9s %9s %6s\n", "section", "KiB", "resident", "share")
@@ -41,16 +55,9 @@ func residency(pid int, bin string) (string, error) {
 		if s.Flags&elf.SHF_ALLOC == 0 || s.Type == elf.SHT_NOBITS || s.Size < page {
 			continue
 		}
-		var all, res uint64
-		for a := s.Addr &^ (page - 1); a < s.Addr+s.Size; a += page {
-			p, err := present(a)
-			if err != nil {
-				return "", err
-			}
-			all++
-			if p {
-				res++
-			}
+		all, res, err := pages(s.Addr, s.Addr+s.Size)
+		if err != nil {
+			return "", err
 		}
 		fmt.Fprintf(&out, "  %-14s %9d %9d %5.0f%%\n", s.Name, all*4, res*4, 100*float64(res)/float64(all))
 	}
@@ -60,16 +67,9 @@ func residency(pid int, bin string) (string, error) {
 			return "", err
 		}
 		for _, t := range tables {
-			var all, res uint64
-			for a := t.start &^ (page - 1); a < t.end; a += page {
-				p, err := present(a)
-				if err != nil {
-					return "", err
-				}
-				all++
-				if p {
-					res++
-				}
+			all, res, err := pages(t.start, t.end)
+			if err != nil {
+				return "", err
 			}
 			fmt.Fprintf(&out, "    %-12s %9d %9d %5.0f%%\n", t.name, all*4, res*4, 100*float64(res)/float64(max(all, 1)))
 		}
