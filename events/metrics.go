@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/VictoriaMetrics/metrics"
 
@@ -30,14 +31,23 @@ type metricFamily struct {
 type Metrics struct {
 	families                  []*metricFamily
 	calls, duration, approval *metricFamily
+
+	// The samples a call touches, by their labels: looked up without
+	// building the sample's name, so that counting a call allocates
+	// nothing once its labels were seen. Bounded as the sets are.
+	mu        sync.RWMutex
+	counters  map[callLabels]*metrics.Counter
+	durations map[string]*metrics.PrometheusHistogram
 }
+
+type callLabels struct{ outcome, tool string }
 
 // callBuckets: 5ms to about 22 minutes, from in-process tools to long plugins.
 var callBuckets = []float64{0.005, 0.02, 0.08, 0.32, 1.28, 5.12, 20.48, 81.92, 327.68, 1310.72}
 
 // NewMetrics returns Metrics with the call families and no gauges.
 func NewMetrics() *Metrics {
-	m := &Metrics{}
+	m := &Metrics{counters: map[callLabels]*metrics.Counter{}, durations: map[string]*metrics.PrometheusHistogram{}}
 	m.calls = m.family("vcpnode_calls_total", "counter", "Remote tool calls answered, by tool and outcome (ok, error, timeout, busy, denied…).")
 	m.duration = m.family("vcpnode_call_duration_seconds", "histogram", "Time from accepting a remote call to answering it, queueing and approval included.")
 	m.approval = m.family("vcpnode_approvals_total", "counter", "Remote calls of tools with approval = ask or deny, by decision (approved, denied, expired, refused).")
@@ -76,11 +86,35 @@ func (m *Metrics) Observe(rec toolhost.CallRecord) {
 	if rec.Outcome == "unknown_tool" {
 		tool = UnknownToolLabel
 	}
-	m.calls.set.GetOrCreateCounter(m.calls.name + labels("outcome", rec.Outcome, "tool", tool)).Inc()
-	m.duration.set.GetOrCreatePrometheusHistogramExt(m.duration.name+labels("tool", tool), callBuckets).Update(rec.Duration.Seconds())
+	counter, duration := m.callSamples(rec.Outcome, tool)
+	counter.Inc()
+	duration.Update(rec.Duration.Seconds())
 	if rec.Approval != "" && rec.Approval != toolhost.DecisionAuto {
 		m.approval.set.GetOrCreateCounter(m.approval.name + labels("decision", string(rec.Approval))).Inc()
 	}
+}
+
+// callSamples returns the call counter of (outcome, tool) and the
+// duration histogram of tool, creating them on their first call.
+func (m *Metrics) callSamples(outcome, tool string) (*metrics.Counter, *metrics.PrometheusHistogram) {
+	key := callLabels{outcome, tool}
+	m.mu.RLock()
+	c, h := m.counters[key], m.durations[tool]
+	m.mu.RUnlock()
+	if c != nil && h != nil {
+		return c, h
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c = m.counters[key]; c == nil {
+		c = m.calls.set.GetOrCreateCounter(m.calls.name + labels("outcome", outcome, "tool", tool))
+		m.counters[key] = c
+	}
+	if h = m.durations[tool]; h == nil {
+		h = m.duration.set.GetOrCreatePrometheusHistogramExt(m.duration.name+labels("tool", tool), callBuckets)
+		m.durations[tool] = h
+	}
+	return c, h
 }
 
 // Write writes every family with its help and type, then the Go runtime's
