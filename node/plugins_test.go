@@ -131,6 +131,15 @@ req = urllib.request.Request("%s/%s/%s" % (base, name, task), data=body, method=
 urllib.request.build_opener(urllib.request.ProxyHandler({})).open(req, timeout=10).read()
 `
 
+// postGatedCallback posts GatedAsync's success callback for task to the
+// node's callback base URL, as the plugin's own callback would.
+func postGatedCallback(t *testing.T, base, task string) {
+	t.Helper()
+	if got := postToNode(t, base+"/GatedAsync/"+task, `{"status":"Succeed","message":"`+task+`"}`); got != 200 {
+		t.Fatalf("POST %s: %d", task, got)
+	}
+}
+
 func gatedAsyncPlugin(t *testing.T, dir string) {
 	t.Helper()
 	writePlugin(t, dir, "GatedAsync", `{"name":"GatedAsync","displayName":"Gated async","pluginType":"asynchronous",

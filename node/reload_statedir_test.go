@@ -39,12 +39,7 @@ func TestReloadMovingStateDirKeepsTheCallbacks(t *testing.T) {
 	c := h.accept()
 	registered(t, h, c)
 	base := h.node.CallbackBaseURL()
-	post := func(task string) {
-		t.Helper()
-		if got := postToNode(t, base+"/GatedAsync/"+task, `{"status":"Succeed","message":"`+task+`"}`); got != 200 {
-			t.Fatalf("POST %s: %d", task, got)
-		}
-	}
+	post := func(task string) { postGatedCallback(t, base, task) }
 
 	c.StopPonging() // what it reads is never confirmed
 	unconfirmed := []string{"unconfirmed-1", "unconfirmed-2"}

@@ -43,12 +43,7 @@ func TestCallbacksWrittenIntoASilentOutageAreSentAgain(t *testing.T) {
 	c := h.accept()
 	registered(t, h, c)
 	base := h.node.CallbackBaseURL()
-	post := func(task string) {
-		t.Helper()
-		if got := postToNode(t, base+"/GatedAsync/"+task, `{"status":"Succeed","message":"`+task+`"}`); got != 200 {
-			t.Fatalf("POST %s: %d", task, got)
-		}
-	}
+	post := func(task string) { postGatedCallback(t, base, task) }
 
 	confirmed := []string{"confirmed-1", "confirmed-2"}
 	for _, task := range confirmed {
