@@ -46,26 +46,29 @@ type scenario struct {
 	pyGapped bool   // calls spaced by -pygap (interpreted plugins: a warm pool refills)
 }
 
+// selected reports whether -only lets s run.
+func (s scenario) selected(o options) bool { return strings.Contains(s.metric, o.only) }
+
 func scenarios(w workdir) []scenario {
 	fileArgs := func(size int) map[string]any {
 		return map[string]any{"fileUrl": (&url.URL{Scheme: "file", Path: w.file(size)}).String()}
 	}
 	ping := map[string]any{"command": "Ping", "text": "hello"}
+	// A Python or Node.js plugin's calls: one at a time, spaced by -pygap.
+	interpreted := func(metric, tool string) scenario {
+		return scenario{metric: metric, perCall: true, pyGapped: true, warmup: 2, quick: 5,
+			req: runRequest{Tool: tool, Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}}
+	}
 	return []scenario{
 		{metric: mShP50, perCall: true, warmup: 3, quick: 10,
 			req: runRequest{Tool: "BenchSh", Args: ping, Count: 60, Inflight: 1, ExpectText: "pong"}},
 		{metric: mSh16, cpu: mSh16CPU, warmup: 16, quick: 48,
 			req: runRequest{Tool: "BenchSh", Args: ping, Count: 320, Inflight: 16, ExpectText: "pong"}},
-		{metric: mPyColdP50, perCall: true, pyGapped: true, warmup: 2, quick: 5,
-			req: runRequest{Tool: "BenchPy", Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}},
-		{metric: mPyWarmP50, perCall: true, pyGapped: true, warmup: 2, quick: 5,
-			req: runRequest{Tool: "BenchPyWarm", Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}},
-		{metric: mPyPreP50, perCall: true, pyGapped: true, warmup: 2, quick: 5,
-			req: runRequest{Tool: "BenchPyPreload", Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}},
-		{metric: mJsColdP50, perCall: true, pyGapped: true, warmup: 2, quick: 5,
-			req: runRequest{Tool: "BenchJs", Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}},
-		{metric: mJsWarmP50, perCall: true, pyGapped: true, warmup: 2, quick: 5,
-			req: runRequest{Tool: "BenchJsWarm", Args: ping, Count: 25, Inflight: 1, ExpectText: "pong"}},
+		interpreted(mPyColdP50, "BenchPy"),
+		interpreted(mPyWarmP50, "BenchPyWarm"),
+		interpreted(mPyPreP50, "BenchPyPreload"),
+		interpreted(mJsColdP50, "BenchJs"),
+		interpreted(mJsWarmP50, "BenchJsWarm"),
 		{metric: mFile1K64, cpu: mFileCPU, hubCPU: mFileHubCPU, warmup: 1000, quick: 640,
 			req: runRequest{Tool: "internal_request_file", Args: fileArgs(smallFile), Count: 4000, Inflight: 64, ExpectFileBytes: smallFile}},
 		{metric: mFile10MP50, perCall: true, peak: mFile10MPeak, warmup: 1, quick: 3,
@@ -149,7 +152,7 @@ func measure(ctx context.Context, hub *hubClient, nodes []*nodeProc, w workdir, 
 			res.add(mIdleTree, n.name, mib(tree))
 		}
 		for _, s := range scenarios(w) {
-			if !strings.Contains(s.metric, o.only) {
+			if !s.selected(o) {
 				continue
 			}
 			if o.quick {

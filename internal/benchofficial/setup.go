@@ -168,14 +168,24 @@ func prepareOfficial(w workdir, o options) error {
 const hubPortPlaceholder = "HUBPORT"
 
 // warmTools are the plugins vcpnode keeps interpreters waiting for, with
-// the row that measures each.
+// what their config section adds to warm = true.
 var warmTools = []struct {
-	tool, metric string
-	extra        []string
+	tool  string
+	extra []string
 }{
-	{"BenchPyWarm", mPyWarmP50, nil},
-	{"BenchPyPreload", mPyPreP50, []string{`preload = ["json"]`}},
-	{"BenchJsWarm", mJsWarmP50, nil},
+	{"BenchPyWarm", nil},
+	{"BenchPyPreload", []string{`preload = ["json"]`}},
+	{"BenchJsWarm", nil},
+}
+
+// calledInRun reports whether a scenario -only lets run calls tool.
+func calledInRun(w workdir, o options, tool string) bool {
+	for _, s := range scenarios(w) {
+		if s.req.Tool == tool && s.selected(o) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeVcpnodeConfig writes vcpnode's config: the shipped defaults except
@@ -215,7 +225,7 @@ func writeVcpnodeConfig(w workdir, o options) error {
 	// Only the warm rows that run get interpreters waiting: with -only, the
 	// tree's memory is then the node's alone.
 	for _, wt := range warmTools {
-		if strings.Contains(wt.metric, o.only) {
+		if calledInRun(w, o, wt.tool) {
 			lines = append(lines, "[tools."+wt.tool+"]", "warm = true")
 			lines = append(lines, wt.extra...)
 			lines = append(lines, "")
