@@ -26,15 +26,11 @@ var directUnavailable atomic.Bool
 // fifo swapped in from blocking it.
 func openNoFollow(p string) (*os.File, error) {
 	flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
-	if !directUnavailable.Load() {
-		fd, err := openat2(p, &unix.OpenHow{Flags: uint64(flags), Resolve: noSymlinks})
-		if err == nil {
-			return os.NewFile(uintptr(fd), p), nil
-		}
-		if !unsupported(err) {
+	if fd, ok, err := openNoSymlinks(p, flags); ok {
+		if err != nil {
 			return nil, &os.PathError{Op: "open", Path: p, Err: err}
 		}
-		directUnavailable.Store(true)
+		return os.NewFile(uintptr(fd), p), nil
 	}
 	return os.OpenFile(p, flags, 0)
 }
@@ -55,11 +51,8 @@ func openDirect(requested string, maxBytes int64) (*directFile, bool) {
 	if err := unix.Lstat(requested, &before); err != nil || !servable(&before, maxBytes) {
 		return nil, false
 	}
-	fd, err := openat2(requested, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC, Resolve: noSymlinks})
-	if err != nil {
-		if unsupported(err) {
-			directUnavailable.Store(true)
-		}
+	fd, ok, err := openNoSymlinks(requested, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC)
+	if !ok || err != nil {
 		return nil, false
 	}
 	if err := unix.Fstat(fd, &opened); err != nil || opened.Dev != before.Dev || opened.Ino != before.Ino || !servable(&opened, maxBytes) {
@@ -74,13 +67,25 @@ func servable(st *unix.Stat_t, maxBytes int64) bool {
 	return st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size <= maxBytes
 }
 
-func openat2(p string, how *unix.OpenHow) (int, error) {
+// openNoSymlinks opens p with flags through openat2, refusing a symlink in
+// any component. ok is false when openat2 is missing or forbidden here
+// (remembered in directUnavailable): the caller falls back.
+func openNoSymlinks(p string, flags int) (fd int, ok bool, err error) {
+	if directUnavailable.Load() {
+		return -1, false, nil
+	}
+	how := &unix.OpenHow{Flags: uint64(flags), Resolve: noSymlinks}
 	for {
-		fd, err := unix.Openat2(unix.AT_FDCWD, p, how)
+		fd, err = unix.Openat2(unix.AT_FDCWD, p, how)
 		if err != unix.EINTR {
-			return fd, err
+			break
 		}
 	}
+	if err != nil && unsupported(err) {
+		directUnavailable.Store(true)
+		return -1, false, nil
+	}
+	return fd, true, err
 }
 
 // unsupported: openat2 is missing or forbidden here, not failing for this path.
