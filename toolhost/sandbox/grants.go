@@ -11,6 +11,9 @@ import (
 type Grant struct {
 	Path  string `json:"p"`
 	Write bool   `json:"w,omitempty"`
+	// From says why a grant derived from what the tool runs is there
+	// (FromScript, FromNodeModules…); "" for the profile's own.
+	From string `json:"from,omitempty"`
 }
 
 // expandHome replaces a leading ~ with home ("" home: the path is dropped).
@@ -70,7 +73,7 @@ func carve(grants []Grant, protected []string) []Grant {
 		}
 		if len(inside) == 0 || depth > 32 {
 			if len(inside) == 0 {
-				out = append(out, Grant{Path: g.Path, Write: g.Write})
+				out = append(out, g)
 			}
 			return
 		}
@@ -79,7 +82,7 @@ func carve(grants []Grant, protected []string) []Grant {
 			return
 		}
 		for _, e := range entries {
-			add(Grant{Path: filepath.Join(real, e.Name()), Write: g.Write}, depth+1)
+			add(Grant{Path: filepath.Join(real, e.Name()), Write: g.Write, From: g.From}, depth+1)
 		}
 	}
 	for _, g := range grants {

@@ -45,7 +45,8 @@ func (s *Sandbox) Wrap(c Command) (*Run, error) {
 
 // grants are the paths a command of profile p may use: the profile's own
 // (carved once per profile and configuration, they rarely change) and the
-// command's folder, program, other files it reads and temporary directory.
+// command's folder, program, other files it reads and temporary directory,
+// and what it needs for what it runs (derived).
 func (o *Options) grants(p Profile, c Command, tmp string) []Grant {
 	static, ok := o.carved.Load(p.Name)
 	if !ok {
@@ -74,7 +75,8 @@ func (o *Options) grants(p Profile, c Command, tmp string) []Grant {
 	if tmp != "" {
 		own = append(own, Grant{Path: tmp, Write: true})
 	}
-	return append(slices.Clone(static.([]Grant)), carve(own, o.Protected)...)
+	gs := append(slices.Clone(static.([]Grant)), carve(own, o.Protected)...)
+	return append(gs, o.derived(c)...)
 }
 
 func nonEmpty(gs []Grant) []Grant {

@@ -1,0 +1,415 @@
+package sandbox
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Where a derived grant comes from (Grant.From), as shown next to a
+// tool's profile.
+const (
+	FromScript      = "script"
+	FromPackage     = "package root"
+	FromNodeModules = "node_modules"
+	FromNodePath    = "NODE_PATH"
+	FromTreeModules = "plugin tree modules"
+	FromPython      = "python sys.path"
+	FromVenv        = "python venv"
+	FromCache       = "package runner cache"
+	FromGlobal      = "npm global prefix"
+)
+
+// homeSecrets are the home directory's trees no derived grant may cover,
+// even through a symbolic link: keys, credentials, browser profiles and
+// the node's own user config. A profile may still grant them by name.
+var homeSecrets = []string{
+	".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".password-store", ".netrc",
+	".git-credentials", ".pgpass", ".npmrc", ".pypirc", ".config/gcloud", ".config/gh",
+	".config/vcpnode", ".local/share/keyrings", ".mozilla", ".thunderbird",
+	".config/google-chrome", ".config/chromium", ".config/BraveSoftware", ".config/microsoft-edge",
+	".var/app", "snap/firefox", "snap/chromium",
+}
+
+// Derived is what a command's process may use beyond its profile because
+// of what it runs: its script and package root, its runtime's modules and
+// package caches (each grant says where it comes from). The node's own
+// files and the home's secrets are never among them.
+func (s *Sandbox) Derived(c Command) []Grant {
+	if s == nil {
+		return nil
+	}
+	o := s.opts.Load()
+	name := c.Profile
+	if name == "" {
+		name = s.ProfileFor(c.Tool)
+	}
+	if p, ok := o.Profiles[name]; !ok || p.Off {
+		return nil
+	}
+	return o.derived(c)
+}
+
+// derived are the grants c needs for what it runs, carved like every
+// grant and kept off the home's secrets.
+func (o *Options) derived(c Command) []Grant {
+	d := deriver{c: c, home: envValue(c.Env, "HOME"), pathEnv: envValue(c.Env, "PATH")}
+	if d.home == "" {
+		d.home = o.Home
+	}
+	d.command(c.Path, c.Args, 0)
+	if d.node {
+		d.nodeModules()
+	}
+	protected := slices.Clone(o.Protected)
+	if d.home != "" {
+		for _, s := range homeSecrets {
+			protected = append(protected, filepath.Join(d.home, s))
+		}
+	}
+	var safe []Grant
+	for _, g := range d.out {
+		if d.tooWide(g.Path) {
+			continue
+		}
+		safe = append(safe, g)
+	}
+	return carve(safe, protected)
+}
+
+// deriver collects the grants of one command.
+type deriver struct {
+	c       Command
+	home    string
+	pathEnv string
+	out     []Grant
+	// node: the command runs Node.js (or a runtime resolving node_modules).
+	node    bool
+	scripts []string
+}
+
+func (d *deriver) add(path string, write bool, from string) {
+	if path == "" || !filepath.IsAbs(path) {
+		return
+	}
+	d.out = append(d.out, Grant{Path: filepath.Clean(path), Write: write, From: from})
+}
+
+// tooWide reports a tree no derived grant may be: the root, the home
+// directory or one of its ancestors (they hold everything).
+func (d *deriver) tooWide(path string) bool {
+	p := canonical(path)
+	if p == "/" {
+		return true
+	}
+	if d.home != "" {
+		if h := canonical(d.home); within(h, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Runtime families.
+var (
+	nodeRuntimes   = map[string]bool{"node": true, "nodejs": true, "bun": true, "deno": true, "tsx": true, "ts-node": true}
+	pythonPrefixes = []string{"python", "pypy"}
+	shells         = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ash": true}
+)
+
+func isPython(prog string) bool {
+	for _, p := range pythonPrefixes {
+		if rest, ok := strings.CutPrefix(prog, p); ok && strings.Trim(rest, "0123456789.") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// command derives the grants of program path run with argv.
+func (d *deriver) command(path string, argv []string, depth int) {
+	if depth > 3 || path == "" {
+		return
+	}
+	prog := filepath.Base(path)
+	var args []string
+	if len(argv) > 1 {
+		args = argv[1:]
+	}
+	switch {
+	case shells[prog]:
+		// sh -c "LINE": the line's first command, when it is a plain one.
+		if len(args) >= 2 && args[0] == "-c" {
+			if words := strings.Fields(args[1]); len(words) > 0 {
+				if p := d.lookPath(words[0]); p != "" {
+					d.command(p, words, depth+1)
+				}
+			}
+		} else if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+			d.script(d.abs(args[0]), nil)
+		}
+	case prog == "env":
+		// /usr/bin/env [NAME=VALUE…] PROGRAM ARGS
+		for i, a := range args {
+			if strings.HasPrefix(a, "-") || strings.Contains(a, "=") {
+				continue
+			}
+			if p := d.lookPath(a); p != "" {
+				d.command(p, args[i:], depth+1)
+			}
+			break
+		}
+	case nodeRuntimes[prog]:
+		d.node = true
+		skip := map[string]bool{"run": prog == "deno" || prog == "bun"}
+		if s := d.firstFile(args, skip, []string{"-e", "-p", "--eval", "--print"}); s != "" {
+			d.script(s, []string{"package.json", "deno.json", "deno.jsonc"})
+		}
+		if prog == "deno" {
+			d.cache(d.dir("DENO_DIR", ".cache/deno"))
+		}
+	case isPython(prog):
+		d.python(path)
+		if s := d.firstFile(args, nil, []string{"-c", "-m"}); s != "" {
+			d.script(s, []string{"pyproject.toml", "setup.py", "setup.cfg"})
+		}
+	case prog == "npx" || (prog == "npm" && len(args) > 0 && (args[0] == "exec" || args[0] == "x")):
+		d.node = true
+		d.cache(d.npmCache())
+		if prefix := envValue(d.c.Env, "npm_config_prefix"); prefix != "" {
+			d.add(prefix, false, FromGlobal)
+		}
+	case prog == "uvx" || (prog == "uv" && len(args) > 1 && args[0] == "tool" && args[1] == "run"):
+		d.uv()
+	case prog == "uv" && len(args) > 0 && args[0] == "run":
+		d.uv()
+		if s := d.firstFile(args[1:], nil, []string{"-m", "--module"}); s != "" {
+			d.script(s, []string{"pyproject.toml", "setup.py", "setup.cfg"})
+		}
+	case prog == "pipx" && len(args) > 0 && args[0] == "run":
+		for _, dir := range []string{d.dir("PIPX_HOME", ".local/pipx"), d.dir("", ".local/share/pipx"), d.dir("", ".cache/pipx")} {
+			d.cache(dir)
+		}
+	default:
+		// A script run by its #! line: the program is the script.
+		if interp, iargs := shebang(path); interp != "" {
+			d.command(interp, append(append([]string{interp}, iargs...), path), depth+1)
+		}
+	}
+}
+
+// firstFile is the first argument naming an existing file, before any of
+// stop (an inline program or a module to run) and skipping the words of
+// skip (a subcommand).
+func (d *deriver) firstFile(args []string, skip map[string]bool, stop []string) string {
+	for _, a := range args {
+		if slices.Contains(stop, a) {
+			return ""
+		}
+		if skip[a] || strings.HasPrefix(a, "-") {
+			continue
+		}
+		p := d.abs(a)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
+}
+
+// abs is path made absolute from the command's folder.
+func (d *deriver) abs(path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	if d.c.Dir == "" {
+		return ""
+	}
+	return filepath.Join(d.c.Dir, path)
+}
+
+// script grants the script, and its package root (the nearest folder up
+// holding one of markers) or else its own folder: a program reads its
+// project's other files. Both read-only.
+func (d *deriver) script(path string, markers []string) {
+	if path == "" {
+		return
+	}
+	d.scripts = append(d.scripts, path)
+	d.add(path, false, FromScript)
+	if real := canonical(path); real != path {
+		d.scripts = append(d.scripts, real)
+		d.add(real, false, FromScript)
+	}
+	for _, p := range []string{path, canonical(path)} {
+		if root := packageRoot(filepath.Dir(p), markers); root != "" {
+			d.add(root, false, FromPackage)
+		} else if dir := filepath.Dir(p); !d.tooWide(dir) {
+			d.add(dir, false, FromPackage)
+		}
+	}
+}
+
+// packageRoot is the nearest folder from dir up holding one of markers.
+func packageRoot(dir string, markers []string) string {
+	for ; ; dir = filepath.Dir(dir) {
+		for _, m := range markers {
+			if _, err := os.Stat(filepath.Join(dir, m)); err == nil {
+				return dir
+			}
+		}
+		if dir == filepath.Dir(dir) {
+			return ""
+		}
+	}
+}
+
+// nodeModules grants Node.js's module resolution: every node_modules from
+// the tool's folder and its scripts up, NODE_PATH, and for a plugin kept
+// as VCPToolBox keeps them (ROOT/Plugin/NAME) the tree's shared modules/.
+func (d *deriver) nodeModules() {
+	starts := slices.Clone(d.scripts)
+	if d.c.Dir != "" {
+		starts = append(starts, filepath.Join(d.c.Dir, "x"), filepath.Join(canonical(d.c.Dir), "x"))
+	}
+	for _, s := range starts {
+		for dir := filepath.Dir(s); ; dir = filepath.Dir(dir) {
+			if filepath.Base(dir) != "node_modules" {
+				if nm := filepath.Join(dir, "node_modules"); isDir(nm) {
+					d.add(nm, false, FromNodeModules)
+				}
+			}
+			if dir == filepath.Dir(dir) {
+				break
+			}
+		}
+	}
+	for _, p := range filepath.SplitList(envValue(d.c.Env, "NODE_PATH")) {
+		if filepath.IsAbs(p) {
+			d.add(p, false, FromNodePath)
+		}
+	}
+	if d.c.Kind == "plugin" && d.c.Dir != "" {
+		if m := filepath.Join(filepath.Dir(filepath.Dir(d.c.Dir)), "modules"); isDir(m) {
+			d.add(m, false, FromTreeModules)
+		}
+	}
+}
+
+// cache grants a package runner's cache, made when missing (the runner
+// would make it, which it cannot once confined), read and write.
+func (d *deriver) cache(dir string) {
+	if dir == "" || d.tooWide(dir) {
+		return
+	}
+	if !isDir(dir) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return
+		}
+	}
+	d.add(dir, true, FromCache)
+}
+
+// dir is the folder the variable env names, else rel below the home.
+func (d *deriver) dir(env, rel string) string {
+	if env != "" {
+		if v := envValue(d.c.Env, env); filepath.IsAbs(v) {
+			return v
+		}
+	}
+	if d.home == "" {
+		return ""
+	}
+	return filepath.Join(d.home, rel)
+}
+
+// npmCache is npm's cache folder (npm_config_cache, else ~/.npm).
+func (d *deriver) npmCache() string {
+	for _, k := range []string{"npm_config_cache", "NPM_CONFIG_CACHE"} {
+		if v := envValue(d.c.Env, k); filepath.IsAbs(v) {
+			return v
+		}
+	}
+	return d.dir("", ".npm")
+}
+
+// uv grants uv's cache and its tools and interpreters.
+func (d *deriver) uv() {
+	cache := d.dir("UV_CACHE_DIR", ".cache/uv")
+	if x := envValue(d.c.Env, "XDG_CACHE_HOME"); envValue(d.c.Env, "UV_CACHE_DIR") == "" && filepath.IsAbs(x) {
+		cache = filepath.Join(x, "uv")
+	}
+	data := d.dir("", ".local/share/uv")
+	if x := envValue(d.c.Env, "XDG_DATA_HOME"); filepath.IsAbs(x) {
+		data = filepath.Join(x, "uv")
+	}
+	d.cache(cache)
+	d.cache(data)
+	for _, k := range []string{"UV_TOOL_DIR", "UV_PYTHON_INSTALL_DIR"} {
+		if v := envValue(d.c.Env, k); filepath.IsAbs(v) {
+			d.cache(v)
+		}
+	}
+}
+
+// shebang is the interpreter (and its one argument) a script names on
+// its #! line; "" when path is no such script.
+func shebang(path string) (string, []string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil && line == "" {
+		return "", nil
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "#!")
+	if !ok {
+		return "", nil
+	}
+	fields := strings.Fields(rest)
+	if len(fields) == 0 || !filepath.IsAbs(fields[0]) {
+		return "", nil
+	}
+	return fields[0], fields[1:]
+}
+
+// lookPath finds name on the command's PATH (a path is taken as it is).
+func (d *deriver) lookPath(name string) string {
+	if strings.Contains(name, "/") {
+		return d.abs(name)
+	}
+	for _, dir := range filepath.SplitList(d.pathEnv) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		if p := filepath.Join(dir, name); executableFile(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// envValue is the last value of key in env.
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+func executableFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
