@@ -34,7 +34,7 @@ type Options struct {
 	// endpoints: the socket is made 0660 of that group.
 	Group string
 	// ToolProcess reports whether a pid belongs to a process a tool
-	// started; such a peer may not change the daemon (peer_tool.go).
+	// started; such a peer is refused on every endpoint (peer_tool.go).
 	ToolProcess func(pid int) bool
 	Log         zerolog.Logger
 }
@@ -84,11 +84,12 @@ func Listen(ctx context.Context, b Backend, opts Options) (*Server, error) {
 	s := &Server{b: b, opts: opts, uid: os.Getuid(), gid: gid, ln: ln, done: make(chan struct{}), closing: make(chan struct{})}
 	s.SetMetricsAddr(opts.MetricsAddr)
 	s.srv = &http.Server{
-		Handler:           s.routes(),
+		Handler:           s.refuseTools(s.routes()),
 		ReadHeaderTimeout: controlReadTimeout,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			uid, err := peerUID(c)
-			return context.WithValue(ctx, peerKey{}, peer{uid: uid, err: err, pid: peerPID(c)})
+			pid := peerPID(c)
+			return context.WithValue(ctx, peerKey{}, peer{uid: uid, err: err, pid: pid, toolErr: s.toolPeerError(c, pid)})
 		},
 		// net/http's own complaints (bad requests, accept errors) go to our log.
 		ErrorLog: newStdLog(opts.Log, "control"),
@@ -128,6 +129,9 @@ type peer struct {
 	uid int
 	err error
 	pid int // 0: unknown
+	// toolErr refuses a tool's process on every endpoint (peer_tool.go),
+	// told once at connect.
+	toolErr error
 }
 
 // routes maps the API. Methods are checked by hand so that every error,
@@ -194,7 +198,7 @@ func (s *Server) checkPeer(ctx context.Context) error {
 	case !peerAllowed(p.uid, s.uid):
 		return fmt.Errorf("permission denied: uid %d may not change this daemon; only root or uid %d (the daemon's user) may", p.uid, s.uid)
 	}
-	return s.toolPeerError(p)
+	return nil
 }
 
 func peerAllowed(peerUID, daemonUID int) bool { return peerUID == 0 || peerUID == daemonUID }

@@ -128,7 +128,7 @@ read = [%q]
 
 	res := wait(call("Approver"))
 	if res.Status != wsproto.StatusSuccess || !strings.Contains(string(res.Result), "exit 1: ") ||
-		!strings.Contains(string(res.Result), "is a process a tool started; tools may not change this daemon") {
+		!strings.Contains(string(res.Result), "is a process a tool started; tools may not use the control socket") {
 		t.Errorf("approve from the plugin's process tree: %s %s %s", res.Status, res.Result, res.Error)
 	}
 	select {
