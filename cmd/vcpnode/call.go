@@ -40,7 +40,11 @@ func newCallCmd(a *app) *cobra.Command {
 			"exits 1 when no call parses or any call fails. --parallel runs them all at once (the\n" +
 			"daemon's limits still apply); results are printed in the order of the calls either\n" +
 			"way. --results prints them as the model reads them back: vcp (<<<[TOOL_RESULT]>>>\n" +
-			"blocks), xml (a tool_result event) or json (as --json).",
+			"blocks), xml (a tool_result event), openai (role \"tool\" messages), anthropic (a user\n" +
+			"message of tool_result blocks), gemini (functionResponse parts), tool_call_result\n" +
+			"({\"tool_call_result\"} user message text) or json (as --json). Each result names its\n" +
+			"call's id: the one the call carried (a VCP block's request_id, a tool_calls id…) or\n" +
+			"one generated for it.",
 		Example: "  # with examples/Plugin in [plugins] dirs:\n" +
 			"  vcpnode call UnitConverter command=Convert value:=10 from=km to=mi\n" +
 			"  vcpnode call UnitConverter --args '{\"command\": \"ListUnits\"}' --json\n" +

@@ -57,6 +57,7 @@ func (a *app) runTextCalls(cmd *cobra.Command, f *controlFlags, name string, opt
 		opt.results = textproto.ResultsJSON
 	}
 	calls := res.Calls
+	textproto.EnsureIDs(calls) // every result format can name its call
 	answers := runCalls(ctx, c, calls, opt.parallel)
 	results := make([]TextCallResult, 0, len(calls))
 	failed := 0

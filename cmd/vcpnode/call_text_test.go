@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -21,6 +22,12 @@ func TestCallTextResults(t *testing.T) {
 	if code != exitError {
 		t.Fatalf("exit %d, want 1 (one call fails)\n%s\n%s", code, out, errOut)
 	}
+	// Every call gets an id (none of these carried one) that its result names.
+	generatedID := regexp.MustCompile(`(?m)^request_id:「始」call_[A-Z2-7]{24}「末」\n`)
+	if n := len(generatedID.FindAllString(out, -1)); n != 3 {
+		t.Errorf("want 3 generated request ids, got %d:\n%s", n, out)
+	}
+	out = generatedID.ReplaceAllString(out, "")
 	blocks := strings.Split(strings.TrimSuffix(out, "\n"), "\n\n")
 	if len(blocks) != 3 {
 		t.Fatalf("want 3 result blocks:\n%s", out)
@@ -119,9 +126,60 @@ func TestCallTextParallel(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
+	out = regexp.MustCompile(`(?m)^request_id:「始」call_[A-Z2-7]{24}「末」\n`).ReplaceAllString(out, "")
 	want := "<<<[TOOL_RESULT]>>>\ntool_name:「始」Gate「末」\nstatus:「始」success「末」\ncontent:「始」passed「末」\n<<<[END_TOOL_RESULT]>>>\n\n" +
 		"<<<[TOOL_RESULT]>>>\ntool_name:「始」Gate「末」\nstatus:「始」success「末」\ncontent:「始」opened「末」\n<<<[END_TOOL_RESULT]>>>\n"
 	if out != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// TestCallTextResultIDs runs a reply's calls and writes their results in
+// the formats that pair a result with its call by id: the id a block
+// carried (a VCP request_id, a tool_calls id) is echoed and never reaches
+// the tool as an argument; a call without one gets a generated id.
+func TestCallTextResultIDs(t *testing.T) {
+	d := startDaemon(t, typedDaemonConfig, thumbTool{})
+	d.accept()
+	reply := "<<<[TOOL_REQUEST]>>>\ntool_name:「始」Echo「末」,\nrequest_id:「始」req-1「末」,\nmessage:「始」one「末」\n<<<[END_TOOL_REQUEST]>>>\n" +
+		`{"tool_calls": [{"id": "call_x", "type": "function", "function": {"name": "Echo", "arguments": "{\"message\": \"two\"}"}}]}` + "\n" +
+		"<function_calls><invoke name=\"Echo\"><parameter name=\"message\">three</parameter></invoke></function_calls>\n"
+	file := writeFile(t, "reply.txt", reply, 0o600)
+	generated := regexp.MustCompile(`^call_[A-Z2-7]{24}$`)
+
+	code, out, errOut := d.ctl("call", "--text", file, "--results", "openai")
+	var msgs []struct {
+		Role       string `json:"role"`
+		ToolCallID string `json:"tool_call_id"`
+		Content    string `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(out), &msgs); code != exitOK || err != nil || len(msgs) != 3 {
+		t.Fatalf("openai: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	for i, m := range msgs {
+		if m.Role != "tool" || !strings.Contains(m.Content, []string{"one", "two", "three"}[i]) || strings.Contains(m.Content, "request_id") {
+			t.Errorf("message %d: %+v", i, m)
+		}
+	}
+	if msgs[0].ToolCallID != "req-1" || msgs[1].ToolCallID != "call_x" || !generated.MatchString(msgs[2].ToolCallID) {
+		t.Errorf("ids: %q %q %q", msgs[0].ToolCallID, msgs[1].ToolCallID, msgs[2].ToolCallID)
+	}
+
+	for format, key := range map[string]string{"anthropic": `"tool_use_id": "req-1"`, "gemini": `"id": "req-1"`,
+		"tool_call_result": `"toolCallId": "req-1"`, "vcp": "request_id:「始」req-1「末」", "xml": `"id": "req-1"`} {
+		code, out, errOut := d.ctl("call", "--text", file, "--results", format)
+		if code != exitOK || !strings.Contains(out, key) || !strings.Contains(out, "call_x") {
+			t.Errorf("%s: exit %d, want %s and call_x:\n%s\n%s", format, code, key, out, errOut)
+		}
+	}
+
+	code, out, _ = d.ctl("call", "--text", file, "--json")
+	var results []TextCallResult
+	if err := json.Unmarshal([]byte(out), &results); code != exitOK || err != nil || len(results) != 3 ||
+		results[0].Call.ID != "req-1" || !generated.MatchString(results[2].Call.ID) {
+		t.Errorf("json: exit %d %v\n%s", code, err, out)
+	}
+	if _, ok := results[0].Call.Args["request_id"]; ok {
+		t.Errorf("request_id is an argument: %s", out)
 	}
 }

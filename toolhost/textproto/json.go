@@ -262,8 +262,12 @@ func jsonCall(obj string) (Call, string) {
 		return Call{}, why
 	}
 	c := Call{Format: FormatJSON, Tool: tool, Args: args, Repaired: repaired || argsRepaired}
+	idKey := firstKey(m, "request_id", "id")
+	if idKey != "" && json.Unmarshal(m[idKey], &c.ID) != nil {
+		c.Notes = append(c.Notes, fmt.Sprintf("%q is not a string and is ignored", idKey))
+	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if k != "tool_name" && k != "parameters" {
+		if k != "tool_name" && k != "parameters" && k != idKey {
 			c.Notes = append(c.Notes, fmt.Sprintf("key %q next to tool_name and parameters is ignored", k))
 		}
 	}

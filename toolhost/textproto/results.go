@@ -3,6 +3,7 @@ package textproto
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -10,18 +11,25 @@ import (
 // Result formats: how the results of a reply's calls are written back for
 // the model to read.
 const (
-	ResultsVCP  = "vcp"  // seed 000's <<<[TOOL_RESULT]>>> blocks
-	ResultsXML  = "xml"  // seed 004's tool_result event, for the XML format's agent loop
-	ResultsJSON = "json" // the calls and the daemon's answers as they are
+	ResultsVCP            = "vcp"              // seed 000's <<<[TOOL_RESULT]>>> blocks
+	ResultsXML            = "xml"              // seed 004's tool_result event, for the XML format's agent loop
+	ResultsOpenAI         = "openai"           // OpenAI chat messages of role "tool"
+	ResultsAnthropic      = "anthropic"        // an Anthropic user message of tool_result blocks
+	ResultsGemini         = "gemini"           // a Gemini user content of functionResponse parts
+	ResultsToolCallResult = "tool_call_result" // seed 002's {"tool_call_result"} user message
+	ResultsJSON           = "json"             // the calls and the daemon's answers as they are
 )
 
 // ResultFormats lists the result formats.
-var ResultFormats = []string{ResultsVCP, ResultsXML, ResultsJSON}
+var ResultFormats = []string{ResultsVCP, ResultsXML, ResultsOpenAI, ResultsAnthropic, ResultsGemini, ResultsToolCallResult, ResultsJSON}
 
 // ToolResult is one call's outcome.
 type ToolResult struct {
 	Tool string
-	// ID is the call's own id (Call.ID), when its format carries one.
+	// ID is the call's id (Call.ID): the one its format carried, or one
+	// generated for it (NewCallID). The formats that match a result with
+	// its call by id (openai, anthropic, gemini, tool_call_result) generate
+	// one when it is empty.
 	ID string
 	OK bool
 	// Result is the tool's result as JSON when OK.
@@ -97,16 +105,26 @@ func VCPResults(results []ToolResult) string {
 	return strings.Join(blocks, "\n\n")
 }
 
-// FormatResults writes results in ResultsVCP or ResultsXML (ResultsJSON
-// is the caller's own JSON of its calls and answers); at stamps the event.
+// FormatResults writes results in one of ResultFormats but ResultsJSON
+// (that one is the caller's own JSON of its calls and answers); at stamps
+// the XML format's event.
 func FormatResults(format string, results []ToolResult, at time.Time) (string, error) {
 	switch format {
 	case ResultsVCP:
 		return VCPResults(results), nil
 	case ResultsXML:
 		return ResultEvent(results, at)
+	case ResultsOpenAI:
+		return OpenAIResults(withIDs(results))
+	case ResultsAnthropic:
+		return AnthropicResults(withIDs(results))
+	case ResultsGemini:
+		return GeminiResults(withIDs(results))
+	case ResultsToolCallResult:
+		return ToolCallResults(withIDs(results))
 	}
-	return "", fmt.Errorf("result format %q is not one of %s, %s", format, ResultsVCP, ResultsXML)
+	written := slices.DeleteFunc(slices.Clone(ResultFormats), func(f string) bool { return f == ResultsJSON })
+	return "", fmt.Errorf("result format %q is not one of %s", format, strings.Join(written, ", "))
 }
 
 // resultEvent is seed 004's event: {"type": "tool_result", "timestamp",

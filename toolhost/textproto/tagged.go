@@ -155,8 +155,12 @@ func nameArgsCall(raw json.RawMessage, f Format) (Call, string) {
 		return Call{}, why
 	}
 	c := Call{Format: f, Tool: strings.TrimSpace(tool), Args: args, Repaired: repaired}
+	idKey := firstKey(m, "id", "request_id")
+	if idKey != "" && json.Unmarshal(m[idKey], &c.ID) != nil {
+		c.Notes = append(c.Notes, fmt.Sprintf("%q is not a string and is ignored", idKey))
+	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if k != nameKey && k != argsKey && k != "id" && k != "type" {
+		if k != nameKey && k != argsKey && k != idKey && k != "type" {
 			c.Notes = append(c.Notes, fmt.Sprintf("key %q next to %s and %s is ignored", k, nameKey, orDefault(argsKey, "arguments")))
 		}
 	}

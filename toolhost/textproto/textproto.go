@@ -39,7 +39,10 @@ type Call struct {
 	// Line is the 1-based line of the call's first character in the reply.
 	Line int    `json:"line"`
 	Tool string `json:"tool"`
-	// ID is the call's own id where its format carries one (tool_calls).
+	// ID is the call's own id where the block carries one: a tool_calls
+	// entry's or a tag payload's "id", a VCP block's request_id (seed 000
+	// §4.2.4), a {"tool_name"} object's "request_id" or "id", an XML
+	// invoke's id attribute. EnsureIDs generates one for the others.
 	ID string `json:"id,omitempty"`
 	// Args as JSON values: always strings for VCP and XML (the server sends
 	// them so), any JSON for the JSON formats.

@@ -126,6 +126,10 @@ func (p *vcpParser) block(content string) (Call, string) {
 			c.River = &v
 		case "vref":
 			c.Vref = &v
+		case "request_id":
+			// Seed 000 §4.2.4: the request's id, not an argument; echoed in
+			// its result. The server itself passes it on as an argument.
+			c.ID = v
 		case "__proto__":
 			// Assigning a string to a JavaScript object's __proto__ does nothing.
 			notes = append(notes, "the key __proto__ is dropped: the server's arguments object cannot hold it")

@@ -152,7 +152,7 @@ func (p *xmlParser) invoke(i int) (c Call, problem string, end int) {
 		return c, "the <invoke> tag is never closed by \">\"", len(text)
 	}
 	name, hasName := attrs["name"]
-	c = Call{Format: FormatXML, Tool: strings.TrimSpace(name), Args: map[string]json.RawMessage{}}
+	c = Call{Format: FormatXML, Tool: strings.TrimSpace(name), ID: strings.TrimSpace(attrs["id"]), Args: map[string]json.RawMessage{}}
 	c.Offset = p.st.toReply(i)
 	c.Line = p.lines.line(c.Offset)
 	switch {
