@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
@@ -30,16 +28,8 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 	return nil
 }
 
-// via forks the command from a confined thread (nil: unconfined).
-func (r *Run) via() proctree.Via {
-	if r.pol == nil {
-		return nil
-	}
-	return r.pol.onConfinedThread
-}
-
 // started applies what can only be applied to the started tree: limits on
-// its own cgroup v2, rlimits of its leader.
+// its own cgroup v2 (the launcher applied the rest).
 func (r *Run) started(pid int, tree *proctree.Tree) {
 	if r.pol == nil {
 		return
@@ -48,9 +38,6 @@ func (r *Run) started(pid int, tree *proctree.Tree) {
 		for file, value := range r.pol.V2 {
 			_ = os.WriteFile(filepath.Join(dir, file), []byte(value), 0)
 		}
-	}
-	for res, v := range r.pol.Rlimits {
-		_ = unix.Prlimit(pid, res, &unix.Rlimit{Cur: v, Max: v}, nil)
 	}
 }
 

@@ -3,16 +3,13 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
-	"strconv"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
-// policy is what a confined command's process gets before it starts.
+// policy is what a confined command's process gets before it starts: the
+// launcher applies it (launcher_linux.go).
 type policy struct {
 	Grants []Grant
 	// NetDeny refuses every TCP connect and bind; Ports, when NetDeny is
@@ -30,73 +27,8 @@ type policy struct {
 	Strict bool
 }
 
-// onConfinedThread runs start on a fresh OS thread that first joins the
-// run's limit groups and restricts itself with no_new_privs and Landlock:
-// a process forked there (the command) inherits all of it, and so does
-// everything it starts. The thread is never unlocked, so the runtime ends
-// it when start returns and no other goroutine ever runs on it; the
-// runtime makes new threads from a clean template thread, never from a
-// locked one. The main thread is not ended but parked for good, so the
-// thread goes back to the daemon's own groups as soon as start returns:
-// a daemon thread left in a limit group makes the whole daemon a victim
-// when the command reaches its memory limit, and keeps the group from
-// being removed.
-func (p *policy) onConfinedThread(start func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		homes, err := p.openHomes()
-		if err != nil {
-			errc <- err
-			return
-		}
-		err = p.restrictThread()
-		if err == nil {
-			err = start()
-		}
-		homes.rejoin()
-		errc <- err
-	}()
-	return <-errc
-}
-
-// homeGroups are the tasks files of the groups the limit groups were made
-// in, opened before Landlock closes the cgroup files to the thread.
-type homeGroups []*os.File
-
-// openHomes opens the parent group's tasks file of every limit group.
-func (p *policy) openHomes() (homeGroups, error) {
-	var h homeGroups
-	for _, tasks := range p.Tasks {
-		f, err := os.OpenFile(filepath.Join(filepath.Dir(filepath.Dir(tasks)), "tasks"), os.O_WRONLY, 0)
-		if err != nil {
-			h.rejoin()
-			return nil, fmt.Errorf("open the daemon's own group: %w", err)
-		}
-		h = append(h, f)
-	}
-	return h, nil
-}
-
-// rejoin moves the calling thread back into the home groups; the forked
-// command stays where it is.
-func (h homeGroups) rejoin() {
-	tid := []byte(strconv.Itoa(unix.Gettid()))
-	for _, f := range h {
-		_, _ = f.Write(tid)
-		_ = f.Close()
-	}
-}
-
-// restrictThread confines the calling thread. The cgroup files are out of
-// reach once Landlock is in force, so they come first.
+// restrictThread confines the calling thread with no_new_privs and Landlock.
 func (p *policy) restrictThread() error {
-	tid := []byte(strconv.Itoa(unix.Gettid()))
-	for _, tasks := range p.Tasks {
-		if err := os.WriteFile(tasks, tid, 0); err != nil {
-			return fmt.Errorf("join limit group: %w", err)
-		}
-	}
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		if p.Strict {

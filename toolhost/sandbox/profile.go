@@ -3,14 +3,12 @@
 // it may connect, and how much memory, how many processes and how much CPU
 // its process tree may use.
 //
-// On Linux a confined command is forked from a fresh OS thread that first
-// joins the run's cgroup v1 limit groups, sets no_new_privs and restricts
-// itself with Landlock, and is then discarded: the command inherits the
-// thread's domain and groups, and so does everything it starts, while the
-// daemon's other threads stay free. (A re-executed launcher would do the
-// same at the cost of starting the vcpnode binary once more per call.)
-// Limits on the tree's own cgroup v2, or rlimits, are set right after the
-// start. Other systems do not enforce profiles, and say so.
+// On Linux a confined command is started through the launcher: the running
+// binary started again, which confines itself (limit groups, no_new_privs,
+// Landlock) and execs the command, so the command and everything it starts
+// hold the confinement from their first instruction while no daemon thread
+// ever carries it. Limits on the tree's own cgroup v2 are set right after
+// the start. Other systems do not enforce profiles, and say so.
 package sandbox
 
 import (

@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"os"
+	"os/exec"
 	"runtime"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
@@ -32,5 +34,12 @@ func (s *Sandbox) confine(*Options, Profile, Command, *Run) error { return nil }
 
 func removeTemp(string) {}
 
-func (r *Run) via() proctree.Via           { return nil }
 func (r *Run) started(int, *proctree.Tree) {}
+
+func (r *Run) startProcess(trees *proctree.Manager, a *os.ProcAttr) (*os.Process, *proctree.Tree, error) {
+	return trees.StartProcess(r.Path, r.Args, a)
+}
+
+func (r *Run) startCmd(trees *proctree.Manager, newCmd func() *exec.Cmd) (*exec.Cmd, *proctree.Tree, error) {
+	return trees.StartCmd(newCmd)
+}

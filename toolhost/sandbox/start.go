@@ -12,7 +12,7 @@ import (
 func (r *Run) StartProcess(trees *proctree.Manager, attr *os.ProcAttr) (*os.Process, *proctree.Tree, error) {
 	a := *attr
 	a.Env = r.Env
-	proc, tree, err := trees.StartProcessVia(r.via(), r.Path, r.Args, &a)
+	proc, tree, err := r.startProcess(trees, &a)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -23,7 +23,7 @@ func (r *Run) StartProcess(trees *proctree.Manager, attr *os.ProcAttr) (*os.Proc
 // StartCmd is StartProcess for callers that keep exec.Cmd (proctree's
 // StartCmd): newCmd builds the command, whose Env is replaced by the Run's.
 func (r *Run) StartCmd(trees *proctree.Manager, newCmd func() *exec.Cmd) (*exec.Cmd, *proctree.Tree, error) {
-	cmd, tree, err := trees.StartCmdVia(r.via(), func() *exec.Cmd {
+	cmd, tree, err := r.startCmd(trees, func() *exec.Cmd {
 		c := newCmd()
 		c.Env = r.Env
 		return c

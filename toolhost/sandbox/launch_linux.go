@@ -1,0 +1,186 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// A confined command is started through the launcher: the running binary
+// (/proc/self/exe, the daemon or a test binary) started again under the
+// name launchArg0. Its init (launcher_linux.go) reads the launch from a
+// memfd, confines itself and execs the command, so that everything the
+// confinement forbids (clone3 among others) is forbidden from the first
+// instruction of the command on, and no daemon thread is ever confined.
+const launchArg0 = "vcpnode-sandbox-launch"
+
+// launch is what the launcher is told: the policy and the command.
+type launch struct {
+	Policy *policy  `json:"policy"`
+	Path   string   `json:"path"`
+	Args   []string `json:"args"`
+}
+
+// launchFailure is what the launcher writes on its status pipe when it
+// cannot start the command; a successful exec closes the pipe unwritten.
+type launchFailure struct {
+	Step  string `json:"step"`
+	Errno int    `json:"errno,omitempty"`
+	Msg   string `json:"msg"`
+	// NotEnforced: the policy asked for what this kernel cannot give (Strict).
+	NotEnforced bool `json:"not_enforced,omitempty"`
+}
+
+// launchFiles are the two files handed to a launcher: the launch to read
+// and the write end of the status pipe.
+type launchFiles struct {
+	path          string   // the command's
+	spec          *os.File // memfd holding the launch
+	status, statw *os.File
+}
+
+// newLaunchFiles writes r's launch into a memfd and opens the status pipe.
+func (r *Run) newLaunchFiles(path string, args []string) (*launchFiles, error) {
+	data, err := json.Marshal(launch{Policy: r.pol, Path: path, Args: args})
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.MemfdCreate("vcpnode-launch", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox launcher: memfd_create: %w", err)
+	}
+	spec := os.NewFile(uintptr(fd), "vcpnode-launch")
+	if _, err := spec.Write(data); err != nil {
+		spec.Close()
+		return nil, fmt.Errorf("sandbox launcher: %w", err)
+	}
+	status, statw, err := os.Pipe()
+	if err != nil {
+		spec.Close()
+		return nil, err
+	}
+	return &launchFiles{path: path, spec: spec, status: status, statw: statw}, nil
+}
+
+// args is the launcher's argv when its files are at fds first and first+1.
+func (lf *launchFiles) args(first int) []string {
+	return []string{launchArg0, strconv.Itoa(first), strconv.Itoa(first + 1)}
+}
+
+// wait closes the daemon's copies of what the launcher got and waits for
+// its verdict: nil once the command was exec'd.
+func (lf *launchFiles) wait() error {
+	lf.spec.Close()
+	lf.statw.Close()
+	defer lf.status.Close()
+	data, err := io.ReadAll(lf.status)
+	if err != nil {
+		return fmt.Errorf("sandbox launcher: %w", err)
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	var f launchFailure
+	if err := json.Unmarshal(data, &f); err != nil {
+		return fmt.Errorf("sandbox launcher: unreadable status %q", data)
+	}
+	switch {
+	case f.Step == "exec" && f.Errno != 0:
+		// As a plain start reports it.
+		return &os.PathError{Op: "fork/exec", Path: lf.path, Err: syscall.Errno(f.Errno)}
+	case f.NotEnforced:
+		return fmt.Errorf("%w: %s", ErrNotEnforced, f.Msg)
+	case f.Errno != 0:
+		return fmt.Errorf("sandbox launcher: %s: %s: %w", f.Step, f.Msg, syscall.Errno(f.Errno))
+	}
+	return fmt.Errorf("sandbox launcher: %s: %s", f.Step, f.Msg)
+}
+
+// abandon closes everything after a start that did not happen.
+func (lf *launchFiles) abandon() {
+	lf.spec.Close()
+	lf.statw.Close()
+	lf.status.Close()
+}
+
+// startProcess starts the run: unconfined as is, confined through the launcher.
+func (r *Run) startProcess(trees *proctree.Manager, a *os.ProcAttr) (*os.Process, *proctree.Tree, error) {
+	if r.pol == nil {
+		return trees.StartProcess(r.Path, r.Args, a)
+	}
+	lf, err := r.newLaunchFiles(r.Path, r.Args)
+	if err != nil {
+		return nil, nil, err
+	}
+	la := *a
+	la.Files = append(append([]*os.File(nil), a.Files...), lf.spec, lf.statw)
+	proc, tree, err := trees.StartProcess("/proc/self/exe", lf.args(len(a.Files)), &la)
+	if err != nil {
+		lf.abandon()
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return nil, nil, fmt.Errorf("sandbox launcher: %w", err)
+		}
+		return nil, nil, err
+	}
+	if err := lf.wait(); err != nil {
+		tree.KillAll()
+		_, _ = proc.Wait()
+		_ = tree.KillAndWait(launchKillWait)
+		tree.Release()
+		return nil, nil, err
+	}
+	return proc, tree, nil
+}
+
+// startCmd is startProcess for an exec.Cmd: the launcher is told the
+// path and argv newCmd gives.
+func (r *Run) startCmd(trees *proctree.Manager, newCmd func() *exec.Cmd) (*exec.Cmd, *proctree.Tree, error) {
+	if r.pol == nil {
+		return trees.StartCmd(newCmd)
+	}
+	var lf *launchFiles // the last attempt's
+	var lerr error
+	cmd, tree, err := trees.StartCmd(func() *exec.Cmd {
+		c := newCmd()
+		if c.Err != nil {
+			return c // the program was not found: Start says so
+		}
+		if lf != nil {
+			lf.abandon()
+		}
+		if lf, lerr = r.newLaunchFiles(c.Path, c.Args); lerr != nil {
+			c.Err = lerr
+			return c
+		}
+		c.Path = "/proc/self/exe"
+		c.Args = lf.args(3 + len(c.ExtraFiles))
+		c.ExtraFiles = append(append([]*os.File(nil), c.ExtraFiles...), lf.spec, lf.statw)
+		return c
+	})
+	if err != nil {
+		if lf != nil {
+			lf.abandon()
+		}
+		return nil, nil, err
+	}
+	if err := lf.wait(); err != nil {
+		tree.KillAll()
+		_ = cmd.Wait()
+		_ = tree.KillAndWait(launchKillWait)
+		tree.Release()
+		return nil, nil, err
+	}
+	return cmd, tree, nil
+}
+
+// launchKillWait bounds the wait for a failed launcher's tree to end.
+const launchKillWait = 5e9

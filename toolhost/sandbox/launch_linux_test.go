@@ -1,0 +1,168 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// confinedEnv starts commands through the launcher, as a tool's are.
+type confinedEnv struct {
+	sb    *Sandbox
+	trees *proctree.Manager
+	dir   string // the tool's own folder
+}
+
+// newConfinedEnv makes a sandbox with the built-ins plus specs; it skips,
+// saying why, where Landlock is missing.
+func newConfinedEnv(t *testing.T, specs map[string]Spec) *confinedEnv {
+	t.Helper()
+	profiles, err := Resolve(specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trees, err := proctree.New(proctree.Options{Log: zerolog.Nop()})
+	if err != nil {
+		t.Skipf("no process trees here: %v", err)
+	}
+	t.Cleanup(trees.Close)
+	sb, err := New(Options{Profiles: profiles, TempDir: t.TempDir(), Home: t.TempDir(), Trees: trees, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sb.Capabilities().Files {
+		t.Skipf("Landlock is not available here: %s", sb.Capabilities().Why)
+	}
+	return &confinedEnv{sb: sb, trees: trees, dir: t.TempDir()}
+}
+
+// run starts argv under profile and returns its stdout, stderr and exit code.
+func (e *confinedEnv) run(t *testing.T, profile string, argv ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.sb.Wrap(Command{Tool: "probe", Profile: profile, Path: path, Args: argv, Env: os.Environ(), Dir: e.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir, Files: []*os.File{devnull, outW, errW}})
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		t.Fatalf("start %v: %v", argv, err)
+	}
+	var ob, eb bytes.Buffer
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(&eb, errR); close(done) }()
+	_, _ = io.Copy(&ob, outR)
+	state, err := proc.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = tree.KillAndWait(5e9)
+	tree.Release()
+	<-done
+	outR.Close()
+	errR.Close()
+	return ob.String(), eb.String(), state.ExitCode()
+}
+
+// sh runs script with sh -c under profile.
+func (e *confinedEnv) sh(t *testing.T, profile, script string) (stdout, stderr string, code int) {
+	t.Helper()
+	return e.run(t, profile, "sh", "-c", script)
+}
+
+// TestLaunchConfinesTheCommand: the command starts through the launcher
+// with no_new_privs and Landlock in force, under its own argv, with none of
+// the launcher's files left open.
+func TestLaunchConfinesTheCommand(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	outside := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(outside, []byte("SECRET"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `grep NoNewPrivs /proc/self/status; echo "argv0=$0"; cat ` + outside + ` 2>/dev/null || echo refused
+for f in 3 4 5 6 7; do [ -e /proc/$$/fd/$f ] && echo "open fd $f"; done; exit 3`
+	out, stderr, code := e.run(t, Default, "sh", "-c", script, "named")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3; stderr %q", code, stderr)
+	}
+	for _, want := range []string{"NoNewPrivs:\t1", "argv0=named", "refused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "open fd") || strings.Contains(out, "SECRET") {
+		t.Errorf("the command got more than it should:\n%s", out)
+	}
+	// The same command unconfined reads the file: the refusal is the sandbox's.
+	out, _, _ = e.run(t, None, "sh", "-c", "cat "+outside)
+	if out != "SECRET" {
+		t.Errorf("unconfined: %q", out)
+	}
+}
+
+// TestLaunchReportsExecErrors: a command that cannot be exec'd fails to
+// start with the error a plain start gives, and leaves nothing running.
+func TestLaunchReportsExecErrors(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	notExec := filepath.Join(e.dir, "data.txt")
+	if err := os.WriteFile(notExec, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		want error
+	}{{notExec, fs.ErrPermission}, {filepath.Join(e.dir, "missing"), fs.ErrNotExist}} {
+		r, err := e.sb.Wrap(Command{Tool: "probe", Profile: Default, Path: c.path, Args: []string{c.path}, Dir: e.dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir})
+		r.Close()
+		var pe *os.PathError
+		if !errors.As(err, &pe) || pe.Path != c.path || !errors.Is(err, c.want) {
+			t.Errorf("start %s: %v (%T), want a *PathError for it that is %v", c.path, err, err, c.want)
+		}
+		cmdRun, err := e.sb.Wrap(Command{Tool: "probe", Profile: Default, Path: c.path, Args: []string{c.path}, Dir: e.dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = cmdRun.StartCmd(e.trees, func() *exec.Cmd { return &exec.Cmd{Path: c.path, Args: []string{c.path}, Dir: e.dir} })
+		cmdRun.Close()
+		if !errors.Is(err, c.want) {
+			t.Errorf("StartCmd %s: %v, want %v", c.path, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The launcher side: a binary that imports this package and is started
+// under launchArg0 (launch_linux.go) never reaches its main. It runs here,
+// before any other package that sorts after this one is initialised.
+func init() {
+	if len(os.Args) == 3 && os.Args[0] == launchArg0 {
+		launcherMain(os.Args[1], os.Args[2])
+	}
+}
+
+// launcherMain reads the launch, confines this thread and execs the
+// command on it: execve keeps the calling thread only, so the command
+// gets exactly this thread's confinement. It never returns.
+func launcherMain(specArg, statusArg string) {
+	runtime.LockOSThread()
+	statusFd, err := strconv.Atoi(statusArg)
+	if err != nil {
+		os.Exit(126)
+	}
+	unix.CloseOnExec(statusFd) // a successful exec closes it: the daemon's EOF
+	fail := func(f launchFailure) {
+		data, _ := json.Marshal(f)
+		_, _ = unix.Write(statusFd, data)
+		os.Exit(127)
+	}
+	l, err := readLaunch(specArg)
+	if err != nil {
+		fail(launchFailure{Step: "read", Msg: err.Error()})
+	}
+	if err := l.Policy.apply(); err != nil {
+		f := launchFailure{Step: "confine", Msg: err.Error(), NotEnforced: errors.Is(err, ErrNotEnforced)}
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			f.Errno = int(errno)
+		}
+		fail(f)
+	}
+	err = syscall.Exec(l.Path, l.Args, os.Environ())
+	f := launchFailure{Step: "exec", Msg: err.Error()}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		f.Errno = int(errno)
+	}
+	fail(f)
+}
+
+// readLaunch reads the launch from the memfd at fd specArg and closes it.
+func readLaunch(specArg string) (*launch, error) {
+	fd, err := strconv.Atoi(specArg)
+	if err != nil {
+		return nil, fmt.Errorf("launch fd %q: %w", specArg, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("launch fd: %w", err)
+	}
+	data := make([]byte, st.Size)
+	for off := 0; off < len(data); {
+		n, err := unix.Pread(fd, data[off:], int64(off))
+		if err != nil {
+			return nil, fmt.Errorf("read launch: %w", err)
+		}
+		if n == 0 {
+			return nil, errors.New("read launch: short")
+		}
+		off += n
+	}
+	_ = unix.Close(fd)
+	var l launch
+	if err := json.Unmarshal(data, &l); err != nil {
+		return nil, fmt.Errorf("read launch: %w", err)
+	}
+	if l.Policy == nil || l.Path == "" || len(l.Args) == 0 {
+		return nil, errors.New("read launch: incomplete")
+	}
+	return &l, nil
+}
+
+// apply confines the calling thread (and, where the kernel's unit is the
+// process, the process) in this order: the limit groups and rlimits, then
+// no_new_privs and Landlock. The cgroup files are out of reach once
+// Landlock is in force, so they come first.
+func (p *policy) apply() error {
+	pid := []byte(strconv.Itoa(os.Getpid()))
+	for _, tasks := range p.Tasks {
+		// cgroup.procs moves every thread of the launcher, the exec'ing one included.
+		if err := os.WriteFile(filepath.Join(filepath.Dir(tasks), "cgroup.procs"), pid, 0); err != nil {
+			return fmt.Errorf("join limit group: %w", err)
+		}
+	}
+	for res, v := range p.Rlimits {
+		if err := unix.Prlimit(0, res, &unix.Rlimit{Cur: v, Max: v}, nil); err != nil {
+			return fmt.Errorf("rlimit %d: %w", res, err)
+		}
+	}
+	return p.restrictThread()
+}
