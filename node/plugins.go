@@ -211,17 +211,6 @@ func (rt *pluginRuntime) close() {
 	}
 }
 
-// CallbackBaseURL is the URL asynchronous plugins post their results to
-// (it holds a per-process secret), or "" while no plugins are configured.
-func (n *Node) CallbackBaseURL() string {
-	n.plugins.mu.Lock()
-	defer n.plugins.mu.Unlock()
-	if n.plugins.callbacks == nil {
-		return ""
-	}
-	return n.plugins.callbacks.BaseURL()
-}
-
 // SkippedPlugin is a plugin folder the last scan found but does not offer as
 // a tool, and why: `vcpnode tools --all` lists them beside the tools.
 type SkippedPlugin struct {

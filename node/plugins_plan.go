@@ -165,7 +165,7 @@ func (rt *pluginRuntime) pickHost(pp *pluginPlan) error {
 		EnvFile:         p.EnvFile,
 		MaxOutputBytes:  p.MaxOutputBytes,
 		AsyncMaxRuntime: p.AsyncMaxRuntime.D(),
-		CallbackBaseURL: rt.callbacks.BaseURL(),
+		Callbacks:       rt.callbacks,
 		ProcessTrees:    rt.trees.Get(),
 		Sandbox:         rt.sandbox,
 		Log:             rt.log,

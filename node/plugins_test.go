@@ -133,6 +133,13 @@ urllib.request.build_opener(urllib.request.ProxyHandler({})).open(req, timeout=1
 
 // postGatedCallback posts GatedAsync's success callback for task to the
 // node's callback base URL, as the plugin's own callback would.
+// callbackURL is a callback URL as a run of plugin would be given it.
+func callbackURL(n *Node, plugin string) string {
+	n.plugins.mu.Lock()
+	defer n.plugins.mu.Unlock()
+	return n.plugins.callbacks.Grant(plugin).URL()
+}
+
 func postGatedCallback(t *testing.T, base, task string) {
 	t.Helper()
 	if got := postToNode(t, base+"/GatedAsync/"+task, `{"status":"Succeed","message":"`+task+`"}`); got != 200 {
@@ -276,8 +283,8 @@ func TestAsyncPluginCallbackIsForwarded(t *testing.T) {
 		t.Errorf("forwarded serverName %q, callbackData %v; want DelayedEcho/%s with the message", server, data, m[2])
 	}
 	h.waitUntil("the outbox to empty", func() bool { return h.node.OutboxWaiting() == 0 })
-	if url := h.node.CallbackBaseURL(); strings.Contains(h.logs.String(), url[strings.LastIndex(url, "/"):]) {
-		t.Error("the callback token appears in the log")
+	if strings.Contains(h.logs.String(), "/plugin-callback/") {
+		t.Error("a callback URL, with its token, appears in the log")
 	}
 }
 
@@ -298,14 +305,14 @@ func TestCallbacksWhileDisconnectedArriveInOrderAfterReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitUntil("the plugin's callback to be stored", func() bool { return h.node.OutboxWaiting() == 1 })
-	base := h.node.CallbackBaseURL()
+	base := callbackURL(h.node, "GatedAsync")
 	if got := postToNode(t, base, `{"pluginName":"GatedAsync","requestId":"direct-1","status":"Failed","reason":"x"}`); got != 200 {
 		t.Fatalf("bare POST while disconnected: %d", got)
 	}
 	if got := postToNode(t, base+"/GatedAsync/direct-2", `{"status":"Succeed"}`); got != 200 {
 		t.Fatalf("POST while disconnected: %d", got)
 	}
-	if got := postToNode(t, base+"/UnitConverter/x", `{}`); got != http.StatusNotFound {
+	if got := postToNode(t, callbackURL(h.node, "UnitConverter")+"/UnitConverter/x", `{}`); got != http.StatusNotFound {
 		t.Errorf("a callback for a plugin that is not loaded here got %d, want 404", got)
 	}
 
@@ -329,7 +336,7 @@ func TestOutboxSurvivesANodeRestart(t *testing.T) {
 	registered(t, first, first.accept())
 	first.hub.Stop(first.ctx)
 	first.waitState("disconnected", func(s ConnState) bool { return s.Phase != PhaseConnected })
-	if got := postToNode(t, first.node.CallbackBaseURL()+"/GatedAsync/before-restart", `{"status":"Succeed","message":"kept"}`); got != 200 {
+	if got := postToNode(t, callbackURL(first.node, "GatedAsync")+"/GatedAsync/before-restart", `{"status":"Succeed","message":"kept"}`); got != 200 {
 		t.Fatalf("POST: %d", got)
 	}
 	if err := first.shutdown(); err != nil {

@@ -38,7 +38,7 @@ func TestReloadMovingStateDirKeepsTheCallbacks(t *testing.T) {
 	h := startHarness(t, pluginHarness(oldState, false, plugins))
 	c := h.accept()
 	registered(t, h, c)
-	base := h.node.CallbackBaseURL()
+	base := callbackURL(h.node, "GatedAsync")
 	post := func(task string) { postGatedCallback(t, base, task) }
 
 	c.StopPonging() // what it reads is never confirmed

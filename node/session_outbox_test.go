@@ -42,7 +42,7 @@ func TestCallbacksWrittenIntoASilentOutageAreSentAgain(t *testing.T) {
 	}))
 	c := h.accept()
 	registered(t, h, c)
-	base := h.node.CallbackBaseURL()
+	base := callbackURL(h.node, "GatedAsync")
 	post := func(task string) { postGatedCallback(t, base, task) }
 
 	confirmed := []string{"confirmed-1", "confirmed-2"}

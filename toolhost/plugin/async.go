@@ -85,6 +85,9 @@ func (h *Host) answered(p *process, kill func() bool, raw json.RawMessage, stopp
 		h.retire(p)
 		return nil, stoppedErr()
 	}
+	if p.cb != nil {
+		p.cb.claimAnswered(raw)
+	}
 	go h.supervise(p)
 	return answerResult(p.spec.name, raw)
 }

@@ -3,8 +3,6 @@ package plugin
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,16 +57,23 @@ type CallbackSink interface {
 	Deliver(ctx context.Context, pluginName, taskID string, body json.RawMessage) error
 }
 
-// CallbackServer receives asynchronous plugins' results on 127.0.0.1. Its
-// URL carries a random per-process token, so only processes that were given
-// the URL (the plugins) can post; names are checked before anything is kept.
+// CallbackServer receives asynchronous plugins' results on 127.0.0.1. Each
+// run of an asynchronous plugin gets a URL of its own (Grant): its random
+// token posts only that plugin's results, only for tasks no other run has
+// claimed, and only while the run's processes live; names are checked
+// before anything is kept.
 type CallbackServer struct {
 	sink  CallbackSink
 	known func(name string) bool
 	log   zerolog.Logger
-	token []byte
-	base  string
+	base  string // http://127.0.0.1:PORT/plugin-callback/
 	slots chan struct{}
+
+	grantsMu sync.Mutex
+	grants   map[string]*CallbackGrant // by token
+	claims   map[string]*CallbackGrant // by plugin "/" task: the run whose task it is
+	retired  []string                  // claims of revoked grants, oldest first (bounded)
+
 	// maxBody is MaxCallbackBytes except in tests.
 	maxBody int64
 	// refusals keeps a plugin posting bad callbacks in a loop from
@@ -101,13 +106,13 @@ func newCallbackServer(sink CallbackSink, known func(name string) bool, log zero
 		ln.Close()
 		return nil, fmt.Errorf("callback server: listener is on %s, not on loopback; refusing to serve", ln.Addr())
 	}
-	token := rand.Text() // 26 base32 characters, 130 random bits
 	s := &CallbackServer{
 		sink:    sink,
 		known:   known,
 		log:     log,
-		token:   []byte(token),
-		base:    fmt.Sprintf("http://127.0.0.1:%d%s%s", addr.Port, callbackPathPrefix, token),
+		base:    fmt.Sprintf("http://127.0.0.1:%d%s", addr.Port, callbackPathPrefix),
+		grants:  make(map[string]*CallbackGrant),
+		claims:  make(map[string]*CallbackGrant),
 		slots:   make(chan struct{}, callbacksAtOnce),
 		maxBody: maxBody,
 		served:  make(chan struct{}),
@@ -129,10 +134,6 @@ func newCallbackServer(sink CallbackSink, known func(name string) bool, log zero
 	}()
 	return s, nil
 }
-
-// BaseURL is the CALLBACK_BASE_URL given to plugins:
-// http://127.0.0.1:PORT/plugin-callback/TOKEN. It is a secret of this process.
-func (s *CallbackServer) BaseURL() string { return s.base }
 
 // Close stops listening and waits for callbacks being received, until ctx
 // ends; then it drops the rest.
@@ -163,11 +164,13 @@ func refuseCallback(status int, format string, args ...any) *callbackError {
 	return &callbackError{status: status, msg: fmt.Sprintf(format, args...)}
 }
 
-// ServeHTTP accepts POST <base>/{plugin}/{taskId} and POST <base>.
+// ServeHTTP accepts POST <base>/{plugin}/{taskId} and POST <base>, where
+// <base> is a grant's URL.
 func (s *CallbackServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, callbackPathPrefix)
 	token, tail, _ := strings.Cut(rest, "/")
-	if !ok || subtle.ConstantTimeCompare([]byte(token), s.token) != 1 {
+	g := s.granted(token)
+	if !ok || g == nil {
 		// No hint: whoever lacks the token learns nothing about the routes.
 		writeCallbackJSON(w, http.StatusNotFound, map[string]string{"status": "error", "error": "not found"})
 		return
@@ -178,7 +181,7 @@ func (s *CallbackServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
-	plugin, task, err := s.receive(r, tail)
+	plugin, task, err := s.receive(r, g, tail)
 	if err != nil {
 		var ce *callbackError
 		if !errors.As(err, &ce) {
@@ -213,7 +216,7 @@ func clipLog(v string) string {
 
 // receive checks and stores one callback. A *callbackError is the plugin's
 // fault; any other error is the sink's, and worth retrying.
-func (s *CallbackServer) receive(r *http.Request, tail string) (plugin, task string, err error) {
+func (s *CallbackServer) receive(r *http.Request, g *CallbackGrant, tail string) (plugin, task string, err error) {
 	if r.URL.RawPath != "" {
 		return "", "", refuseCallback(http.StatusBadRequest, "the path must not contain percent-encoded characters")
 	}
@@ -250,6 +253,10 @@ func (s *CallbackServer) receive(r *http.Request, tail string) (plugin, task str
 		return plugin, task, refuseCallback(http.StatusBadRequest, "task id %q is not made of letters, digits and _- only", clipName(task))
 	case !s.known(plugin):
 		return plugin, task, refuseCallback(http.StatusNotFound, "unknown plugin %q: it is not loaded on this node", plugin)
+	case plugin != g.plugin:
+		return plugin, task, refuseCallback(http.StatusForbidden, "this callback URL was given to a run of plugin %q, not %q", g.plugin, plugin)
+	case !g.Claim(task):
+		return plugin, task, refuseCallback(http.StatusForbidden, "task %q of plugin %q belongs to another run", task, plugin)
 	}
 	// The main server reads both names from the body only.
 	obj["pluginName"], _ = json.Marshal(plugin)

@@ -117,7 +117,7 @@ func TestCallbackAcceptsBothURLShapes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sink := &recordingSink{}
 			s := startCallbackServer(t, sink)
-			status, answer, _ := postCallback(t, http.MethodPost, s.BaseURL()+tt.path, []byte(tt.body))
+			status, answer, _ := postCallback(t, http.MethodPost, s.Grant(tt.wantPlugin).URL()+tt.path, []byte(tt.body))
 			if status != http.StatusOK || answer["status"] != "success" {
 				t.Fatalf("status %d, answer %v", status, answer)
 			}
@@ -182,6 +182,8 @@ func TestCallbackRefusals(t *testing.T) {
 		{"bad task id in the body", "POST", func(b string) string { return b }, `{"pluginName":"VideoGen","taskId":"../../etc"}`, nil, 400, "task id"},
 		{"encoded slash", "POST", func(b string) string { return b + "/VideoGen/a%2Fb" }, `{}`, nil, 400, "percent-encoded"},
 		{"unknown plugin", "POST", func(b string) string { return b + "/Nobody/t1" }, `{}`, nil, 404, `unknown plugin "Nobody"`},
+		{"another plugin's task", "POST", func(b string) string { return b + "/Wan2.1VideoGen/t1" }, `{}`, nil, 403, `was given to a run of plugin "VideoGen", not "Wan2.1VideoGen"`},
+		{"another plugin's task, bare", "POST", func(b string) string { return b }, `{"pluginName":"Wan2.1VideoGen","taskId":"t1"}`, nil, 403, "was given to a run of plugin"},
 		{"too many segments", "POST", func(b string) string { return b + "/VideoGen/t1/extra" }, `{}`, nil, 404, "no such route"},
 		{"one segment", "POST", func(b string) string { return b + "/VideoGen" }, `{}`, nil, 404, "no such route"},
 		{"bare without names", "POST", func(b string) string { return b }, `{"status":"Succeed"}`, nil, 400, "must name the plugin"},
@@ -198,7 +200,7 @@ func TestCallbackRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sink := &recordingSink{err: tt.sinkErr}
 			s := startCallbackServer(t, sink)
-			status, answer, header := postCallback(t, tt.method, tt.url(s.BaseURL()), []byte(tt.body))
+			status, answer, header := postCallback(t, tt.method, tt.url(s.Grant("VideoGen").URL()), []byte(tt.body))
 			if status != tt.wantStatus || answer["status"] != "error" || !strings.Contains(answer["error"], tt.wantError) {
 				t.Errorf("got %d %v, want %d with an error containing %q", status, answer, tt.wantStatus, tt.wantError)
 			}
@@ -223,7 +225,7 @@ func TestCallbackBodyLimit(t *testing.T) {
 		}
 		defer s.Close(context.Background())
 		over := []byte(`{"pad":"` + strings.Repeat("a", MaxCallbackBytes) + `"}`)
-		status, answer, _ := postCallback(t, "POST", s.BaseURL()+"/VideoGen/over", over)
+		status, answer, _ := postCallback(t, "POST", s.Grant("VideoGen").URL()+"/VideoGen/over", over)
 		if status != http.StatusRequestEntityTooLarge || !strings.Contains(answer["error"], "larger than 16777216 bytes") {
 			t.Errorf("a body of %d bytes: %d %v, want 413", len(over), status, answer)
 		}
@@ -232,11 +234,12 @@ func TestCallbackBodyLimit(t *testing.T) {
 		sink := &recordingSink{}
 		s := startCallbackServerLimit(t, sink, 1024)
 		fit := []byte(`{"pad":"` + strings.Repeat("a", 1024-len(`{"pad":""}`)) + `"}`)
-		if status, answer, _ := postCallback(t, "POST", s.BaseURL()+"/VideoGen/fits", fit); status != 200 {
+		base := s.Grant("VideoGen").URL()
+		if status, answer, _ := postCallback(t, "POST", base+"/VideoGen/fits", fit); status != 200 {
 			t.Fatalf("a body of exactly %d bytes: %d %v", len(fit), status, answer)
 		}
 		over := append([]byte(`{"pad":"a`), fit[len(`{"pad":"`):]...)
-		if status, answer, _ := postCallback(t, "POST", s.BaseURL()+"/VideoGen/over", over); status != http.StatusRequestEntityTooLarge {
+		if status, answer, _ := postCallback(t, "POST", base+"/VideoGen/over", over); status != http.StatusRequestEntityTooLarge {
 			t.Errorf("a body of %d bytes: %d %v, want 413", len(over), status, answer)
 		}
 		if got := sink.all(); len(got) != 1 || got[0].task != "fits" {
@@ -248,12 +251,13 @@ func TestCallbackBodyLimit(t *testing.T) {
 func TestCallbackServerIsLoopbackOnlyWithAPrivateToken(t *testing.T) {
 	a := startCallbackServer(t, &recordingSink{})
 	b := startCallbackServer(t, &recordingSink{})
-	ua, err := url.Parse(a.BaseURL())
+	aURL, bURL := a.Grant("VideoGen").URL(), b.Grant("VideoGen").URL()
+	ua, err := url.Parse(aURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ua.Scheme != "http" || ua.Hostname() != "127.0.0.1" || ua.Port() == "" || ua.Port() == "0" {
-		t.Errorf("BaseURL %s is not http://127.0.0.1:PORT/…", a.BaseURL())
+		t.Errorf("URL %s is not http://127.0.0.1:PORT/…", aURL)
 	}
 	ip := net.ParseIP(ua.Hostname())
 	if ip == nil || !ip.IsLoopback() {
@@ -263,11 +267,11 @@ func TestCallbackServerIsLoopbackOnlyWithAPrivateToken(t *testing.T) {
 	if len(token) < 26 || strings.Contains(token, "/") {
 		t.Errorf("token %q is too short to be secret", token)
 	}
-	if a.BaseURL()[strings.LastIndex(a.BaseURL(), "/"):] == b.BaseURL()[strings.LastIndex(b.BaseURL(), "/"):] {
+	if aURL[strings.LastIndex(aURL, "/"):] == bURL[strings.LastIndex(bURL, "/"):] {
 		t.Error("two servers share a token")
 	}
 	// a's token does not open b.
-	ub := mustValue(url.Parse(b.BaseURL()))
+	ub := mustValue(url.Parse(bURL))
 	status, _, _ := postCallback(t, "POST", "http://"+ub.Host+ua.Path+"/VideoGen/t1", []byte(`{}`))
 	if status != http.StatusNotFound {
 		t.Errorf("another server's token got %d, want 404", status)
@@ -281,13 +285,14 @@ func TestCallbackServerClose(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	base := s.Grant("VideoGen").URL()
 	if err := s.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
 	if err := s.Close(ctx); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := http.Post(s.BaseURL()+"/VideoGen/t1", "application/json", strings.NewReader(`{}`)); err == nil {
+	if _, err := http.Post(base+"/VideoGen/t1", "application/json", strings.NewReader(`{}`)); err == nil {
 		t.Error("the server still answers after Close")
 	}
 	if _, err := NewCallbackServer(nil, nil, zerolog.Nop()); err == nil {
@@ -337,8 +342,9 @@ func TestCallbackRefusalsAreRateLimitedInTheLog(t *testing.T) {
 		s.Close(ctx)
 	})
 	const n = 40
+	base := s.Grant("VideoGen").URL()
 	for i := range n {
-		if status, _, _ := postCallback(t, "POST", s.BaseURL()+"/Unknown"+strings.Repeat("x", i)+"/t1", []byte(`{}`)); status < 400 {
+		if status, _, _ := postCallback(t, "POST", base+"/Unknown"+strings.Repeat("x", i)+"/t1", []byte(`{}`)); status < 400 {
 			t.Fatalf("callback %d for an unknown plugin: status %d", i, status)
 		}
 	}

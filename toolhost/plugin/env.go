@@ -189,3 +189,16 @@ func jsBool(v string) string {
 	}
 	return "false"
 }
+
+// withEnv is env (sorted "K=V" entries) with key set to value, in a new slice.
+func withEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); envKey(k) != envKey(key) {
+			out = append(out, kv)
+		}
+	}
+	out = append(out, key+"="+value)
+	slices.Sort(out)
+	return out
+}

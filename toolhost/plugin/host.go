@@ -60,8 +60,12 @@ type Options struct {
 	// AsyncMaxRuntime bounds an asynchronous plugin's process after it has answered.
 	AsyncMaxRuntime time.Duration
 	// CallbackBaseURL is given to asynchronous plugins as CALLBACK_BASE_URL
-	// (the callback listener's BaseURL); empty leaves whatever the env files say.
+	// when Callbacks is nil; empty leaves whatever the env files say.
 	CallbackBaseURL string
+	// Callbacks, when set, gives each run of an asynchronous plugin a
+	// CALLBACK_BASE_URL of its own (CallbackServer.Grant), revoked once
+	// every process of the run has ended.
+	Callbacks *CallbackServer
 	// Environ returns the daemon environment the base set and PassEnv are
 	// taken from; nil means os.Environ.
 	Environ func() []string

@@ -21,6 +21,7 @@ type runSpec struct {
 	dir    string
 	launch launch
 	env    []string
+	async  bool // posts its results to a callback URL
 }
 
 // process is one running plugin command: the leader of its own process
@@ -37,6 +38,7 @@ type process struct {
 	pid  int            // also the process group id
 	tree *proctree.Tree // every process the run started
 	sb   *sandbox.Run   // the sandbox the run is confined in
+	cb   *CallbackGrant // the run's callback URL, nil when it has none
 
 	stdin          *os.File // our write end, nil when stdin is /dev/null
 	stdout, stderr *os.File // our read ends
@@ -136,7 +138,18 @@ func (h *Host) spawn(spec *runSpec, l launch, withStdin bool, extra *os.File) (_
 	if extra != nil {
 		files = append(files, extra)
 	}
-	sb, err := h.confine(spec, l)
+	env := spec.env
+	var cb *CallbackGrant
+	if spec.async && h.opts.Callbacks != nil {
+		cb = h.opts.Callbacks.Grant(spec.name)
+		env = withEnv(env, envCallbackURL, cb.URL())
+		defer func() {
+			if err != nil {
+				cb.Revoke()
+			}
+		}()
+	}
+	sb, err := h.confine(spec, l, env)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +168,7 @@ func (h *Host) spawn(spec *runSpec, l launch, withStdin bool, extra *os.File) (_
 		pid:        proc.Pid,
 		tree:       tree,
 		sb:         sb,
+		cb:         cb,
 		stdin:      stdinW,
 		stdout:     outR,
 		stderr:     errR,
@@ -329,6 +343,9 @@ func (h *Host) retire(p *process) {
 func (p *process) release() {
 	p.tree.Release()
 	p.sb.Close()
+	if p.cb != nil {
+		p.cb.Revoke()
+	}
 }
 
 func isClosed(ch chan struct{}) bool {

@@ -9,10 +9,10 @@ import (
 // confine wraps l, spec's command (or its warm form), for the plugin's sandbox profile
 // (Options.Sandbox; nil runs it unconfined). The caller starts it with the
 // Run's StartProcess, and closes the Run once the process tree has ended.
-func (h *Host) confine(spec *runSpec, l launch) (*sandbox.Run, error) {
+func (h *Host) confine(spec *runSpec, l launch, env []string) (*sandbox.Run, error) {
 	return h.opts.Sandbox.Wrap(sandbox.Command{
 		Tool: spec.name, Kind: "plugin",
-		Path: l.path, Args: l.argv, Env: append(slices.Clip(spec.env), l.env...), Dir: spec.dir,
+		Path: l.path, Args: l.argv, Env: append(slices.Clip(env), l.env...), Dir: spec.dir,
 		Read: l.read,
 	})
 }
