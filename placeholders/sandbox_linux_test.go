@@ -68,7 +68,8 @@ func TestSandboxConfinesCommand(t *testing.T) {
 	if err == nil {
 		t.Fatal("read the home directory under default")
 	}
-	for _, want := range []string{`placeholder command "Probe" was refused by the node's sandbox (profile "default")`, "Permission denied"} {
+	for _, want := range []string{`placeholder command "Probe" was refused by the node's sandbox (profile "default"): read ` + secret, "Permission denied",
+		"[sandbox.profiles.probe]\nextends = \"default\"\nread = [", "[[placeholders.command]]\nname = \"Probe\"\nsandbox = \"probe\""} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}

@@ -106,7 +106,8 @@ func TestSandboxConfinesDirectHost(t *testing.T) {
 				if err == nil {
 					t.Fatalf("read the home directory under default: %s", asJSON(t, v))
 				}
-				for _, want := range []string{`plugin "Reader" was refused by the node's sandbox (profile "default")`, "EACCES", secret} {
+				for _, want := range []string{`plugin "Reader" was refused by the node's sandbox (profile "default"): read ` + secret, "EACCES",
+					"[sandbox.profiles.reader]\nextends = \"default\"\nread = [", "[tools.Reader]\nsandbox = \"reader\"\n"} {
 					if !strings.Contains(err.Error(), want) {
 						t.Errorf("error lacks %q: %v", want, err)
 					}
@@ -174,4 +175,39 @@ func TestSandboxDirectHostAtItsMemoryLimit(t *testing.T) {
 	if v, err := invoke(nil, tool, map[string]string{"path": filepath.Join(dir, "own.txt")}, ""); err != nil || !strings.Contains(asJSON(t, v), "OWN-DATA") {
 		t.Errorf("after the restart: %s %v", asJSON(t, v), err)
 	}
+}
+
+// TestSandboxRefusedHostStartNamesPathAndFix: a direct plugin whose module
+// requires a file of a sibling plugin does not load under default, and
+// the reason it is unsupported names the refused file and the config that
+// grants it; under a profile with that config it loads.
+func TestSandboxRefusedHostStartNamesPathAndFix(t *testing.T) {
+	home := t.TempDir()
+	root, dir := readerRoot(t)
+	shared := filepath.Join(root, "Shared", "lib.js")
+	writeTestFile(t, shared, "module.exports = { word: 'shared' };\n")
+	writeTestFile(t, filepath.Join(dir, "index.js"), "const lib = require('../Shared/lib.js');\n"+readerPlugin)
+	h, _ := sandboxedHost(t, "default", home)
+	l := h.Load(scanDirect(t, root), Settings{})
+	reason := unsupportedReason(l, "Reader")
+	for _, want := range []string{`plugin "Reader" was refused by the node's sandbox (profile "default"): read ` + shared,
+		"[sandbox.profiles.reader]\nextends = \"default\"\nread = [\"" + filepath.Dir(shared) + "\"]\n\n[tools.Reader]\nsandbox = \"reader\"\n"} {
+		if !strings.Contains(reason, want) {
+			t.Errorf("the reason lacks %q:\n%s", want, reason)
+		}
+	}
+	_ = h.Close(t.Context())
+
+	profiles, err := sandbox.Resolve(map[string]sandbox.Spec{"reader": {Extends: "default", Read: []string{filepath.Dir(shared)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trees := proctreetest.Manager(t, proctree.ModeAuto)
+	sb, err := sandbox.New(sandbox.Options{Profiles: profiles, Tools: map[string]string{"Reader": "reader"}, Home: home,
+		TempDir: t.TempDir(), Trees: trees, Log: zerolog.New(zerolog.NewTestWriter(t))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = newTestHost(t, Options{ProcessTrees: trees, Sandbox: sb})
+	findTool(t, h.Load(scanDirect(t, root), Settings{}), "Reader")
 }

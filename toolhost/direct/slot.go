@@ -108,7 +108,7 @@ func (s *slot) launch() (*proc, error) {
 		return nil, err
 	}
 	if m.T == "failed" {
-		return nil, &loadError{Reason: p.sb.Explain(errors.New(loadReason(s.p, m))).Error()}
+		return nil, &loadError{Reason: p.sb.Explain(errors.New(loadReason(s.p, m)), []byte(deref(m.Error))).Error()}
 	}
 	if reason := exportProblem(s.p, m.Exports); reason != "" {
 		return nil, &loadError{Reason: reason}
@@ -121,7 +121,7 @@ func (s *slot) launch() (*proc, error) {
 		return nil, err
 	}
 	if m.T == "failed" {
-		return nil, &loadError{Reason: p.sb.Explain(errors.New("initialize() failed: " + firstLine(m.Error))).Error()}
+		return nil, &loadError{Reason: p.sb.Explain(errors.New("initialize() failed: "+firstLine(m.Error)), []byte(deref(m.Error))).Error()}
 	}
 	if m.T != "ready" {
 		return nil, fmt.Errorf("unexpected %q message from the Node.js host", m.T)
@@ -180,6 +180,14 @@ func loadReason(p *plugin.DirectPlugin, m inMsg) string {
 		}
 	}
 	return reason
+}
+
+// deref is the whole message (its stack names the files involved).
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func firstLine(s *string) string {

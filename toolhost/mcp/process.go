@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -31,6 +33,7 @@ const (
 	// Longest stderr line kept for messages, and logged.
 	stderrKeep = 300
 	stderrLog  = 2000
+	stderrHead = 16 << 10
 	// treeGoneWait bounds the wait for the rest of a server's process tree
 	// to end after SIGKILL (a process stuck in the kernel).
 	treeGoneWait = 5 * time.Second
@@ -57,6 +60,8 @@ type proc struct {
 
 	mu         sync.Mutex
 	lastStderr string
+	errLine    string // the first error line
+	headStderr []byte // the first lines, up to stderrHead bytes
 	stderrDone chan struct{}
 }
 
@@ -201,7 +206,8 @@ func closeAll(files ...*os.File) {
 }
 
 // readStderr logs the server's stderr at debug, line by line and
-// truncated, and keeps the last non-empty line for error messages.
+// truncated, and keeps for error messages its first error line, its last
+// non-empty line and its head (where a refusal is looked for).
 func (p *proc) readStderr(r *os.File, log zerolog.Logger) {
 	defer close(p.stderrDone)
 	defer r.Close()
@@ -212,6 +218,12 @@ func (p *proc) readStderr(r *os.File, log zerolog.Logger) {
 			log.Debug().Str("stderr", clip(s, stderrLog)).Msg("MCP server stderr")
 			p.mu.Lock()
 			p.lastStderr = clip(s, stderrKeep)
+			if p.errLine == "" && errorLine.MatchString(s) {
+				p.errLine = clip(s, stderrKeep)
+			}
+			if len(p.headStderr) < stderrHead {
+				p.headStderr = append(append(p.headStderr, clip(s, stderrLog)...), '\n')
+			}
 			p.mu.Unlock()
 		}
 		if err != nil {
@@ -234,11 +246,26 @@ func readLine(br *bufio.Reader, keep int) ([]byte, error) {
 	}
 }
 
-// stderr is the last non-empty line the server wrote on stderr.
+// errorLine is a line that states an error: Node.js's "Error: …",
+// Python's last traceback line, npm's "npm error …", a Go or Rust "error: …".
+var errorLine = regexp.MustCompile(`^(?:[A-Za-z.]*(?:Error|Exception)\b:?\s|npm (?:ERR!|error) |(?i:error)[:\[ ])`)
+
+// stderr is the first error line the server wrote on stderr, else its
+// last non-empty line (runners such as npx end with a line of their own).
 func (p *proc) stderr() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.errLine != "" {
+		return p.errLine
+	}
 	return p.lastStderr
+}
+
+// stderrHeadBytes is the start of what the server wrote on stderr.
+func (p *proc) stderrHeadBytes() []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.headStderr)
 }
 
 // exitReason describes how the process ended, or "" while it runs.

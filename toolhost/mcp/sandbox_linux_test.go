@@ -3,7 +3,9 @@ package mcp
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +70,8 @@ func TestSandboxConfinesMCPServer(t *testing.T) {
 	if err == nil {
 		t.Error("the server under offline connected to the loopback listener")
 	} else {
-		for _, want := range []string{`MCP server "cut" was refused by the node's sandbox (profile "offline")`, "connect: permission denied"} {
+		for _, want := range []string{`MCP server "cut" was refused by the node's sandbox (profile "offline"): TCP connect to port`, "connect: permission denied",
+			"[sandbox.profiles.cut]\nextends = \"offline\"\nnetwork = true\n\n[mcp.servers.cut]\nsandbox = \"cut\"\n"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error lacks %q: %v", want, err)
 			}
@@ -81,7 +84,8 @@ func TestSandboxConfinesMCPServer(t *testing.T) {
 	}
 
 	_, err = call(ctx, t, f.tool("McpOpen"), map[string]any{"command": "read", "path": secret})
-	if err == nil || !strings.Contains(err.Error(), `MCP server "open" was refused by the node's sandbox (profile "default")`) {
+	if err == nil || !strings.Contains(err.Error(), `MCP server "open" was refused by the node's sandbox (profile "default"): read `+secret) ||
+		!strings.Contains(err.Error(), "[sandbox.profiles.open]\nextends = \"default\"\nread = [") {
 		t.Errorf("reading the home directory under default: %v", err)
 	}
 	own := filepath.Join(f.dir, "open", "pid")
@@ -200,5 +204,39 @@ func TestStdioRelativeCommandRunsInCwd(t *testing.T) {
 	defer cancel()
 	if res, err := call(ctx, t, f.tool("McpRel"), map[string]any{"command": "echo", "msg": "hi"}); err != nil || !strings.Contains(resultText(t, res), "hi") {
 		t.Errorf("the server in its cwd: %v %v (status %+v)", res, err, f.status("rel"))
+	}
+}
+
+// TestSandboxRefusedServerStartNamesPathAndFix: a Node.js server that
+// requires a file outside every grant fails to start under default; its
+// status says which file was refused (its first error line, not the
+// runtime's last) and the config that grants it.
+func TestSandboxRefusedServerStartNamesPathAndFix(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the server is a Node.js script")
+	}
+	home, outside := t.TempDir(), t.TempDir()
+	lib := filepath.Join(outside, "lib.js")
+	dir := filepath.Join(t.TempDir(), "server")
+	for path, body := range map[string]string{lib: "module.exports = 1;\n", filepath.Join(dir, "server.js"): "require(" + strconv.Quote(lib) + ");\nsetInterval(() => {}, 1000);\n"} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, _ := sandboxFixture(t, home)
+	f.start(ServerConfig{Name: "boot", Command: node, Args: []string{"server.js"}, Cwd: dir, Sandbox: "default"})
+	st := f.status("boot")
+	for _, want := range []string{"EACCES: permission denied, open", `MCP server "boot" was refused by the node's sandbox (profile "default"): read ` + lib,
+		"[sandbox.profiles.boot]\nextends = \"default\"\nread = [\"" + outside + "\"]\n\n[mcp.servers.boot]\nsandbox = \"boot\"\n"} {
+		if !strings.Contains(st.LastError, want) {
+			t.Errorf("the start error lacks %q:\n%s", want, st.LastError)
+		}
+	}
+	if strings.Contains(st.LastError, "Node.js v") {
+		t.Errorf("the start error quotes the runtime's last line: %s", st.LastError)
 	}
 }

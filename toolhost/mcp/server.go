@@ -327,7 +327,7 @@ func (s *server) describe(live *session, err error) string {
 		if live.proc.exitReason() != "" {
 			// Ended by itself: name the profile, and a limit it reached or
 			// what the sandbox refused.
-			msg = live.proc.sb.Explain(errors.New(msg)).Error()
+			msg = live.proc.sb.Explain(errors.New(msg), live.proc.stderrHeadBytes()).Error()
 		}
 	}
 	return msg

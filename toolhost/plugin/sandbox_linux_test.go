@@ -125,14 +125,15 @@ echo "tmp=$TMPDIR"
 }
 
 // TestSandboxRefusalNamesProfile: a run failing on a refused read is an
-// error naming the profile and the refusal.
+// error naming the profile, the refused path and the config that grants it.
 func TestSandboxRefusalNamesProfile(t *testing.T) {
 	e := newSandboxEnv(t, "default", nil)
 	_, err := e.run(t, fmt.Sprintf("cat %q\n", e.secret))
 	if err == nil {
 		t.Fatal("reading the home directory succeeded")
 	}
-	for _, want := range []string{`plugin "Probe" was refused by the node's sandbox (profile "default")`, "Permission denied", e.secret} {
+	for _, want := range []string{`plugin "Probe" was refused by the node's sandbox (profile "default"): read ` + e.secret, "Permission denied",
+		"[sandbox.profiles.probe]\nextends = \"default\"\nread = [\"~/.ssh\"]\n\n[tools.Probe]\nsandbox = \"probe\"\n"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}
@@ -348,4 +349,31 @@ func restrictedThreads(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// TestSandboxStaticRefusalNamesPathAndFix: a static plugin failing on a
+// refused read is an error naming the refused path and the config that
+// grants it, as a call's would be.
+func TestSandboxStaticRefusalNamesPathAndFix(t *testing.T) {
+	e := newSandboxEnv(t, "default", nil)
+	dir := filepath.Join(e.root, "Probe")
+	writeFile(t, dir, manifestFile, `{"name":"Probe","pluginType":"static","entryPoint":{"command":"sh probe.sh"},"capabilities":{"systemPromptPlaceholders":[{"placeholder":"{{Probe}}"}]}}`)
+	writeFile(t, dir, "probe.sh", fmt.Sprintf("cat %q\n", e.secret))
+	set := scan(t, e.host, e.root)
+	if len(set.Static) != 1 {
+		t.Fatalf("static plugins: %d", len(set.Static))
+	}
+	_, err := set.Static[0].Run(context.Background())
+	if err == nil {
+		t.Fatal("reading the home directory succeeded")
+	}
+	for _, want := range []string{`plugin "Probe" was refused by the node's sandbox (profile "default"): read ` + e.secret,
+		"[sandbox.profiles.probe]\nextends = \"default\"\nread = [\"~/.ssh\"]\n\n[tools.Probe]\nsandbox = \"probe\"\n"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "SECRET-KEY-MATERIAL") {
+		t.Error("the secret leaked")
+	}
 }

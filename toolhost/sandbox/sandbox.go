@@ -40,6 +40,9 @@ type Options struct {
 	// in use an error instead of a warning.
 	Require bool
 	Log     zerolog.Logger
+	// OnRefusal, when set, is told what a run's profile refused each time
+	// Explain finds it (how `sandbox learn` collects them).
+	OnRefusal func(kind, tool string, refused []Refusal)
 
 	carved *sync.Map // profile name → its carved grants, per configuration
 }
@@ -287,6 +290,11 @@ type Run struct {
 	limits  Profile // the limits asked for
 	tmp     string  // the per-call temporary directory
 	pol     *policy // nil: unconfined
+	// For telling what the profile refused: the tool's folder, the home
+	// (~ in suggested grants), the node's own files.
+	dir, home string
+	protected []string
+	onRefusal func(kind, tool string, refused []Refusal)
 
 	mu     sync.Mutex
 	groups groups   // per-run limit groups, until Close

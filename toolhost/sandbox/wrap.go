@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -15,7 +13,7 @@ import (
 // process of the command's tree has ended (it removes the per-call
 // temporary directory and limit groups).
 func (s *Sandbox) Wrap(c Command) (*Run, error) {
-	r := &Run{Path: c.Path, Args: c.Args, Env: c.Env, Profile: None, tool: c.Tool, kind: c.Kind}
+	r := &Run{Path: c.Path, Args: c.Args, Env: c.Env, Profile: None, tool: c.Tool, kind: c.Kind, dir: c.Dir}
 	if r.kind == "" {
 		r.kind = "tool"
 	}
@@ -32,6 +30,7 @@ func (s *Sandbox) Wrap(c Command) (*Run, error) {
 		return nil, fmt.Errorf("%s %q: %w %q", r.kind, c.Tool, ErrUnknownProfile, name)
 	}
 	r.Profile = name
+	r.home, r.protected, r.onRefusal = o.Home, o.Protected, o.OnRefusal
 	if p.Off {
 		return r, nil
 	}
@@ -104,11 +103,13 @@ func withTemp(env []string, dir string) []string {
 // ErrLimit: the run's process tree reached a limit of its profile.
 var ErrLimit = errors.New("reached a limit of its sandbox profile")
 
-// Explain turns the error of a finished run into one that names the
-// profile, and what the sandbox refused or which limit the run reached
-// (outputs are the run's stderr and stdout, searched for EACCES/EPERM
-// messages). A run that reached a limit is an error even when err is nil:
-// its tree was cut short. An unconfined run's error is unchanged.
+// Explain turns the error of a finished run into one that says what the
+// profile caused: a limit the run reached (an error even when err is nil:
+// its tree was cut short), or what the profile refused — a path or a port
+// found in outputs (the run's stderr and stdout) or in err and checked
+// against the run's grants — with the configuration that grants it (a
+// *RefusedError). Any other error is returned unchanged: the sandbox did
+// not cause it. An unconfined run's error is unchanged.
 func (r *Run) Explain(err error, outputs ...[]byte) error {
 	if r == nil || r.Profile == None || r.limits.Off {
 		return err
@@ -123,40 +124,19 @@ func (r *Run) Explain(err error, outputs ...[]byte) error {
 	if err == nil {
 		return nil
 	}
-	for _, out := range append(outputs, []byte(err.Error())) {
-		if line := refusal(out); line != "" {
-			return fmt.Errorf("%s %q was refused by the node's sandbox (profile %q): %s: %w",
-				r.kind, r.tool, r.Profile, line, err)
-		}
+	refused := r.refusals(append(outputs, []byte(err.Error())))
+	if len(refused) == 0 {
+		return err
 	}
-	return fmt.Errorf("%w (sandbox profile %q)", err, r.Profile)
+	if r.onRefusal != nil {
+		r.onRefusal(r.kind, r.tool, refused)
+	}
+	return &RefusedError{Kind: r.kind, Tool: r.tool, Profile: r.Profile, Refusals: refused, Fix: r.fix(refused), Err: err}
 }
 
 // Exceeded reports whether the run's tree reached one of its limits; what
 // is left of such a tree should be stopped (a fork loop never ends).
 func (r *Run) Exceeded() bool { return r != nil && len(r.limitsHit()) > 0 }
-
-// refusalMarks are how programs report EACCES and EPERM.
-var refusalMarks = []string{"Permission denied", "permission denied", "Operation not permitted",
-	"operation not permitted", "EACCES", "EPERM", "PermissionError"}
-
-// refusal is the first line of out that reports EACCES or EPERM.
-func refusal(out []byte) string {
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 0, 4096), 64<<10)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		for _, m := range refusalMarks {
-			if strings.Contains(line, m) {
-				if len(line) > 300 {
-					line = line[:300] + "…"
-				}
-				return strings.ToValidUTF8(line, "\uFFFD")
-			}
-		}
-	}
-	return ""
-}
 
 // Close removes the per-call temporary directory and the run's limit
 // groups; call it once the command's whole process tree has ended.

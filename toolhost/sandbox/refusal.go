@@ -1,0 +1,213 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Refusal is one thing a run's profile kept from it: a path (read, or
+// write where reading was granted) or a TCP port.
+type Refusal struct {
+	Path  string `json:"path,omitempty"`
+	Write bool   `json:"write,omitempty"`
+	Port  int    `json:"port,omitempty"`
+	// Own: one of the node's own files, which no profile grants.
+	Own bool `json:"own,omitempty"`
+	// Line is the line of the run's output that told.
+	Line string `json:"line"`
+	// netOff: the profile refuses every TCP connect, not only this port.
+	netOff bool
+}
+
+func (f Refusal) String() string {
+	switch {
+	case f.Port > 0:
+		return fmt.Sprintf("TCP connect to port %d", f.Port)
+	case f.Write:
+		return "write " + f.Path
+	}
+	return "read " + f.Path
+}
+
+// RefusedError is the error of a run its profile refused something; it
+// names what, and the configuration that would grant it.
+type RefusedError struct {
+	Kind, Tool, Profile string
+	Refusals            []Refusal
+	// Fix is the configuration that grants the refusals ("" when only the
+	// node's own files were refused).
+	Fix string
+	Err error
+}
+
+func (e *RefusedError) Error() string {
+	var what []string
+	for _, f := range e.Refusals {
+		s := f.String()
+		if f.Own {
+			s += ", one of the node's own files, which no profile grants"
+		}
+		what = append(what, s)
+	}
+	msg := fmt.Sprintf("%s %q was refused by the node's sandbox (profile %q): %s: ",
+		e.Kind, e.Tool, e.Profile, strings.Join(what, ", "))
+	if line := e.Refusals[0].Line; !strings.Contains(e.Err.Error(), line) {
+		msg += line + ": "
+	}
+	msg += e.Err.Error()
+	if e.Fix != "" {
+		msg += "\nto grant it, add to the node's config and run `vcpnode reload`:\n" + e.Fix
+	}
+	return msg
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// fix is the configuration that grants refusals to the run's tool: a
+// profile of its own extending the one it has (or more lines for the
+// profile it has, when that is not a built-in), and the line that gives
+// it to the tool.
+func (r *Run) fix(refusals []Refusal) string {
+	var read, write []string
+	var ports []int
+	network := false
+	for _, f := range refusals {
+		switch {
+		case f.Own:
+		case f.Port > 0 && f.netOff:
+			network = true
+		case f.Port > 0:
+			ports = append(ports, f.Port)
+		case f.Write:
+			write = appendNew(write, r.grantFor(f.Path))
+		default:
+			read = appendNew(read, r.grantFor(f.Path))
+		}
+	}
+	if len(read)+len(write)+len(ports) == 0 && !network {
+		return ""
+	}
+	return ProfileConfig(r.kind, r.tool, r.Profile, Spec{Read: read, Write: write, ConnectPorts: ports, Network: boolPtr(network)})
+}
+
+func boolPtr(b bool) *bool {
+	if !b {
+		return nil
+	}
+	return &b
+}
+
+func appendNew(list []string, s string) []string {
+	if s == "" || slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// grantFor is what to grant for a refused path: the node_modules a
+// package sits in, the folder of a file (programs read a file's neighbours too), unless that folder is the
+// home, one of its parents or the root; written from ~/ when in the home.
+func (r *Run) grantFor(path string) string {
+	g := path
+	for d := filepath.Dir(path); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if filepath.Base(d) == "node_modules" {
+			g = d // a package: the whole node_modules it sits in
+			break
+		}
+	}
+	if fi, err := os.Stat(g); err == nil && !fi.IsDir() {
+		dir := filepath.Dir(path)
+		if dir != "/" && (r.home == "" || !within(canonical(r.home), canonical(dir))) {
+			g = dir
+		}
+	}
+	if r.home != "" && within(g, r.home) && g != r.home {
+		return "~/" + strings.TrimPrefix(g, r.home+"/")
+	}
+	return g
+}
+
+// ProfileConfig writes the configuration that gives tool (of kind
+// "plugin", "MCP server", "placeholder command" or "command") the
+// profile it has plus add: a profile of its own extending a built-in, or
+// the lines to add to the configured profile it has.
+func ProfileConfig(kind, tool, profile string, add Spec) string {
+	var b strings.Builder
+	own := profile
+	if _, builtin := Builtins()[profile]; builtin {
+		own = profileName(tool)
+		fmt.Fprintf(&b, "[sandbox.profiles.%s]\nextends = %q\n", tomlKey(own), profile)
+	} else {
+		fmt.Fprintf(&b, "[sandbox.profiles.%s]   # added to this profile's lists\n", tomlKey(own))
+	}
+	list := func(key string, vals []string) {
+		if len(vals) == 0 {
+			return
+		}
+		q := make([]string, len(vals))
+		for i, v := range vals {
+			q[i] = strconv.Quote(v)
+		}
+		fmt.Fprintf(&b, "%s = [%s]\n", key, strings.Join(q, ", "))
+	}
+	list("read", add.Read)
+	list("write", add.Write)
+	if add.Network != nil && *add.Network {
+		b.WriteString("network = true\n")
+	}
+	if len(add.ConnectPorts) > 0 {
+		ps := make([]string, len(add.ConnectPorts))
+		for i, p := range add.ConnectPorts {
+			ps[i] = strconv.Itoa(p)
+		}
+		fmt.Fprintf(&b, "connect_ports = [%s]\n", strings.Join(ps, ", "))
+	}
+	if own == profile {
+		return b.String()
+	}
+	b.WriteString("\n")
+	switch kind {
+	case "MCP server":
+		fmt.Fprintf(&b, "[mcp.servers.%s]\nsandbox = %q\n", tomlKey(tool), own)
+	case "placeholder command":
+		fmt.Fprintf(&b, "[[placeholders.command]]\nname = %q\nsandbox = %q   # in this command's table\n", tool, own)
+	case "command":
+		fmt.Fprintf(&b, "# and run the command with --profile %s\n", own)
+	default:
+		fmt.Fprintf(&b, "[tools.%s]\nsandbox = %q\n", tomlKey(tool), own)
+	}
+	return b.String()
+}
+
+// profileName is the name of a tool's own profile.
+func profileName(tool string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(tool) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	if b.Len() == 0 {
+		return "tool"
+	}
+	return b.String()
+}
+
+// tomlKey quotes a key that is not a bare TOML key.
+func tomlKey(k string) string {
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return strconv.Quote(k)
+		}
+	}
+	if k == "" {
+		return `""`
+	}
+	return k
+}

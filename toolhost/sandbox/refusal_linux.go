@@ -1,0 +1,211 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// refusalMarks are how programs report EACCES and EPERM.
+var refusalMarks = []string{"Permission denied", "permission denied", "Operation not permitted",
+	"operation not permitted", "EACCES", "EPERM", "PermissionError"}
+
+var (
+	// absPath finds absolute paths in a line of output.
+	absPath = regexp.MustCompile(`(?:^|[\s'"` + "`" + `(\[=,:])(/[^\s'"` + "`" + `,:)\]]*)`)
+	// connectPort finds the port of a refused TCP connect (Node.js, Go, Python).
+	connectPort = regexp.MustCompile(`(?:connect (?:EACCES|EPERM) \S*:|dial tcp \S*:)(\d+)`)
+	// missingModule: Node.js could not resolve a module (require or import).
+	missingModule = regexp.MustCompile(`Cannot find (?:module|package) '([^']+)'(?: imported from (/\S+))?`)
+	// requireStack is a file of Node.js's require stack.
+	requireStack = regexp.MustCompile(`^\s*-\s+(/\S+)$`)
+	// pyModule: Python could not import a module.
+	pyModule = regexp.MustCompile(`No module named '([^'.]+)`)
+)
+
+// refusals finds what the run's profile refused, from its outputs: the
+// paths its EACCES and EPERM lines name, the modules Node.js or Python
+// could not find that exist outside the grants, the ports a connect was
+// refused. Each is checked against the run's grants: a path the profile
+// grants was refused by something else (the file's own permissions).
+func (r *Run) refusals(outputs [][]byte) []Refusal {
+	if r.pol == nil {
+		return nil
+	}
+	var out []Refusal
+	add := func(f Refusal) {
+		if !slices.ContainsFunc(out, func(g Refusal) bool { return g.Path == f.Path && g.Port == f.Port && g.Write == f.Write }) {
+			out = append(out, f)
+		}
+	}
+	for _, o := range outputs {
+		lines := splitLines(o)
+		for i, line := range lines {
+			if m := missingModule.FindStringSubmatch(line); m != nil {
+				from := m[2]
+				for _, l := range lines[i+1:] {
+					if s := requireStack.FindStringSubmatch(l); s != nil && from == "" {
+						from = s[1]
+					}
+				}
+				for _, p := range r.moduleCandidates(m[1], from, nodeCandidates) {
+					if f, ok := r.checkPath(p, clip(line)); ok {
+						add(f)
+						break
+					}
+				}
+				continue
+			}
+			if m := pyModule.FindStringSubmatch(line); m != nil {
+				for _, p := range r.moduleCandidates(m[1], "", pyCandidates) {
+					if f, ok := r.checkPath(p, clip(line)); ok {
+						add(f)
+						break
+					}
+				}
+				continue
+			}
+			if !slices.ContainsFunc(refusalMarks, func(m string) bool { return strings.Contains(line, m) }) {
+				continue
+			}
+			if m := connectPort.FindStringSubmatch(line); m != nil {
+				if port, _ := strconv.Atoi(m[1]); r.portRefused(port) {
+					add(Refusal{Port: port, Line: clip(line), netOff: r.pol.NetDeny})
+					continue
+				}
+			}
+			for _, m := range absPath.FindAllStringSubmatch(line, -1) {
+				if f, ok := r.checkPath(m[1], clip(line)); ok {
+					add(f)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// portRefused reports whether the run's profile refuses connecting to port.
+func (r *Run) portRefused(port int) bool {
+	if r.pol.NetDeny {
+		return true
+	}
+	return len(r.pol.Ports) > 0 && !slices.Contains(r.pol.Ports, uint16(port))
+}
+
+// checkPath tells whether the run's profile refused path: one of the
+// node's own files; a path no grant covers; a path granted read-only that
+// the daemon's user could write (the write was refused). A path that does
+// not exist was not refused (the program got ENOENT), nor a path covered
+// that its own permissions keep from the daemon's user.
+func (r *Run) checkPath(path, line string) (Refusal, bool) {
+	path = filepath.Clean(path)
+	if path == "/" || strings.HasPrefix(path, "/proc/") || strings.HasPrefix(path, "/dev/") {
+		return Refusal{}, false
+	}
+	real := canonical(path)
+	if _, err := os.Lstat(real); err != nil {
+		return Refusal{}, false
+	}
+	for _, p := range r.protected {
+		if p != "" && within(real, canonical(p)) {
+			return Refusal{Path: path, Own: true, Line: line}, true
+		}
+	}
+	var cover *Grant
+	for i, g := range r.pol.Grants {
+		if within(real, canonical(g.Path)) && (cover == nil || g.Write) {
+			cover = &r.pol.Grants[i]
+		}
+	}
+	switch {
+	case cover == nil:
+		return Refusal{Path: path, Line: line}, true
+	case !cover.Write && unix.Access(real, unix.W_OK) == nil:
+		return Refusal{Path: path, Write: true, Line: line}, true
+	}
+	return Refusal{}, false
+}
+
+// Candidate paths of a missing module, from a folder.
+type candidates func(dir, module string) []string
+
+func nodeCandidates(dir, module string) []string {
+	if strings.HasPrefix(module, ".") || strings.HasPrefix(module, "/") {
+		p := module
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, module)
+		}
+		return []string{p, p + ".js", p + ".cjs", p + ".mjs", p + ".json", filepath.Join(p, "index.js")}
+	}
+	name := module
+	if parts := strings.SplitN(module, "/", 3); strings.HasPrefix(module, "@") && len(parts) >= 2 {
+		name = parts[0] + "/" + parts[1]
+	} else {
+		name = parts[0]
+	}
+	var out []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if filepath.Base(d) != "node_modules" {
+			out = append(out, filepath.Join(d, "node_modules", name))
+		}
+		if d == filepath.Dir(d) {
+			return out
+		}
+	}
+}
+
+func pyCandidates(dir, module string) []string {
+	var out []string
+	for d := dir; ; d = filepath.Dir(d) {
+		out = append(out, filepath.Join(d, module), filepath.Join(d, module+".py"))
+		if d == filepath.Dir(d) {
+			return out
+		}
+	}
+}
+
+// moduleCandidates are where module could be, from the file that asked
+// for it, else from the tool's folder; only existing ones.
+func (r *Run) moduleCandidates(module, from string, cands candidates) []string {
+	var dirs []string
+	if from != "" {
+		dirs = append(dirs, filepath.Dir(strings.TrimPrefix(from, "file://")))
+	}
+	if r.dir != "" {
+		dirs = append(dirs, r.dir)
+	}
+	var out []string
+	for _, d := range dirs {
+		for _, p := range cands(d, module) {
+			if _, err := os.Stat(p); err == nil && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func splitLines(out []byte) []string {
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 4096), 64<<10)
+	for sc.Scan() {
+		lines = append(lines, strings.TrimSpace(sc.Text()))
+	}
+	return lines
+}
+
+// clip is a line of output fit for a message.
+func clip(line string) string {
+	if len(line) > 300 {
+		line = line[:300] + "…"
+	}
+	return strings.ToValidUTF8(line, "\uFFFD")
+}

@@ -1,0 +1,66 @@
+package sandbox
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExplainNamesPathAndFix: what a run's output says was refused is
+// checked against its grants; a refusal names the path and prints the
+// configuration that grants it, anything else is the error unchanged.
+func TestExplainNamesPathAndFix(t *testing.T) {
+	home, tree := t.TempDir(), t.TempDir()
+	plugin := filepath.Join(tree, "Plugin/Weather")
+	put(t, filepath.Join(plugin, "weather.js"), "")
+	put(t, filepath.Join(tree, "node_modules/dayjs/index.js"), "")
+	notes := put(t, filepath.Join(home, "notes/today.md"), "")
+	shared := put(t, filepath.Join(home, "shared/list.txt"), "")
+	own := put(t, filepath.Join(home, "shared/vcpnode.key"), "")
+	pol := &policy{Grants: []Grant{{Path: plugin, Write: true}, {Path: filepath.Join(home, "shared")}}}
+	run := func(profile string, p *policy) *Run {
+		return &Run{Profile: profile, tool: "Weather", kind: "plugin", pol: p, dir: plugin, home: home, protected: []string{own}}
+	}
+	exit := errors.New("exit status 1")
+	for _, c := range []struct {
+		name, out, profile string
+		pol                *policy
+		want               []string // in the message; none: err unchanged
+	}{
+		{"cat", "cat: " + notes + ": Permission denied", "default", pol,
+			[]string{`plugin "Weather" was refused by the node's sandbox (profile "default"): read ` + notes,
+				"[sandbox.profiles.weather]\nextends = \"default\"\nread = [\"~/notes\"]\n\n[tools.Weather]\nsandbox = \"weather\"\n"}},
+		{"write of a read grant", "Error: EACCES: permission denied, open '" + shared + "'", "web", pol,
+			[]string{"write " + shared, "[sandbox.profiles.web]   # added to this profile's lists\nwrite = [\"~/shared\"]\n"}},
+		{"node's own file", "PermissionError: [Errno 13] Permission denied: '" + own + "'", "default", pol,
+			[]string{"read " + own + ", one of the node's own files, which no profile grants"}},
+		{"module of the tree", "Error: Cannot find module 'dayjs'\nRequire stack:\n- " + filepath.Join(plugin, "weather.js"), "default", pol,
+			[]string{"read " + filepath.Join(tree, "node_modules/dayjs"), `read = ["` + filepath.Join(tree, "node_modules") + `"]`}},
+		{"port", "Error: connect EACCES 127.0.0.1:8080", "offline", &policy{NetDeny: true}, []string{"TCP connect to port 8080", "network = true"}},
+		{"port list", "Error: connect EACCES 10.0.0.1:8080", "web", &policy{Ports: []uint16{443}}, []string{"connect_ports = [8080]"}},
+		{"granted write", "touch: " + filepath.Join(plugin, "x") + ": Permission denied", "default", pol, nil},
+		{"missing file", "cat: /nonexistent/x: Permission denied", "default", pol, nil},
+		{"own error", "Error: unit kg is not a length", "default", pol, nil},
+		{"no path", "Permission denied", "default", pol, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := run(c.profile, c.pol).Explain(exit, []byte(c.out))
+			if c.want == nil {
+				if err != exit {
+					t.Errorf("got %v, want the error unchanged", err)
+				}
+				return
+			}
+			var re *RefusedError
+			if !errors.As(err, &re) || !errors.Is(err, exit) {
+				t.Fatalf("got %v, want a RefusedError wrapping the exit", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("message lacks %q:\n%s", w, err)
+				}
+			}
+		})
+	}
+}
