@@ -1,6 +1,7 @@
 package wsproto
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -48,6 +49,19 @@ func Encode(m Message) ([]byte, error) {
 		frame, err = encodePluginCallbackForward(v)
 	case ConnectionAck:
 		frame, err = encodeConnectionAck(v)
+	case GetVCPManifests:
+		return encodeBridge(TypeGetVCPManifests, v)
+	case ExecuteVCPTool:
+		if v.ToolArgs == nil {
+			v.ToolArgs = map[string]json.RawMessage{}
+		}
+		return encodeBridge(TypeExecuteVCPTool, v)
+	case VCPManifestResponse:
+		return encodeBridge(TypeVCPManifestResponse, v)
+	case VCPToolResult:
+		return encodeBridge(TypeVCPToolResult, v)
+	case VCPToolStatus:
+		frame, err = encodeVCPToolStatus(v)
 	case Unknown:
 		return nil, fmt.Errorf("encode %s: %w: Unknown frames are received, never sent",
 			quote(v.TypeName), ErrNotEncodable)
