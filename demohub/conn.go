@@ -118,6 +118,16 @@ func (c *Conn) receive(kind int, data []byte) {
 	}
 	// Observed before anyone can consume it, so observers see frames in wire order.
 	c.hub.observe(f)
+	if f.Msg != nil && c.bridgeFrame(f.Msg) {
+		// The server's bridge takes these frames: recorded, never queued.
+		if !c.hub.opts.NoHistory {
+			c.mu.Lock()
+			c.history = append(c.history, f)
+			c.notifyLocked()
+			c.mu.Unlock()
+		}
+		return
+	}
 	c.mu.Lock()
 	if !c.hub.opts.NoHistory {
 		c.history = append(c.history, f)

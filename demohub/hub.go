@@ -67,6 +67,8 @@ type Options struct {
 	// ReplayOverlap re-sends this many broadcasts the device already got
 	// before the ones it missed, as a server unsure of a dead socket would.
 	ReplayOverlap int
+	// Bridge, if set, answers the VCPToolBridge frames (bridge.go).
+	Bridge *Bridge
 	// Logf, if set, receives lifecycle lines (connections, refusals), never
 	// frames or the key. It is called from several goroutines, and never
 	// after Close has returned.
@@ -96,6 +98,13 @@ type Hub struct {
 	refused    int
 	changes    changes       // wakes waitUntil on every state change
 	obs        observerState // observer.go
+	// bridgeTasks maps the bridge's asynchronous tasks to the connection
+	// that started them; bridgeCtx ends the bridge's runs at Close.
+	bridgeTasks   map[string]*Conn
+	bridgePlugins []BridgePlugin // SetBridgePlugins, once bridgeSet
+	bridgeSet     bool
+	bridgeCtx   context.Context
+	bridgeStop  context.CancelFunc
 }
 
 // Start listens on 127.0.0.1 on a free port and serves until Close.
@@ -127,6 +136,7 @@ func Start(opts Options) (*Hub, error) {
 		conns:   make(map[*Conn]struct{}),
 		changes: newChanges(),
 	}
+	h.bridgeCtx, h.bridgeStop = context.WithCancel(context.Background())
 	h.mu.Lock()
 	h.serveLocked(ln)
 	h.mu.Unlock()
@@ -201,6 +211,7 @@ func (h *Hub) Close() {
 		return
 	}
 	h.closed = true
+	h.bridgeStop()
 	srv := h.srv
 	h.srv = nil
 	conns := h.liveLocked()

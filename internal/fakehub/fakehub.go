@@ -16,6 +16,8 @@ type (
 	ObserverFrame   = demohub.ObserverFrame
 	ApprovalRequest = demohub.ApprovalRequest
 	ApprovalAnswer  = demohub.ApprovalAnswer
+	Bridge          = demohub.Bridge
+	BridgePlugin    = demohub.BridgePlugin
 )
 
 // Directions, endpoints and channels, as demohub defines them.
