@@ -50,6 +50,8 @@ type Exposure struct {
 func (p Policy) Decide(s Spec) Exposure {
 	named := slices.Contains(p.ExposedTools, s.Name)
 	switch o, hasOverride := p.Tools[s.Name]; {
+	case s.FromServer:
+		return Exposure{false, "the server's own tool, run through its bridge: offered on this machine only ([bridge] offer), never back to the server"}
 	case slices.Contains(p.HiddenTools, s.Name):
 		return Exposure{false, "hidden by hidden_tools"}
 	case hasOverride && o.Expose != nil:

@@ -60,6 +60,10 @@ type Spec struct {
 	Builtin bool
 	// DistributedExposed is false when a plugin manifest says "distributedExposed": false.
 	DistributedExposed bool
+	// FromServer tools are the VCP server's own, run through its bridge
+	// (package bridge): offered on this machine only, never registered
+	// with the server nor callable by it.
+	FromServer bool
 	// Implicit tools are called by the server by a fixed name without being
 	// registered (internal_request_file); they are never put in register_tools.
 	Implicit bool
