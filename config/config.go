@@ -46,6 +46,7 @@ type Config struct {
 	MCP      MCPConfig      `toml:"mcp"`      // mcp.go
 	Observer ObserverConfig `toml:"observer"` // observer.go
 	Sandbox  SandboxConfig  `toml:"sandbox"`  // sandbox.go
+	Bridge   BridgeConfig   `toml:"bridge"`   // bridge.go
 }
 
 // HubConfig is the [hub] table: where the main server is and how to talk to it.
@@ -178,6 +179,7 @@ func Default() Config {
 
 		MCP:      defaultMCPConfig(),
 		Observer: defaultObserverConfig(),
+		Bridge:   defaultBridgeConfig(),
 	}
 }
 

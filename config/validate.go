@@ -45,6 +45,7 @@ func (c Config) problems() []Problem {
 	c.checkMode(&ps)
 	c.checkObserver(&ps)
 	c.checkSandbox(&ps)
+	c.checkBridge(&ps)
 	return ps
 }
 

@@ -22,6 +22,9 @@ type Backend interface {
 	// Call runs a call for the owner; ctx ends when the client goes away.
 	Call(ctx context.Context, req controlapi.CallRequest) (controlapi.CallResponse, error)
 	MCPTools() []controlapi.MCPTool
+	// ServerTools lists the VCP server's own tools; with refresh it asks
+	// the server again first (ctx bounds the wait).
+	ServerTools(ctx context.Context, refresh bool) controlapi.ServerToolsResponse
 	// ReloadFile re-reads and applies the config file at path.
 	ReloadFile(path string) (controlapi.ReloadReport, error)
 	Phase() controlapi.Phase

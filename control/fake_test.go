@@ -68,6 +68,10 @@ func (f *fakeBackend) Call(_ context.Context, req controlapi.CallRequest) (contr
 	return controlapi.CallResponse{RequestID: "local-1", Tool: req.Tool, OK: true, Outcome: "ok", Result: []byte(`"hi"`)}, nil
 }
 
+func (f *fakeBackend) ServerTools(context.Context, bool) controlapi.ServerToolsResponse {
+	return controlapi.ServerToolsResponse{State: "none", Tools: []controlapi.ServerTool{}}
+}
+
 func (f *fakeBackend) MCPTools() []controlapi.MCPTool {
 	return []controlapi.MCPTool{{Name: "Echo", Description: "says it back", InputSchema: []byte(`{"type":"object"}`)}}
 }

@@ -72,6 +72,10 @@ func (s *Server) handleMCPTools(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, controlapi.MCPToolsResponse{Tools: s.b.MCPTools()})
 }
 
+func (s *Server) handleServerTools(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.b.ServerTools(r.Context(), r.URL.Query().Get("refresh") != ""))
+}
+
 func (s *Server) handleReload(w http.ResponseWriter, _ *http.Request) {
 	if s.opts.ConfigFile == "" {
 		writeError(w, http.StatusConflict, errors.New("this daemon was not started from a config file; there is nothing to reload"))

@@ -144,6 +144,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc(controlapi.PathPlaceholders, s.only(http.MethodGet, false, s.handlePlaceholders))
 	mux.HandleFunc(controlapi.PathCall, s.only(http.MethodPost, true, s.handleCall))
 	mux.HandleFunc(controlapi.PathMCPTools, s.only(http.MethodGet, true, s.handleMCPTools))
+	mux.HandleFunc(controlapi.PathServerTools, s.only(http.MethodGet, false, s.handleServerTools))
 	mux.HandleFunc(controlapi.PathReload, s.only(http.MethodPost, true, s.handleReload))
 	mux.HandleFunc(controlapi.PathReconnect, s.only(http.MethodPost, true, s.handleReconnect))
 	mux.HandleFunc(controlapi.PathRegister, s.only(http.MethodPost, true, s.handleRegister))

@@ -73,6 +73,9 @@ type StatusResponse struct {
 	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
 	// Plugins are the plugin processes now and the warm interpreters.
 	Plugins PluginsStatus `json:"plugins"`
+	// ServerTools is where the node stands with the server's own tools
+	// (its VCPToolBridge); nil in observer mode.
+	ServerTools *ServerToolsStatus `json:"serverTools,omitempty"`
 }
 
 // PluginsStatus counts plugin processes. A warm interpreter waiting for a

@@ -37,8 +37,8 @@ func (n *Node) Status() controlapi.StatusResponse {
 	}
 	var counts controlapi.ToolCounts
 	for _, t := range n.Tools() {
-		if t.Spec.Implicit {
-			continue // never registered (internal_request_file): the server does not count it
+		if t.Spec.Implicit || t.Spec.FromServer {
+			continue // never registered (internal_request_file, the server's own tools)
 		}
 		counts.Registered++
 		if t.Exposure.Exposed {
@@ -79,10 +79,11 @@ func (n *Node) Status() controlapi.StatusResponse {
 		StartedAt: n.tel.started, Now: time.Now(),
 		Name: n.Name(), HubURL: n.HubURL(), Mode: n.mode, Connection: conn, Tools: counts, InFlight: inflight,
 		PendingApprovals: n.Approvals().Len() + len(n.obs.Pending()), Placeholders: len(ph), PlaceholderErrors: phErrors,
-		Observers:  n.ObserverStatuses(),
-		MCPServers: mcpServerStatus(n.MCPServers()),
-		Sandbox:    n.sandboxStatus(), // sandbox.go
-		Plugins:    n.PluginsStatus(), // plugins.go
+		Observers:   n.ObserverStatuses(),
+		MCPServers:  mcpServerStatus(n.MCPServers()),
+		Sandbox:     n.sandboxStatus(),     // sandbox.go
+		Plugins:     n.PluginsStatus(),     // plugins.go
+		ServerTools: n.serverToolsStatus(), // bridge.go
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -33,10 +34,16 @@ func (n *Node) MCPTools() []controlapi.MCPTool {
 
 // mcpServed is the registered tools MCP clients may see and call.
 func (n *Node) mcpServed() []toolhost.ToolInfo {
-	names := n.Config().MCP.Serve.Tools
+	cfg := n.Config()
+	names := cfg.MCP.Serve.Tools
 	var out []toolhost.ToolInfo
 	for _, t := range n.Tools() {
 		switch {
+		case t.Spec.FromServer:
+			// Opt-in, by the server's own name: they reach far beyond this machine.
+			if name, ok := bridge.ServerName(t.Spec.Name); ok && cfg.Bridge.Offers(name) {
+				out = append(out, t)
+			}
 		case t.Spec.Implicit:
 			// Called by the VCP server by name with its own arguments; of no use to a model.
 		case len(names) > 0:
@@ -55,7 +62,7 @@ func (n *Node) mcpServed() []toolhost.ToolInfo {
 // offered to MCP clients, and past the approval gate.
 func (n *Node) callMCP(ctx context.Context, requestID, tool string, args map[string]json.RawMessage) toolhost.Outcome {
 	if !slices.ContainsFunc(n.mcpServed(), func(t toolhost.ToolInfo) bool { return t.Spec.Name == tool }) {
-		err := fmt.Errorf("%w %q: it is not offered to MCP clients ([mcp.serve] tools, or the exposed tools)", toolhost.ErrUnknownTool, tool)
+		err := fmt.Errorf("%w %q: it is not offered to MCP clients ([mcp.serve] tools, the exposed tools, [bridge] offer)", toolhost.ErrUnknownTool, tool)
 		return toolhost.Outcome{RequestID: requestID, Err: err.Error(), Cause: err}
 	}
 	done := make(chan toolhost.Outcome, 1)

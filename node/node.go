@@ -14,6 +14,7 @@ import (
 
 	"runtime/debug"
 
+	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/observer"
@@ -44,6 +45,13 @@ type Node struct {
 	extraTools []toolhost.Tool
 	plugins    *pluginRuntime // plugin host, callbacks and outbox (plugins.go)
 	mcp        *mcpRuntime    // MCP servers as tools (mcp.go)
+	// bridge reaches the server's own tools (bridge.go); nil in observer
+	// mode. sessionBridge is the same, as the session sees it.
+	bridge        *bridge.Client
+	sessionBridge serverTools
+	// localTools are this machine's tools in force, the registry without
+	// the server's (guarded by mu).
+	localTools []toolhost.Tool
 	sources    []ToolSource
 	getenv     func(string) string
 	protected  []string // files never served, whatever the roots
@@ -181,6 +189,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	}
 	n.hold = newRegisterHold(cfg.Node.Register)
 	n.mode = cfg.Mode()
+	n.newBridge() // bridge.go
 	n.decodeBudget = newBudget(n.timings.decodeBudget)
 	n.warnings = toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now)
 	n.baseCfg = cfg
@@ -338,6 +347,9 @@ func (n *Node) Run(ctx context.Context) error {
 	stopPlaceholders()
 	stopPlugins() // after the drain: in-flight plugin calls were given their grace
 	stopMCP()
+	if n.bridge != nil {
+		n.bridge.Close()
+	}
 	n.trees.Close() // every process starter has stopped
 	n.state.update(func(s *ConnState) { s.Phase = PhaseStopped })
 	if err := n.failed(); err != nil {

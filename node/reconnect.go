@@ -279,6 +279,9 @@ type timings struct {
 	// Above readLimit, so that a frame the server may send always fits.
 	decodeBudget int64
 	busyWait     time.Duration
+	// bridgeListWait bounds the wait for the server's tool list (zero:
+	// the bridge's default).
+	bridgeListWait time.Duration
 	// beforeDecode, if set, runs on the decoder goroutine before each frame
 	// is decoded: a seam for tests that hold a decode to watch the reader.
 	beforeDecode func(frameBytes int)

@@ -48,6 +48,9 @@ type session struct {
 	// readEnded is set once the reader has failed: frames still waiting
 	// for the decoder belong to a dead connection and are dropped.
 	readEnded atomic.Bool
+	// bridgeOn is set before the reader may hand bridge frames on: the
+	// bridge knows this connection (bridge.go).
+	bridgeOn atomic.Bool
 }
 
 func newSession(n *Node, conn *hubconn.Conn, st *settings) *session {
@@ -91,6 +94,9 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	// Whatever ends the session, the reader must have returned before run does.
 	stop := func(err error) error {
 		close(s.done)
+		if s.bridgeOn.Load() {
+			s.n.sessionBridge.Disconnected() // its calls fail now, never hang
+		}
 		s.conn.Close()
 		readErr := <-readerDone
 		s.endCalls() // session_calls.go
@@ -121,6 +127,10 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	s.startOutbox()
 	if err := s.sendOutbox(); err != nil { // callbacks stored while disconnected
 		return stop(err)
+	}
+	if s.n.sessionBridge != nil {
+		s.bridgeOn.Store(true)
+		s.n.sessionBridge.Connected(s.sendMessage) // asks for the server's tools
 	}
 
 	ping := time.NewTicker(s.st.cfg.Hub.PingInterval.D())
@@ -249,6 +259,10 @@ func (s *session) handle(data []byte) {
 		if s.n.disp.Cancel(m.RequestID) {
 			s.log.Info().Str("request_id", clip(m.RequestID)).Msg("server cancelled a call after its own timeout")
 		}
+	case wsproto.VCPManifestResponse, wsproto.VCPToolResult, wsproto.VCPToolStatus:
+		if s.bridgeOn.Load() {
+			s.n.sessionBridge.Handle(m)
+		}
 	case wsproto.ConnectionAck:
 		// Only recorded: old servers never send it, so nothing waits on it.
 		s.n.state.update(func(st *ConnState) { st.ServerID = m.ServerID })
@@ -332,6 +346,15 @@ func (s *session) resultFrame(o toolhost.Outcome) (outFrame, error) {
 func (s *session) write(frame []byte) error {
 	// Allow a generous floor plus time proportional to the size (≥1 MiB/s).
 	return s.conn.WriteText(frame, 10*time.Second+time.Duration(len(frame)>>20)*time.Second)
+}
+
+// sendMessage queues m for the writer; it fails once the session has ended.
+func (s *session) sendMessage(m wsproto.Message) error {
+	frame, err := wsproto.Encode(m)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", m.MessageType(), err)
+	}
+	return s.enqueue(outFrame{data: frame})
 }
 
 func (s *session) writeMessage(m wsproto.Message) error {

@@ -194,11 +194,19 @@ func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
 	directTools, warn := n.plugins.commit(pl.plugins)
 	warnings = append(warnings, warn...)
 	reg := toolhost.NewRegistry()
-	if err := reg.Replace(append(append(slices.Clone(pl.tools), mcpTools...), directTools...)); err != nil {
+	local := append(append(slices.Clone(pl.tools), mcpTools...), directTools...)
+	if err := reg.Replace(local); err != nil {
 		// prepare checked every name these tools can have; should one
 		// still clash, the tools that exist without processes stay usable.
 		warnings = append(warnings, fmt.Sprintf("register tools: %v; MCP servers and direct plugins are not offered until the next reload", err))
-		_ = reg.Replace(pl.tools)
+		local = pl.tools
 	}
+	// The server's own tools last: a name of this machine's wins (bridge.go).
+	all, warn := n.withServerTools(local, pl.st.cfg.Bridge.Timeout.D())
+	warnings = append(warnings, warn...)
+	_ = reg.Replace(all)
+	n.mu.Lock()
+	n.localTools = local
+	n.mu.Unlock()
 	return reg, warnings
 }

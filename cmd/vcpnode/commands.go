@@ -76,6 +76,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newToolsCmd(a),
 		newCallCmd(a),
 		newMCPCmd(a),
+		newServerCmd(a),
 		newPlaceholdersCmd(a),
 		newWatchCmd(a),
 		newApprovalsCmd(a),

@@ -116,6 +116,9 @@ func printStatus(w io.Writer, st controlapi.StatusResponse) error {
 	for _, m := range st.MCPServers {
 		line("mcp "+m.Name, "%s", mcpServerLine(m, st.Now))
 	}
+	if b := st.ServerTools; b != nil {
+		line("server tools", "%s", serverToolsLine(b))
+	}
 	if st.PlaceholderErrors > 0 {
 		line("placeholders", "%d, %d failing (vcpnode placeholders shows the errors)", st.Placeholders, st.PlaceholderErrors)
 	} else {

@@ -1,0 +1,271 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vcpnode/vcpnode/bridge"
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testwait"
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// serverPlugins are a server's plugins as its manifests say: one with
+// commands, one async, one excluded by name, one by display keyword, one
+// distributed (another node's) and one without commands.
+func serverPlugins() []fakehub.BridgePlugin {
+	cmd := func(name, desc, example string) map[string]any {
+		return map[string]any{"commandIdentifier": name, "command": name, "description": desc, "example": example}
+	}
+	return []fakehub.BridgePlugin{
+		{Name: "SciCalculator", DisplayName: "科学计算器", Description: "Computes.", Version: "1.2.0",
+			InvocationCommands: []map[string]any{cmd("calc", "Evaluate.\nexpression (string, required)",
+				"<<<[TOOL_REQUEST]>>>\ntool_name:「始」SciCalculator「末」,\nexpression:「始」1+1「末」\n<<<[END_TOOL_REQUEST]>>>")}},
+		{Name: "VideoGen", Description: "Makes videos, later.", InvocationCommands: []map[string]any{cmd("submit", "prompt (string)", "")}},
+		{Name: "VCPLog", InvocationCommands: []map[string]any{cmd("x", "", "")}},
+		{Name: "AIOTool", DisplayName: "[AIO] chat tool", InvocationCommands: []map[string]any{cmd("x", "", "")}},
+		{Name: "RemoteThing", Distributed: true, InvocationCommands: []map[string]any{cmd("x", "", "")}},
+		{Name: "NoCommands"},
+	}
+}
+
+// bridgeRuns is what the fake server's plugins do: SciCalculator answers
+// at once, VideoGen starts a task, Fails throws as the server does.
+func bridgeRuns(started chan<- map[string]json.RawMessage) func(context.Context, string, map[string]json.RawMessage) (any, error) {
+	return func(ctx context.Context, tool string, args map[string]json.RawMessage) (any, error) {
+		switch tool {
+		case "SciCalculator":
+			var expr string
+			_ = json.Unmarshal(args["expression"], &expr)
+			if expr == "boom" {
+				return nil, errors.New(`{"plugin_error":"division by zero in boom"}`)
+			}
+			return map[string]any{"content": []map[string]any{{"type": "text", "text": "= 2 (" + expr + ")"}}}, nil
+		case "VideoGen":
+			if started != nil {
+				started <- args
+			}
+			return map[string]any{"status": "success", "taskId": "task-77", "message": "submitted"}, nil
+		}
+		return nil, errors.New("no such plugin")
+	}
+}
+
+func bridgeHarness(t *testing.T, b *fakehub.Bridge, cfg func(*config.Config)) *harness {
+	t.Helper()
+	return startHarness(t, harnessOpt{
+		hubOpts: fakehub.Options{Bridge: b},
+		config:  cfg,
+		timings: func(tm *timings) { tm.bridgeListWait = 300 * time.Millisecond },
+	})
+}
+
+func (h *harness) waitServerState(want bridge.State) {
+	h.t.Helper()
+	if !testwait.Poll(h.ctx, func() bool { return h.node.bridge.Status().State == want }) {
+		h.t.Fatalf("server tools never reached %q: %+v", want, h.node.bridge.Status())
+	}
+}
+
+func (h *harness) hasTool(name string) bool {
+	for _, ti := range h.node.Tools() {
+		if ti.Spec.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func TestServerToolsListedOnConnectAsIndexJSExports(t *testing.T) {
+	t.Parallel()
+	h := bridgeHarness(t, &fakehub.Bridge{Plugins: serverPlugins(), ExcludedTools: []string{"VCPLog", "VCPInfo", "VCPToolBridge"},
+		ExcludedDisplayKeywords: []string{"[AIO]"}, Run: bridgeRuns(nil)}, nil)
+	c := h.accept()
+	if _, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
+		t.Fatal(err)
+	}
+	h.waitServerState(bridge.StateOffered)
+	got := h.node.ServerTools(h.ctx, false)
+	var names []string
+	for _, st := range got.Tools {
+		names = append(names, st.Name)
+	}
+	if strings.Join(names, ",") != "SciCalculator,VideoGen" {
+		t.Fatalf("server tools = %v, want SciCalculator,VideoGen (exclusions, distributed and command-less plugins left out)", names)
+	}
+	sc := got.Tools[0]
+	if sc.Local != "vcp_SciCalculator" || sc.DisplayName != "科学计算器" || len(sc.Commands) != 1 || !strings.Contains(sc.Commands[0].Example, "tool_name:「始」SciCalculator「末」") {
+		t.Fatalf("SciCalculator = %+v", sc)
+	}
+	if !testwait.Poll(h.ctx, func() bool { return h.hasTool("vcp_SciCalculator") && h.hasTool("vcp_VideoGen") }) {
+		t.Fatalf("the server's tools never joined the registry")
+	}
+	for _, ti := range h.node.Tools() {
+		if ti.Spec.FromServer && ti.Exposure.Exposed {
+			t.Errorf("%s is exposed to the server: %s", ti.Spec.Name, ti.Exposure.Reason)
+		}
+	}
+	manifests, err := h.node.disp.Manifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range manifests {
+		if strings.Contains(string(m), "vcp_") {
+			t.Errorf("a server tool is in register_tools: %s", m)
+		}
+	}
+	local := 0
+	for _, ti := range h.node.Tools() {
+		if !ti.Spec.FromServer && !ti.Spec.Implicit {
+			local++
+		}
+	}
+	if st := h.node.Status(); st.ServerTools == nil || st.ServerTools.Tools != 2 || st.Tools.Registered != local {
+		t.Fatalf("status = %+v / %+v, want 2 server tools and %d local ones registered", st.ServerTools, st.Tools, local)
+	}
+	// Not offered to MCP clients: [bridge] offer is empty.
+	for _, mt := range h.node.MCPTools() {
+		if strings.HasPrefix(mt.Name, "vcp_") {
+			t.Errorf("%s offered to MCP clients without [bridge] offer", mt.Name)
+		}
+	}
+}
+
+func TestServerToolCallResultAndError(t *testing.T) {
+	t.Parallel()
+	h := bridgeHarness(t, &fakehub.Bridge{Plugins: serverPlugins(), Run: bridgeRuns(nil)}, nil)
+	h.accept()
+	h.waitServerState(bridge.StateOffered)
+	testwait.Poll(h.ctx, func() bool { return h.hasTool("vcp_SciCalculator") })
+
+	o := h.node.CallLocal(h.ctx, "r1", "vcp_SciCalculator", map[string]json.RawMessage{"expression": json.RawMessage(`"1+1"`)})
+	if !o.OK() || !strings.Contains(string(o.Result), "= 2 (1+1)") {
+		t.Fatalf("call = %+v (result %s), want the server's answer", o, o.Result)
+	}
+	o = h.node.CallLocal(h.ctx, "r2", "vcp_SciCalculator", map[string]json.RawMessage{"expression": json.RawMessage(`"boom"`)})
+	if o.OK() || !strings.Contains(o.Err, "division by zero in boom") {
+		t.Fatalf("error call = %+v, want the server's plugin_error", o)
+	}
+	// A tool the server lists to nobody (excluded, or unknown) is never sent.
+	_, err := h.node.bridge.Call(h.ctx, "Nope", nil, nil)
+	if !errors.Is(err, bridge.ErrNotOffered) {
+		t.Fatalf("call of an unlisted tool: %v, want ErrNotOffered", err)
+	}
+}
+
+func TestServerToolAsyncProgressAndLateResult(t *testing.T) {
+	t.Parallel()
+	started := make(chan map[string]json.RawMessage, 1)
+	h := bridgeHarness(t, &fakehub.Bridge{Plugins: serverPlugins(), Run: bridgeRuns(started)}, nil)
+	h.accept()
+	h.waitServerState(bridge.StateOffered)
+
+	progress := make(chan bridge.Progress, 8)
+	type res struct {
+		raw json.RawMessage
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		ctx := bridge.WithProgress(h.ctx, func(p bridge.Progress) { progress <- p })
+		raw, err := h.node.bridge.Call(ctx, "VideoGen", map[string]json.RawMessage{"prompt": json.RawMessage(`"sunset"`)}, bridge.ProgressOf(ctx))
+		done <- res{raw, err}
+	}()
+	select {
+	case <-started:
+	case <-h.ctx.Done():
+		t.Fatal("the server never ran VideoGen")
+	}
+	if p := <-progress; p.Kind != "accepted" || p.TaskID != "task-77" {
+		t.Fatalf("first progress = %+v, want the accepted task", p)
+	}
+	if err := h.hub.BridgeStatus(h.ctx, "task-77", "log", map[string]any{"status": "running", "content": "50%"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-progress:
+		if p.Kind != "log" || !strings.Contains(string(p.Data), "50%") {
+			t.Fatalf("progress = %+v", p)
+		}
+	case <-h.ctx.Done():
+		t.Fatal("no progress")
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("the call ended before the final result: %s %v", r.raw, r.err)
+	default:
+	}
+	if err := h.hub.BridgeCallback(h.ctx, "task-77", map[string]any{"taskId": "task-77", "status": "Succeed", "url": "https://example.invalid/v.mp4"}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || !strings.Contains(string(r.raw), "v.mp4") {
+		t.Fatalf("final = %s, %v; want the late result", r.raw, r.err)
+	}
+}
+
+func TestServerToolsBridgeOff(t *testing.T) {
+	t.Parallel()
+	h := bridgeHarness(t, &fakehub.Bridge{Disabled: true, Plugins: serverPlugins()}, nil)
+	c := h.accept()
+	// The request goes out and the server's own handler ignores it.
+	if _, err := c.WaitType(h.ctx, wsproto.TypeGetVCPManifests); err != nil {
+		t.Fatal(err)
+	}
+	h.waitServerState(bridge.StateNone)
+	st := h.node.Status()
+	if st.ServerTools == nil || !strings.Contains(st.ServerTools.Message, "VCPToolBridge plugin is missing or turned off") {
+		t.Fatalf("status = %+v, want the plain words", st.ServerTools)
+	}
+	o := h.node.CallLocal(h.ctx, "r1", "vcp_SciCalculator", nil)
+	if o.OK() || !strings.Contains(o.Err, "unknown tool") {
+		t.Fatalf("call with no bridge = %+v", o)
+	}
+}
+
+func TestServerToolCallDropMidCallAndReconnectRefreshes(t *testing.T) {
+	t.Parallel()
+	reached := make(chan struct{}, 1)
+	run := bridgeRuns(nil)
+	b := &fakehub.Bridge{Plugins: serverPlugins(), Run: func(ctx context.Context, tool string, args map[string]json.RawMessage) (any, error) {
+		if tool == "SciCalculator" {
+			reached <- struct{}{}
+			<-ctx.Done() // never answers: the connection drops first
+		}
+		return run(ctx, tool, args)
+	}}
+	h := bridgeHarness(t, b, nil)
+	c := h.accept()
+	h.waitServerState(bridge.StateOffered)
+	testwait.Poll(h.ctx, func() bool { return h.hasTool("vcp_SciCalculator") })
+	done := make(chan toolhost.Outcome, 1)
+	go func() { done <- h.node.CallLocal(h.ctx, "r1", "vcp_SciCalculator", nil) }()
+	select {
+	case <-reached:
+	case <-h.ctx.Done():
+		t.Fatal("the call never reached the server")
+	}
+	// The server loses a plugin while the node is away.
+	h.hub.SetBridgePlugins(serverPlugins()[1:])
+	c.Drop()
+	select {
+	case o := <-done:
+		if o.OK() || !strings.Contains(o.Err, "dropped while the call ran") {
+			t.Fatalf("call cut by the drop = %+v, want the clear error", o)
+		}
+	case <-h.ctx.Done():
+		t.Fatal("the call hung after the connection dropped")
+	}
+	h.accept()
+	if !testwait.Poll(h.ctx, func() bool {
+		return h.node.bridge.Status().State == bridge.StateOffered && !h.hasTool("vcp_SciCalculator") && h.hasTool("vcp_VideoGen")
+	}) {
+		t.Fatalf("the reconnect did not refresh the list: %+v", h.node.ServerTools(h.ctx, false))
+	}
+}
