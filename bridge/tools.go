@@ -84,4 +84,3 @@ func ProgressOf(ctx context.Context) func(Progress) {
 	f, _ := ctx.Value(progressKey{}).(func(Progress))
 	return f
 }
-

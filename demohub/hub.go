@@ -103,8 +103,8 @@ type Hub struct {
 	bridgeTasks   map[string]*Conn
 	bridgePlugins []BridgePlugin // SetBridgePlugins, once bridgeSet
 	bridgeSet     bool
-	bridgeCtx   context.Context
-	bridgeStop  context.CancelFunc
+	bridgeCtx     context.Context
+	bridgeStop    context.CancelFunc
 }
 
 // Start listens on 127.0.0.1 on a free port and serves until Close.
