@@ -167,6 +167,7 @@ var reloadRules = []reloadRule{
 	{section: "mcp", value: func(c config.Config) any { return c.MCP }},
 	whole("observer", func(c config.Config) any { return c.Observer }),          // connections made at start
 	{section: "sandbox", value: func(c config.Config) any { return c.Sandbox }}, // from the next process started
+	{section: "bridge", value: func(c config.Config) any { return c.Bridge }},   // the registry is rebuilt
 }
 
 // whole is the rule of a table a reload does not apply at all.
