@@ -49,9 +49,16 @@ func testHubConfig(hub *fakehub.Hub, extra string) string {
 // serving its control API, until the test ends.
 func startDaemon(t *testing.T, extra string, more ...toolhost.Tool) *testDaemon {
 	t.Helper()
+	return startDaemonHub(t, fakehub.Options{}, extra, more...)
+}
+
+// startDaemonHub is startDaemon against a hub made with hubOpts.
+func startDaemonHub(t *testing.T, hubOpts fakehub.Options, extra string, more ...toolhost.Tool) *testDaemon {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	hub, err := fakehub.Start(fakehub.Options{Key: ctlTestKey})
+	hubOpts.Key = ctlTestKey
+	hub, err := fakehub.Start(hubOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testwait"
+)
+
+// serverBridge is a server whose VCPToolBridge offers two tools.
+func serverBridge() *fakehub.Bridge {
+	cmd := func(name, desc, example string) map[string]any {
+		return map[string]any{"command": name, "description": desc, "example": example}
+	}
+	return &fakehub.Bridge{
+		Plugins: []fakehub.BridgePlugin{
+			{Name: "SciCalculator", DisplayName: "Calculator", Description: "Evaluates expressions.",
+				InvocationCommands: []map[string]any{cmd("calc", "expression (string, required)",
+					"<<<[TOOL_REQUEST]>>>\ntool_name:「始」SciCalculator「末」,\nexpression:「始」1+1「末」\n<<<[END_TOOL_REQUEST]>>>")}},
+			{Name: "DiaryWriter", Description: "Writes the diary.", InvocationCommands: []map[string]any{cmd("write", "text (string)", "")}},
+		},
+		Run: func(_ context.Context, tool string, args map[string]json.RawMessage) (any, error) {
+			var expr string
+			_ = json.Unmarshal(args["expression"], &expr)
+			if expr == "1/0" {
+				return nil, errors.New(`{"plugin_error":"division by zero"}`)
+			}
+			return map[string]any{"content": []map[string]any{{"type": "text", "text": tool + " says " + expr + " = 2"}}}, nil
+		},
+	}
+}
+
+// waitServerTools waits until the daemon has the server's list.
+func (d *testDaemon) waitServerTools() {
+	d.t.Helper()
+	c := controlapi.NewControlClient(d.socket)
+	defer c.Close()
+	if !testwait.Poll(d.ctx, func() bool {
+		res, err := c.ServerTools(d.ctx, false)
+		return err == nil && res.State == "offered" && len(res.Tools) == 2
+	}) {
+		d.t.Fatal("the daemon never got the server's tools")
+	}
+}
+
+func TestServerToolsAndCallCommands(t *testing.T) {
+	d := startDaemonHub(t, fakehub.Options{Bridge: serverBridge()}, "[bridge]\noffer = [\"Sci*\"]\n")
+	d.accept()
+	d.waitServerTools()
+
+	code, out, errOut := d.ctl("server", "tools")
+	if code != exitOK || !strings.Contains(out, "the server offers 2 tools to nodes") ||
+		!strings.Contains(out, "SciCalculator (Calculator)  as vcp_SciCalculator, offered to MCP clients") ||
+		!strings.Contains(out, "DiaryWriter  as vcp_DiaryWriter, not offered to MCP clients") ||
+		!strings.Contains(out, "command calc: expression (string, required)") {
+		t.Fatalf("server tools: %d\n%s\n%s", code, out, errOut)
+	}
+	var list controlapi.ServerToolsResponse
+	d.ctlJSON(&list, "server", "tools", "--refresh")
+	if list.State != "offered" || len(list.Tools) != 2 || list.Tools[1].Name != "SciCalculator" || !list.Tools[1].Offered {
+		t.Fatalf("server tools --json = %+v", list)
+	}
+
+	code, out, errOut = d.ctl("server", "call", "SciCalculator", "expression=1+1")
+	if code != exitOK || !strings.Contains(out, "SciCalculator says 1+1 = 2") {
+		t.Fatalf("server call: %d\n%s\n%s", code, out, errOut)
+	}
+	code, _, errOut = d.ctl("server", "call", "SciCalculator", "expression=1/0")
+	if code == exitOK || !strings.Contains(errOut, "division by zero") {
+		t.Fatalf("server call of a failing tool: %d %s", code, errOut)
+	}
+	if code, out, _ := d.ctl("status"); code != exitOK || !strings.Contains(out, "the server offers 2 tools to nodes, 1 offered to MCP clients") {
+		t.Fatalf("status:\n%s", out)
+	}
+}
+
+func TestServerToolsStatusWithoutBridge(t *testing.T) {
+	d := startDaemonHub(t, fakehub.Options{Bridge: &fakehub.Bridge{Disabled: true}}, "")
+	d.accept()
+	var out string
+	if !testwait.Poll(d.ctx, func() bool {
+		_, out, _ = d.ctl("status")
+		return strings.Contains(out, "the server offers no tools to nodes: its VCPToolBridge plugin is missing or turned off")
+	}) {
+		t.Fatalf("status never said the server offers no tools:\n%s", out)
+	}
+}
+
+// An MCP client sees only the offered server tool, is held by approval =
+// "ask" until the owner approves, and is refused the one not offered.
+func TestMCPOffersServerToolsOptIn(t *testing.T) {
+	d := startDaemonHub(t, fakehub.Options{Bridge: serverBridge()},
+		"[bridge]\noffer = [\"Sci*\"]\n[tools.vcp_SciCalculator]\napproval = \"ask\"\n")
+	d.accept()
+	d.waitServerTools()
+	cs := mcpSession(t, d)
+	list, err := cs.ListTools(d.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var sci *sdk.Tool
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+		if tl.Name == "vcp_SciCalculator" {
+			sci = tl
+		}
+	}
+	if sci == nil || strings.Contains(strings.Join(names, ","), "vcp_DiaryWriter") {
+		t.Fatalf("tools/list = %v; want vcp_SciCalculator and not vcp_DiaryWriter", names)
+	}
+	if schema, _ := json.Marshal(sci.InputSchema); !strings.Contains(string(schema), `"expression"`) {
+		t.Errorf("inputSchema = %s; want the parameter of the invocation example", schema)
+	}
+	done := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "vcp_SciCalculator", Arguments: map[string]any{"expression": "1+1"}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	d.waitPending(1)
+	select {
+	case res := <-done:
+		t.Fatalf("the call ran before approval: %+v", res)
+	default:
+	}
+	if code, out, errOut := d.ctl("approve", "1"); code != exitOK {
+		t.Fatalf("approve: %d %s %s", code, out, errOut)
+	}
+	select {
+	case res := <-done:
+		if res == nil || res.IsError || !strings.Contains(callText(t, res), "SciCalculator says 1+1 = 2") {
+			t.Fatalf("approved call = %+v", res)
+		}
+	case <-d.ctx.Done():
+		t.Fatal("no answer after approval")
+	}
+	res, err := cs.CallTool(d.ctx, &sdk.CallToolParams{Name: "vcp_DiaryWriter", Arguments: map[string]any{"text": "x"}})
+	if err == nil && (res == nil || !res.IsError) {
+		t.Fatalf("a server tool not offered ran for an MCP client: %+v", res)
+	}
+}
+
+func TestMCPOverHTTPCallsAnOfferedServerTool(t *testing.T) {
+	d := startDaemonHub(t, fakehub.Options{Bridge: serverBridge()}, "[bridge]\noffer = [\"SciCalculator\"]\n")
+	d.accept()
+	d.waitServerTools()
+	const token = "0123456789abcdef0123456789abcdef"
+	tok := writeFile(t, "token", token+"\n", 0o600)
+	cfg := writeFile(t, "mcp.toml", testHubConfig(d.hub, "[mcp.serve]\nlisten = \"127.0.0.1:0\"\ntoken_file = \""+tok+"\"\n"), 0o600)
+	ta := newTestApp(t)
+	exited := make(chan int, 1)
+	go func() { exited <- ta.run("mcp", "--http", "--config", cfg, "--socket", d.socket) }()
+	var url string
+	if !testwait.Poll(d.ctx, func() bool {
+		_, rest, ok := strings.Cut(ta.stderr.String(), "serving MCP over HTTP at ")
+		url, _, _ = strings.Cut(rest, " ")
+		return ok && strings.HasSuffix(url, "/")
+	}) {
+		t.Fatalf("timed out waiting for the listening line:\n%s", ta.stderr.String())
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "web", Version: "1"}, nil)
+	cs, err := client.Connect(d.ctx, &sdk.StreamableClientTransport{Endpoint: url,
+		HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := cs.ListTools(d.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tl := range list.Tools {
+		found = found || tl.Name == "vcp_SciCalculator"
+		if tl.Name == "vcp_DiaryWriter" {
+			t.Errorf("vcp_DiaryWriter offered over HTTP without [bridge] offer")
+		}
+	}
+	if !found {
+		t.Fatalf("vcp_SciCalculator not listed over HTTP")
+	}
+	res, err := cs.CallTool(d.ctx, &sdk.CallToolParams{Name: "vcp_SciCalculator", Arguments: map[string]any{"expression": "1+1"}})
+	if err != nil || res.IsError || !strings.Contains(callText(t, res), "SciCalculator says 1+1 = 2") {
+		t.Errorf("call = %+v %v", res, err)
+	}
+	res, err = cs.CallTool(d.ctx, &sdk.CallToolParams{Name: "vcp_DiaryWriter", Arguments: map[string]any{"text": "x"}})
+	if err == nil && (res == nil || !res.IsError) {
+		t.Errorf("a server tool not offered ran over HTTP: %+v", res)
+	}
+	cs.Close()
+	ta.sigs <- syscall.SIGTERM
+	if code := <-exited; code != exitOK {
+		t.Errorf("exit %d: %s", code, ta.stderr)
+	}
+}
