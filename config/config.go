@@ -1,9 +1,10 @@
 // Package config is vcpnode's TOML configuration: the structs and their
 // defaults, every check (all problems at once, with positions), where the
 // key comes from (environment, systemd credential, file), the hub URL, the
-// control socket's location and redaction of the key. It holds no daemon
-// code, so the CLI's init, config and control commands use it without the
-// node package.
+// control socket's location and redaction of the key. It is a leaf: it
+// imports no tool, placeholder or node package, so whatever needs a setting
+// or redaction links none of them. The rules of the tool subsystems'
+// settings come in as Checks (package toolconfig).
 package config
 
 import (
@@ -19,8 +20,6 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
-
-	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 // EnvKey is the environment variable that overrides hub.key and hub.key_file.
@@ -132,7 +131,7 @@ type ToolConfig struct {
 // ToolCommandConfig is one [tools.NAME.commands.CMD] table.
 type ToolCommandConfig struct {
 	// Approval is "auto", "ask" or "deny" for calls of this command; ""
-	// leaves it to the tool's. A "deny" anywhere wins (toolhost.approvalGate).
+	// leaves it to the tool's. A "deny" anywhere wins.
 	Approval string `toml:"approval"`
 }
 
@@ -183,10 +182,11 @@ func Default() Config {
 	}
 }
 
-// Load reads the TOML file at path over Default and validates it.
-// Problems in the file come back together as a *Error.
-func Load(path string) (Config, error) {
-	p, err := LoadPartial(path)
+// Load reads the TOML file at path over Default and validates it with
+// config's own checks and checks (see Check). Problems in the file come
+// back together as a *Error.
+func Load(path string, checks ...Check) (Config, error) {
+	p, err := LoadPartial(path, checks...)
 	if err != nil {
 		return Config{}, err
 	}
@@ -195,12 +195,12 @@ func Load(path string) (Config, error) {
 
 // LoadPartial is Load that, when the file has problems, also returns what
 // could be read of it (see Partial), with the *Error.
-func LoadPartial(path string) (Partial, error) {
+func LoadPartial(path string, checks ...Check) (Partial, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Partial{Config: Default(), Unread: "the file could not be read"}, fmt.Errorf("read config: %w", err)
 	}
-	return ParsePartial(data, path)
+	return ParsePartial(data, path, checks...)
 }
 
 // Parse decodes data over Default in strict mode and validates the
@@ -208,8 +208,8 @@ func LoadPartial(path string) (Partial, error) {
 // comes back at once, wrong types included: after a type error the key is
 // set aside and the rest decoded again. Only a syntax error stops at the
 // first, since the rest of the document cannot be read.
-func Parse(data []byte, name string) (Config, error) {
-	p, err := ParsePartial(data, name)
+func Parse(data []byte, name string, checks ...Check) (Config, error) {
+	p, err := ParsePartial(data, name, checks...)
 	if err != nil {
 		return Config{}, err
 	}
@@ -218,7 +218,7 @@ func Parse(data []byte, name string) (Config, error) {
 
 // ParsePartial is Parse that, when data has problems, also returns what
 // could be read of it, for a check that goes on past them.
-func ParsePartial(data []byte, name string) (Partial, error) {
+func ParsePartial(data []byte, name string, checks ...Check) (Partial, error) {
 	var problems []Problem
 	var cfg Config
 	var bad []string // keys of the problems with a known setting
@@ -249,7 +249,7 @@ func ParsePartial(data []byte, name string) (Partial, error) {
 		doc = next
 	}
 	scan := scanDocument(data)
-	valueProblems := append(scan.problems, cfg.problems()...)
+	valueProblems := append(scan.problems, cfg.problems(checks)...)
 	for _, p := range valueProblems {
 		bad = append(bad, p.Key)
 	}
@@ -320,11 +320,12 @@ func deleteKey(v any, path []string) bool {
 	return false
 }
 
-// Validate checks every setting and reports every problem at once, as a
+// Validate checks every setting, with checks besides config's own (see
+// Check), and reports every problem at once, as a
 // *Error (without line numbers; Parse adds them), or nil. A
 // missing key is not a problem: it may come from the environment; see Key.
-func (c Config) Validate() error {
-	if p := c.problems(); len(p) > 0 {
+func (c Config) Validate(checks ...Check) error {
+	if p := c.problems(checks); len(p) > 0 {
 		return &Error{Problems: p}
 	}
 	return nil
@@ -403,35 +404,6 @@ func (c Config) Redacted() Config {
 	r.Plugins.Dirs = slices.Clone(c.Plugins.Dirs)
 	r.Plugins.PassEnv = slices.Clone(c.Plugins.PassEnv)
 	return r
-}
-
-// Policy is the exposure policy toolhost applies, built from [node] and [tools.*].
-func (c Config) Policy() toolhost.Policy {
-	p := toolhost.Policy{
-		ExposedTools: slices.Clone(c.Node.ExposedTools),
-		HiddenTools:  slices.Clone(c.Node.HiddenTools),
-	}
-	if len(c.Tools) > 0 {
-		p.Tools = make(map[string]toolhost.ToolOverride, len(c.Tools))
-		for name, t := range c.Tools {
-			p.Tools[name] = toolhost.ToolOverride{
-				Expose: t.Expose, Timeout: t.Timeout.D(), MaxConcurrent: t.MaxConcurrent,
-				Approval: toolhost.ApprovalMode(t.Approval), ApprovalTimeout: t.ApprovalTimeout.D(),
-			}
-			for cmd, cc := range t.Commands {
-				if cc.Approval == "" {
-					continue
-				}
-				o := p.Tools[name]
-				if o.Commands == nil {
-					o.Commands = map[string]toolhost.ApprovalMode{}
-				}
-				o.Commands[cmd] = toolhost.ApprovalMode(cc.Approval)
-				p.Tools[name] = o
-			}
-		}
-	}
-	return p
 }
 
 // Duration is a time.Duration written in TOML as a string like "30s" or "1m30s".

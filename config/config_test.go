@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 func TestDefaultConfigIsValid(t *testing.T) {
@@ -203,25 +200,6 @@ func TestValidateFindsEachProblem(t *testing.T) {
 		{"tool concurrency", func(c *Config) { c.Tools = map[string]ToolConfig{"a.b": {MaxConcurrent: -1}} },
 			`tools."a.b".max_concurrent`, "must be 0"},
 		{"tool memory", func(c *Config) { c.Tools = map[string]ToolConfig{"T": {MaxMemory: 8}} }, "tools.T.max_memory", "between 16 and"},
-		{"warm language", func(c *Config) { c.Plugins.Warm = "python, ruby" }, "plugins.warm", `"ruby" is not a language that can be kept warm (python, node)`},
-		{"warm pool zero", func(c *Config) { c.Plugins.WarmPool = 0 }, "plugins.warm_pool", "between 1 and 4 (got 0)"},
-		{"warm pool big", func(c *Config) { c.Plugins.WarmPool = 5 }, "plugins.warm_pool", "between 1 and 4"},
-		{"preload name", func(c *Config) { c.Tools = map[string]ToolConfig{"P": {Preload: []string{"json", "os; x"}}} },
-			"tools.P.preload[1]", `"os; x" is not a Python module name`},
-		{"preload twice", func(c *Config) { c.Tools = map[string]ToolConfig{"P": {Preload: []string{"json", "os", "json"}}} },
-			"tools.P.preload[2]", `"json" is listed twice`},
-		{"preload not warm", func(c *Config) {
-			no := false
-			c.Tools = map[string]ToolConfig{"P": {Warm: &no, Preload: []string{"json"}}}
-		},
-			"tools.P.preload", "this tool has warm = false"},
-		{"preload too many", func(c *Config) {
-			many := make([]string, 65)
-			for i := range many {
-				many[i] = fmt.Sprintf("m%d", i)
-			}
-			c.Tools = map[string]ToolConfig{"P": {Preload: many}}
-		}, "tools.P.preload", "at most 64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -253,7 +231,6 @@ func TestValidateAcceptsEdgeValues(t *testing.T) {
 	c.Node.MaxResultBytes = 100 * MiB
 	c.Node.ShutdownGrace = 0
 	c.Files.Roots = []string{"/srv/files"}
-	c.Files.MaxBytes = files.MaxBytesFor(ServerFrameLimit)
 	c.Tools = map[string]ToolConfig{
 		"Min": {Timeout: Duration(time.Second)},
 		"Max": {Timeout: Duration(maxToolTimeout), Expose: &yes, MaxConcurrent: 2},
@@ -261,28 +238,6 @@ func TestValidateAcceptsEdgeValues(t *testing.T) {
 	}
 	if err := c.Validate(); err != nil {
 		t.Fatalf("Validate() = %v", err)
-	}
-}
-
-func TestFilesMaxBytesMustFitInAFrame(t *testing.T) {
-	largest := files.MaxBytesFor(ServerFrameLimit)
-	c := Default()
-	c.Files.Roots = []string{"/srv"}
-	c.Files.MaxBytes = largest
-	// node.max_result_bytes bounds ordinary results, not files.
-	c.Node.MaxResultBytes = 2 * KiB
-	if err := c.Validate(); err != nil {
-		t.Errorf("max_bytes = largest (%d): %v", largest, err)
-	}
-	c.Files.MaxBytes = largest + 1
-	err := c.Validate()
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the largest allowed value is %d", largest)) {
-		t.Errorf("max_bytes = largest+1: %v, want the largest value named", err)
-	}
-	// Serving is off without roots, so the cap is not checked.
-	c.Files.Roots = nil
-	if err := c.Validate(); err != nil {
-		t.Errorf("without roots: %v", err)
 	}
 }
 
@@ -399,9 +354,6 @@ func TestExampleConfig(t *testing.T) {
 		if !strings.Contains(string(live), "\n"+key+" = ") {
 			t.Errorf("the example does not show %s", key)
 		}
-	}
-	if want := fmt.Sprintf("at most %d", files.MaxBytesFor(ServerFrameLimit)); !strings.Contains(string(data), want) {
-		t.Errorf("the example should say %q", want)
 	}
 }
 

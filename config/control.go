@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/internal/humantext"
-	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 // ControlConfig is the [control] table: the daemon's local control socket.
@@ -80,10 +79,7 @@ func (c Config) checkApprovals(ps *problemList) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	modes := make([]string, len(toolhost.ApprovalModes))
-	for i, m := range toolhost.ApprovalModes {
-		modes[i] = string(m)
-	}
+	modes := ApprovalModes
 	for _, name := range names {
 		t := c.Tools[name]
 		key := keyPath("tools", name)
@@ -120,7 +116,7 @@ func (c Config) checkApprovals(ps *problemList) {
 // the tool's own timeout, 0 when not known). It returns the key the
 // problem belongs to and the problem, or "" when the window fits.
 func (t ToolConfig) ApprovalWindowProblem(name string, own time.Duration) (key, problem string) {
-	if t.Approval != string(toolhost.ApprovalAsk) && !t.asksForCommand() {
+	if t.Approval != ApprovalAsk && !t.asksForCommand() {
 		return "", ""
 	}
 	deadline, whose, from := t.Timeout.D(), "timeout", ""
@@ -133,7 +129,7 @@ func (t ToolConfig) ApprovalWindowProblem(name string, own time.Duration) (key, 
 	prefix := keyPath("tools", name)
 	wait, what, key := t.ApprovalTimeout.D(), "approval_timeout", prefix+".approval_timeout"
 	if wait == 0 {
-		wait, what, key = toolhost.DefaultApprovalTimeout, "approval_timeout (default)", prefix+".approval"
+		wait, what, key = DefaultApprovalTimeout, "approval_timeout (default)", prefix+".approval"
 	}
 	if wait < deadline {
 		return "", ""
@@ -145,7 +141,7 @@ func (t ToolConfig) ApprovalWindowProblem(name string, own time.Duration) (key, 
 // asksForCommand reports whether one of the tool's commands is "ask".
 func (t ToolConfig) asksForCommand() bool {
 	for _, c := range t.Commands {
-		if c.Approval == string(toolhost.ApprovalAsk) {
+		if c.Approval == ApprovalAsk {
 			return true
 		}
 	}

@@ -4,9 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 func TestControlConfigProblems(t *testing.T) {
@@ -94,40 +91,5 @@ file = "audit.jsonl"`, []string{
 				}
 			}
 		})
-	}
-}
-
-func TestPolicyCarriesApproval(t *testing.T) {
-	cfg := Default()
-	cfg.Tools = map[string]ToolConfig{
-		"A": {Approval: "ask", ApprovalTimeout: Duration(30 * time.Second)},
-		"B": {Approval: "deny"},
-		"C": {},
-	}
-	pol := cfg.Policy()
-	tests := []struct {
-		tool string
-		mode toolhost.ApprovalMode
-		wait time.Duration
-	}{
-		{"A", toolhost.ApprovalAsk, 30 * time.Second},
-		{"B", toolhost.ApprovalDeny, toolhost.DefaultApprovalTimeout},
-		{"C", toolhost.ApprovalAuto, toolhost.DefaultApprovalTimeout},
-	}
-	for _, tt := range tests {
-		if mode, wait := pol.Approval(toolhost.Spec{Name: tt.tool}); mode != tt.mode || wait != tt.wait {
-			t.Errorf("%s: %s %s, want %s %s", tt.tool, mode, wait, tt.mode, tt.wait)
-		}
-	}
-}
-
-func TestPolicyCarriesCommandApproval(t *testing.T) {
-	cfg, err := Parse([]byte("[tools.Files]\napproval = \"ask\"\n[tools.Files.commands.delete]\napproval = \"deny\"\n"), "t.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := cfg.Policy().Tools["Files"]
-	if o.Approval != toolhost.ApprovalAsk || len(o.Commands) != 1 || o.Commands["delete"] != toolhost.ApprovalDeny {
-		t.Errorf("policy = %+v", o)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // testKey looks like a real key so that a leak into messages would be found.
@@ -103,26 +102,6 @@ func TestRedactedConfigHidesTheKey(t *testing.T) {
 	}
 	if Default().Redacted().Hub.Key != "" {
 		t.Error("an empty key should stay empty, so that \"not set\" stays visible")
-	}
-}
-
-func TestPolicyMirrorsConfig(t *testing.T) {
-	no := false
-	c := Default()
-	c.Node.ExposedTools = []string{"A", "B"}
-	c.Node.HiddenTools = []string{"C"}
-	c.Tools = map[string]ToolConfig{"A": {Expose: &no, Timeout: Duration(3 * time.Second), MaxConcurrent: 2}}
-	p := c.Policy()
-	if fmt.Sprint(p.ExposedTools, p.HiddenTools) != "[A B] [C]" {
-		t.Errorf("lists = %v %v", p.ExposedTools, p.HiddenTools)
-	}
-	o := p.Tools["A"]
-	if o.Expose == nil || *o.Expose || o.Timeout != 3*time.Second || o.MaxConcurrent != 2 {
-		t.Errorf("override A = %+v", o)
-	}
-	p.ExposedTools[0] = "Z"
-	if c.Node.ExposedTools[0] != "A" {
-		t.Error("Policy() shares its slices with the config")
 	}
 }
 

@@ -3,9 +3,6 @@ package config
 import (
 	"slices"
 	"strings"
-
-	"github.com/vcpnode/vcpnode/toolhost/mcp"
-	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // MCPConfig is the [mcp] table: MCP servers this node offers as VCP tools
@@ -71,7 +68,6 @@ func (c Config) checkMCP(ps *problemList) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	tools := map[string]string{}
 	for _, name := range names {
 		s := c.MCP.Servers[name]
 		key := keyPath("mcp", "servers", name)
@@ -126,13 +122,6 @@ func (c Config) checkMCP(ps *problemList) {
 				ps.add(key+".headers", "%s: %s holds the hub key and is never sent to MCP servers", k, EnvKey)
 			}
 		}
-		tool := mcp.ToolName(name, s.Tool)
-		if !schema.Carriable(tool) {
-			ps.add(key+".tool", "%q: a VCP tool name is letters, digits and _", tool)
-		} else if other, dup := tools[tool]; dup {
-			ps.add(key+".tool", "%q is already the tool of mcp.servers.%s; set tool = \"…\"", tool, other)
-		}
-		tools[tool] = name
 		if len(s.Include) > 0 && len(s.Exclude) > 0 {
 			ps.add(key, "set include or exclude, not both")
 		}

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/vcpnode/vcpnode/toolhost/mcp"
 )
 
 func TestMCPProblems(t *testing.T) {
@@ -44,8 +42,6 @@ func TestMCPProblems(t *testing.T) {
 		`mcp.servers.env.env: "1X" is not an environment variable name`,
 		`mcp.servers.env.cwd: "rel" is not an absolute path`,
 		"mcp.servers.env.timeout: must be between 1s",
-		`mcp.servers.named.tool: "bad name": a VCP tool name`,
-		`mcp.servers.a_b.tool: "McpAB" is already the tool of mcp.servers.a-b`,
 		`mcp.servers.sse.transport: "sse" needs url, the server's endpoint (for SSE, the URL of its event stream`,
 		`mcp.servers.grpc.transport: "grpc" is not one of stdio, http, sse`,
 		`mcp.servers.io.transport: "stdio" runs command; a url server is "http" (streamable HTTP) or "sse"`,
@@ -85,7 +81,7 @@ token_file = "/etc/vcpnode/mcp-token"
 		t.Fatal(err)
 	}
 	fs := cfg.MCP.Servers["filesystem"]
-	if mcp.ToolName("filesystem", fs.Tool) != "McpFilesystem" || fs.Timeout.D() != time.Minute || fs.Env["LOG_LEVEL"] != "warn" {
+	if fs.Tool != "" || fs.Timeout.D() != time.Minute || fs.Env["LOG_LEVEL"] != "warn" {
 		t.Errorf("filesystem = %+v", fs)
 	}
 	if cfg.MCP.Serve.Listen != "127.0.0.1:8808" || cfg.MCP.Servers["notes"].Headers["Authorization"] != "$NOTES_MCP_TOKEN" ||

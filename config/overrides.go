@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 // OverridesFile is the file in the state directory that keeps the switches
@@ -96,10 +94,8 @@ func (t ToolOverride) problem() string {
 	if t.Approval == "" {
 		return ""
 	}
-	for _, m := range toolhost.ApprovalModes {
-		if string(m) == t.Approval {
-			return ""
-		}
+	if slices.Contains(ApprovalModes, t.Approval) {
+		return ""
 	}
 	return fmt.Sprintf("approval %q is not auto, ask or deny", t.Approval)
 }
@@ -130,7 +126,7 @@ func (o Overrides) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeStateFile(path, append(data, '\n')); err != nil {
+	if err := WriteStateFile(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("tool overrides: %w", err)
 	}
 	return nil

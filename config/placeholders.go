@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/vcpnode/vcpnode/placeholders"
 )
 
 // PlaceholdersConfig is the [placeholders] table: {{Name}} values this node
@@ -54,7 +52,9 @@ const (
 func defaultPlaceholdersConfig() PlaceholdersConfig {
 	return PlaceholdersConfig{
 		PushInterval: Duration(2 * time.Second),
-		MinInterval:  Duration(placeholders.DefaultMinInterval),
+		// As the official node enforces: a cron of every few seconds must
+		// not turn a slow plugin into a busy loop.
+		MinInterval: Duration(10 * time.Second),
 	}
 }
 
@@ -66,22 +66,8 @@ func (c Config) checkPlaceholders(ps *problemList) {
 	if p.MinInterval < 0 {
 		ps.add("placeholders.min_interval", "must not be negative (got %s)", p.MinInterval)
 	}
-	owners := map[string]string{} // normalised key → the TOML key that defines it
-	claim := func(tomlKey, name string) {
-		k, err := placeholders.NormalizeKey(name)
-		if err != nil {
-			ps.add(tomlKey, "%v", err)
-			return
-		}
-		if first, ok := owners[k]; ok {
-			ps.add(tomlKey, "%s is already defined by %s: a placeholder can have only one source", k, first)
-			return
-		}
-		owners[k] = tomlKey
-	}
 	for _, name := range slices.Sorted(maps.Keys(p.Values)) {
 		key := keyPath("placeholders", "values", name)
-		claim(key, name)
 		if strings.TrimSpace(p.Values[name]) == "" {
 			ps.add(key, "is empty: the server would show \"[Placeholder %s has no value]\"; remove it or give it a value", name)
 		}
@@ -90,8 +76,6 @@ func (c Config) checkPlaceholders(ps *problemList) {
 		key := indexKey("placeholders.command", i)
 		if cmd.Name == "" {
 			ps.add(key+".name", "is missing: name the placeholder, like \"DevBoxGitBranch\"")
-		} else {
-			claim(key+".name", cmd.Name)
 		}
 		if strings.TrimSpace(cmd.Command) == "" {
 			ps.add(key+".command", "is missing: the shell command whose output is the value")
@@ -101,11 +85,6 @@ func (c Config) checkPlaceholders(ps *problemList) {
 		}
 		if cmd.Every != 0 && cmd.Cron != "" {
 			ps.add(key+".cron", "set either every or cron, not both")
-		}
-		if cmd.Cron != "" {
-			if _, err := placeholders.ParseCron(cmd.Cron); err != nil {
-				ps.add(key+".cron", "%v", err)
-			}
 		}
 		if cmd.Timeout < 0 {
 			ps.add(key+".timeout", "must be positive, like \"5s\", or left out for %s (got %s)", DefaultCommandTimeout, cmd.Timeout)
@@ -117,11 +96,6 @@ func (c Config) checkPlaceholders(ps *problemList) {
 				ps.add("placeholders.system.disk", "%s", msg)
 			}
 		}
-		name := s.Name
-		if name == "" {
-			name = c.SystemPlaceholderName()
-		}
-		claim("placeholders.system.name", name)
 	}
 }
 

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
 // PluginsConfig is the [plugins] table: VCP plugin folders this node hosts.
@@ -108,20 +106,14 @@ func (c Config) checkPlugins(ps *problemList) {
 	if p.AsyncMaxRuntime.D() < minAsyncMaxRuntime {
 		ps.add("plugins.async_max_runtime", "must be at least 1s, like \"30m\" (got %s)", p.AsyncMaxRuntime)
 	}
-	for _, lang := range splitList(p.Warm) {
-		if !slices.Contains(plugin.WarmLanguages, lang) {
-			ps.add("plugins.warm", "%q is not a language that can be kept warm (%s), like \"python\"",
-				lang, strings.Join(plugin.WarmLanguages, ", "))
-		}
-	}
-	if p.WarmPool < 1 || p.WarmPool > plugin.MaxWarmSize {
-		ps.add("plugins.warm_pool", "must be between 1 and %d (got %d)", plugin.MaxWarmSize, p.WarmPool)
-	}
 	if p.MaxOutputBytes < minPluginOutputBytes || p.MaxOutputBytes > maxPluginOutputBytes {
 		ps.add("plugins.max_output_bytes", "must be between %d (1 KiB) and %d (1 GiB) (got %d)",
 			minPluginOutputBytes, maxPluginOutputBytes, p.MaxOutputBytes)
 	}
 }
+
+// WarmLanguages are the languages of [plugins] warm, blanks dropped.
+func (p PluginsConfig) WarmLanguages() []string { return splitList(p.Warm) }
 
 // splitList splits a comma-separated setting, dropping blanks.
 func splitList(s string) []string {
@@ -132,57 +124,6 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// WarmConfig is which plugins keep warm interpreters: [plugins] warm and
-// warm_pool, and each [tools.NAME] warm and preload.
-func (c Config) WarmConfig() plugin.WarmConfig {
-	w := plugin.WarmConfig{Languages: splitList(c.Plugins.Warm), Size: c.Plugins.WarmPool, Tools: map[string]bool{},
-		Preload: map[string][]string{}}
-	for name, t := range c.Tools {
-		if t.Warm != nil {
-			w.Tools[name] = *t.Warm
-		}
-		if len(t.Preload) > 0 {
-			w.Preload[name] = t.Preload
-		}
-	}
-	return w
-}
-
-// checkPreload checks [tools.NAME] preload: module names, at most
-// plugin.MaxPreload of them, each once, on a tool that may be warm.
-func (c Config) checkPreload(ps *problemList, name string, t ToolConfig) {
-	if len(t.Preload) == 0 {
-		return
-	}
-	key := keyPath("tools", name, "preload")
-	if t.Warm != nil && !*t.Warm {
-		ps.add(key, "preloads modules into warm interpreters, and this tool has warm = false")
-	}
-	if len(t.Preload) > plugin.MaxPreload {
-		ps.add(key, "lists %d modules, at most %d are allowed", len(t.Preload), plugin.MaxPreload)
-	}
-	for i, m := range t.Preload {
-		if msg := plugin.PreloadProblem(m); msg != "" {
-			ps.add(fmt.Sprintf("%s[%d]", key, i), "%s", msg)
-		} else if j := slices.Index(t.Preload, m); j < i {
-			ps.add(fmt.Sprintf("%s[%d]", key, i), "%q is listed twice", m)
-		}
-	}
-}
-
-// preloadWarnings: a preload on a tool nothing makes warm does nothing.
-func (c Config) preloadWarnings() []string {
-	var ws []string
-	for name, t := range c.Tools {
-		if len(t.Preload) > 0 && t.Warm == nil && !slices.Contains(splitList(c.Plugins.Warm), plugin.WarmPython) {
-			ws = append(ws, fmt.Sprintf("%s has no effect: the tool is not warm (set warm = true there, or [plugins] warm = \"python\")",
-				keyPath("tools", name, "preload")))
-		}
-	}
-	slices.Sort(ws)
-	return ws
 }
 
 // ErrNoStateDir means no state directory could be derived from the environment.

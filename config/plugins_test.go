@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,59 +98,5 @@ func TestStateDirectory(t *testing.T) {
 	_, err := PluginsConfig{}.StateDirectory(func(string) string { return "" }, 1000)
 	if !errors.Is(err, ErrNoStateDir) || !strings.Contains(err.Error(), "state_dir") {
 		t.Errorf("no environment: %v, want ErrNoStateDir naming state_dir", err)
-	}
-}
-
-// TestWarmConfig: [plugins] warm and warm_pool and [tools.NAME] warm make
-// the plugin host's WarmConfig.
-func TestWarmConfig(t *testing.T) {
-	doc := `
-[plugins]
-warm = " python ,"
-warm_pool = 3
-[tools.Slow]
-warm = false
-[tools.Fast]
-warm = true
-preload = ["json", "xml.etree.ElementTree"]
-[tools.Other]
-timeout = "5s"
-`
-	cfg, err := Parse([]byte(doc), "w.toml")
-	if err != nil {
-		t.Fatalf("Parse: %v", err)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	w := cfg.WarmConfig()
-	if len(w.Languages) != 1 || w.Languages[0] != "python" || w.Size != 3 ||
-		len(w.Tools) != 2 || w.Tools["Slow"] || !w.Tools["Fast"] ||
-		len(w.Preload) != 1 || !slices.Equal(w.Preload["Fast"], []string{"json", "xml.etree.ElementTree"}) {
-		t.Errorf("WarmConfig = %+v", w)
-	}
-	if def := Default().WarmConfig(); len(def.Languages) != 0 || def.Size != 1 || len(def.Tools) != 0 || len(def.Preload) != 0 {
-		t.Errorf("default WarmConfig = %+v", def)
-	}
-	if ws := cfg.Warnings(); len(ws) != 0 {
-		t.Errorf("warnings %q", ws)
-	}
-}
-
-// TestPreloadWithoutWarmWarns: a preload on a tool that nothing makes warm
-// is accepted, with a warning saying how to make it count.
-func TestPreloadWithoutWarmWarns(t *testing.T) {
-	c := Default()
-	c.Tools = map[string]ToolConfig{"Cold": {Preload: []string{"json"}}}
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{`tools.Cold.preload has no effect: the tool is not warm (set warm = true there, or [plugins] warm = "python")`}
-	if ws := c.Warnings(); !slices.Equal(ws, want) {
-		t.Errorf("warnings %q, want %q", ws, want)
-	}
-	c.Plugins.Warm = "node, python"
-	if ws := c.Warnings(); len(ws) != 0 {
-		t.Errorf("with [plugins] warm python: warnings %q", ws)
 	}
 }

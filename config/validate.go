@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/vcpnode/vcpnode/toolhost/files"
 )
 
 // Bounds the config is checked against.
@@ -28,9 +26,9 @@ var (
 	LogFormats = []string{"auto", "console", "json"}
 )
 
-// problems runs every check and returns all the problems found, keyed by
-// their TOML path, without positions.
-func (c Config) problems() []Problem {
+// problems runs every check, config's and checks, and returns all the
+// problems found, keyed by their TOML path, without positions.
+func (c Config) problems(checks []Check) []Problem {
 	var ps problemList
 	c.checkHub(&ps)
 	c.checkNode(&ps)
@@ -44,8 +42,10 @@ func (c Config) problems() []Problem {
 	c.checkMCP(&ps)
 	c.checkMode(&ps)
 	c.checkObserver(&ps)
-	c.checkSandbox(&ps)
 	c.checkBridge(&ps)
+	for _, check := range checks {
+		ps = append(ps, check(c)...)
+	}
 	return ps
 }
 
@@ -161,17 +161,6 @@ func (c Config) checkFiles(ps *problemList) {
 	}
 	if f.MaxBytes <= 0 {
 		ps.add("files.max_bytes", "must be positive (got %d)", f.MaxBytes)
-		return
-	}
-	if len(f.Roots) == 0 {
-		return // file serving is off; the cap is not used
-	}
-	// A file result is bounded by max_bytes itself (not by
-	// node.max_result_bytes), so only the server's frame limit constrains it.
-	if need := int64(files.ResultBytes(f.MaxBytes)); need > ServerFrameLimit {
-		largest := files.MaxBytesFor(ServerFrameLimit)
-		ps.add("files.max_bytes", "%d bytes would not fit in one frame once base64-encoded (%d bytes with the envelope, over the server's %d-byte frame limit); the largest allowed value is %d (%s)",
-			f.MaxBytes, need, ServerFrameLimit, largest, HumanBytes(largest))
 	}
 }
 
@@ -225,7 +214,6 @@ func (c Config) checkTools(ps *problemList) {
 		if t.MaxMemory != 0 && (t.MaxMemory < minMaxMemoryMiB || t.MaxMemory > maxMaxMemoryMiB) {
 			ps.add(key+".max_memory", "must be 0 (Node's default) or between %d and %d MiB (got %d)", minMaxMemoryMiB, maxMaxMemoryMiB, t.MaxMemory)
 		}
-		c.checkPreload(ps, name, t)
 	}
 }
 
@@ -269,5 +257,5 @@ func (c Config) Warnings() []string {
 			ws = append(ws, "files.roots includes / : every readable file on this machine can be requested")
 		}
 	}
-	return append(ws, c.preloadWarnings()...)
+	return ws
 }

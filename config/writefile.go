@@ -38,9 +38,9 @@ func WriteFileAtomic(path string, data []byte, mode fs.FileMode) error {
 	return nil
 }
 
-// writeStateFile writes a file of the state directory (mode 0600), making
+// WriteStateFile writes a file of the state directory (mode 0600), making
 // the directory (0700) if needed.
-func writeStateFile(path string, data []byte) error {
+func WriteStateFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
 	"github.com/vcpnode/vcpnode/toolhost/textproto"
@@ -90,7 +91,7 @@ func (n *Node) Status() controlapi.StatusResponse {
 // ToolStatuses is GET /v1/tools: the registered tools under the current
 // policy, then the MCP servers without tools and the skipped plugins.
 func (n *Node) ToolStatuses() controlapi.ToolsResponse {
-	pol := n.Config().Policy()
+	pol := toolconfig.Policy(n.Config())
 	out := controlapi.ToolsResponse{Tools: []controlapi.ToolStatus{}}
 	ov := n.overrides.Load()
 	if ov != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -48,7 +49,7 @@ func (n *Node) loadApprovalRules(cfg config.Config) {
 		return
 	}
 	s.path = path
-	rs, err := config.LoadApprovalRules(path)
+	rs, err := toolconfig.LoadApprovalRules(path)
 	if err != nil {
 		s.broken = err
 		n.log.Error().Err(err).Int("rules_in_force", len(n.disp.ApprovalRules())).
@@ -73,7 +74,7 @@ func (n *Node) changeRules(change func(toolhost.ApprovalRules) (toolhost.Approva
 	if err != nil {
 		return err
 	}
-	if err := config.SaveApprovalRules(s.path, next); err != nil {
+	if err := toolconfig.SaveApprovalRules(s.path, next); err != nil {
 		return answerWith(http.StatusInternalServerError, err)
 	}
 	n.disp.SetApprovalRules(next)

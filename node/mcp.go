@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
@@ -55,7 +56,7 @@ func serverConfigs(cfg config.Config) []mcp.ServerConfig {
 			Name: name, Command: s.Command, Args: slices.Clone(s.Args), Env: s.Env, Cwd: s.Cwd,
 			URL: s.URL, Headers: s.Headers, SSE: s.Transport == config.MCPTransportSSE, Tool: s.Tool,
 			Include: slices.Clone(s.Include), Exclude: slices.Clone(s.Exclude), Timeout: s.Timeout.D(),
-			Sandbox: cfg.SandboxProfile(config.MCPSandboxKey(name)),
+			Sandbox: toolconfig.SandboxProfile(cfg, config.MCPSandboxKey(name)),
 		})
 	}
 	slices.SortFunc(out, func(a, b mcp.ServerConfig) int {

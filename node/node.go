@@ -20,6 +20,7 @@ import (
 	"github.com/vcpnode/vcpnode/observer"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/placeholders/feed"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
@@ -224,7 +225,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	if queue == 0 {
 		queue = -1 // toolhost reads 0 as "default"; the config means "no queue"
 	}
-	n.disp = toolhost.NewDispatcher(reg, cfg.Policy(), toolhost.Limits{
+	n.disp = toolhost.NewDispatcher(reg, toolconfig.Policy(cfg), toolhost.Limits{
 		MaxConcurrent:  cfg.Node.MaxConcurrent,
 		Queue:          queue,
 		MaxResultBytes: cfg.Node.MaxResultBytes,

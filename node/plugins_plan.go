@@ -12,6 +12,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/outbox"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/direct"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
@@ -204,7 +205,7 @@ func (rt *pluginRuntime) commit(pp *pluginPlan) ([]toolhost.Tool, []string) {
 	}
 	var warnings []string
 	if host != nil {
-		warnings = host.Warm(pp.set, pp.direct.cfg.WarmConfig())
+		warnings = host.Warm(pp.set, toolconfig.WarmConfig(pp.direct.cfg))
 	}
 	loaded := rt.loadDirect(pp.direct.cfg, pp.direct.plugins)
 	rt.scanned(pp.p, pp.set, loaded)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -120,7 +121,7 @@ func (n *Node) ReloadFile(path string) (controlapi.ReloadReport, error) {
 		_ = n.notifier.Reloading()
 		defer func() { _ = n.notifier.Ready("") }()
 	}
-	cfg, err := config.Load(path)
+	cfg, err := config.Load(path, toolconfig.Check)
 	if err == nil {
 		err = n.tel.audit.Check(cfg.Audit.File)
 	}

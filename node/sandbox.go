@@ -6,6 +6,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -13,7 +14,7 @@ import (
 // sandboxOptions are cfg's sandbox settings for this node: its protected
 // files (the config file, the credentials) join the config's own.
 func (n *Node) sandboxOptions(cfg config.Config) (sandbox.Options, error) {
-	opts, err := cfg.SandboxOptions("", n.getenv, os.Geteuid())
+	opts, err := toolconfig.SandboxOptions(cfg, "", n.getenv, os.Geteuid())
 	if err != nil {
 		return opts, err
 	}

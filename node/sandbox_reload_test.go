@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
 // TestReloadRefusesBadSandboxInput: a reload from a file with an unknown
@@ -36,7 +37,7 @@ memory = "64MiB"
 		}
 	}
 	write(good)
-	cfg, err := config.Load(path)
+	cfg, err := config.Load(path, toolconfig.Check)
 	if err != nil {
 		t.Fatal(err)
 	}

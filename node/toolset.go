@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/builtin"
 	"github.com/vcpnode/vcpnode/toolhost/files"
@@ -102,7 +103,7 @@ type plan struct {
 // the tools the plan will have once its MCP servers and direct plugins
 // run. prepare starts and stops no process; commit does.
 func (n *Node) prepare(cfg config.Config) (*plan, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.Validate(toolconfig.Check); err != nil {
 		return nil, err
 	}
 	// The key file's content as of before the key is read: a change made
@@ -178,7 +179,7 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 // as warnings.
 func (n *Node) commit(pl *plan) (warnings []string) {
 	reg, warnings := n.start(pl)
-	n.disp.Swap(reg, pl.st.cfg.Policy())
+	n.disp.Swap(reg, toolconfig.Policy(pl.st.cfg))
 	n.mu.Lock()
 	n.cur = pl.st
 	n.mu.Unlock()

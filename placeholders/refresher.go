@@ -11,11 +11,6 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// DefaultMinInterval is the shortest time between the starts of two runs of
-// one source, as the official node enforces: a cron of every few seconds
-// must not turn a slow plugin into a busy loop.
-const DefaultMinInterval = 10 * time.Second
-
 // Log field names.
 const (
 	logSource       = "source"

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
 func newConfigCmd(a *app) *cobra.Command {
@@ -44,7 +45,7 @@ func newConfigCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, err := config.Load(path)
+			cfg, err := config.Load(path, toolconfig.Check)
 			if err != nil {
 				return err
 			}
@@ -67,11 +68,11 @@ func newConfigCmd(a *app) *cobra.Command {
 			// The owner's remembered answers decide before the file's
 			// approval settings.
 			if rPath, err := cfg.ApprovalRulesPath(a.getenv, a.geteuid()); err == nil {
-				rs, err := config.LoadApprovalRules(rPath)
+				rs, err := toolconfig.LoadApprovalRules(rPath)
 				if err != nil {
 					fmt.Fprintf(a.stderr, "warning: %v\n", err)
 				}
-				if lines := config.DescribeApprovalRules(rs); len(lines) > 0 {
+				if lines := toolconfig.DescribeApprovalRules(rs); len(lines) > 0 {
 					header = append(header, "# remembered approval answers from "+rPath+" (vcpnode approvals rules), before [tools.NAME] approval:")
 					for _, l := range lines {
 						header = append(header, "#   "+l)
@@ -101,7 +102,7 @@ func newConfigCmd(a *app) *cobra.Command {
 // OK" or an error counting the problems. A file with problems is checked
 // as far as what decoded allows: its key, group and plugin folders too.
 func (a *app) checkConfig(path string) error {
-	part, err := config.LoadPartial(path)
+	part, err := config.LoadPartial(path, toolconfig.Check)
 	r, err := a.checkPartial(path, part, err)
 	if err != nil {
 		return err
@@ -146,7 +147,7 @@ func (a *app) checkPartial(path string, part config.Partial, loadErr error) (che
 			})...)
 		}
 	}
-	r.warnings = append(r.warnings, cfg.Warnings()...)
+	r.warnings = append(r.warnings, toolconfig.Warnings(cfg)...)
 	r.warnings = append(r.warnings, setup.warnings...)
 	if ce != nil {
 		r.problems = append(r.problems, ce.Error())

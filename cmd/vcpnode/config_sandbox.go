@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -20,7 +21,7 @@ func (a *app) sandboxHere(p config.Partial, path string, r *setupReport) {
 		r.skip(what, hasProblem(bad))
 		return
 	}
-	opts, err := p.Config.SandboxOptions(path, a.getenv, a.geteuid())
+	opts, err := toolconfig.SandboxOptions(p.Config, path, a.getenv, a.geteuid())
 	if err != nil {
 		r.problems = append(r.problems, "sandbox: "+err.Error())
 		return

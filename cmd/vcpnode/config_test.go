@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
 func TestConfigCheckOK(t *testing.T) {
@@ -159,11 +160,11 @@ timeout = "90s"
 	if strings.Contains(out, "s3cr3t-key") {
 		t.Fatalf("config show printed the key:\n%s", out)
 	}
-	back, err := config.Parse([]byte(out), "shown")
+	back, err := config.Parse([]byte(out), "shown", toolconfig.Check)
 	if err != nil {
 		t.Fatalf("config show output does not load back: %v\n%s", err, out)
 	}
-	orig, err := config.Load(path)
+	orig, err := config.Load(path, toolconfig.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestConfigShowMode(t *testing.T) {
 		if !strings.Contains(out, "\n"+c.want+"\n") {
 			t.Errorf("config show of %q lacks %q:\n%s", c.file, c.want, out)
 		}
-		if _, err := config.Parse([]byte(out), "shown"); err != nil {
+		if _, err := config.Parse([]byte(out), "shown", toolconfig.Check); err != nil {
 			t.Errorf("config show of %q does not load back: %v", c.file, err)
 		}
 	}

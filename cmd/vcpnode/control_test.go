@@ -17,6 +17,7 @@ import (
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -64,7 +65,7 @@ func startDaemonHub(t *testing.T, hubOpts fakehub.Options, extra string, more ..
 	}
 	t.Cleanup(hub.Close)
 	path := writeFile(t, "config.toml", testHubConfig(hub, extra), 0o600)
-	cfg, err := config.Load(path)
+	cfg, err := config.Load(path, toolconfig.Check)
 	if err != nil {
 		t.Fatal(err)
 	}

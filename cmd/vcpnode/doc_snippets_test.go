@@ -12,6 +12,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/doccheck"
+	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
 // Programs other than vcpnode, go, make and scripts/ that the docs may
@@ -95,7 +96,7 @@ func TestDocSnippets(t *testing.T) {
 // daemon reads a whole file: a snippet is a valid config by itself.
 func checkTOML(t *testing.T, where string, b doccheck.Block) {
 	t.Helper()
-	_, err := config.Parse([]byte(b.Text), where)
+	_, err := config.Parse([]byte(b.Text), where, toolconfig.Check)
 	switch invalid := b.Marked(invalidMarker); {
 	case invalid && err == nil:
 		t.Errorf("%s: marked <!-- %s --> but parses as a config", where, invalidMarker)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
 type initFlags struct {
@@ -77,7 +78,7 @@ func (a *app) runInit(h *host, f initFlags) error {
 		return err
 	}
 	// Refuse a bad --hub or --name before anything is written.
-	if _, err := config.Parse([]byte(text), cfgPath); err != nil {
+	if _, err := config.Parse([]byte(text), cfgPath, toolconfig.Check); err != nil {
 		return fmt.Errorf("nothing was written: %w", err)
 	}
 	if _, err := os.Lstat(cfgPath); err == nil && !f.force {
@@ -162,7 +163,7 @@ func (a *app) precheckInit(cfgPath string, values configValues, header, key stri
 		}
 		return getenv(k)
 	}
-	part, err := config.ParsePartial([]byte(text), cfgPath)
+	part, err := config.ParsePartial([]byte(text), cfgPath, toolconfig.Check)
 	r, err := check.checkPartial(cfgPath, part, err)
 	if err != nil {
 		return err

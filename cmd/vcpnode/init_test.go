@@ -9,6 +9,7 @@ import (
 
 	vcpnode "github.com/vcpnode/vcpnode"
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
 const initKey = "s3cret-Key_1"
@@ -72,7 +73,7 @@ func TestInitWritesAConfigThatPassesConfigCheck(t *testing.T) {
 	if !strings.Contains(string(text), "## Base URL of the VCP main server") || !strings.HasPrefix(string(text), "## Written by `vcpnode init`") {
 		t.Errorf("the config lost the example's comments:\n%s", text)
 	}
-	cfg, err := config.Load(cfgPath)
+	cfg, err := config.Load(cfgPath, toolconfig.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestInitNeverOverwritesWithoutForce(t *testing.T) {
 
 	// --force replaces both; the key file is rewritten with the new key.
 	st.mustRun(t, "init", "--hub", "ws://127.0.0.1:2", "--config", cfgPath, "--force")
-	cfg, err := config.Load(cfgPath)
+	cfg, err := config.Load(cfgPath, toolconfig.Check)
 	if err != nil || cfg.Hub.URL != "ws://127.0.0.1:2" {
 		t.Fatalf("after --force: %v %q", err, cfg.Hub.URL)
 	}
@@ -272,7 +273,7 @@ func TestExampleConfig(t *testing.T) {
 	if !strings.HasPrefix(text, "## line one\n## line two\n\n") {
 		t.Errorf("header:\n%s", text[:80])
 	}
-	cfg, err := config.Parse([]byte(text), "filled")
+	cfg, err := config.Parse([]byte(text), "filled", toolconfig.Check)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
 func newMCPCmd(a *app) *cobra.Command {
@@ -207,7 +208,7 @@ type mcpHTTP struct {
 func (a *app) mcpHTTPSettings(f *controlFlags, listen string) (mcpHTTP, error) {
 	var serve config.MCPServeConfig
 	if path := a.findConfig(f.config); path != "" {
-		cfg, err := config.Load(path)
+		cfg, err := config.Load(path, toolconfig.Check)
 		if err != nil {
 			return mcpHTTP{}, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/placeholders/feed"
+	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
 // Widths of the columns of `vcpnode placeholders`; --json shows everything.
@@ -65,7 +66,7 @@ func newPlaceholdersCmd(a *app) *cobra.Command {
 
 // evaluatePlaceholders runs the sources of the config at path once.
 func (a *app) evaluatePlaceholders(ctx context.Context, path string) (controlapi.PlaceholdersResponse, []string, error) {
-	cfg, err := config.Load(path)
+	cfg, err := config.Load(path, toolconfig.Check)
 	if err != nil {
 		return controlapi.PlaceholdersResponse{}, nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/sdnotify"
+	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
 func newRunCmd(a *app) *cobra.Command {
@@ -40,7 +41,7 @@ func newRunCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, err := config.Load(path)
+			cfg, err := config.Load(path, toolconfig.Check)
 			if err != nil {
 				return err
 			}
@@ -48,7 +49,7 @@ func newRunCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, w := range append(cfg.Warnings(), config.PermissionWarnings(path, cfg)...) {
+			for _, w := range append(toolconfig.Warnings(cfg), config.PermissionWarnings(path, cfg)...) {
 				log.Warn().Msg(w)
 			}
 			// Before the node starts its first plugin.

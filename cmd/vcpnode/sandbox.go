@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -57,11 +58,11 @@ func (a *app) sandboxRun(ctx context.Context, configFlag, profile, dir string, a
 	opts := sandbox.Options{}
 	configFile := a.findConfig(configFlag)
 	if configFile != "" {
-		cfg, err := config.Load(configFile)
+		cfg, err := config.Load(configFile, toolconfig.Check)
 		if err != nil {
 			return err
 		}
-		if opts, err = cfg.SandboxOptions(configFile, a.getenv, a.geteuid()); err != nil {
+		if opts, err = toolconfig.SandboxOptions(cfg, configFile, a.getenv, a.geteuid()); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
 // host is what `service` and `init` touch outside the process: the OS, the
@@ -368,7 +369,7 @@ func loadServiceConfig(fsRoot, path string, content []byte) (cfg config.Config, 
 	case err != nil:
 		return cfg, nil, fmt.Errorf("read config: %w", err)
 	}
-	cfg, err = config.Parse(data, path)
+	cfg, err = config.Parse(data, path, toolconfig.Check)
 	if err != nil {
 		return cfg, nil, fmt.Errorf("%w\nfix the config first (vcpnode config check --config %s)", err, path)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/observer"
+	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
 // watchRetry is the wait between attempts to reach a daemon that went away.
@@ -111,7 +112,7 @@ func (a *app) watchHub(ctx context.Context, sock string, f *controlFlags, filter
 	if path == "" {
 		return fmt.Errorf("no daemon answers at %s, and there is no config file to find the server with (pass --config FILE)", sock)
 	}
-	cfg, err := config.Load(path)
+	cfg, err := config.Load(path, toolconfig.Check)
 	if err != nil {
 		return err
 	}

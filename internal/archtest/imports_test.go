@@ -124,6 +124,9 @@ func TestModuleImportsAllowed(t *testing.T) {
 		"controlapi": {"config", "toolhost/textproto"},
 		// The liveness core: sockets and redaction, nothing of the daemon.
 		"hubconn": {"config"},
+		// The config decodes, defaults and checks the file and owns the key
+		// and redaction: it builds on leaf packages only (TestConfigIsALeaf).
+		"config": {"internal/humantext"},
 		// The control servers reach the daemon through their Backend
 		// interface, never through node.
 		"control": {"config", "console", "controlapi", "toolhost/textproto"},
@@ -137,7 +140,7 @@ func TestModuleImportsAllowed(t *testing.T) {
 		"outbox": {"config", "toolhost/plugin"},
 		// The placeholder feed: the config's and static plugins' jobs, run
 		// by placeholders under the sandbox in process trees.
-		"placeholders/feed": {"config", "controlapi", "placeholders", "toolhost/plugin", "toolhost/proctree", "toolhost/sandbox"},
+		"placeholders/feed": {"config", "controlapi", "placeholders", "toolconfig", "toolhost/plugin", "toolhost/proctree", "toolhost/sandbox"},
 		// Text for people (durations, typo distances): the config, the
 		// tool host and the CLI use it, so it builds on nothing of theirs.
 		"internal/humantext": {},
@@ -262,6 +265,40 @@ func TestSoakIsNeverImported(t *testing.T) {
 		fields := strings.Fields(line)
 		if slices.Contains(fields[1:], soak) {
 			t.Errorf("%s imports %s, a program that nothing may import", fields[0], soak)
+		}
+	}
+}
+
+// TestConfigIsALeaf: config imports nothing of this module but leaf
+// packages (ones that import nothing of this module), so that whatever
+// needs a setting or redaction does not pull in the tool subsystems. The
+// tool settings are translated and checked by toolconfig.
+func TestConfigIsALeaf(t *testing.T) {
+	pkgs := moduleImports(t)
+	for dep := range listImports(t, module+"/config", true) {
+		if !strings.HasPrefix(dep, module+"/") || dep == module+"/config" {
+			continue
+		}
+		for _, imp := range pkgs[dep] {
+			if strings.HasPrefix(imp, module+"/") {
+				t.Errorf("config depends on %s, which imports %s: not a leaf package", dep, imp)
+			}
+		}
+	}
+}
+
+// TestLightPackagesStayLight: the packages the CLI and the connection
+// share depend on none of the tool subsystems' libraries: the MCP SDK,
+// Landlock, cron.
+func TestLightPackagesStayLight(t *testing.T) {
+	heavy := []string{"github.com/modelcontextprotocol/go-sdk/", "github.com/landlock-lsm/go-landlock/", "github.com/robfig/cron/"}
+	for _, pkg := range []string{"config", "sdnotify", "hubconn", "events", "controlapi"} {
+		for dep := range listImports(t, module+"/"+pkg, true) {
+			for _, h := range heavy {
+				if strings.HasPrefix(dep, h) {
+					t.Errorf("%s depends on %s", pkg, dep)
+				}
+			}
 		}
 	}
 }

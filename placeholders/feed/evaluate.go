@@ -10,6 +10,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/placeholders"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
@@ -22,7 +23,7 @@ import (
 // name (its own path, the credential), as a daemon is given them: no
 // command may read them, whatever its profile grants.
 func Evaluate(ctx context.Context, cfg config.Config, protected []string, log zerolog.Logger, sources ...Source) (controlapi.PlaceholdersResponse, []string, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.Validate(toolconfig.Check); err != nil {
 		return controlapi.PlaceholdersResponse{}, nil, err
 	}
 	trees := proctree.NewLazy(log)
@@ -52,7 +53,7 @@ func Evaluate(ctx context.Context, cfg config.Config, protected []string, log ze
 // are confined as the daemon's would be, protected joining the config's
 // own files as the daemon's do.
 func oneShotSandbox(cfg config.Config, protected []string, trees *proctree.Lazy, log zerolog.Logger) (*sandbox.Sandbox, error) {
-	opts, err := cfg.SandboxOptions("", os.Getenv, os.Geteuid())
+	opts, err := toolconfig.SandboxOptions(cfg, "", os.Getenv, os.Geteuid())
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/placeholders"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -29,7 +30,7 @@ func configJobs(c config.Config, trees func() *proctree.Manager, sb *sandbox.San
 	}
 	env := commandEnviron(os.Environ())
 	for _, cmd := range p.Command {
-		profile := c.SandboxProfile(config.PlaceholderSandboxKey(cmd.Name))
+		profile := toolconfig.SandboxProfile(c, config.PlaceholderSandboxKey(cmd.Name))
 		job := placeholders.Job{
 			Source: &placeholders.Command{Placeholder: cmd.Name, Line: cmd.Command, Env: env, Trees: trees(),
 				Sandbox: sb, Profile: profile},

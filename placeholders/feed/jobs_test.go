@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/placeholders"
+	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
@@ -42,11 +43,11 @@ command = "uname -r"
 [placeholders.system]
 enabled = true
 `
-	cfg, err := config.Parse([]byte(doc), "test.toml")
+	cfg, err := config.Parse([]byte(doc), "test.toml", toolconfig.Check)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Placeholders.PushInterval.D() != 5*time.Second || cfg.Placeholders.MinInterval.D() != placeholders.DefaultMinInterval {
+	if cfg.Placeholders.PushInterval.D() != 5*time.Second || cfg.Placeholders.MinInterval.D() != 10*time.Second {
 		t.Errorf("intervals = %+v", cfg.Placeholders)
 	}
 	trees := new(proctree.Manager) // only compared
@@ -86,7 +87,7 @@ enabled = true
 		t.Errorf("system placeholder = %v", got)
 	}
 	// A line and column point at problems in the file.
-	_, err = config.Parse([]byte("[placeholders.values]\nA = \"1\"\n\"{{A}}\" = \"2\"\n"), "dup.toml")
+	_, err = config.Parse([]byte("[placeholders.values]\nA = \"1\"\n\"{{A}}\" = \"2\"\n"), "dup.toml", toolconfig.Check)
 	if err == nil || !strings.Contains(err.Error(), "dup.toml:3:") || !strings.Contains(err.Error(), "placeholders.values.A") {
 		t.Errorf("duplicate key error = %v", err)
 	}

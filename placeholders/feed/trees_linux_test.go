@@ -11,7 +11,6 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
-	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
 )
 
@@ -29,7 +28,7 @@ func TestPlaceholderCommandLeavesNothingRunning(t *testing.T) {
 	cfg.Placeholders.Command = []config.CommandPlaceholderConfig{{Name: "Escape",
 		Command: proctreetest.EscapeeScript(t, dir) + "\necho $gc", Sandbox: "scratch"}}
 	// Confined like every command: its profile grants the fifo's folder.
-	cfg.Sandbox.Profiles = map[string]sandbox.Spec{"scratch": {Extends: "default", Write: []string{dir}}}
+	cfg.Sandbox.Profiles = map[string]config.SandboxSpec{"scratch": {Extends: "default", Write: []string{dir}}}
 	resp, _, err := Evaluate(t.Context(), cfg, nil, zerolog.New(zerolog.NewTestWriter(t)))
 	if err != nil {
 		t.Fatal(err)

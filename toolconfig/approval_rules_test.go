@@ -1,4 +1,4 @@
-package config
+package toolconfig
 
 import (
 	"os"
@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 func TestApprovalRulesFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state", ApprovalRulesFile)
+	path := filepath.Join(t.TempDir(), "state", config.ApprovalRulesFile)
 	if rs, err := LoadApprovalRules(path); err != nil || rs != nil {
 		t.Fatalf("missing file = %v, %v", rs, err)
 	}
@@ -45,7 +46,7 @@ func TestApprovalRulesFile(t *testing.T) {
 		"two for a tool": `{"rules": [{"tool": "Echo", "verdict": "allow"}, {"tool": "Echo", "verdict": "deny"}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), ApprovalRulesFile)
+			p := filepath.Join(t.TempDir(), config.ApprovalRulesFile)
 			os.WriteFile(p, []byte(doc), 0o600)
 			_, err := LoadApprovalRules(p)
 			if err == nil || !strings.Contains(err.Error(), "approval rules "+p+": ") || !strings.Contains(err.Error(), "the file is kept as it is") {

@@ -1,10 +1,12 @@
-package config
+package toolconfig
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vcpnode/vcpnode/config"
 )
 
 // TestSandboxConfigErrors: an unknown profile, a relative path, a memory
@@ -38,7 +40,7 @@ sandbox = "missing"
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(path)
+	_, err := config.Load(path, Check)
 	if err == nil {
 		t.Fatal("Load accepted the bad [sandbox]")
 	}
@@ -59,12 +61,12 @@ sandbox = "missing"
 // TestSandboxOptionsProtectNodeFiles: the config, key file, state
 // directory and audit log are protected.
 func TestSandboxOptionsProtectNodeFiles(t *testing.T) {
-	c := Default()
+	c := config.Default()
 	c.Hub.KeyFile = "/etc/vcpnode/key"
 	c.Audit.File = "/var/log/vcpnode/audit.jsonl"
 	c.Plugins.StateDir = "/var/lib/vcpnode"
-	c.Tools = map[string]ToolConfig{"Weather": {Sandbox: "offline"}}
-	o, err := c.SandboxOptions("/etc/vcpnode/config.toml", func(string) string { return "" }, 0)
+	c.Tools = map[string]config.ToolConfig{"Weather": {Sandbox: "offline"}}
+	o, err := SandboxOptions(c, "/etc/vcpnode/config.toml", func(string) string { return "" }, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
