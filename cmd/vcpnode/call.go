@@ -36,7 +36,9 @@ func newCallCmd(a *app) *cobra.Command {
 			"as JSON instead of the result alone. It exits 1 when the tool answers with an error.\n\n" +
 			"--text FILE (or - for standard input) takes the calls from a model's reply instead:\n" +
 			"every call 'vcpnode parse' finds in it (VCP blocks, XML or JSON calls) is run in turn\n" +
-			"this way and its result printed; rejected blocks are reported on standard error. It\n" +
+			"this way and its result printed; rejected blocks are reported on standard error, and\n" +
+			"calls inside Markdown code fences are examples, not run unless --fenced is given.\n" +
+			"--formats vcp,xml reads only the call formats named ('vcpnode parse' prints them). It\n" +
 			"exits 1 when no call parses or any call fails. --parallel runs them all at once (the\n" +
 			"daemon's limits still apply); results are printed in the order of the calls either\n" +
 			"way. --results prints them as the model reads them back: vcp (<<<[TOOL_RESULT]>>>\n" +
@@ -63,7 +65,7 @@ func newCallCmd(a *app) *cobra.Command {
 				}
 				return nil
 			}
-			for _, flag := range []string{"fuzzy", "parallel", "results"} {
+			for _, flag := range []string{"fuzzy", "parallel", "results", "fenced", "formats"} {
 				if cmd.Flags().Changed(flag) {
 					return usageErrorf("--%s applies to --text only", flag)
 				}
@@ -96,6 +98,8 @@ func newCallCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&textFile, "text", "", "run the calls found in a model's reply read from `FILE` (- for standard input)")
 	cmd.Flags().BoolVar(&text.fuzzy, "fuzzy", false, "with --text: match markers as the server does with fuzzy matching on")
 	cmd.Flags().BoolVar(&text.parallel, "parallel", false, "with --text: run the calls at once, not one after another")
+	cmd.Flags().BoolVar(&text.fenced, "fenced", false, "with --text: run the calls inside Markdown code fences too (examples, by default not run)")
+	text.formats.add(cmd, "with --text: ")
 	cmd.Flags().StringVar(&text.results, "results", "", "with --text: print the results as the model reads them back, `FORMAT` "+strings.Join(textproto.ResultFormats, ", "))
 	cmd.ValidArgsFunction = a.ctlCompletion(&f, toolNames)
 	return cmd

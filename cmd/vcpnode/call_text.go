@@ -26,6 +26,8 @@ type TextCallResult struct {
 // textCallOptions are call --text's flags.
 type textCallOptions struct {
 	fuzzy, parallel bool
+	fenced          bool // run the calls inside code fences too
+	formats         formatsFlag
 	results         string // a textproto.ResultFormats entry, or "" for the readable report
 }
 
@@ -39,13 +41,24 @@ const maxParallelCalls = toolhost.DefaultMaxConcurrent
 // the reply, or all at once with --parallel; either way the results are
 // printed in the order of the calls.
 func (a *app) runTextCalls(cmd *cobra.Command, f *controlFlags, name string, opt textCallOptions) error {
+	popt, err := opt.formats.options(opt.fuzzy)
+	if err != nil {
+		return err
+	}
 	reply, err := a.readReply(cmd, name)
 	if err != nil {
 		return err
 	}
-	res := textproto.Parse(reply, textproto.Options{Fuzzy: opt.fuzzy})
+	res := textproto.Parse(reply, popt)
 	printRejected(a.stderr, res.Rejected)
-	if len(res.Calls) == 0 {
+	calls := res.Calls
+	if !opt.fenced {
+		calls = skipExamples(a.stderr, calls)
+	}
+	if len(calls) == 0 {
+		if len(res.Calls) > 0 {
+			return fmt.Errorf("%w outside code fences (%d example(s) skipped, see above)", errNoCalls, len(res.Calls))
+		}
 		return noCallsError(res)
 	}
 	c, ctx, done, err := a.controlClient(cmd.Context(), f, 0)
@@ -56,7 +69,6 @@ func (a *app) runTextCalls(cmd *cobra.Command, f *controlFlags, name string, opt
 	if f.json {
 		opt.results = textproto.ResultsJSON
 	}
-	calls := res.Calls
 	textproto.EnsureIDs(calls) // every result format can name its call
 	answers := runCalls(ctx, c, calls, opt.parallel)
 	results := make([]TextCallResult, 0, len(calls))
@@ -81,6 +93,20 @@ func (a *app) runTextCalls(cmd *cobra.Command, f *controlFlags, name string, opt
 		return fmt.Errorf("%w: %d of %d calls failed", errToolFailed, failed, len(calls))
 	}
 	return nil
+}
+
+// skipExamples leaves out the calls inside code fences, saying so for each:
+// a reply that shows how a call looks must not make it.
+func skipExamples(w io.Writer, calls []textproto.Call) []textproto.Call {
+	out := make([]textproto.Call, 0, len(calls))
+	for _, c := range calls {
+		if c.Example {
+			fmt.Fprintf(w, "line %d: %s call of %s not run: it is inside a code fence, an example (--fenced runs it)\n", c.Line, c.Format, c.Tool)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // callAnswer is one call's answer from the daemon.

@@ -183,3 +183,42 @@ func TestCallTextResultIDs(t *testing.T) {
 		t.Errorf("request_id is an argument: %s", out)
 	}
 }
+
+// TestCallTextSkipsExamples: a call inside a Markdown code fence is an
+// example: call --text reports it and does not run it; --fenced runs it;
+// --formats limits the formats read.
+func TestCallTextSkipsExamples(t *testing.T) {
+	d := startDaemon(t, typedDaemonConfig, thumbTool{})
+	d.accept()
+	reply := "Call it like this:\n```xml\n<function_calls><invoke name=\"Echo\"><parameter name=\"message\">example</parameter></invoke></function_calls>\n```\n" +
+		"<<<[TOOL_REQUEST]>>>\ntool_name:「始」Echo「末」,\nmessage:「始」real「末」\n<<<[END_TOOL_REQUEST]>>>\n"
+	file := writeFile(t, "reply.txt", reply, 0o600)
+
+	code, out, errOut := d.ctl("call", "--text", file, "--json")
+	var results []TextCallResult
+	if err := json.Unmarshal([]byte(out), &results); code != exitOK || err != nil || len(results) != 1 || results[0].Call.Format != "vcp" {
+		t.Fatalf("exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	if !strings.Contains(errOut, "line 3: xml call of Echo not run: it is inside a code fence") {
+		t.Errorf("stderr: %s", errOut)
+	}
+
+	code, out, errOut = d.ctl("call", "--text", file, "--json", "--fenced")
+	results = nil
+	if err := json.Unmarshal([]byte(out), &results); code != exitOK || err != nil || len(results) != 2 || !results[0].Call.Example {
+		t.Errorf("--fenced: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+
+	code, out, errOut = d.ctl("call", "--text", file, "--formats", "xml")
+	if code != exitError || !strings.Contains(errOut, "no tool call found outside code fences (1 example(s) skipped") {
+		t.Errorf("--formats xml: exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = d.ctl("call", "--text", file, "--json", "--formats", "vcp")
+	results = nil
+	if err := json.Unmarshal([]byte(out), &results); code != exitOK || err != nil || len(results) != 1 {
+		t.Errorf("--formats vcp: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	if code, _, errOut := d.ctl("call", "--text", file, "--formats", "yaml"); code != exitUsage || !strings.Contains(errOut, "not one of vcp, xml") {
+		t.Errorf("--formats yaml: exit %d %s", code, errOut)
+	}
+}

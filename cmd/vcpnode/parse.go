@@ -21,8 +21,30 @@ var errNoCalls = errors.New("no tool call found")
 // maxReplyBytes bounds a reply read by parse and call --text.
 const maxReplyBytes = 64 << 20
 
+// formatsFlag is --formats of parse and call --text: the call formats
+// read, by the names parse prints.
+type formatsFlag struct{ names []string }
+
+func (f *formatsFlag) add(cmd *cobra.Command, prefix string) {
+	names := make([]string, len(textproto.Formats))
+	for i, n := range textproto.Formats {
+		names[i] = string(n)
+	}
+	cmd.Flags().StringSliceVar(&f.names, "formats", nil, prefix+"read only these call `FORMATS` (comma-separated: "+strings.Join(names, ", ")+"); default all")
+}
+
+// options are the parse options the flags ask for.
+func (f *formatsFlag) options(fuzzy bool) (textproto.Options, error) {
+	formats, err := textproto.ParseFormats(f.names)
+	if err != nil {
+		return textproto.Options{}, usageErrorf("--formats: %v", err)
+	}
+	return textproto.Options{Fuzzy: fuzzy, Formats: formats}, nil
+}
+
 func newParseCmd(a *app) *cobra.Command {
 	var asJSON, fuzzy bool
+	var formats formatsFlag
 	cmd := &cobra.Command{
 		Use:   "parse [FILE|-]",
 		Short: "Find the tool calls in a model's reply, as the VCP server would (no daemon needed)",
@@ -36,8 +58,10 @@ func newParseCmd(a *app) *cobra.Command {
 			"tool and arguments. Blocks that look like calls but are not (no end marker, inside a\n" +
 			"<think> block, no tool_name, JSON beyond repair…) are reported on standard error\n" +
 			"with their line and the reason. --fuzzy parses with the server's fuzzy marker\n" +
-			"matching switched on (off by default there too). --json prints an array with one\n" +
-			"object per call. It exits 1 when no call parses.",
+			"matching switched on (off by default there too). --formats vcp,xml reads only the\n" +
+			"formats named. A call inside a Markdown code fence is shown as an example (\"example\":\n" +
+			"true with --json): 'vcpnode call --text' does not run it. --json prints an array with\n" +
+			"one object per call. It exits 1 when no call parses.",
 		Example: "  vcpnode parse reply.txt\n" +
 			"  pbpaste | vcpnode parse --json --fuzzy",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -51,11 +75,15 @@ func newParseCmd(a *app) *cobra.Command {
 			if len(args) == 1 {
 				name = args[0]
 			}
+			opt, err := formats.options(fuzzy)
+			if err != nil {
+				return err
+			}
 			reply, err := a.readReply(cmd, name)
 			if err != nil {
 				return err
 			}
-			res := textproto.Parse(reply, textproto.Options{Fuzzy: fuzzy})
+			res := textproto.Parse(reply, opt)
 			printRejected(a.stderr, res.Rejected)
 			if asJSON {
 				if err := writeJSON(a.stdout, res.Calls); err != nil {
@@ -72,6 +100,7 @@ func newParseCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the calls as a JSON array")
 	cmd.Flags().BoolVar(&fuzzy, "fuzzy", false, "match markers as the server does with fuzzy matching on")
+	formats.add(cmd, "")
 	return cmd
 }
 
@@ -127,6 +156,9 @@ func printCalls(w io.Writer, calls []textproto.Call) error {
 		}
 		if c.Repaired {
 			flags = append(flags, "repaired JSON")
+		}
+		if c.Example {
+			flags = append(flags, "example: inside a code fence")
 		}
 		if c.Archery {
 			flags = append(flags, "archery")

@@ -293,3 +293,33 @@ func TestParseEveryFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestParseFormatsFlag: --formats reads only the formats named; a fenced
+// call is shown as an example.
+func TestParseFormatsFlag(t *testing.T) {
+	file := writeFile(t, "reply.txt", sampleReply+"```\n{\"tool_name\": \"Shown\", \"parameters\": {}}\n```\n", 0o600)
+	ta := newTestApp(t)
+	if code := ta.run("parse", "--json", "--formats", "xml,json", file); code != exitOK {
+		t.Fatalf("exit %d: %s", code, ta.stderr)
+	}
+	var calls []textproto.Call
+	if err := json.Unmarshal([]byte(ta.stdout.String()), &calls); err != nil || len(calls) != 3 {
+		t.Fatalf("%v\n%s", err, ta.stdout)
+	}
+	for i, want := range []string{"xml", "json", "json"} {
+		if string(calls[i].Format) != want {
+			t.Errorf("call %d: %s, want %s", i, calls[i].Format, want)
+		}
+	}
+	if calls[1].Example || !calls[2].Example {
+		t.Errorf("examples: %+v", calls)
+	}
+	ta = newTestApp(t)
+	if code := ta.run("parse", file, "--formats", "tool_calls"); code != exitError {
+		t.Errorf("no tool_calls in the reply: exit %d", code)
+	}
+	ta = newTestApp(t)
+	if code := ta.run("parse", file, "--formats", "vcp,bogus"); code != exitUsage || !strings.Contains(ta.stderr.String(), `format "bogus" is not one of`) {
+		t.Errorf("bogus: exit %d %s", code, ta.stderr)
+	}
+}

@@ -518,7 +518,7 @@ $("#parse-form").addEventListener("submit", async (ev) => {
     const run = el("button", {type: "button", id: `parse-run-${i}`}, `Run ${c.tool}`);
     run.addEventListener("click", async () => { run.disabled = true; await runCall(c.tool, args, resultBox); run.disabled = false; });
     return el("li", {class: "card"},
-      el("h3", {}, el("code", {}, c.tool), el("span", {class: "muted"}, `${c.format}, line ${c.line}${c.repaired ? ", repaired JSON" : ""}`)),
+      el("h3", {}, el("code", {}, c.tool), el("span", {class: "muted"}, `${c.format}, line ${c.line}${c.repaired ? ", repaired JSON" : ""}${c.example ? ", example inside a code fence" : ""}`)),
       el("pre", {}, JSON.stringify(args, null, 2)),
       c.notes ? el("ul", {class: "warn"}, c.notes.map((n) => el("li", {}, n))) : null,
       run, resultBox);
@@ -536,14 +536,16 @@ $("#parse-all-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   const btn = $("#parse-run-all"), out = $("#parse-results-text");
   const format = $("#parse-results-format").value;
+  // A call inside a code fence shows how to call, it does not make the call.
+  const calls = $("#parse-fenced").checked ? parsedCalls : parsedCalls.filter((c) => !c.example);
   btn.disabled = true;
   out.hidden = false;
-  out.textContent = `Running ${parsedCalls.length} call(s)…`;
+  out.textContent = `Running ${calls.length} call(s)…`;
   try {
     const one = async (c) => ({call: c, response: await api("POST", "/v1/call", {tool: c.tool, args: c.args || {}})});
     let answers = [];
-    if ($("#parse-parallel").checked) answers = await Promise.all(parsedCalls.map(one));
-    else for (const c of parsedCalls) answers.push(await one(c));
+    if ($("#parse-parallel").checked) answers = await Promise.all(calls.map(one));
+    else for (const c of calls) answers.push(await one(c));
     answers.forEach((a) => addHistory(a.response));
     if (format === "json") out.textContent = JSON.stringify(answers, null, 2);
     else {

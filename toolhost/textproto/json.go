@@ -77,7 +77,7 @@ func parseJSON(st stripped, formats []Format, claimed spanSet, lines lineIndex) 
 			if c.start < covered {
 				continue
 			}
-			if s.decode(c) {
+			if s.decode(c, "") {
 				covered = c.end
 			}
 		}
@@ -107,7 +107,23 @@ func parseJSON(st stripped, formats []Format, claimed spanSet, lines lineIndex) 
 					quote, escaped, i = 0, false, strStart
 					continue
 				}
-				reset() // JSON strings hold no raw line breaks: this was prose
+				// JSON strings hold no raw line breaks: this was prose, or a
+				// call whose string never closes. Such a call is mended, as
+				// inside a tag, or rejected; either way it is never missed.
+				if fi := outermostCandidate(stack); fi >= 0 {
+					f := stack[fi]
+					if netClosers(text[strStart+1:i]) < len(stack)-fi {
+						// The object goes on after this line: a raw line
+						// break inside a string, which the repair escapes.
+						continue
+					}
+					// The string swallowed the brackets that close the call.
+					broken := fmt.Sprintf("a string opened on line %d never closes before its line break", s.lines.line(s.st.toReply(strStart)))
+					if s.decode(candidate{span{f.start, i}, f.kind}, broken) {
+						pending = slices.DeleteFunc(pending, func(c candidate) bool { return c.start >= f.start })
+					}
+				}
+				reset()
 			}
 			continue
 		}
@@ -180,7 +196,11 @@ func parseJSON(st stripped, formats []Format, claimed spanSet, lines lineIndex) 
 	// Candidates never closed.
 	for _, f := range stack {
 		if f.kind != "" && slices.Contains(s.formats, f.kind) && !claimed.overlaps(f.start, f.start+1) {
-			s.reject(f.start, f.kind, fmt.Sprintf("a JSON object with %q is never closed", keyOf(f.kind)))
+			reason := fmt.Sprintf("a JSON object with %q is never closed", keyOf(f.kind))
+			if quote != 0 && strStart > f.start {
+				reason += fmt.Sprintf(" (a string opened on line %d runs to the end of the reply)", s.lines.line(s.st.toReply(strStart)))
+			}
+			s.reject(f.start, f.kind, reason)
 		}
 	}
 	flush()
@@ -205,9 +225,36 @@ func (s *jsonScanner) reject(at int, f Format, reason string) {
 	s.res.Rejected = append(s.res.Rejected, Rejected{Format: f, Line: s.lines.line(off), Reason: reason, Offset: off})
 }
 
+// outermostCandidate is the index of the outermost open frame with a call
+// key, or -1.
+func outermostCandidate(stack []frame) int {
+	for i, f := range stack {
+		if f.kind != "" {
+			return i
+		}
+	}
+	return -1
+}
+
+// netClosers is how many more closing than opening brackets s holds.
+func netClosers(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '}', ']':
+			n++
+		case '{', '[':
+			n--
+		}
+	}
+	return n
+}
+
 // decode decodes one candidate; true when it was a call (so what it holds
-// is arguments, not more calls).
-func (s *jsonScanner) decode(c candidate) bool {
+// is arguments, not more calls). broken, when not empty, says why the
+// candidate is not the whole object as written: its call is marked
+// repaired with that note, its rejection gives it as the reason's cause.
+func (s *jsonScanner) decode(c candidate, broken string) bool {
 	if s.claimed.overlaps(c.start, c.end) {
 		return true // another format's parser read this text
 	}
@@ -229,12 +276,19 @@ func (s *jsonScanner) decode(c candidate) bool {
 		calls = []Call{call}
 	}
 	if why != "" {
+		if broken != "" {
+			why = fmt.Sprintf("%s: %s", broken, why)
+		}
 		s.reject(c.start, c.kind, why)
 		return false
 	}
 	off := s.st.toReply(c.start)
 	for _, call := range calls {
 		call.Offset, call.Line = off, s.lines.line(off)
+		if broken != "" {
+			call.Repaired = true
+			call.Notes = append(call.Notes, broken+"; the call was mended")
+		}
 		s.res.Calls = append(s.res.Calls, call)
 	}
 	return true

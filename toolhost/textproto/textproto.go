@@ -13,6 +13,7 @@ package textproto
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -32,6 +33,26 @@ const (
 
 // Formats lists every format, in the order Parse claims text for them.
 var Formats = []Format{FormatVCP, FormatXML, FormatToolCode, FormatFunctionCall, FormatJSON, FormatToolCalls}
+
+// ParseFormats reads format names (as Formats spells them) into the
+// formats they name; an unknown name is an error that lists the known ones.
+func ParseFormats(names []string) ([]Format, error) {
+	out := make([]Format, 0, len(names))
+	for _, n := range names {
+		f := Format(strings.TrimSpace(n))
+		if !slices.Contains(Formats, f) {
+			known := make([]string, len(Formats))
+			for i, k := range Formats {
+				known[i] = string(k)
+			}
+			return nil, fmt.Errorf("format %q is not one of %s", n, strings.Join(known, ", "))
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
 
 // Call is one tool call found in a reply.
 type Call struct {
@@ -58,6 +79,11 @@ type Call struct {
 	// River and Vref are nil when the block has no such field.
 	River *string `json:"river,omitempty"`
 	Vref  *string `json:"vref,omitempty"`
+
+	// Example is true when the call stands inside a Markdown code fence:
+	// text that shows a call rather than makes one. Parse reports it; a
+	// caller that runs calls leaves it alone unless told otherwise.
+	Example bool `json:"example,omitempty"`
 
 	// Notes are parts of the call the server reads differently from what the
 	// model probably meant (a value without an end marker…).
@@ -124,6 +150,7 @@ func Parse(reply string, opt Options) Result {
 		res.add(parseJSON(st, formats, newSpanSet(claimed), lines))
 	}
 	slices.SortStableFunc(res.Calls, func(a, b Call) int { return a.Offset - b.Offset })
+	markExamples(reply, res.Calls)
 	slices.SortStableFunc(res.Rejected, func(a, b Rejected) int { return a.Offset - b.Offset })
 	if res.Calls == nil {
 		res.Calls = []Call{}

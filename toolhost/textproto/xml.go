@@ -254,8 +254,34 @@ func (p *xmlParser) parameter(i int, c *Call, problem *string) int {
 			if e < 0 || e > bound {
 				return unclosed(from)
 			}
+			after := e + len(xmlParamEnd)
+			if !p.structural(after) {
+				// Text, not a tag of the call, follows this </parameter>: it
+				// is part of the value when a later </parameter> of the same
+				// invoke ends it before another <parameter> opens; stray
+				// text when another <parameter> follows.
+				bound := p.invokeBound(after)
+				next, opens := p.next(xmlParamEnd, after), p.next(xmlParam, after)
+				if opens >= bound {
+					opens = -1
+				}
+				if next >= 0 && next < bound && (opens < 0 || next < opens) {
+					c.Notes = append(c.Notes, fmt.Sprintf("the value of parameter %q holds a literal %s (line %d), read as text: what follows it is not a tag of the call",
+						strings.TrimSpace(name), xmlParamEnd, p.lines.line(p.st.toReply(e))))
+					segs = append(segs, segment{decodeEntities(text[from:after]), false})
+					from = after
+					continue
+				}
+				if opens >= 0 {
+					c.Notes = append(c.Notes, fmt.Sprintf("text after the %s of parameter %q on line %d is not part of any parameter and is ignored",
+						xmlParamEnd, strings.TrimSpace(name), p.lines.line(p.st.toReply(e))))
+				} else if *problem == "" {
+					*problem = fmt.Sprintf("text follows the %s of parameter %q on line %d, and no later %s ends it: the value may have been cut short, so the call is not run",
+						xmlParamEnd, strings.TrimSpace(name), p.lines.line(p.st.toReply(e)), xmlParamEnd)
+				}
+			}
 			segs = append(segs, segment{decodeEntities(text[from:e]), false})
-			pos = e + len(xmlParamEnd)
+			pos = after
 			break
 		}
 		if !segs[0].cdata {
@@ -283,6 +309,19 @@ func (p *xmlParser) parameter(i int, c *Call, problem *string) int {
 		c.Args[name] = stringJSON(value)
 	}
 	return pos
+}
+
+// structural reports whether what follows i, after whitespace, is what
+// may follow a parameter's end: another parameter, the invoke's or the
+// block's end, or the end of the reply.
+func (p *xmlParser) structural(i int) bool {
+	i = skipJSSpace(p.text, i)
+	if i >= len(p.text) {
+		return true
+	}
+	rest := p.text[i:]
+	return hasTag(p.text, i, xmlParam) || strings.HasPrefix(rest, "<!--") || hasTag(p.text, i, xmlInvoke) || strings.HasPrefix(rest, xmlInvokeEnd) ||
+		strings.HasPrefix(rest, xmlBlockClose) || strings.HasPrefix(rest, xmlBlockOpen)
 }
 
 // readAttrs reads name="value" / name='value' pairs up to ">" or "/>".
