@@ -114,7 +114,9 @@ const (
 	PhaseStopped    Phase = "stopped"
 )
 
-// ConnectionStatus is the hub connection as the reconnect loop sees it.
+// ConnectionStatus is the hub connection as the reconnect loop sees it:
+// the node keeps its state in this type and the CLI and the console read
+// it as sent. Times that are not set are left out of the JSON.
 type ConnectionStatus struct {
 	Phase Phase     `json:"phase"`
 	Since time.Time `json:"since"`
@@ -123,11 +125,11 @@ type ConnectionStatus struct {
 	// Attempt counts failed attempts since the last good session.
 	Attempt int `json:"attempt,omitempty"`
 	// RetryAt is when the next attempt starts, while backing off.
-	RetryAt   *time.Time `json:"retryAt,omitempty"`
-	LastError string     `json:"lastError,omitempty"`
+	RetryAt   time.Time `json:"retryAt,omitzero"`
+	LastError string    `json:"lastError,omitempty"`
 	// LastErrorAt is when LastError happened; a LastError older than
 	// Since while connected is from before the current connection.
-	LastErrorAt *time.Time `json:"lastErrorAt,omitempty"`
+	LastErrorAt time.Time `json:"lastErrorAt,omitzero"`
 	// LastErrorEarlier: LastError belongs to an earlier connection (or
 	// its attempts), not to the current one.
 	LastErrorEarlier bool `json:"lastErrorEarlier,omitempty"`
@@ -137,7 +139,7 @@ type ConnectionStatus struct {
 	HandshakesDropped int `json:"handshakesDropped,omitempty"`
 	// DisconnectedAt is when the connection dropped (or the daemon
 	// started); absent while connected.
-	DisconnectedAt *time.Time `json:"disconnectedAt,omitempty"`
+	DisconnectedAt time.Time `json:"disconnectedAt,omitzero"`
 	// Registered: connected, with the tools sent to the server.
 	Registered bool `json:"registered"`
 	// ToolsHeld: [node] register = false and `vcpnode register` not yet

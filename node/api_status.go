@@ -17,25 +17,8 @@ import (
 // Status is the node's part of GET /v1/status; the control server adds
 // its own (version, socket, config file, metrics address).
 func (n *Node) Status() controlapi.StatusResponse {
-	st, _ := n.State()
-	conn := controlapi.ConnectionStatus{
-		Phase: st.Phase, Since: st.Since, ServerID: st.ServerID, Attempt: st.Attempt,
-		LastError: st.LastError, Registered: st.Registered, Sessions: st.Sessions, Reconnects: max(st.Sessions-1, 0),
-		LastErrorEarlier: st.LastErrorEarlier, HandshakesDropped: st.HandshakesDropped,
-		ToolsHeld: !n.hold.isAllowed(),
-	}
-	if !st.LastErrorAt.IsZero() {
-		at := st.LastErrorAt
-		conn.LastErrorAt = &at
-	}
-	if !st.DisconnectedAt.IsZero() {
-		at := st.DisconnectedAt
-		conn.DisconnectedAt = &at
-	}
-	if st.Phase == PhaseBackoff && !st.RetryAt.IsZero() {
-		at := st.RetryAt
-		conn.RetryAt = &at
-	}
+	conn, _ := n.State()
+	conn.ToolsHeld = !n.hold.isAllowed()
 	var counts controlapi.ToolCounts
 	for _, t := range n.Tools() {
 		if t.Spec.Implicit || t.Spec.FromServer {

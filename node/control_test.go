@@ -115,7 +115,7 @@ func TestControlStatus(t *testing.T) {
 	}
 	c := st.Connection
 	switch {
-	case c.Phase != PhaseConnected || c.ServerID != conn.ServerID() || c.Sessions != 1 || c.Reconnects != 0 || c.RetryAt != nil:
+	case c.Phase != PhaseConnected || c.ServerID != conn.ServerID() || c.Sessions != 1 || c.Reconnects != 0 || !c.RetryAt.IsZero():
 		t.Errorf("connection = %+v", c)
 	case st.HubURL != h.node.HubURL() || strings.Contains(st.HubURL, testKey):
 		t.Errorf("hub url %q", st.HubURL)
@@ -150,7 +150,7 @@ func TestControlStatusWhileBackingOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := st.Connection
-	if c.RetryAt == nil || time.Until(*c.RetryAt) < 10*time.Minute || c.Attempt != 1 || c.LastError == "" {
+	if c.RetryAt.IsZero() || time.Until(c.RetryAt) < 10*time.Minute || c.Attempt != 1 || c.LastError == "" {
 		t.Fatalf("backoff status = %+v", c)
 	}
 	if err := h.hub.Resume(); err != nil {

@@ -20,38 +20,12 @@ const (
 	PhaseStopped    = controlapi.PhaseStopped
 )
 
-// ConnState is a snapshot of the hub connection.
-type ConnState struct {
-	Phase Phase
-	// Since is when the current phase began.
-	Since time.Time
-	// ServerID is from the last connection_ack ("" on old servers).
-	ServerID string
-	// Attempt counts failed attempts since the last good session.
-	Attempt int
-	// RetryAt is when the next attempt starts (PhaseBackoff only).
-	RetryAt time.Time
-	// LastError is the last connection error, already redacted, and
-	// LastErrorAt when it happened. It is kept once connected again, for
-	// the record, with LastErrorEarlier set: it belongs to an earlier
-	// connection or its attempts, not to the current one.
-	LastError        string
-	LastErrorAt      time.Time
-	LastErrorEarlier bool
-	// DisconnectedAt is when the last connection ended (or the daemon
-	// started, before the first one); zero while connected. Since only
-	// covers the current phase, which restarts with every attempt.
-	DisconnectedAt time.Time
-	// HandshakesDropped counts the attempts in a row whose handshake the
-	// server dropped before any HTTP answer (a wrong key or path, a proxy,
-	// a restarting server); 0 once connected.
-	HandshakesDropped int
-	// Registered says the tools of the current connection are on the wire
-	// (register_tools sent); false whenever not connected.
-	Registered bool
-	// Sessions counts connections that were established.
-	Sessions int
-}
+// ConnState is a snapshot of the hub connection: the status the control
+// API sends, so a field added there is kept here. The box below keeps
+// Since (when the current phase began), DisconnectedAt, LastErrorAt,
+// LastErrorEarlier and Reconnects; the reconnect loop sets the rest, and
+// the node adds ToolsHeld when it answers a status request.
+type ConnState = controlapi.ConnectionStatus
 
 // stateBox guards the connection state; the reconnect loop writes, status readers read.
 type stateBox struct {
@@ -86,6 +60,10 @@ func (b *stateBox) update(f func(*ConnState)) {
 	if b.s.Phase != PhaseConnected {
 		b.s.Registered = false
 	}
+	if b.s.Phase != PhaseBackoff {
+		b.s.RetryAt = time.Time{}
+	}
+	b.s.Reconnects = max(b.s.Sessions-1, 0)
 	// A new error is a new text or one more failed attempt; the reset of
 	// the count on connecting is not one.
 	if b.s.LastError != "" && (b.s.LastError != old.LastError || b.s.Attempt > old.Attempt) {

@@ -481,7 +481,7 @@ func TestReconnectWaitsForTheConnection(t *testing.T) {
 	}
 	var st controlapi.StatusResponse
 	d.ctlJSON(&st, "status")
-	if !st.Connection.Registered || st.Connection.DisconnectedAt != nil || st.Connection.LastErrorAt == nil || st.Connection.LastError == "" {
+	if !st.Connection.Registered || !st.Connection.DisconnectedAt.IsZero() || st.Connection.LastErrorAt.IsZero() || st.Connection.LastError == "" {
 		t.Errorf("status after the reconnect = %+v", st.Connection)
 	}
 }
@@ -491,11 +491,11 @@ func TestReconnectWaitsForTheConnection(t *testing.T) {
 // the last error.
 func TestStatusCountsFromTheDrop(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
+	at := func(d time.Duration) time.Time { return now.Add(-d) }
 	retry := now.Add(3 * time.Second)
 	st := controlapi.StatusResponse{Now: now, StartedAt: now.Add(-time.Hour), Connection: controlapi.ConnectionStatus{
 		Phase: controlapi.PhaseBackoff, Since: now.Add(-400 * time.Millisecond), DisconnectedAt: at(21 * time.Second),
-		Attempt: 3, RetryAt: &retry, LastError: "dial: connection refused", LastErrorAt: at(400 * time.Millisecond),
+		Attempt: 3, RetryAt: retry, LastError: "dial: connection refused", LastErrorAt: at(400 * time.Millisecond),
 	}, Placeholders: 2, PlaceholderErrors: 1}
 	var b strings.Builder
 	if err := printStatus(&b, st); err != nil {

@@ -25,32 +25,68 @@ func newStatusCmd(a *app) *cobra.Command {
 }
 
 // printStatus writes the human form of a status: label, value lines
-// aligned, then the calls in flight as a table.
+// aligned, one section after another, then the calls in flight as a table.
+// A status field is shown by the printer of its section.
 func printStatus(w io.Writer, st controlapi.StatusResponse) error {
-	ago := func(t time.Time) string { return ctlAge(st.Now.Sub(t)) }
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	line := func(label, format string, args ...any) {
-		fmt.Fprintf(tw, "%s\t%s\n", label, fmt.Sprintf(format, args...))
+	p := &statusLines{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0), now: st.Now}
+	for _, section := range statusSections {
+		section(p, st)
 	}
+	if err := p.tw.Flush(); err != nil {
+		return err
+	}
+	return printInFlight(w, st)
+}
+
+// statusSections print the status in the order people read it.
+var statusSections = []func(*statusLines, controlapi.StatusResponse){
+	printDaemonStatus,
+	printConnectionStatus,
+	printHubStatus,
+	printObserversStatus,
+	printToolsStatus,
+	printPlaceholdersStatus,
+	printPluginsStatus,
+	printSandboxStatus,
+	printApprovalsStatus,
+	printEndpointsStatus,
+}
+
+// statusLines collects the aligned "label  value" lines of a status.
+type statusLines struct {
+	tw  *tabwriter.Writer
+	now time.Time
+}
+
+func (p *statusLines) line(label, format string, args ...any) {
+	fmt.Fprintf(p.tw, "%s\t%s\n", label, fmt.Sprintf(format, args...))
+}
+
+// ago is how long before the status t was.
+func (p *statusLines) ago(t time.Time) string { return ctlAge(p.now.Sub(t)) }
+
+func printDaemonStatus(p *statusLines, st controlapi.StatusResponse) {
 	version := st.Version
 	if version == "" {
 		version = "(unknown version)"
 	}
-	line("vcpnode", "%s, pid %d, up %s", version, st.PID, ago(st.StartedAt))
+	p.line("vcpnode", "%s, pid %d, up %s", version, st.PID, p.ago(st.StartedAt))
+	if st.Mode != "" && st.Mode != config.ModeDistributed {
+		p.line("mode", "%s", modeWords(st.Mode))
+	}
+}
 
+func printConnectionStatus(p *statusLines, st controlapi.StatusResponse) {
 	c := st.Connection
 	// Disconnected time counts from the drop, not from the current phase,
 	// which restarts with every attempt; attempts are counted as in JSON.
-	down := ago(c.Since)
-	if c.DisconnectedAt != nil {
-		down = ago(*c.DisconnectedAt)
-	}
-	if st.Mode != "" && st.Mode != config.ModeDistributed {
-		line("mode", "%s", modeWords(st.Mode))
+	down := p.ago(c.Since)
+	if !c.DisconnectedAt.IsZero() {
+		down = p.ago(c.DisconnectedAt)
 	}
 	switch {
 	case st.Mode == config.ModeObserver:
-		line("connection", "none: observer mode keeps no distributed session")
+		p.line("connection", "none: observer mode keeps no distributed session")
 	case c.Phase == controlapi.PhaseConnected:
 		registered := ", tools registered"
 		switch {
@@ -59,106 +95,137 @@ func printStatus(w io.Writer, st controlapi.StatusResponse) error {
 		case !c.Registered:
 			registered = ", registering tools"
 		}
-		line("connection", "connected for %s (since %s)%s", ago(c.Since), c.Since.Local().Format(time.DateTime), registered)
+		p.line("connection", "connected for %s (since %s)%s", p.ago(c.Since), c.Since.Local().Format(time.DateTime), registered)
 	case c.Phase == controlapi.PhaseBackoff:
-		next := "now"
-		if c.RetryAt != nil {
-			next = "in " + ctlAge(c.RetryAt.Sub(st.Now))
-		}
-		line("connection", "disconnected for %s; next attempt %s (%s so far)", down, next, count(c.Attempt, "failed attempt"))
+		p.line("connection", "disconnected for %s; next attempt %s (%s so far)", down, p.next(c.RetryAt), count(c.Attempt, "failed attempt"))
 	case c.Phase == controlapi.PhaseConnecting:
-		line("connection", "connecting (disconnected for %s, %s so far)", down, count(c.Attempt, "failed attempt"))
+		p.line("connection", "connecting (disconnected for %s, %s so far)", down, count(c.Attempt, "failed attempt"))
 	default:
-		line("connection", "%s for %s", c.Phase, ago(c.Since))
+		p.line("connection", "%s for %s", c.Phase, p.ago(c.Since))
 	}
 	if c.HandshakesDropped > 0 && c.Phase != controlapi.PhaseConnected {
-		line("handshakes", "%s", droppedHandshakesText(c.HandshakesDropped))
+		p.line("handshakes", "%s", droppedHandshakesText(c.HandshakesDropped))
 	}
 	if c.LastError != "" {
 		var when []string
-		if c.LastErrorAt != nil {
-			when = append(when, ago(*c.LastErrorAt)+" ago")
+		if !c.LastErrorAt.IsZero() {
+			when = append(when, p.ago(c.LastErrorAt)+" ago")
 		}
-		if c.LastErrorEarlier || (c.Phase == controlapi.PhaseConnected && c.LastErrorAt != nil && c.LastErrorAt.Before(c.Since)) {
+		if c.LastErrorEarlier || (c.Phase == controlapi.PhaseConnected && !c.LastErrorAt.IsZero() && c.LastErrorAt.Before(c.Since)) {
 			when = append(when, "from an earlier connection")
 		}
 		prefix := ""
 		if len(when) > 0 {
 			prefix = "(" + strings.Join(when, ", ") + ") "
 		}
-		line("last error", "%s%s", prefix, ctlClip(c.LastError, 160))
+		p.line("last error", "%s%s", prefix, ctlClip(c.LastError, 160))
 	}
-	line("hub", "%s", st.HubURL)
-	serverID := c.ServerID
+}
+
+// next is when a retry at is due: "now" when not known or past due.
+func (p *statusLines) next(at time.Time) string {
+	if at.IsZero() {
+		return "now"
+	}
+	return "in " + ctlAge(at.Sub(p.now))
+}
+
+func printHubStatus(p *statusLines, st controlapi.StatusResponse) {
+	p.line("hub", "%s", st.HubURL)
+	serverID := st.Connection.ServerID
 	if serverID == "" {
 		serverID = "-"
 	}
-	line("server id", "%s", serverID)
-	line("node name", "%s", st.Name)
-	line("sessions", "%d (%d reconnects)", c.Sessions, c.Reconnects)
+	p.line("server id", "%s", serverID)
+	p.line("node name", "%s", st.Name)
+	p.line("sessions", "%d (%d reconnects)", st.Connection.Sessions, st.Connection.Reconnects)
+}
+
+func printObserversStatus(p *statusLines, st controlapi.StatusResponse) {
 	for _, o := range st.Observers {
 		label := "observer " + o.Channel
 		switch o.Phase {
 		case controlapi.PhaseConnected:
-			line(label, "connected for %s (%d sessions)", ago(o.Since), o.Sessions)
+			p.line(label, "connected for %s (%d sessions)", p.ago(o.Since), o.Sessions)
 		case controlapi.PhaseBackoff:
 			next := "now"
 			if o.RetryAt != nil {
-				next = "in " + ctlAge(o.RetryAt.Sub(st.Now))
+				next = p.next(*o.RetryAt)
 			}
-			line(label, "disconnected for %s; next attempt %s: %s", ago(o.Since), next, ctlClip(o.LastError, 120))
+			p.line(label, "disconnected for %s; next attempt %s: %s", p.ago(o.Since), next, ctlClip(o.LastError, 120))
 		default:
-			line(label, "%s for %s", o.Phase, ago(o.Since))
+			p.line(label, "%s for %s", o.Phase, p.ago(o.Since))
 		}
 	}
-	line("tools", "%d exposed, %d not exposed, %d unsupported, %d invalid (vcpnode tools --all)",
+}
+
+func printToolsStatus(p *statusLines, st controlapi.StatusResponse) {
+	p.line("tools", "%d exposed, %d not exposed, %d unsupported, %d invalid (vcpnode tools --all)",
 		st.Tools.Exposed, st.Tools.Hidden, st.Tools.Unsupported, st.Tools.Invalid)
 	for _, m := range st.MCPServers {
-		line("mcp "+m.Name, "%s", mcpServerLine(m, st.Now))
+		p.line("mcp "+m.Name, "%s", mcpServerLine(m, st.Now))
 	}
 	if b := st.ServerTools; b != nil {
-		line("server tools", "%s", serverToolsLine(b))
+		p.line("server tools", "%s", serverToolsLine(b))
 	}
+}
+
+func printPlaceholdersStatus(p *statusLines, st controlapi.StatusResponse) {
 	if st.PlaceholderErrors > 0 {
-		line("placeholders", "%d, %d failing (vcpnode placeholders shows the errors)", st.Placeholders, st.PlaceholderErrors)
+		p.line("placeholders", "%d, %d failing (vcpnode placeholders shows the errors)", st.Placeholders, st.PlaceholderErrors)
 	} else {
-		line("placeholders", "%d (vcpnode placeholders)", st.Placeholders)
+		p.line("placeholders", "%d (vcpnode placeholders)", st.Placeholders)
 	}
-	line("plugins", "%s", pluginsLine(st.Plugins))
+}
+
+func printPluginsStatus(p *statusLines, st controlapi.StatusResponse) {
+	p.line("plugins", "%s", pluginsLine(st.Plugins))
+}
+
+func printSandboxStatus(p *statusLines, st controlapi.StatusResponse) {
 	if sb := st.Sandbox; sb != nil {
-		line("sandbox", "%s", sandboxLine(sb))
+		p.line("sandbox", "%s", sandboxLine(sb))
 		if len(sb.NotEnforced) > 0 {
-			line("not enforced", "%s", strings.Join(sb.NotEnforced, ", "))
+			p.line("not enforced", "%s", strings.Join(sb.NotEnforced, ", "))
 		}
 	}
+}
+
+func printApprovalsStatus(p *statusLines, st controlapi.StatusResponse) {
 	switch st.PendingApprovals {
 	case 0:
-		line("approvals", "none pending")
+		p.line("approvals", "none pending")
 	default:
-		line("approvals", "%d pending (vcpnode approvals)", st.PendingApprovals)
+		p.line("approvals", "%d pending (vcpnode approvals)", st.PendingApprovals)
 	}
+}
+
+// printEndpointsStatus: where the daemon is reached, and the count of
+// the calls in flight the table below lists.
+func printEndpointsStatus(p *statusLines, st controlapi.StatusResponse) {
 	if st.ConfigFile != "" {
-		line("config", "%s", st.ConfigFile)
+		p.line("config", "%s", st.ConfigFile)
 	}
-	line("socket", "%s", st.Socket)
+	p.line("socket", "%s", st.Socket)
 	if st.Metrics != "" {
-		line("metrics", "http://%s/metrics", st.Metrics)
+		p.line("metrics", "http://%s/metrics", st.Metrics)
 	}
-	line("in flight", "%d", len(st.InFlight))
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	p.line("in flight", "%d", len(st.InFlight))
+}
+
+// printInFlight is the table of the calls in flight, if any.
+func printInFlight(w io.Writer, st controlapi.StatusResponse) error {
 	if len(st.InFlight) == 0 {
 		return nil
 	}
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TOOL\tREQUEST\tSTATE\tAGE\tDEADLINE IN")
 	for _, call := range st.InFlight {
 		state := call.State
 		if call.Local {
 			state += " (local)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", call.Tool, call.RequestID, state, ago(call.Started), ctlAge(call.Deadline.Sub(st.Now)))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", call.Tool, call.RequestID, state, ctlAge(st.Now.Sub(call.Started)), ctlAge(call.Deadline.Sub(st.Now)))
 	}
 	return tw.Flush()
 }

@@ -13,7 +13,7 @@ import (
 // phase name dropped into a sentence ("the daemon is backoff") shows.
 func TestConnectionLinesReadAsSentences(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) *time.Time { t := now.Add(-d); return &t }
+	at := func(d time.Duration) time.Time { return now.Add(-d) }
 	retry := now.Add(time.Minute)
 	const dropped = "the server dropped 5 handshakes in a row before answering: likely a wrong key, a wrong path in hub.url, " +
 		"a proxy in between, or a restarting server; the node retries such handshakes at most once a minute (vcpnode reconnect retries now)"
@@ -43,7 +43,7 @@ func TestConnectionLinesReadAsSentences(t *testing.T) {
 		{
 			name: "backoff",
 			conn: controlapi.ConnectionStatus{Phase: controlapi.PhaseBackoff, Since: now, DisconnectedAt: at(21 * time.Second),
-				Attempt: 3, RetryAt: &retry, LastError: "dial hub: connection refused", LastErrorAt: at(time.Second)},
+				Attempt: 3, RetryAt: retry, LastError: "dial hub: connection refused", LastErrorAt: at(time.Second)},
 			status: []string{"connection disconnected for 21s; next attempt in 1m (3 failed attempts so far)",
 				"last error (1s ago) dial hub: connection refused"},
 			reconnect: "not connected after 10s: the daemon is waiting to retry (3 failed attempts so far); last error: dial hub: connection refused",
@@ -51,7 +51,7 @@ func TestConnectionLinesReadAsSentences(t *testing.T) {
 		{
 			name: "handshakes dropped",
 			conn: controlapi.ConnectionStatus{Phase: controlapi.PhaseBackoff, Since: now, DisconnectedAt: at(time.Hour),
-				Attempt: 5, RetryAt: &retry, HandshakesDropped: 5,
+				Attempt: 5, RetryAt: retry, HandshakesDropped: 5,
 				LastError: "server closed the connection before answering the handshake", LastErrorAt: at(time.Second)},
 			status: []string{"connection disconnected for 1h; next attempt in 1m (5 failed attempts so far)", "handshakes " + dropped},
 			reconnect: "not connected after 10s: the daemon is waiting to retry (5 failed attempts so far); " +
