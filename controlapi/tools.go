@@ -27,8 +27,8 @@ type ToolOverrideResponse struct {
 	ReloadReport
 }
 
-// PromptResponse is GET /v1/prompt?format=FORMAT (textproto.PromptFormats;
-// json is openai): what a model is told about the tools this node exposes
+// PromptResponse is GET /v1/prompt?format=FORMAT (textproto.PromptFormats):
+// what a model is told about the tools this node exposes
 // to the server right now. Format is the canonical name.
 type PromptResponse struct {
 	Format string `json:"format"`

@@ -151,8 +151,8 @@ func serverApprovalStatus(a observer.Approval) controlapi.ApprovalStatus {
 // and the sources feeding them.
 func (n *Node) Placeholders() controlapi.PlaceholdersResponse { return n.ph.Status() }
 
-// Prompt renders the exposed tools in format (textproto.PromptFormats, or
-// "json" for "openai"): "vcp" from the very manifests register_tools
+// Prompt renders the exposed tools in format (textproto.PromptFormats):
+// "vcp" from the very manifests register_tools
 // sends, the others from the same tools' specs.
 func (n *Node) Prompt(format string) (controlapi.PromptResponse, error) {
 	if format == "" {

@@ -103,6 +103,10 @@ func TestToolsPrompt(t *testing.T) {
 		Text   string
 	}
 	d.ctlJSON(&resp, "tools", "--prompt", "--format", "json")
+	if resp.Format != "json" || resp.Tools != 6 || !strings.Contains(resp.Text, `{"tool_name":"DirectoryTree","parameters":{}}`) {
+		t.Errorf("json is the {\"tool_name\"} text format, not openai: %+v", resp)
+	}
+	d.ctlJSON(&resp, "tools", "--prompt", "--format", "openai")
 	if resp.Format != "openai" || resp.Tools != 6 || !json.Valid([]byte(resp.Text)) {
 		t.Errorf("--json: %+v", resp)
 	}

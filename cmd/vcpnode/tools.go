@@ -28,8 +28,12 @@ func newToolsCmd(a *app) *cobra.Command {
 			"--prompt prints instead what a model is told about the exposed tools: the text the\n" +
 			"server builds from register_tools for {{VCPAllTools}} (--format vcp, the default),\n" +
 			"<<<[TOOL_DEFINITION]>>> blocks (vcp-definition), seed 004's <functions> block and\n" +
-			"<output_instructions> (xml), or the tools of an OpenAI (openai, alias json),\n" +
-			"Anthropic (anthropic) or Gemini (gemini) request.",
+			"<output_instructions> (xml), the tools of an OpenAI (openai), Anthropic (anthropic)\n" +
+			"or Gemini (gemini) request, or, for a model without native function calling, the\n" +
+			"tools and the instructions to call them in a text format 'vcpnode parse' reads:\n" +
+			"tool_code (<tool_code>{\"name\", \"arguments\"}), function_call (<function_call>, the\n" +
+			"same payload) or json ({\"tool_name\", \"parameters\"}). json no longer means openai:\n" +
+			"it is the format 'vcpnode parse' calls json.",
 		Example: "  vcpnode tools --all\n" +
 			"  vcpnode tools --prompt --format xml",
 		Args: noArgs,
@@ -62,7 +66,7 @@ func newToolsCmd(a *app) *cobra.Command {
 	cmd.AddCommand(newToolsExposeCmd(a), newToolsTimeoutCmd(a))
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "list the tools that are not exposed too, with the reason for each")
 	cmd.Flags().BoolVar(&prompt, "prompt", false, "print what a model is told about the exposed tools")
-	cmd.Flags().StringVar(&format, "format", textproto.PromptVCP, "the --prompt `FORMAT`: "+strings.Join(textproto.PromptFormats, ", ")+" (json is openai)")
+	cmd.Flags().StringVar(&format, "format", textproto.PromptVCP, "the --prompt `FORMAT`: "+strings.Join(textproto.PromptFormats, ", ")+" (json is the {\"tool_name\"} text format, not openai)")
 	return cmd
 }
 

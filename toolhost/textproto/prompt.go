@@ -16,19 +16,18 @@ const (
 	PromptOpenAI        = "openai"         // the "tools" of an OpenAI chat request
 	PromptAnthropic     = "anthropic"      // the "tools" of an Anthropic messages request
 	PromptGemini        = "gemini"         // the "tools" of a Gemini request (functionDeclarations)
-	// PromptJSON is an alias of PromptOpenAI.
-	PromptJSON = "json"
+	// The text paradigms, named as Parse names the formats they teach.
+	PromptToolCode     = "tool_code"     // seed 002's <tool_code>{"name", "arguments"}</tool_code>
+	PromptFunctionCall = "function_call" // seed 003's <function_call>{"name", "arguments"}</function_call>
+	PromptJSON         = "json"          // seed 003's {"tool_name", "parameters"} wrap
 )
 
-// PromptFormats lists the formats a prompt is rendered in; PromptJSON is
-// accepted too, as PromptOpenAI.
-var PromptFormats = []string{PromptVCP, PromptVCPDefinition, PromptXML, PromptOpenAI, PromptAnthropic, PromptGemini}
+// PromptFormats lists the formats a prompt is rendered in.
+var PromptFormats = []string{PromptVCP, PromptVCPDefinition, PromptXML, PromptOpenAI, PromptAnthropic, PromptGemini,
+	PromptToolCode, PromptFunctionCall, PromptJSON}
 
 // PromptFormat is format's canonical name, and whether it is one.
 func PromptFormat(format string) (string, bool) {
-	if format == PromptJSON {
-		return PromptOpenAI, true
-	}
 	return format, slices.Contains(PromptFormats, format)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,8 @@ func RenderSpecs(format string, specs []toolhost.Spec) (string, error) {
 		return AnthropicTools(specs)
 	case PromptGemini:
 		return GeminiTools(specs)
+	case PromptToolCode, PromptFunctionCall, PromptJSON:
+		return TextParadigm(canonical, specs)
 	}
 	return OpenAITools(specs)
 }
@@ -114,18 +117,27 @@ func AnthropicTools(specs []toolhost.Spec) (string, error) {
 // takes in functionDeclarations: it refuses a declaration that has them.
 var geminiDropped = []string{"$schema", "$id", "additionalProperties"}
 
+// geminiSubset are the schema keywords of the OpenAPI subset Gemini's
+// "parameters" takes. A schema that needs another (const, oneOf, $ref…)
+// goes in "parametersJsonSchema", which takes JSON Schema.
+var geminiSubset = []string{"type", "format", "title", "description", "nullable", "enum", "items",
+	"minItems", "maxItems", "properties", "required", "minProperties", "maxProperties", "propertyOrdering",
+	"minLength", "maxLength", "pattern", "minimum", "maximum", "default", "example", "anyOf"}
+
 // GeminiTools is the "tools" array of a Gemini request: one entry holding
-// every tool in functionDeclarations, their schemas without the keywords
-// Gemini refuses.
+// every tool in functionDeclarations. A schema within the OpenAPI subset
+// is its "parameters", without the keywords Gemini refuses there; any
+// other is its "parametersJsonSchema" as it is (but $schema and $id).
 func GeminiTools(specs []toolhost.Spec) (string, error) {
 	fns, err := Functions(specs)
 	if err != nil {
 		return "", err
 	}
 	type decl struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-		Parameters  any    `json:"parameters"`
+		Name                 string `json:"name"`
+		Description          string `json:"description"`
+		Parameters           any    `json:"parameters,omitempty"`
+		ParametersJSONSchema any    `json:"parametersJsonSchema,omitempty"`
 	}
 	decls := make([]decl, len(fns))
 	for i, f := range fns {
@@ -133,9 +145,56 @@ func GeminiTools(specs []toolhost.Spec) (string, error) {
 		if err := json.Unmarshal(f.Parameters, &schema); err != nil {
 			return "", fmt.Errorf("tool %q: %w", f.Name, err)
 		}
-		decls[i] = decl{Name: f.Name, Description: f.Description, Parameters: dropKeywords(schema)}
+		decls[i] = decl{Name: f.Name, Description: f.Description}
+		schema = dropKeywords(schema)
+		if inSubset(schema) {
+			decls[i].Parameters = schema
+			continue
+		}
+		var full map[string]any
+		if err := json.Unmarshal(f.Parameters, &full); err != nil {
+			return "", fmt.Errorf("tool %q: %w", f.Name, err)
+		}
+		delete(full, "$schema")
+		delete(full, "$id")
+		decls[i].ParametersJSONSchema = full
 	}
 	return indentJSON([]map[string]any{{"functionDeclarations": decls}})
+}
+
+// inSubset reports whether a schema uses only geminiSubset keywords, at
+// every depth (property names are names, not keywords).
+func inSubset(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, sub := range t {
+			if !slices.Contains(geminiSubset, k) {
+				return false
+			}
+			if k == "properties" {
+				props, ok := sub.(map[string]any)
+				if !ok {
+					return false
+				}
+				for _, p := range props {
+					if !inSubset(p) {
+						return false
+					}
+				}
+				continue
+			}
+			if (k == "items" || k == "anyOf") && !inSubset(sub) {
+				return false
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if !inSubset(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // dropKeywords removes geminiDropped from a schema, at every depth, except

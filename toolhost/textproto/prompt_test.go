@@ -117,7 +117,59 @@ func TestPromptGolden(t *testing.T) {
 			matchGolden(t, filepath.Join("testdata", "prompt", format+".golden"), got+"\n")
 		})
 	}
-	if j, err := RenderSpecs(PromptJSON, specs); err != nil || j != readFile(t, filepath.Join("testdata", "prompt", "openai.golden"))[:len(j)] {
-		t.Errorf("json is not openai: %v", err)
+}
+
+// TestTextParadigmsParse: the example call each text paradigm's
+// instructions show is read back by Parse, in that format, as a call of
+// the first tool and not an example.
+func TestTextParadigmsParse(t *testing.T) {
+	specs := promptSpecs(t)
+	for format, want := range map[string]Format{PromptToolCode: FormatToolCode, PromptFunctionCall: FormatFunctionCall, PromptJSON: FormatJSON} {
+		text, err := RenderSpecs(format, specs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		instructions := text[strings.Index(text, "<output_instructions>"):]
+		res := Parse(instructions, Options{})
+		if len(res.Calls) != 1 || len(res.Rejected) != 0 {
+			t.Fatalf("%s: %+v", format, res)
+		}
+		c := res.Calls[0]
+		if c.Format != want || c.Tool != "Weather" || c.Example || string(c.Args["command"]) != `"Now"` {
+			t.Errorf("%s: %+v", format, c)
+		}
+	}
+	if f, ok := PromptFormat(PromptJSON); !ok || f != PromptJSON {
+		t.Errorf("json is its own format, not an alias: %q %v", f, ok)
+	}
+}
+
+// TestGeminiSchemaSubset: a schema within Gemini's OpenAPI subset is its
+// "parameters"; one with const (a multi-command tool's branches) is its
+// "parametersJsonSchema", never both.
+func TestGeminiSchemaSubset(t *testing.T) {
+	out, err := GeminiTools(promptSpecs(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []struct {
+		FunctionDeclarations []map[string]json.RawMessage `json:"functionDeclarations"`
+	}
+	if err := json.Unmarshal([]byte(out), &tools); err != nil || len(tools) != 1 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, d := range tools[0].FunctionDeclarations {
+		_, p := d["parameters"]
+		_, js := d["parametersJsonSchema"]
+		name := string(d["name"])
+		if p == js {
+			t.Errorf("%s: parameters %v, parametersJsonSchema %v", name, p, js)
+		}
+		if p && strings.Contains(string(d["parameters"]), `"const"`) {
+			t.Errorf("%s: const in parameters", name)
+		}
+		if (name == `"Files"`) != js {
+			t.Errorf("%s: parametersJsonSchema %v", name, js)
+		}
 	}
 }
