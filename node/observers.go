@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vcpnode/vcpnode/config"
@@ -22,6 +23,9 @@ func (n *Node) initEvents(cfg config.Config) {
 		opts.Notify = observer.NewDesktopNotifier(n.log, n.getenv)
 	}
 	t := observer.Timings{Retry: n.timings.retry, Jitter: n.timings.jitter, PerMinute: n.timings.connsPerMinute, Burst: n.timings.connBurst}
+	if n.timings.observerRetry != nil {
+		t.Retry = *n.timings.observerRetry
+	}
 	n.obs = observer.New(n.log, n.events, n.observerSettings, t, opts)
 	n.disp.Observe(n.recordCall)
 }
@@ -45,6 +49,30 @@ func (n *Node) runObservers(ctx context.Context) (wait func()) {
 		n.guard("observers", func() { n.obs.Run(ctx, cfg.Observer.Channels) })
 	}()
 	return func() { <-done }
+}
+
+// approvalChannelFirst runs as a node connection is accepted, before it
+// registers the tools. The server broadcasts an approval request once, to
+// the VCPlog clients connected at that moment, and keeps no replay state
+// across its restarts: in "both" mode the observers are told to reconnect
+// now, and the tools are registered only once VCPlog is back (or after
+// wait, with a warning), so no call of them can wait on an approval this
+// node never heard of.
+func (n *Node) approvalChannelFirst(ctx context.Context, st *settings) {
+	if n.mode != config.ModeBoth {
+		return
+	}
+	n.obs.Kick()
+	if !slices.Contains(st.cfg.Observer.Channels, "VCPlog") {
+		return
+	}
+	wait := min(st.cfg.Hub.HandshakeTimeout.D(), st.cfg.Hub.PingInterval.D())
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := n.obs.WaitConnected(ctx, "VCPlog"); err != nil {
+		n.log.Warn().Err(err).Dur("waited", wait).
+			Msg("registering the tools before the VCPlog observer is back: approval requests the server sends until it is are missed")
+	}
 }
 
 // publishLocalApprovals turns each call that starts waiting for the

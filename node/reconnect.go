@@ -279,6 +279,9 @@ type timings struct {
 	// Above readLimit, so that a frame the server may send always fits.
 	decodeBudget int64
 	busyWait     time.Duration
+	// observerRetry, when set, is the observer channels' schedule instead
+	// of retry: a seam for tests of a node connection that comes back first.
+	observerRetry *hubconn.RetryPolicy
 	// bridgeListWait bounds the wait for the server's tool list (zero:
 	// the bridge's default).
 	bridgeListWait time.Duration

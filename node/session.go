@@ -110,6 +110,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 		return err
 	}
 
+	s.n.approvalChannelFirst(ctx, s.st) // observers.go
 	if err := s.sendState(); err != nil {
 		return stop(err)
 	}

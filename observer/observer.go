@@ -68,6 +68,8 @@ type Set struct {
 	mu    sync.Mutex
 	conns map[string]*observerConn // by channel
 	order []string
+	// changed is closed and replaced whenever a connection's phase changes.
+	changed chan struct{}
 }
 
 // observerConn is one channel's state; conn is set while connected.
@@ -78,6 +80,9 @@ type observerConn struct {
 	conn    *hubconn.Conn
 	writeMu sync.Mutex // one data-frame writer at a time
 	dedupe  replayFilter
+	// kick cuts the next backoff wait short (Kick); one pending kick.
+	kick chan struct{}
+	set  *Set
 }
 
 // New makes the connections' owner; Run starts them. Every event goes
@@ -87,7 +92,7 @@ func New(log zerolog.Logger, evlog *events.Log, settings func() Settings, t Timi
 		log: log, settings: settings, retry: t.Retry, jitter: t.Jitter,
 		perMinute: t.PerMinute, burst: t.Burst, notify: opts.Notify, guard: opts.Guard,
 		events: evlog, warnings: toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now),
-		conns: map[string]*observerConn{},
+		conns: map[string]*observerConn{}, changed: make(chan struct{}),
 	}
 	o.approvals = newServerApprovals(evlog)
 	return o
@@ -97,7 +102,8 @@ func New(log zerolog.Logger, evlog *events.Log, settings func() Settings, t Timi
 func (o *Set) Run(ctx context.Context, channels []string) {
 	var wg sync.WaitGroup
 	for _, ch := range channels {
-		c := &observerConn{channel: ch, st: controlapi.ObserverStatus{Channel: ch, Phase: controlapi.PhaseConnecting, Since: time.Now()}}
+		c := &observerConn{channel: ch, st: controlapi.ObserverStatus{Channel: ch, Phase: controlapi.PhaseConnecting, Since: time.Now()},
+			kick: make(chan struct{}, 1), set: o}
 		o.mu.Lock()
 		o.conns[ch] = c
 		o.order = append(o.order, ch)
@@ -133,11 +139,56 @@ func (o *Set) Statuses() []controlapi.ObserverStatus {
 
 func (c *observerConn) update(f func(*controlapi.ObserverStatus)) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	old := c.st.Phase
 	f(&c.st)
-	if c.st.Phase != old {
+	moved := c.st.Phase != old
+	if moved {
 		c.st.Since = time.Now()
+	}
+	c.mu.Unlock()
+	if moved {
+		c.set.mu.Lock()
+		close(c.set.changed)
+		c.set.changed = make(chan struct{})
+		c.set.mu.Unlock()
+	}
+}
+
+// Kick makes every channel waiting to reconnect try now: the node calls
+// it when its own connection to the server was just accepted, so a server
+// that restarted finds the observers back as soon as it is.
+func (o *Set) Kick() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, c := range o.conns {
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// WaitConnected waits until channel is connected, ctx ends (its error), or
+// the channel is not configured (an error at once).
+func (o *Set) WaitConnected(ctx context.Context, channel string) error {
+	for {
+		o.mu.Lock()
+		c, changed := o.conns[channel], o.changed
+		o.mu.Unlock()
+		if c == nil {
+			return fmt.Errorf("the %s observer channel is not running", channel)
+		}
+		c.mu.Lock()
+		up := c.st.Phase == controlapi.PhaseConnected
+		c.mu.Unlock()
+		if up {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
@@ -194,11 +245,24 @@ func (o *Set) loop(ctx context.Context, c *observerConn) {
 			s.LastError = msg
 		})
 		log.Debug().Str("error", msg).Dur("retry_in", wait.Round(time.Millisecond)).Msg("observer will reconnect")
-		if !sleepCtx(ctx, wait) {
+		if !sleepOrKick(ctx, wait, c.kick) {
 			break
 		}
 	}
 	c.update(func(s *controlapi.ObserverStatus) { s.Phase = controlapi.PhaseStopped; s.RetryAt = nil })
+}
+
+// sleepOrKick is sleepCtx cut short by a kick.
+func sleepOrKick(ctx context.Context, d time.Duration, kick <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	case <-kick:
+	}
+	return true
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
