@@ -7,7 +7,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
-// The markers of the VCP text protocol (spec/textproto.md §2, §3).
+// The markers of the VCP text protocol (docs/vcp-parsing.md §2, §3).
 const (
 	RequestStart = "<<<[TOOL_REQUEST]>>>"
 	RequestEnd   = "<<<[END_TOOL_REQUEST]>>>"

@@ -15,7 +15,7 @@ var ErrInvalid = errors.New("invalid JSON Schema")
 
 // Carriable says whether the VCP text protocol can carry name as a tool
 // name or an argument key: ASCII letters, digits and _, what the server's
-// parser takes (spec/textproto.md §3 rule 2: ASCII \w).
+// parser takes (docs/vcp-parsing.md §3 rule 2: ASCII \w).
 func Carriable(name string) bool {
 	if name == "" {
 		return false

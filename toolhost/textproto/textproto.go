@@ -1,6 +1,6 @@
 // Package textproto turns a model's reply into tool calls. It reads the
 // VCP TOOL_REQUEST blocks exactly as the VCPToolBox server parses them
-// (spec/textproto.md, rule numbers cited as §N), the
+// (docs/vcp-parsing.md, rule numbers cited as §N), the
 // <function_calls><invoke> XML of seed 004, the <tool_code> and
 // <function_call> tags around {"name", "arguments"} JSON (seeds 002 and
 // 003), the {"tool_name", "parameters"} JSON objects of seed 003 and the

@@ -49,7 +49,7 @@ const (
 	E = "<<<[END_TOOL_REQUEST]>>>"
 )
 
-// TestSpecExamples are the examples of spec/textproto.md §5, one per row.
+// TestSpecExamples are the examples of docs/vcp-parsing.md §5, one per row.
 func TestSpecExamples(t *testing.T) {
 	for _, tc := range []struct {
 		name, reply  string
@@ -97,7 +97,7 @@ func equal(a, b []string) bool {
 	return true
 }
 
-// TestRules checks one rule of spec/textproto.md per case.
+// TestRules checks one rule of docs/vcp-parsing.md per case.
 func TestRules(t *testing.T) {
 	for _, tc := range []struct {
 		name, reply string
