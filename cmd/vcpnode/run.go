@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/internal/inheritfd"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/sdnotify"
 	"github.com/vcpnode/vcpnode/toolconfig"
@@ -180,10 +181,10 @@ func absPath(path string) string {
 	return path
 }
 
-// keepInheritedLogged is keepInheritedFromChildren for a command that
+// keepInheritedLogged is inheritfd.KeepFromChildren for a command that
 // starts a node: a failure is worth a warning, not a refusal to run.
 func keepInheritedLogged(log zerolog.Logger) {
-	if err := keepInheritedFromChildren(); err != nil {
+	if err := inheritfd.KeepFromChildren(); err != nil {
 		log.Warn().Err(err).Msg("cannot keep the file descriptors vcpnode inherited from the processes it starts")
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/inheritfd"
 	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
@@ -81,7 +82,7 @@ func (a *app) sandboxRun(ctx context.Context, configFlag, profile, dir string, a
 		return usageErrorf("%v", err)
 	}
 	// Only stdin, stdout and stderr, as a tool's process gets.
-	if err := keepInheritedFromChildren(); err != nil {
+	if err := inheritfd.KeepFromChildren(); err != nil {
 		fmt.Fprintf(a.stderr, "vcpnode: warning: %v: CMD inherits the open files vcpnode inherited\n", err)
 	}
 	trees, err := proctree.New(proctree.Options{})

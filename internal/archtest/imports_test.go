@@ -147,6 +147,9 @@ func TestModuleImportsAllowed(t *testing.T) {
 		// Work in progress that a shutdown waits for: the plugin host and
 		// the session count with it, so it builds on nothing of theirs.
 		"internal/inflight": {},
+		// The descriptors a process inherited, kept from its children:
+		// the daemon and the tests that start children use it.
+		"internal/inheritfd": {},
 		// Parameter schemas and argument checking: text rules only.
 		"toolhost/schema": {"internal/humantext"},
 		// The service-file templates: text in, text out.

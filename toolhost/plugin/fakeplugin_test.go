@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/inheritfd"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
@@ -37,6 +38,12 @@ const (
 
 func TestMain(m *testing.M) {
 	proctreetest.RunEscapeeIfAsked()
+	// As the daemon does at start: what the runner left open (flock's lock
+	// on fd 3) reaches no plugin, so cold and warm children compare equal.
+	if err := inheritfd.KeepFromChildren(); err != nil {
+		fmt.Fprintln(os.Stderr, "keep inherited descriptors:", err)
+		os.Exit(1)
+	}
 	if role := os.Getenv(fakeRoleEnv); role != "" {
 		os.Exit(runFake(role))
 	}

@@ -1,4 +1,4 @@
-package main
+package inheritfd
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// keepInheritedFromChildren marks every file descriptor above stderr
+// KeepFromChildren marks every file descriptor above stderr
 // close-on-exec, so that a descriptor vcpnode inherited without the flag
 // (a harness's, a shell's "3>file") never reaches a plugin, an interpreter,
 // an MCP server or a command it starts: those get stdin, stdout, stderr and
@@ -15,7 +15,7 @@ import (
 // the descriptors it places). vcpnode itself needs none of them: systemd's
 // notify socket is a path in $NOTIFY_SOCKET, and the control socket is
 // one vcpnode opens. Call it before the first child starts.
-func keepInheritedFromChildren() error {
+func KeepFromChildren() error {
 	err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
 	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) {
 		// close_range before Linux 5.9, or without CLOSE_RANGE_CLOEXEC

@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package inheritfd
 
 import (
 	"os"
@@ -36,9 +36,9 @@ func closeOnExec(t *testing.T, fd int) bool {
 	return flags&unix.FD_CLOEXEC != 0
 }
 
-func TestKeepInheritedFromChildren(t *testing.T) {
+func TestKeepFromChildren(t *testing.T) {
 	fd := inheritedFD(t)
-	if err := keepInheritedFromChildren(); err != nil {
+	if err := KeepFromChildren(); err != nil {
 		t.Fatal(err)
 	}
 	if !closeOnExec(t, fd) {
