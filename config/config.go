@@ -242,8 +242,9 @@ func ParsePartial(data []byte, name string, checks ...Check) (Partial, error) {
 			if ok {
 				unread = fmt.Sprintf("it has more than %d wrong types", maxTypeProblems)
 			}
+			positions := scanDocument(data).positions
 			return Partial{Config: Default(), Unread: unread},
-				&Error{File: name, Problems: locate(problems, scanDocument(data).positions)}
+				&Error{File: name, Problems: locate(pointToFirst(problems, positions), positions)}
 		}
 		bad = append(bad, keyPath(badKey...))
 		doc = next

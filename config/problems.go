@@ -263,6 +263,29 @@ func (idx positionIndex) find(key string) (line, col int) {
 	return 0, 0
 }
 
+// pointToFirst adds to each duplicate table or key problem where the
+// first one is: a snippet pasted below a table of the same name otherwise
+// leaves the reader searching a long file for it.
+func pointToFirst(ps []Problem, idx positionIndex) []Problem {
+	for i, p := range ps {
+		if p.Line == 0 || !(strings.HasSuffix(p.Message, "already exists") || strings.HasSuffix(p.Message, "already defined")) {
+			continue
+		}
+		// go-toml names a duplicate key without its table: the nearest
+		// earlier key of that name is the first one.
+		first := 0
+		for key, pos := range idx {
+			if (key == p.Key || strings.HasSuffix(key, "."+p.Key)) && pos[0] < p.Line && pos[0] > first {
+				first = pos[0]
+			}
+		}
+		if first > 0 {
+			ps[i].Message += fmt.Sprintf(" (first at line %d: edit that one instead of adding another)", first)
+		}
+	}
+	return ps
+}
+
 func (idx positionIndex) add(key string, pos [2]int) {
 	if _, dup := idx[key]; !dup && pos[0] > 0 {
 		idx[key] = pos

@@ -60,3 +60,21 @@ func TestLineStartsPosition(t *testing.T) {
 		}
 	}
 }
+
+// A table or key written twice, as a snippet pasted below the table of the
+// same name that the written config already has, names the first one's line.
+func TestDuplicateNamesTheFirst(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{"[files]\nroots = []\n\n[log]\nlevel = \"info\"\n\n[files]\nroots = [\"/x\"]\n",
+			"c.toml:7:2: files: table files already exists (first at line 1: edit that one instead of adding another)"},
+		{"[tools.A]\nexpose = true\n[tools.B]\nexpose = true\n[tools.A]\nexpose = false\n",
+			"c.toml:5:2: tools.A: table A already exists (first at line 1: edit that one instead of adding another)"},
+		{"[hub]\nurl = \"ws://a:6005\"\n[observer]\nurl = \"ws://b:6005\"\nurl = \"ws://c:6005\"\n",
+			"c.toml:5:1: url: key url is already defined (first at line 4: edit that one instead of adding another)"},
+	} {
+		_, err := Parse([]byte(c.doc), "c.toml")
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q:\ngot  %v\nwant %s", c.doc, err, c.want)
+		}
+	}
+}

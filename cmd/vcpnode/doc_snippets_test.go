@@ -41,6 +41,7 @@ func TestDocSnippets(t *testing.T) {
 	}
 	checked := map[string]int{}
 	helped := map[string]bool{}
+	initConfig := initConfigText(t)
 	for _, doc := range docs {
 		blocks, err := doccheck.Blocks(doc)
 		if err != nil {
@@ -51,7 +52,9 @@ func TestDocSnippets(t *testing.T) {
 			var cmds []doccheck.Command
 			switch b.Lang {
 			case "toml":
-				checkTOML(t, where, b)
+				if checkTOML(t, where, b) {
+					checkSnippetApplied(t, initConfig, where, b.Text)
+				}
 			case "json":
 				if !json.Valid([]byte(b.Text)) {
 					t.Errorf("%s: the json block is not JSON", where)
@@ -93,8 +96,9 @@ func TestDocSnippets(t *testing.T) {
 }
 
 // checkTOML parses a config snippet over the defaults, strictly, as the
-// daemon reads a whole file: a snippet is a valid config by itself.
-func checkTOML(t *testing.T, where string, b doccheck.Block) {
+// daemon reads a whole file: a snippet is a valid config by itself. It
+// reports whether the snippet is one to apply (valid, and meant to be).
+func checkTOML(t *testing.T, where string, b doccheck.Block) bool {
 	t.Helper()
 	_, err := config.Parse([]byte(b.Text), where, toolconfig.Check)
 	switch invalid := b.Marked(invalidMarker); {
@@ -102,7 +106,10 @@ func checkTOML(t *testing.T, where string, b doccheck.Block) {
 		t.Errorf("%s: marked <!-- %s --> but parses as a config", where, invalidMarker)
 	case !invalid && err != nil:
 		t.Errorf("%s: the config snippet does not parse (mark it <!-- %s --> if that is the point):\n%v", where, invalidMarker, err)
+	case !invalid:
+		return true
 	}
+	return false
 }
 
 // checkCommand checks one command of the docs; for a vcpnode command it
