@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/toolconfig"
@@ -29,6 +30,8 @@ type ToolSet struct {
 	Pending []toolhost.Tool
 	// Servers are the [mcp.servers] tables as the MCP host takes them.
 	Servers []mcp.ServerConfig
+	// Known is every tool name the config may refer to, sorted.
+	Known []string
 }
 
 // BuildToolSet builds the tool set of cfg from scan (nil: no plugin folder)
@@ -65,6 +68,7 @@ func BuildToolSet(cfg config.Config, scan *plugin.Set, deny []string, extra []to
 	if err := toolhost.NewRegistry().Replace(ts.All()); err != nil {
 		return ToolSet{}, fmt.Errorf("register tools: %w", err)
 	}
+	ts.Known = knownNames(ts, scan)
 	return ts, nil
 }
 
@@ -168,6 +172,11 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if err != nil {
 		return fail(err)
 	}
+	problems, warnings := ts.ConfigProblems(cfg)
+	if len(problems) > 0 {
+		return fail(errors.New(strings.Join(problems, "; ")))
+	}
+	pl.warnings = append(pl.warnings, warnings...)
 	pl.tools, pl.servers = ts.Tools, ts.Servers
 	return pl, nil
 }

@@ -138,10 +138,7 @@ func (a *app) checkPartial(path string, part config.Partial, loadErr error) (che
 	setup := a.setupProblems(path, part)
 	var r checkResult
 	if setup.hosted != nil {
-		if bad := part.Lost("tools"); bad != "" {
-			setup.skip("the [tools.NAME] names", hasProblem(bad))
-		} else {
-			r.warnings = append(r.warnings, unknownToolWarnings(cfg, setup.hosted)...)
+		if part.Lost("tools") == "" {
 			r.warnings = append(r.warnings, unknownCommandWarnings(path, part, setup.hosted, func() map[string][]string {
 				return a.liveCommands(path)
 			})...)

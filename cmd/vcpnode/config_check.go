@@ -10,7 +10,6 @@ import (
 	"os/user"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -23,8 +22,11 @@ import (
 // hostedTools is what `config check` learns by reading the plugin folders
 // the way `run` does, without running anything.
 type hostedTools struct {
-	names    []string                 // every tool name the config may refer to
-	timeouts map[string]time.Duration // a tool's own timeout, when it has one
+	set   node.ToolSet // names every tool the config may refer to (Known)
+	names []string     // set.Known
+	// scanWarnings are what the daemon logs about the folders: manifests
+	// it skips, a folder that is itself a plugin.
+	scanWarnings []string
 	// commands are the command names of each tool whose commands the
 	// folders tell (plugins, built-ins).
 	commands map[string][]string
@@ -128,14 +130,51 @@ func (a *app) setupProblems(path string, p config.Partial) setupReport {
 		return r
 	}
 	r.hosted = hosted
-	r.problems = append(r.problems, approvalProblems(p, hosted, &r)...)
+	r.warnings = append(r.warnings, hosted.scanWarnings...)
+	problems, warnings := hosted.set.ConfigProblems(judged(p, &r))
+	r.problems = append(r.problems, problems...)
+	r.warnings = append(r.warnings, warnings...)
 	return r
+}
+
+// judged is the part of p's config that the checks against the tools can
+// judge: the settings they read that have a problem of their own (above)
+// are left out, each named as not checked.
+func judged(p config.Partial, r *setupReport) config.Config {
+	cfg := p.Config
+	if bad := p.Lost("tools"); bad != "" {
+		r.skip("the [tools.NAME] names and approval windows", hasProblem(bad))
+		cfg.Tools = nil
+	}
+	tools := map[string]config.ToolConfig{}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Tools)) {
+		key := "tools." + name
+		if bad := cmp.Or(p.Bad(key+".approval"), p.Bad(key+".approval_timeout"), p.Bad(key+".timeout")); bad != "" {
+			r.skip(key+" approval window against the tool's own timeout", hasProblem(bad))
+			continue
+		}
+		tools[name] = cfg.Tools[name]
+	}
+	cfg.Tools = tools
+	for _, key := range []string{"node.exposed_tools", "node.hidden_tools"} {
+		if bad := p.Bad(key); bad != "" {
+			r.skip("the names in "+key, hasProblem(bad))
+		}
+	}
+	if p.Bad("node.exposed_tools") != "" {
+		cfg.Node.ExposedTools = nil
+	}
+	if p.Bad("node.hidden_tools") != "" {
+		cfg.Node.HiddenTools = nil
+	}
+	return cfg
 }
 
 // scanTools reads the plugin folders as the daemon does and builds the
 // tool set with node's own function, so it refuses what `run` refuses.
 func scanTools(cfg config.Config) (*hostedTools, error) {
 	var scan *plugin.Set
+	h := &hostedTools{commands: map[string][]string{}, running: map[string]string{}}
 	if p := cfg.Plugins; len(p.Dirs) > 0 {
 		host := plugin.NewHost(plugin.Options{PassEnv: p.PassEnv, EnvFile: p.EnvFile, MaxOutputBytes: p.MaxOutputBytes,
 			AsyncMaxRuntime: p.AsyncMaxRuntime.D(), Log: zerolog.Nop()})
@@ -144,19 +183,13 @@ func scanTools(cfg config.Config) (*hostedTools, error) {
 		if scan, err = host.Scan(p.Dirs); err != nil {
 			return nil, fmt.Errorf("plugins: %w", err)
 		}
+		h.scanWarnings = scan.Warnings()
 	}
 	ts, err := node.BuildToolSet(cfg, scan, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	h := &hostedTools{timeouts: map[string]time.Duration{}, commands: map[string][]string{}, running: map[string]string{}}
-	for _, t := range ts.All() {
-		spec := t.Spec()
-		h.names = append(h.names, spec.Name)
-		if spec.Timeout > 0 {
-			h.timeouts[spec.Name] = spec.Timeout
-		}
-	}
+	h.set, h.names = ts, ts.Known
 	for _, t := range ts.Tools {
 		spec := t.Spec()
 		h.commands[spec.Name] = commandNames(spec.Commands)
@@ -164,65 +197,7 @@ func scanTools(cfg config.Config) (*hostedTools, error) {
 	for _, t := range ts.Pending {
 		h.running[t.Spec().Name] = t.Spec().Source
 	}
-	// Plugins that register nothing may still be named by [tools.X].
-	if scan != nil {
-		for _, d := range scan.Direct {
-			h.names = append(h.names, d.Name)
-		}
-		for _, s := range scan.Static {
-			h.names = append(h.names, s.Name)
-		}
-		for _, group := range [][]plugin.Entry{scan.Disabled, scan.Unsupported} {
-			for _, e := range group {
-				if e.Name != "" {
-					h.names = append(h.names, e.Name)
-				}
-			}
-		}
-	}
-	slices.Sort(h.names)
-	h.names = slices.Compact(h.names)
 	return h, nil
-}
-
-// approvalProblems: an "ask" window as long as the tool's deadline would
-// let the call time out while it waits for the owner. The config check
-// covers a timeout the config sets; this one covers the tool's own (a
-// plugin manifest's communication.timeout), which only the folders tell.
-func approvalProblems(p config.Partial, hosted *hostedTools, r *setupReport) []string {
-	var ps []string
-	cfg := p.Config
-	for _, name := range slices.Sorted(maps.Keys(cfg.Tools)) {
-		t := cfg.Tools[name]
-		own, known := hosted.timeouts[name]
-		if !known {
-			continue
-		}
-		key := "tools." + name
-		if bad := cmp.Or(p.Bad(key+".approval"), p.Bad(key+".approval_timeout"), p.Bad(key+".timeout")); bad != "" {
-			r.skip(key+" approval window against the tool's own timeout", hasProblem(bad))
-			continue
-		}
-		if t.Timeout != 0 {
-			continue // the file's own check judged it
-		}
-		if at, msg := t.ApprovalWindowProblem(name, own); msg != "" {
-			ps = append(ps, at+": "+msg)
-		}
-	}
-	return ps
-}
-
-// unknownToolWarnings names [tools.X] tables that match no tool this node
-// hosts, with the list of those it does.
-func unknownToolWarnings(cfg config.Config, hosted *hostedTools) []string {
-	var ws []string
-	for _, name := range slices.Sorted(maps.Keys(cfg.Tools)) {
-		if !slices.Contains(hosted.names, name) {
-			ws = append(ws, fmt.Sprintf("[tools.%s] names no tool this node hosts (known: %s)", name, strings.Join(hosted.names, ", ")))
-		}
-	}
-	return ws
 }
 
 // commandNames are the names of cmds that have one.

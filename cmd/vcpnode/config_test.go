@@ -323,3 +323,48 @@ approval_timeout = "soon"
 		t.Errorf("stderr = %q", got)
 	}
 }
+
+// config check reads the plugin folders as run does and warns of what run
+// logs: a manifest it skips, a plugin dir that is one plugin's folder (with
+// its parent to list instead), names in exposed_tools and hidden_tools
+// that match no tool (with the closest one).
+func TestConfigCheckReadsThePluginFoldersAsRunDoes(t *testing.T) {
+	plugins := filepath.Join(t.TempDir(), "Plugin")
+	for name, manifest := range map[string]string{
+		"Broken": `{"name": "Broken", "pluginType": `,
+		"Fine":   `{"name":"Fine","pluginType":"synchronous","entryPoint":{"command":"sh run.sh"},"communication":{"protocol":"stdio"}}`,
+	} {
+		if err := os.MkdirAll(filepath.Join(plugins, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(plugins, name, "plugin-manifest.json"), []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(dir string) string {
+		t.Helper()
+		doc := "[hub]\nkey = \"k\"\n[plugins]\ndirs = [\"" + dir + "\"]\n[node]\nexposed_tools = [\"Fien\"]\nhidden_tools = [\"NothingLikeIt\"]\n"
+		ta := newTestApp(t)
+		if code := ta.run("config", "check", "--config", writeFile(t, "c.toml", doc, 0o600)); code != exitOK {
+			t.Errorf("exit %d, want %d (warnings only); stderr %s", code, exitOK, ta.stderr)
+		}
+		return ta.stdout.String()
+	}
+	out := check(plugins)
+	for _, want := range []string{
+		"warning: plugin skipped: " + filepath.Join(plugins, "Broken", "plugin-manifest.json"),
+		`warning: node.exposed_tools: "Fien" names no tool this node hosts (did you mean "Fine"?); a non-empty exposed_tools hides every tool it does not name`,
+		`warning: node.hidden_tools: "NothingLikeIt" names no tool this node hosts (known: DirectoryTree, Fine, ReadFile,`,
+		"config OK",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	fine := filepath.Join(plugins, "Fine")
+	out = check(fine)
+	want := "warning: plugin dir " + fine + " holds a plugin-manifest.json itself: it is one plugin's folder, and a plugin dir holds plugin folders; list its parent, " + plugins + ", instead"
+	if !strings.Contains(out, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, out)
+	}
+}

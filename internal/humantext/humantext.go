@@ -52,6 +52,22 @@ func EditDistance(a, b string) int {
 	return prev[len(b)]
 }
 
+// Closest is the candidate a person most likely meant by typo: the same
+// name in another case, else the one fewest edits away, when that is at
+// most 2 edits or a third of typo's length. "" when none is that close.
+func Closest(typo string, candidates []string) string {
+	best, bestDist := "", max(2, len(typo)/3)+1
+	for _, c := range candidates {
+		if strings.EqualFold(c, typo) {
+			return c
+		}
+		if d := EditDistance(strings.ToLower(typo), strings.ToLower(c)); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
 // Truncate cuts s to at most n bytes without splitting a UTF-8 character.
 func Truncate(s string, n int) string {
 	if n <= 0 {

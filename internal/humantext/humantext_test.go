@@ -71,3 +71,15 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+func TestClosest(t *testing.T) {
+	names := []string{"ReadFile", "WriteFile", "UnitConverter", "Echo"}
+	for typo, want := range map[string]string{
+		"readfile": "ReadFile", "ReadFlie": "ReadFile", "UnitConvertor": "UnitConverter",
+		"Ech": "Echo", "Weather": "", "": "", "WriteFiles": "WriteFile",
+	} {
+		if got := Closest(typo, names); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", typo, got, want)
+		}
+	}
+}

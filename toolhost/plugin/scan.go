@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -100,6 +101,13 @@ func (h *Host) Scan(dirs []string) (*Set, error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("plugin dir: %w", err))
 			continue
+		}
+		if slices.ContainsFunc(folders, func(f os.DirEntry) bool { return f.Name() == manifestFile }) {
+			// One plugin's folder where a folder of plugins belongs: it
+			// would host nothing, without a word.
+			set.Notices = append(set.Notices, Entry{Path: abs, Reason: fmt.Sprintf(
+				"plugin dir %s holds a %s itself: it is one plugin's folder, and a plugin dir holds plugin folders; list its parent, %s, instead",
+				abs, manifestFile, filepath.Dir(abs))})
 		}
 		for _, f := range folders { // os.ReadDir sorts by name
 			if strings.HasPrefix(f.Name(), ".") {

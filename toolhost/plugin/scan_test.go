@@ -2,8 +2,10 @@ package plugin
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -324,5 +326,20 @@ func TestScanWarnsAboutAnAsyncNameNoCallbackCanCarry(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no notice about the name; notices = %+v", set.Notices)
+	}
+}
+
+// A plugin dir that is one plugin's folder (--plugins pointing one level
+// too deep) hosts nothing: the scan says so and names the parent to list.
+func TestScanWarnsOfAPluginFolderAsDir(t *testing.T) {
+	root := pluginRoot(t, "Echo")
+	folder := filepath.Join(root, "Echo")
+	set := scan(t, newHost(t, Options{}), folder)
+	want := fmt.Sprintf("plugin dir %s holds a plugin-manifest.json itself: it is one plugin's folder, and a plugin dir holds plugin folders; list its parent, %s, instead", folder, root)
+	if w := set.Warnings(); !slices.Contains(w, want) {
+		t.Errorf("warnings %q\nwant one: %s", w, want)
+	}
+	if w := scan(t, newHost(t, Options{}), root).Warnings(); len(w) != 0 {
+		t.Errorf("the folder of plugins itself: warnings %q", w)
 	}
 }

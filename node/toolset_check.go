@@ -1,0 +1,89 @@
+package node
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/internal/humantext"
+	"github.com/vcpnode/vcpnode/toolhost/plugin"
+)
+
+// knownNames is every tool name a config may refer to: the set's tools,
+// the pending ones, and plugins that register nothing (static, disabled,
+// unsupported, a direct plugin that answers no calls).
+func knownNames(ts ToolSet, scan *plugin.Set) []string {
+	var names []string
+	for _, t := range ts.All() {
+		names = append(names, t.Spec().Name)
+	}
+	if scan != nil {
+		for _, d := range scan.Direct {
+			names = append(names, d.Name)
+		}
+		for _, s := range scan.Static {
+			names = append(names, s.Name)
+		}
+		for _, group := range [][]plugin.Entry{scan.Disabled, scan.Unsupported} {
+			for _, e := range group {
+				if e.Name != "" {
+					names = append(names, e.Name)
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// ConfigProblems judges cfg against the tools of the set, the same for
+// `run`, every reload and `config check`: a problem refuses the config,
+// a warning is printed (reload, config check) or logged (run).
+//
+// The problems: an "ask" tool whose approval wait is not below its own
+// timeout (a plugin manifest's), which only the folders tell; a timeout
+// the config sets is judged by config's own checks. The warnings: tool
+// names in [tools.NAME], exposed_tools and hidden_tools that match no
+// tool, with the closest name when there is one.
+func (ts ToolSet) ConfigProblems(cfg config.Config) (problems, warnings []string) {
+	own := map[string]time.Duration{}
+	for _, t := range ts.All() {
+		if s := t.Spec(); s.Timeout > 0 {
+			own[s.Name] = s.Timeout
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Tools)) {
+		t := cfg.Tools[name]
+		if d, known := own[name]; known && t.Timeout == 0 {
+			if at, msg := t.ApprovalWindowProblem(name, d); msg != "" {
+				problems = append(problems, at+": "+msg)
+			}
+		}
+		if !slices.Contains(ts.Known, name) {
+			warnings = append(warnings, fmt.Sprintf("[tools.%s] names no tool this node hosts%s", name, ts.hint(name)))
+		}
+	}
+	for _, name := range cfg.Node.ExposedTools {
+		if !slices.Contains(ts.Known, name) {
+			warnings = append(warnings, fmt.Sprintf("node.exposed_tools: %q names no tool this node hosts%s; a non-empty exposed_tools hides every tool it does not name", name, ts.hint(name)))
+		}
+	}
+	for _, name := range cfg.Node.HiddenTools {
+		if !slices.Contains(ts.Known, name) {
+			warnings = append(warnings, fmt.Sprintf("node.hidden_tools: %q names no tool this node hosts%s", name, ts.hint(name)))
+		}
+	}
+	return problems, warnings
+}
+
+// hint is " (did you mean X?)" for a name close to a known one, else the
+// known names.
+func (ts ToolSet) hint(name string) string {
+	if c := humantext.Closest(name, ts.Known); c != "" {
+		return fmt.Sprintf(" (did you mean %q?)", c)
+	}
+	return " (known: " + strings.Join(ts.Known, ", ") + ")"
+}

@@ -1,0 +1,78 @@
+package node
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/config"
+)
+
+// askAtOwnTimeout is a config whose "ask" tool would wait for the owner
+// (2 minutes by default) longer than the plugin's own 5 s timeout lets a
+// call live.
+func askAtOwnTimeout(cfg config.Config, dir string) config.Config {
+	cfg.Plugins.Dirs = []string{dir}
+	cfg.Tools = map[string]config.ToolConfig{"Answer": {Approval: "ask"}}
+	return cfg
+}
+
+const askWindowProblem = "tools.Answer.approval: approval_timeout (default) 2m is not below the tool's own timeout 5s (from its manifest)"
+
+// One rule, one verdict: an approval window the plugin's own timeout cuts
+// short refuses the config at start and at reload alike, in the words of
+// `config check` (which uses ConfigProblems too).
+func TestApprovalWindowRefusedAtStartAndReload(t *testing.T) {
+	dir := t.TempDir()
+	writePlugin(t, dir, "Answer", syncManifest("Answer", "answers"), map[string]string{"answer.sh": answerScript})
+
+	cfg := config.Default()
+	cfg.Hub.Key = testKey
+	cfg.Plugins.StateDir = t.TempDir()
+	n, err := New(askAtOwnTimeout(cfg, dir), zerolog.Nop())
+	if err == nil || !strings.Contains(err.Error(), askWindowProblem) {
+		t.Errorf("New = %v\nwant an error with: %s", err, askWindowProblem)
+	}
+	if n != nil {
+		t.Error("New returned a node with its error")
+	}
+
+	h := startHarness(t, harnessOpt{})
+	h.accept()
+	bad := askAtOwnTimeout(h.cfg, dir)
+	if _, err := h.node.Reload(bad); err == nil || !strings.Contains(err.Error(), askWindowProblem) || !strings.Contains(err.Error(), "old one stays in force") {
+		t.Errorf("Reload = %v\nwant a refusal with: %s", err, askWindowProblem)
+	}
+	// A window below the deadline is accepted.
+	ok := bad
+	ok.Tools = map[string]config.ToolConfig{"Answer": {Approval: "ask", ApprovalTimeout: config.Duration(4e9)}}
+	if _, err := h.node.Reload(ok); err != nil {
+		t.Errorf("Reload with a 4s window: %v", err)
+	}
+}
+
+// Names that match no tool are warned about at reload (and logged at
+// start, from the same list), with the closest name.
+func TestUnknownToolNamesWarnAtReload(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	h.accept()
+	cfg := h.cfg
+	cfg.Node.ExposedTools = []string{"Echo", "NodeInfp"}
+	cfg.Node.HiddenTools = []string{"NoSuchToolAtAll"}
+	cfg.Tools = map[string]config.ToolConfig{"echo": {Timeout: config.Duration(5e9)}}
+	rep, err := h.node.Reload(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`[tools.echo] names no tool this node hosts (did you mean "Echo"?)`,
+		`node.exposed_tools: "NodeInfp" names no tool this node hosts (did you mean "NodeInfo"?); a non-empty exposed_tools hides every tool it does not name`,
+		`node.hidden_tools: "NoSuchToolAtAll" names no tool this node hosts (known: `,
+	} {
+		if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+			t.Errorf("warnings %q\nwant one starting with: %s", rep.Warnings, want)
+		}
+	}
+}
