@@ -109,6 +109,11 @@ func (n *Node) ToolStatuses() controlapi.ToolsResponse {
 			}
 		}
 		if mode == toolhost.ApprovalAsk {
+			// The wait counts against the call's deadline: show the window
+			// a call really gets.
+			if t.Timeout > 0 {
+				wait = min(wait, t.Timeout)
+			}
 			ts.ApprovalTimeoutMs = wait.Milliseconds()
 		}
 		if st, ok := servers[t.Spec.Source]; ok {

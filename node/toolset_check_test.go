@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 // askAtOwnTimeout is a config whose "ask" tool would wait for the owner
@@ -73,6 +74,20 @@ func TestUnknownToolNamesWarnAtReload(t *testing.T) {
 	} {
 		if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
 			t.Errorf("warnings %q\nwant one starting with: %s", rep.Warnings, want)
+		}
+	}
+}
+
+// An "ask" tool without a timeout of its own or the config's gets the
+// default per-call timeout, which cuts the 2 minute wait: the tools list
+// shows the window a call really gets.
+func TestToolsShowTheEffectiveApprovalWindow(t *testing.T) {
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
+		c.Tools = map[string]config.ToolConfig{"Echo": {Approval: "ask"}}
+	}})
+	for _, ts := range h.node.ToolStatuses().Tools {
+		if ts.Name == "Echo" && (ts.ApprovalTimeoutMs != toolhost.DefaultTimeout.Milliseconds() || ts.TimeoutMs != ts.ApprovalTimeoutMs) {
+			t.Errorf("Echo: approval window %d ms, timeout %d ms; want both %d ms", ts.ApprovalTimeoutMs, ts.TimeoutMs, toolhost.DefaultTimeout.Milliseconds())
 		}
 	}
 }
