@@ -132,8 +132,14 @@ func (n *Node) ReloadFile(path string) (controlapi.ReloadReport, error) {
 	rep, err := n.Reload(cfg)
 	if err != nil {
 		n.log.Error().Err(err).Str("config", path).Msg("reload failed; the old config stays in force")
+		return rep, err
 	}
-	return rep, err
+	// As run logs them at start and config check prints them.
+	for _, w := range config.PermissionWarnings(path, cfg) {
+		n.log.Warn().Msg(w)
+		rep.Warnings = append(rep.Warnings, w)
+	}
+	return rep, nil
 }
 
 // reloadRule is what a reload does with one table of the config: the

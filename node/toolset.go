@@ -176,7 +176,9 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if len(problems) > 0 {
 		return fail(errors.New(strings.Join(problems, "; ")))
 	}
-	pl.warnings = append(pl.warnings, warnings...)
+	// The config's own warnings too: run logs them, a reload reports them,
+	// as config check prints them.
+	pl.warnings = append(append(pl.warnings, toolconfig.Warnings(cfg)...), warnings...)
 	pl.tools, pl.servers = ts.Tools, ts.Servers
 	return pl, nil
 }

@@ -72,7 +72,9 @@ func startDaemonHub(t *testing.T, hubOpts fakehub.Options, extra string, more ..
 	logs := &testlog.Buffer{}
 	n, err := node.New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel),
 		node.WithTools(append([]toolhost.Tool{toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())}, more...)...),
-		node.WithLocalIPs(func() ([]string, error) { return []string{"192.0.2.10"}, nil }))
+		node.WithLocalIPs(func() ([]string, error) { return []string{"192.0.2.10"}, nil }),
+		// None of the runner's environment ($VCPNODE_KEY above all).
+		node.WithGetenv(func(string) string { return "" }))
 	if err != nil {
 		t.Fatal(err)
 	}

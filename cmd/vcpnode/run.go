@@ -50,7 +50,8 @@ func newRunCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, w := range append(toolconfig.Warnings(cfg), config.PermissionWarnings(path, cfg)...) {
+			// The config's other warnings are the node's: it logs them.
+			for _, w := range config.PermissionWarnings(path, cfg) {
 				log.Warn().Msg(w)
 			}
 			// Before the node starts its first plugin.
