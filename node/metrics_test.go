@@ -96,7 +96,7 @@ func TestMetricsScrape(t *testing.T) {
 	gate := newGateTool()
 	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, config: func(c *config.Config) {
 		c.Node.MaxConcurrent = 1
-		c.Tools = map[string]config.ToolConfig{"Gate": {Approval: "ask"}}
+		c.Tools = map[string]config.ToolConfig{"Gate": {Approval: "ask", Timeout: config.Duration(5 * time.Minute)}}
 	}})
 	conn := h.accept()
 	srv := startMetrics(t, h)

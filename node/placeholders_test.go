@@ -71,7 +71,7 @@ func startPlaceholderRig(t *testing.T) *placeholderRig {
 		return []placeholders.Job{{Source: src, Schedule: every, Fingerprint: "test"}}, nil, nil
 	}
 	logs := &testlog.Buffer{}
-	n, err := New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel), withTimings(testTimings()),
+	n, err := New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel), withTimings(testTimings()), WithGetenv(noEnv(t)),
 		WithPlaceholderSource(jobs), WithLocalIPs(func() ([]string, error) { return []string{"192.0.2.10"}, nil }))
 	if err != nil {
 		t.Fatal(err)

@@ -71,6 +71,7 @@ format = "json"
 [tools.Deploy]
 approval = "ask"
 approval_timeout = "5m"
+timeout = "10m"
 
 [tools.Approver]
 sandbox = "ctl"
