@@ -3,6 +3,8 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
@@ -14,7 +16,7 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 		return err
 	}
 	r.tmp = tmp
-	pol := &policy{Grants: o.grants(p, c, tmp), Strict: o.Require}
+	pol := &policy{Grants: o.grants(p, c, tmp), Strict: o.Require, NoFilter: !s.caps.Seccomp}
 	if !p.Network {
 		pol.NetDeny = true
 	} else {
@@ -25,6 +27,11 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 	}
 	r.pol = pol
 	r.Env = withTemp(c.Env, tmp)
+	if len(pol.Ports) > 0 && !slices.ContainsFunc(r.Env, func(kv string) bool { return strings.HasPrefix(kv, "RES_OPTIONS=") }) {
+		// UDP is refused under connect_ports: glibc resolves names over TCP
+		// (port 53, when the profile lists it) with use-vc.
+		r.Env = append(r.Env, "RES_OPTIONS=use-vc")
+	}
 	return nil
 }
 

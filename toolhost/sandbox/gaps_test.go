@@ -14,6 +14,7 @@ func TestGapsOfTheProfilesInUse(t *testing.T) {
 		"capped":  {Extends: "default", CPU: 0.5, Pids: 16},
 		"unused":  {Extends: "offline", Memory: "64MiB"},
 		"nothing": {Extends: "none", CPU: 1},
+		"ports":   {Extends: "default", ConnectPorts: []int{443}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -24,16 +25,20 @@ func TestGapsOfTheProfilesInUse(t *testing.T) {
 		tools map[string]string
 		want  []string
 	}{
-		{"everything enforced", Capabilities{Files: true, Network: true, Memory: "cgroup v2", Pids: "cgroup v2", CPU: "cgroup v2"},
+		{"everything enforced", Capabilities{Files: true, Network: true, Seccomp: true, Memory: "cgroup v2", Pids: "cgroup v2", CPU: "cgroup v2"},
 			map[string]string{"A": "capped", "B": "nothing"}, nil},
-		{"no cgroup, root", Capabilities{Files: true, Network: true, Memory: "rlimit"},
+		{"no cgroup, root", Capabilities{Files: true, Network: true, Seccomp: true, Memory: "rlimit"},
 			map[string]string{"A": "capped", "B": "nothing"}, []string{"pids limit", "cpu limit"}},
-		{"unused profiles ask for nothing", Capabilities{Files: true, Network: true},
+		{"unused profiles ask for nothing", Capabilities{Files: true, Network: true, Seccomp: true},
 			nil, nil},
-		{"no Landlock", Capabilities{Memory: "rlimit", Pids: "rlimit"},
+		{"no Landlock", Capabilities{Seccomp: true, Memory: "rlimit", Pids: "rlimit"},
 			map[string]string{"A": "default"}, []string{"file access"}},
 		{"no TCP rules, offline in use", Capabilities{Files: true, CPU: "cgroup v1"},
-			map[string]string{"B": "offline"}, []string{"network"}},
+			map[string]string{"B": "offline"}, []string{"syscall filter", "network"}},
+		{"no TCP rules, the filter keeps offline whole", Capabilities{Files: true, Seccomp: true},
+			map[string]string{"B": "offline"}, nil},
+		{"no TCP rules, connect_ports in use", Capabilities{Files: true, Seccomp: true},
+			map[string]string{"B": "ports"}, []string{"network"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := &Sandbox{caps: c.caps}

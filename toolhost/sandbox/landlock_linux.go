@@ -25,6 +25,8 @@ type policy struct {
 	Rlimits map[int]uint64
 	// Strict fails instead of applying less than asked (sandbox.require).
 	Strict bool
+	// NoFilter: the kernel has no seccomp filters; the command gets none.
+	NoFilter bool
 }
 
 // restrictThread confines the calling thread with no_new_privs and Landlock.

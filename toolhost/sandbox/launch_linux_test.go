@@ -20,7 +20,8 @@ import (
 type confinedEnv struct {
 	sb    *Sandbox
 	trees *proctree.Manager
-	dir   string // the tool's own folder
+	dir   string   // the tool's own folder
+	stdin *os.File // nil: /dev/null
 }
 
 // newConfinedEnv makes a sandbox with the built-ins plus specs; it skips,
@@ -71,6 +72,9 @@ func (e *confinedEnv) run(t *testing.T, profile string, argv ...string) (stdout,
 		t.Fatal(err)
 	}
 	defer devnull.Close()
+	if e.stdin != nil {
+		devnull = e.stdin
+	}
 	proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir, Files: []*os.File{devnull, outW, errW}})
 	outW.Close()
 	errW.Close()

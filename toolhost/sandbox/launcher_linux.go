@@ -91,9 +91,10 @@ func readLaunch(specArg string) (*launch, error) {
 }
 
 // apply confines the calling thread (and, where the kernel's unit is the
-// process, the process) in this order: the limit groups and rlimits, then
-// no_new_privs and Landlock. The cgroup files are out of reach once
-// Landlock is in force, so they come first.
+// process, the process) in this order: the limit groups and rlimits, the
+// capabilities, no_new_privs and Landlock, the syscall filter last (it
+// denies what the steps before need). The cgroup files are out of reach
+// once Landlock is in force, so they come first.
 func (p *policy) apply() error {
 	pid := []byte(strconv.Itoa(os.Getpid()))
 	for _, tasks := range p.Tasks {
@@ -107,5 +108,11 @@ func (p *policy) apply() error {
 			return fmt.Errorf("rlimit %d: %w", res, err)
 		}
 	}
-	return p.restrictThread()
+	if _, err := dropCaps(); err != nil {
+		return err
+	}
+	if err := p.restrictThread(); err != nil {
+		return err
+	}
+	return p.loadFilter()
 }

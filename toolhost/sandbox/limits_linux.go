@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	seccomp "github.com/elastic/go-seccomp-bpf"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
@@ -84,6 +85,7 @@ func detect(trees *proctree.Manager) (Capabilities, *limiter) {
 			c.Why = "Landlock ABI " + strconv.Itoa(abi) + " has no TCP rules (ABI 4, Linux 6.7)"
 		}
 	}
+	c.Seccomp = seccomp.Supported()
 	l := &limiter{v2: map[string]bool{}, v1: map[string]string{}, trees: trees}
 	v2mnt, v1mnts := mounts()
 	if trees != nil && trees.Mode() == proctree.ModeCgroup && v2mnt.dir != "" {

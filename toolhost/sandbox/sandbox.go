@@ -165,6 +165,8 @@ type Capabilities struct {
 	LandlockABI int    `json:"landlock_abi"`
 	Files       bool   `json:"files"`
 	Network     bool   `json:"network"`
+	// Seccomp: confined commands get the syscall filter (seccomp_linux.go).
+	Seccomp bool `json:"seccomp"`
 	// Memory, Pids, CPU: how each limit is applied ("cgroup v2", "cgroup v1",
 	// "rlimit"), "" where it is not.
 	Memory string `json:"memory,omitempty"`
@@ -180,11 +182,14 @@ func (c Capabilities) NotEnforced() []string {
 	if !c.Files {
 		out = append(out, "file access")
 	}
-	if !c.Network {
-		out = append(out, "network (TCP connect/bind)")
+	switch {
+	case !c.Network && !c.Seccomp:
+		out = append(out, "network")
+	case !c.Network:
+		out = append(out, "TCP ports (connect_ports)")
 	}
-	if c.Network {
-		out = append(out, "UDP and other non-TCP sockets")
+	if !c.Seccomp {
+		out = append(out, "syscall filter (namespaces, mount, ptrace, raw sockets, UDP, clone3)")
 	}
 	for _, l := range []struct{ name, how string }{{"memory", c.Memory}, {"pids", c.Pids}, {"cpu", c.CPU}} {
 		switch l.how {
@@ -213,8 +218,12 @@ func (c Capabilities) gapsFor(profiles map[string]Profile, names []string) []str
 		if !c.Files {
 			add("file access")
 		}
-		if (!p.Network || len(p.ConnectPorts) > 0) && !c.Network {
+		// offline is whole with either: the filter leaves Unix sockets only.
+		if !p.Network && !c.Network && !c.Seccomp || len(p.ConnectPorts) > 0 && !c.Network {
 			add("network")
+		}
+		if !c.Seccomp {
+			add("syscall filter")
 		}
 		if p.Memory > 0 && c.Memory == "" {
 			add("memory limit")

@@ -1,0 +1,295 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// attackPrelude is what every attack script starts with: try(name, fn)
+// prints "name: ok" or "name: ERRNO" (the errno's symbol).
+const attackPrelude = `
+import ctypes, errno, os, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+NR = %s
+def sc(name, *args):
+    r = libc.syscall(ctypes.c_long(NR[name]), *[ctypes.c_long(a) for a in args])
+    if r < 0:
+        raise OSError(ctypes.get_errno(), name)
+    return r
+def try_(name, fn):
+    try:
+        fn()
+        print(name + ": ok")
+    except OSError as e:
+        print(name + ": " + errno.errorcode.get(e.errno, str(e.errno)))
+    sys.stdout.flush()
+`
+
+// syscallNumbers are the numbers the attacks call by, per architecture.
+var syscallNumbers = map[string]string{
+	"amd64": `{"reboot": 169, "socket": 41, "clone3": 435, "keyctl": 250, "bpf": 321,
+		"perf_event_open": 298, "io_uring_setup": 425, "finit_module": 313, "unshare": 272,
+		"mount": 165, "ptrace": 101, "process_vm_readv": 310, "ioctl": 16, "setns": 308}`,
+	"arm64": `{"reboot": 142, "socket": 198, "clone3": 435, "keyctl": 219, "bpf": 280,
+		"perf_event_open": 241, "io_uring_setup": 425, "finit_module": 273, "unshare": 97,
+		"mount": 40, "ptrace": 117, "process_vm_readv": 270, "ioctl": 29, "setns": 268}`,
+}
+
+// python is the system's Python 3 (not a shim under the user's home, which
+// no profile grants); the attacks are written in it for ctypes.
+func python(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"/usr/bin/python3", "/usr/local/bin/python3"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skip("no system python3 (/usr/bin/python3): the attack scripts are written in it")
+	return ""
+}
+
+// attack runs script (after the prelude) under profile and returns what
+// each try printed, by name.
+func (e *confinedEnv) attack(t *testing.T, profile, script string) map[string]string {
+	t.Helper()
+	nrs, ok := syscallNumbers[runtime.GOARCH]
+	if !ok {
+		t.Skipf("no syscall numbers for %s in the attack scripts", runtime.GOARCH)
+	}
+	src := strings.Replace(attackPrelude, "%s", nrs, 1) + script
+	out, stderr, code := e.run(t, profile, python(t), "-c", src)
+	if code != 0 {
+		t.Fatalf("attack script under %s: exit %d\n%s%s", profile, code, out, stderr)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if name, res, ok := strings.Cut(line, ": "); ok {
+			got[name] = res
+		}
+	}
+	return got
+}
+
+// privilegeAttacks are what a hostile tool tries with root's capabilities
+// or a kernel interface no tool needs; each is refused under every
+// confining profile.
+const privilegeAttacks = `
+st = dict(l.split(":\t", 1) for l in open("/proc/self/status").read().splitlines() if l.startswith("Cap"))
+for k in ("CapEff", "CapPrm", "CapInh", "CapAmb", "CapBnd"):
+    print(k + ": " + ("none" if int(st[k], 16) == 0 else st[k]))
+# A wrong magic: EINVAL with CAP_SYS_BOOT (and nothing happens), EPERM without.
+try_("reboot", lambda: sc("reboot", 0, 0, 0, 0))
+try_("packet socket", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0).close())
+try_("raw socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).close())
+# The same with garbage in the high half of the int argument.
+try_("packet socket, high bits", lambda: os.close(sc("socket", (1 << 32) | socket.AF_PACKET, socket.SOCK_RAW, 0)))
+try_("user namespace", lambda: sc("unshare", 0x10000000))
+try_("clone3", lambda: sc("clone3", 0, 0))
+try_("setns", lambda: sc("setns", 0, 0))
+try_("mount", lambda: sc("mount", 0, 0, 0, 0, 0))
+try_("keyctl", lambda: sc("keyctl", 0, 0, 0, 0, 0))
+try_("bpf", lambda: sc("bpf", 0, 0, 0))
+try_("perf_event_open", lambda: sc("perf_event_open", 0, 0, -1, -1, 0))
+try_("io_uring", lambda: sc("io_uring_setup", 1, 0))
+try_("module", lambda: sc("finit_module", -1, 0, 0))
+pid = os.fork()
+if pid == 0:
+    import time
+    time.sleep(30)
+    os._exit(0)
+try_("ptrace", lambda: sc("ptrace", 16, pid, 0, 0))  # PTRACE_ATTACH
+buf = ctypes.create_string_buffer(8)
+local = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 8)
+try_("process_vm_readv", lambda: sc("process_vm_readv", pid, ctypes.addressof(local), 1, ctypes.addressof(local), 1, 0))
+os.kill(pid, 9)
+os.waitpid(pid, 0)
+`
+
+// TestAttackPrivilegeIsRefused: capabilities, namespaces, mount, ptrace,
+// the keyring, BPF, perf, modules, io_uring, raw and packet sockets and
+// clone3 are out of a confined tool's reach, as root and as a user; the
+// same script unconfined shows the attacks are real where this machine
+// allows them (as root: reboot answers EINVAL, packet sockets open).
+func TestAttackPrivilegeIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	root := os.Geteuid() == 0
+	for _, profile := range []string{Default, Offline} {
+		got := e.attack(t, profile, privilegeAttacks)
+		for _, k := range []string{"CapEff", "CapPrm", "CapInh", "CapAmb"} {
+			if got[k] != "none" {
+				t.Errorf("%s: %s = %q, want none", profile, k, got[k])
+			}
+		}
+		if root && got["CapBnd"] != "none" {
+			t.Errorf("%s: CapBnd = %q, want none", profile, got["CapBnd"])
+		}
+		want := map[string]string{"reboot": "EPERM", "packet socket": "EPERM", "raw socket": "EPERM",
+			"packet socket, high bits": "EPERM", "user namespace": "EPERM", "clone3": "ENOSYS",
+			"setns": "EPERM", "mount": "EPERM", "keyctl": "EPERM", "bpf": "EPERM",
+			"perf_event_open": "EPERM", "io_uring": "EPERM", "module": "EPERM", "ptrace": "EPERM",
+			"process_vm_readv": "EPERM"}
+		for name, w := range want {
+			if got[name] != w {
+				t.Errorf("%s: %s answered %q, want %s", profile, name, got[name], w)
+			}
+		}
+	}
+	// Unconfined, the same attacks get through where the machine allows.
+	got := e.attack(t, None, privilegeAttacks)
+	if got["clone3"] == "ENOSYS" || got["ptrace"] != "ok" {
+		t.Errorf("unconfined: clone3 %q, ptrace %q: the script does not attack", got["clone3"], got["ptrace"])
+	}
+	if root && (got["reboot"] != "EINVAL" || got["packet socket"] != "ok" || got["packet socket, high bits"] != "ok") {
+		t.Errorf("unconfined root: reboot %q, packet socket %q / %q: the script does not attack",
+			got["reboot"], got["packet socket"], got["packet socket, high bits"])
+	}
+}
+
+// networkAttacks open the sockets the network rules are about.
+const networkAttacks = `
+try_("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).close())
+try_("udp6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close())
+try_("udp, high bits", lambda: os.close(sc("socket", (1 << 32) | socket.AF_INET, socket.SOCK_DGRAM, 0)))
+try_("tcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM).close())
+try_("sctp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132).close())
+try_("netlink", lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0).close())
+try_("unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
+try_("unix pair", lambda: [s.close() for s in socket.socketpair()])
+`
+
+// TestAttackNetworkFamilies: offline leaves Unix sockets only (no UDP,
+// no netlink); connect_ports leaves plain TCP streams (no UDP, no SCTP),
+// whose ports Landlock checks; default leaves them all.
+func TestAttackNetworkFamilies(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, map[string]Spec{"web": {Extends: Default, ConnectPorts: []int{443}}})
+	cases := map[string]map[string]string{
+		Offline: {"udp": "EPERM", "udp6": "EPERM", "udp, high bits": "EPERM", "tcp": "EPERM", "sctp": "EPERM",
+			"netlink": "EPERM", "unix": "ok", "unix pair": "ok"},
+		"web": {"udp": "EPERM", "udp6": "EPERM", "udp, high bits": "EPERM", "tcp": "ok", "sctp": "EPERM",
+			"netlink": "ok", "unix": "ok", "unix pair": "ok"},
+		Default: {"udp": "ok", "udp6": "ok", "tcp": "ok", "netlink": "ok", "unix": "ok", "unix pair": "ok"},
+	}
+	if out, _, _ := e.sh(t, "web", `echo "$RES_OPTIONS"`); out != "use-vc\n" {
+		t.Errorf("under connect_ports RES_OPTIONS = %q, want use-vc (names resolved over TCP)", out)
+	}
+	for profile, want := range cases {
+		got := e.attack(t, profile, networkAttacks)
+		for name, w := range want {
+			if got[name] != w && !(w == "ok" && got[name] == "EAFNOSUPPORT") {
+				t.Errorf("%s: %s answered %q, want %s", profile, name, got[name], w)
+			}
+		}
+	}
+}
+
+// TestAttackTIOCSTI: a confined tool handed a terminal as its stdin cannot
+// type into it (TIOCSTI) nor make console requests (TIOCLINUX), whatever
+// it puts in the high half of the request; unconfined, root can.
+func TestAttackTIOCSTI(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	defer master.Close()
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slave, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slave.Close()
+	e.stdin = slave
+	script := `
+c = ctypes.c_char(b"x")
+try_("TIOCSTI", lambda: sc("ioctl", 0, 0x5412, ctypes.addressof(c)))
+try_("TIOCSTI, high bits", lambda: sc("ioctl", 0, (1 << 32) | 0x5412, ctypes.addressof(c)))
+try_("TIOCLINUX", lambda: sc("ioctl", 0, 0x541C, ctypes.addressof(c)))
+`
+	for _, profile := range []string{Default, Offline} {
+		got := e.attack(t, profile, script)
+		for _, name := range []string{"TIOCSTI", "TIOCSTI, high bits", "TIOCLINUX"} {
+			if got[name] != "EPERM" {
+				t.Errorf("%s: %s answered %q, want EPERM", profile, name, got[name])
+			}
+		}
+	}
+	if os.Geteuid() == 0 {
+		if got := e.attack(t, None, script); got["TIOCSTI"] != "ok" || got["TIOCSTI, high bits"] != "ok" {
+			t.Errorf("unconfined root: TIOCSTI %q / %q: the script does not attack", got["TIOCSTI"], got["TIOCSTI, high bits"])
+		}
+	}
+}
+
+// userAttackTests run again as an ordinary user by TestAttacksAsOrdinaryUser.
+const userAttackTests = "^(TestLaunchConfinesTheCommand|TestAttackPrivilegeIsRefused|TestAttackNetworkFamilies|TestAttackTIOCSTI)$"
+
+// TestAttacksAsOrdinaryUser runs the attack tests again in a copy of this
+// test binary started as nobody (uid 65534): a daemon run by an ordinary
+// user must hold the same. Run as a user already, those tests are this run.
+func TestAttacksAsOrdinaryUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("already an ordinary user: the attack tests of this run are the user's")
+	}
+	if testing.Short() {
+		t.Skip("-short: the attack tests run again as a user only in a full run")
+	}
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Somewhere nobody can reach: /tmp itself, not the test's private TempDir.
+	dir, err := os.MkdirTemp("", "vcpnode-asuser-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, tmp} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "sandbox.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run", userAttackTests, "-test.v", "-test.count=1")
+	cmd.Dir = tmp
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "\nPASS") {
+		t.Fatalf("as uid 65534: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "--- SKIP") || strings.Contains(line, "--- PASS") {
+			t.Log("as uid 65534:", strings.TrimSpace(line))
+		}
+	}
+}

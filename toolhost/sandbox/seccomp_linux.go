@@ -1,0 +1,188 @@
+package sandbox
+
+import (
+	"fmt"
+	"math/bits"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/sys/unix"
+)
+
+// The syscall filter every confined command gets from the launcher, last,
+// right before execve. Facts from Docker's default profile, bubblewrap and
+// the Codex CLI's Linux sandbox; the filter is an allow-by-default list of
+// what a tool has no business doing, since a tool may run any program.
+
+// deniedSyscalls answer EPERM whatever their arguments: other namespaces
+// than the sandbox's own, the mount family, reading or changing other
+// processes, the kernel keyring, BPF and perf, modules and kexec, reboot,
+// swap, the clock, raw I/O ports, kernel log, io_uring (whose requests
+// would pass by the socket rules below) and file handles (which pass by
+// paths and so by Landlock).
+var deniedSyscalls = []string{
+	"setns",
+	"mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig",
+	"fsmount", "fspick", "mount_setattr",
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+	"keyctl", "add_key", "request_key",
+	"bpf", "perf_event_open", "userfaultfd", "lookup_dcookie", "fanotify_init",
+	"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+	"reboot", "swapon", "swapoff", "acct", "quotactl", "quotactl_fd",
+	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+	"iopl", "ioperm", "syslog", "vhangup",
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"open_by_handle_at",
+}
+
+// nsFlags are the namespace flags of clone and unshare.
+const nsFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+
+// errnoAction answers a syscall with errno, without running it.
+func errnoAction(errno unix.Errno) seccomp.Action {
+	return seccomp.Action(uint32(seccomp.ActionErrno) | uint32(errno))
+}
+
+// low32Is matches argument arg when its low 32 bits are v, whatever its
+// high ones: the kernel reads an int or unsigned int argument from the low
+// half of the register, so a filter that compared all 64 bits would let
+// the same call through with garbage above. Each set bit of v must be set,
+// every other low bit clear.
+func low32Is(argN uint32, v uint32) []seccomp.Condition {
+	var cs []seccomp.Condition
+	for b := v; b != 0; b &= b - 1 {
+		cs = append(cs, seccomp.Condition{Argument: argN, Operation: seccomp.BitsSet, Value: uint64(1) << bits.TrailingZeros32(b)})
+	}
+	return append(cs, seccomp.Condition{Argument: argN, Operation: seccomp.BitsNotSet, Value: uint64(^v)})
+}
+
+// low32IsNot is low32Is negated: the sets of conditions, any of which
+// matching means the low 32 bits of argument arg are not v.
+func low32IsNot(argN uint32, v uint32) []seccomp.ArgumentConditions {
+	out := []seccomp.ArgumentConditions{{{Argument: argN, Operation: seccomp.BitsSet, Value: uint64(^v)}}}
+	for b := v; b != 0; b &= b - 1 {
+		out = append(out, seccomp.ArgumentConditions{{Argument: argN, Operation: seccomp.BitsNotSet, Value: uint64(1) << bits.TrailingZeros32(b)}})
+	}
+	return out
+}
+
+// and is a set of conditions holding together.
+func and(sets ...[]seccomp.Condition) seccomp.ArgumentConditions {
+	var out seccomp.ArgumentConditions
+	for _, s := range sets {
+		out = append(out, s...)
+	}
+	return out
+}
+
+// sockType is the low bits of socket's type argument that hold the type
+// (the rest are SOCK_NONBLOCK and SOCK_CLOEXEC).
+const sockTypeMask = 0xf
+
+// typeIs matches socket's type argument (1) of type t.
+func typeIs(t uint32) []seccomp.Condition {
+	var cs []seccomp.Condition
+	for b := t; b != 0; b &= b - 1 {
+		cs = append(cs, seccomp.Condition{Argument: 1, Operation: seccomp.BitsSet, Value: uint64(1) << bits.TrailingZeros32(b)})
+	}
+	return append(cs, seccomp.Condition{Argument: 1, Operation: seccomp.BitsNotSet, Value: uint64(sockTypeMask &^ t)})
+}
+
+// socketRules are the sets of socket(2) arguments refused under p: raw and
+// packet sockets always; every family but AF_UNIX when p denies the
+// network; under connect_ports every internet socket but a plain TCP
+// stream (UDP, SCTP, MPTCP and ICMP have no port rules: Landlock's are TCP's).
+func (p *policy) socketRules() []seccomp.ArgumentConditions {
+	rules := []seccomp.ArgumentConditions{and(low32Is(0, unix.AF_PACKET))}
+	for _, fam := range []uint32{unix.AF_INET, unix.AF_INET6} {
+		rules = append(rules, and(low32Is(0, fam), typeIs(unix.SOCK_RAW)), and(low32Is(0, fam), typeIs(unix.SOCK_PACKET)))
+	}
+	if p.NetDeny {
+		return append(rules, low32IsNot(0, unix.AF_UNIX)...)
+	}
+	if len(p.Ports) > 0 {
+		for _, fam := range []uint32{unix.AF_INET, unix.AF_INET6} {
+			dom := low32Is(0, fam)
+			// The type is not SOCK_STREAM…
+			for _, notStream := range []seccomp.Condition{
+				{Argument: 1, Operation: seccomp.BitsSet, Value: sockTypeMask &^ unix.SOCK_STREAM},
+				{Argument: 1, Operation: seccomp.BitsNotSet, Value: unix.SOCK_STREAM},
+			} {
+				rules = append(rules, and(dom, []seccomp.Condition{notStream}))
+			}
+			// …or the protocol is neither 0 nor IPPROTO_TCP.
+			for _, notTCP := range low32IsNot(2, unix.IPPROTO_TCP) {
+				if len(notTCP) == 1 && notTCP[0].Operation == seccomp.BitsNotSet {
+					// A bit of IPPROTO_TCP missing: 0 is fine, the others not.
+					other := uint64(unix.IPPROTO_TCP) &^ notTCP[0].Value
+					rules = append(rules, and(dom, notTCP, []seccomp.Condition{{Argument: 2, Operation: seccomp.BitsSet, Value: other}}))
+					continue
+				}
+				rules = append(rules, and(dom, notTCP))
+			}
+		}
+	}
+	return rules
+}
+
+// filterPolicy is the syscall filter of p for this machine's architecture.
+func (p *policy) filterPolicy() (seccomp.Policy, error) {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return seccomp.Policy{}, err
+	}
+	var denied []string
+	for _, name := range deniedSyscalls {
+		if _, ok := info.SyscallNames[name]; ok { // not every architecture has each
+			denied = append(denied, name)
+		}
+	}
+	var withArgs []seccomp.NameWithConditions
+	add := func(name string, sets ...seccomp.ArgumentConditions) {
+		if _, ok := info.SyscallNames[name]; !ok {
+			return
+		}
+		for _, s := range sets {
+			withArgs = append(withArgs, seccomp.NameWithConditions{Name: name, Conditions: s})
+		}
+	}
+	// New namespaces: with clone, and with unshare (where CLONE_NEWTIME is too).
+	add("clone", seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags}})
+	add("unshare", seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags | unix.CLONE_NEWTIME}})
+	// Typing into a terminal, and the console's own requests.
+	add("ioctl", and(low32Is(1, unix.TIOCSTI)), and(low32Is(1, unix.TIOCLINUX)))
+	add("socket", p.socketRules()...)
+	if p.NetDeny {
+		add("socketpair", low32IsNot(0, unix.AF_UNIX)...)
+	}
+	return seccomp.Policy{
+		DefaultAction: seccomp.ActionAllow,
+		Syscalls: []seccomp.SyscallGroup{
+			// clone3 passes its flags in memory a filter cannot read, and
+			// can start a child in another cgroup (CLONE_INTO_CGROUP):
+			// ENOSYS makes libc fall back to clone, whose flags it can.
+			{Names: []string{"clone3"}, Action: errnoAction(unix.ENOSYS)},
+			{Names: denied, NamesWithCondtions: withArgs, Action: errnoAction(unix.EPERM)},
+		},
+	}, nil
+}
+
+// loadFilter puts p's filter on the calling thread; execve keeps it, and
+// every process the command starts inherits it.
+func (p *policy) loadFilter() error {
+	if p.NoFilter {
+		if p.Strict {
+			return fmt.Errorf("%w: the kernel has no seccomp filters", ErrNotEnforced)
+		}
+		return nil
+	}
+	pol, err := p.filterPolicy()
+	if err != nil {
+		return fmt.Errorf("syscall filter: %w", err)
+	}
+	if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: pol}); err != nil {
+		return fmt.Errorf("syscall filter: %w", err)
+	}
+	return nil
+}
