@@ -184,7 +184,11 @@ sandbox = "capped"
 			line += ", " + l[0] + " by " + l[1]
 		}
 	}
-	wantLines(t, out, strings.Join(strings.Fields(line), " "), "not enforced "+strings.Join(sb.NotEnforced, ", "))
+	want := []string{strings.Join(strings.Fields(line), " ")}
+	if len(sb.NotEnforced) > 0 {
+		want = append(want, "not enforced "+strings.Join(sb.NotEnforced, ", "))
+	}
+	wantLines(t, out, want...)
 
 	var tools controlapi.ToolsResponse
 	d.ctlJSON(&tools, "tools", "--all")
