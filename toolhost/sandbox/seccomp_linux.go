@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -57,12 +58,17 @@ func low32Is(argN uint32, v uint32) []seccomp.Condition {
 	return append(cs, seccomp.Condition{Argument: argN, Operation: seccomp.BitsNotSet, Value: uint64(^v)})
 }
 
-// low32IsNot is low32Is negated: the sets of conditions, any of which
-// matching means the low 32 bits of argument arg are not v.
-func low32IsNot(argN uint32, v uint32) []seccomp.ArgumentConditions {
-	out := []seccomp.ArgumentConditions{{{Argument: argN, Operation: seccomp.BitsSet, Value: uint64(^v)}}}
-	for b := v; b != 0; b &= b - 1 {
-		out = append(out, seccomp.ArgumentConditions{{Argument: argN, Operation: seccomp.BitsNotSet, Value: uint64(1) << bits.TrailingZeros32(b)}})
+// familyNotIn matches socket's domain argument (0) outside fams (all
+// below 64): any value above the largest, high half included (refusing a
+// call with garbage there is safe: no program means one), or a smaller one
+// not listed.
+func familyNotIn(fams ...uint32) []seccomp.ArgumentConditions {
+	top := slices.Max(fams)
+	out := []seccomp.ArgumentConditions{{{Argument: 0, Operation: seccomp.GreaterThan, Value: uint64(top)}}}
+	for f := uint32(0); f < top; f++ {
+		if !slices.Contains(fams, f) {
+			out = append(out, seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: uint64(f)}})
+		}
 	}
 	return out
 }
@@ -90,47 +96,53 @@ func typeIs(t uint32) []seccomp.Condition {
 }
 
 // socketRules are the sets of socket(2) arguments refused under p: raw and
-// packet sockets always; every family but AF_UNIX when p denies the
-// network; under connect_ports every internet socket but a plain TCP
-// stream (UDP, SCTP, MPTCP and ICMP have no port rules: Landlock's are TCP's).
+// packet sockets always. When p denies the network, every family but
+// AF_UNIX — but for TCP streams where Landlock refuses their connect and
+// bind (its error says what was refused). Under connect_ports, every
+// internet socket but a TCP stream: UDP, ICMP, SCTP and MPTCP have no port
+// rules (Landlock's are TCP's) and a filter cannot see a datagram's address.
 func (p *policy) socketRules() []seccomp.ArgumentConditions {
 	rules := []seccomp.ArgumentConditions{and(low32Is(0, unix.AF_PACKET))}
 	for _, fam := range []uint32{unix.AF_INET, unix.AF_INET6} {
 		rules = append(rules, and(low32Is(0, fam), typeIs(unix.SOCK_RAW)), and(low32Is(0, fam), typeIs(unix.SOCK_PACKET)))
 	}
-	if p.NetDeny {
-		return append(rules, low32IsNot(0, unix.AF_UNIX)...)
+	switch {
+	case p.NetDeny && !p.TCPRules:
+		return append(rules, familyNotIn(unix.AF_UNIX)...)
+	case p.NetDeny:
+		rules = append(rules, familyNotIn(unix.AF_UNIX, unix.AF_INET, unix.AF_INET6)...)
+	case len(p.Ports) == 0:
+		return rules
 	}
-	if len(p.Ports) > 0 {
-		for _, fam := range []uint32{unix.AF_INET, unix.AF_INET6} {
-			dom := low32Is(0, fam)
-			// The type is not SOCK_STREAM…
-			for _, notStream := range []seccomp.Condition{
-				{Argument: 1, Operation: seccomp.BitsSet, Value: sockTypeMask &^ unix.SOCK_STREAM},
-				{Argument: 1, Operation: seccomp.BitsNotSet, Value: unix.SOCK_STREAM},
-			} {
-				rules = append(rules, and(dom, []seccomp.Condition{notStream}))
-			}
-			// …or the protocol is neither 0 nor IPPROTO_TCP.
-			for _, notTCP := range low32IsNot(2, unix.IPPROTO_TCP) {
-				if len(notTCP) == 1 && notTCP[0].Operation == seccomp.BitsNotSet {
-					// A bit of IPPROTO_TCP missing: 0 is fine, the others not.
-					other := uint64(unix.IPPROTO_TCP) &^ notTCP[0].Value
-					rules = append(rules, and(dom, notTCP, []seccomp.Condition{{Argument: 2, Operation: seccomp.BitsSet, Value: other}}))
-					continue
-				}
-				rules = append(rules, and(dom, notTCP))
-			}
+	for _, fam := range []uint32{unix.AF_INET, unix.AF_INET6} {
+		dom := low32Is(0, fam)
+		// The type is not SOCK_STREAM…
+		for _, notStream := range []seccomp.Condition{
+			{Argument: 1, Operation: seccomp.BitsSet, Value: sockTypeMask &^ unix.SOCK_STREAM},
+			{Argument: 1, Operation: seccomp.BitsNotSet, Value: unix.SOCK_STREAM},
+		} {
+			rules = append(rules, and(dom, []seccomp.Condition{notStream}))
 		}
+		// …or the protocol is neither 0 nor IPPROTO_TCP (6): a bit outside
+		// 6's, or exactly one of its two.
+		rules = append(rules,
+			and(dom, []seccomp.Condition{{Argument: 2, Operation: seccomp.BitsSet, Value: uint64(^uint32(unix.IPPROTO_TCP))}}),
+			and(dom, []seccomp.Condition{{Argument: 2, Operation: seccomp.BitsSet, Value: 2}, {Argument: 2, Operation: seccomp.BitsNotSet, Value: 4}}),
+			and(dom, []seccomp.Condition{{Argument: 2, Operation: seccomp.BitsSet, Value: 4}, {Argument: 2, Operation: seccomp.BitsNotSet, Value: 2}}))
 	}
 	return rules
 }
 
-// filterPolicy is the syscall filter of p for this machine's architecture.
-func (p *policy) filterPolicy() (seccomp.Policy, error) {
+// filterPolicies are the syscall filters of p for this machine's
+// architecture, loaded one over the other (the kernel runs them all; any
+// refusal wins). A syscall whose arguments are checked has a filter of its
+// own: the library's programs leave an argument, not the syscall number, in
+// the register after a check that failed, so no other syscall's check may
+// follow one in the same program.
+func (p *policy) filterPolicies() ([]seccomp.Policy, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
-		return seccomp.Policy{}, err
+		return nil, err
 	}
 	var denied []string
 	for _, name := range deniedSyscalls {
@@ -138,14 +150,22 @@ func (p *policy) filterPolicy() (seccomp.Policy, error) {
 			denied = append(denied, name)
 		}
 	}
-	var withArgs []seccomp.NameWithConditions
+	// clone3 passes its flags in memory a filter cannot read, and can
+	// start a child in another cgroup (CLONE_INTO_CGROUP): ENOSYS makes
+	// libc fall back to clone, whose flags it can.
+	out := []seccomp.Policy{{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{
+		{Names: []string{"clone3"}, Action: errnoAction(unix.ENOSYS)},
+		{Names: denied, Action: errnoAction(unix.EPERM)},
+	}}}
 	add := func(name string, sets ...seccomp.ArgumentConditions) {
 		if _, ok := info.SyscallNames[name]; !ok {
 			return
 		}
-		for _, s := range sets {
-			withArgs = append(withArgs, seccomp.NameWithConditions{Name: name, Conditions: s})
+		g := seccomp.SyscallGroup{Action: errnoAction(unix.EPERM)}
+		for _, set := range sets {
+			g.NamesWithCondtions = append(g.NamesWithCondtions, seccomp.NameWithConditions{Name: name, Conditions: set})
 		}
+		out = append(out, seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{g}})
 	}
 	// New namespaces: with clone, and with unshare (where CLONE_NEWTIME is too).
 	add("clone", seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags}})
@@ -154,22 +174,13 @@ func (p *policy) filterPolicy() (seccomp.Policy, error) {
 	add("ioctl", and(low32Is(1, unix.TIOCSTI)), and(low32Is(1, unix.TIOCLINUX)))
 	add("socket", p.socketRules()...)
 	if p.NetDeny {
-		add("socketpair", low32IsNot(0, unix.AF_UNIX)...)
+		add("socketpair", familyNotIn(unix.AF_UNIX)...)
 	}
-	return seccomp.Policy{
-		DefaultAction: seccomp.ActionAllow,
-		Syscalls: []seccomp.SyscallGroup{
-			// clone3 passes its flags in memory a filter cannot read, and
-			// can start a child in another cgroup (CLONE_INTO_CGROUP):
-			// ENOSYS makes libc fall back to clone, whose flags it can.
-			{Names: []string{"clone3"}, Action: errnoAction(unix.ENOSYS)},
-			{Names: denied, NamesWithCondtions: withArgs, Action: errnoAction(unix.EPERM)},
-		},
-	}, nil
+	return out, nil
 }
 
-// loadFilter puts p's filter on the calling thread; execve keeps it, and
-// every process the command starts inherits it.
+// loadFilter puts p's filters on the calling thread; execve keeps them,
+// and every process the command starts inherits them.
 func (p *policy) loadFilter() error {
 	if p.NoFilter {
 		if p.Strict {
@@ -177,12 +188,14 @@ func (p *policy) loadFilter() error {
 		}
 		return nil
 	}
-	pol, err := p.filterPolicy()
+	pols, err := p.filterPolicies()
 	if err != nil {
 		return fmt.Errorf("syscall filter: %w", err)
 	}
-	if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: pol}); err != nil {
-		return fmt.Errorf("syscall filter: %w", err)
+	for _, pol := range pols {
+		if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: pol}); err != nil {
+			return fmt.Errorf("syscall filter: %w", err)
+		}
 	}
 	return nil
 }
