@@ -98,11 +98,19 @@ func (n *Node) Decide(id string, approve bool, req controlapi.DecisionRequest) (
 			_, err := n.Approvals().Decide(id, approve, req.Reason)
 			return res, answerWith(http.StatusNotFound, err)
 		}
-		r, err := n.rememberRule(p, approve, req.Reason)
+		var decided toolhost.PendingApproval
+		var decideErr error
+		r, err := n.rememberRule(p, approve, req.Reason, func() {
+			decided, decideErr = n.Approvals().Decide(id, approve, req.Reason)
+		})
 		if err != nil {
 			return res, err
 		}
 		res.Rule = &r
+		if decideErr == nil {
+			res.Approval = approvalStatus(decided)
+			return res, nil
+		}
 	}
 	p, err := n.Approvals().Decide(id, approve, req.Reason)
 	if err != nil {

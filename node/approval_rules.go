@@ -61,8 +61,9 @@ func (n *Node) loadApprovalRules(cfg config.Config) {
 }
 
 // changeRules applies change to the rules in force, saves them and puts
-// them in force. Under s.mu.
-func (n *Node) changeRules(change func(toolhost.ApprovalRules) (toolhost.ApprovalRules, error)) error {
+// them in force (which decides the waiting calls they now decide); saved
+// runs between the two. Under s.mu.
+func (n *Node) changeRules(change func(toolhost.ApprovalRules) (toolhost.ApprovalRules, error), saved func()) error {
 	s := &n.rules
 	switch {
 	case s.path == "":
@@ -77,13 +78,18 @@ func (n *Node) changeRules(change func(toolhost.ApprovalRules) (toolhost.Approva
 	if err := toolconfig.SaveApprovalRules(s.path, next); err != nil {
 		return answerWith(http.StatusInternalServerError, err)
 	}
+	if saved != nil {
+		saved()
+	}
 	n.disp.SetApprovalRules(next)
 	return nil
 }
 
 // rememberRule keeps the owner's answer to the pending call p for every
-// later call of its tool (and command).
-func (n *Node) rememberRule(p toolhost.PendingApproval, approve bool, reason string) (controlapi.ApprovalRule, error) {
+// later call of its tool (and command), and for the calls of it already
+// waiting; answer, run once the rule is saved and before it is in force,
+// answers p itself, so the owner's own answer is the one p gets.
+func (n *Node) rememberRule(p toolhost.PendingApproval, approve bool, reason string, answer func()) (controlapi.ApprovalRule, error) {
 	r := toolhost.ApprovalRule{Tool: p.Tool, Command: p.Command, Verdict: toolhost.RuleDeny, Reason: reason, Created: time.Now().UTC()}
 	if approve {
 		r.Verdict, r.Reason = toolhost.RuleAllow, ""
@@ -96,7 +102,7 @@ func (n *Node) rememberRule(p toolhost.PendingApproval, approve bool, reason str
 			return nil, answerWith(http.StatusConflict, err)
 		}
 		return next, nil
-	})
+	}, answer)
 	if err != nil {
 		return controlapi.ApprovalRule{}, err
 	}
@@ -131,7 +137,7 @@ func (n *Node) ForgetRule(id string) (controlapi.ForgetRuleResponse, error) {
 		}
 		gone = r
 		return next, nil
-	})
+	}, nil)
 	if err != nil {
 		return controlapi.ForgetRuleResponse{}, err
 	}

@@ -110,6 +110,7 @@ type pendingCall struct {
 type verdict struct {
 	allow  bool
 	reason string
+	rule   bool // a remembered rule decided, not the owner's answer to this call
 }
 
 // NewApprovals returns an empty broker.
@@ -162,13 +163,17 @@ func (a *Approvals) Changes() <-chan struct{} {
 // decided, or ErrNoSuchApproval when id is not pending (already decided,
 // expired, or never existed).
 func (a *Approvals) Decide(id string, allow bool, reason string) (PendingApproval, error) {
+	return a.decide(id, verdict{allow: allow, reason: cleanReason(reason)})
+}
+
+func (a *Approvals) decide(id string, v verdict) (PendingApproval, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p, ok := a.pending[id]
 	if !ok {
 		return PendingApproval{}, fmt.Errorf("%w: %q (it may have been decided or have expired; vcpnode approvals lists the pending ones)", ErrNoSuchApproval, id)
 	}
-	p.decided <- verdict{allow: allow, reason: cleanReason(reason)}
+	p.decided <- v
 	a.removeLocked(id)
 	return p.info, nil
 }
@@ -210,8 +215,15 @@ func (a *Approvals) await(ctx context.Context, info PendingApproval, wait time.D
 		}
 		return "", errApprovalInterrupted
 	}
-	if v.allow {
+	switch {
+	case v.allow && v.rule:
+		return DecisionRemembered, nil
+	case v.allow:
 		return DecisionApproved, nil
+	case v.rule && v.reason != "":
+		return DecisionRefused, fmt.Errorf("tool %q %w: %s", info.Tool, ErrRefused, v.reason)
+	case v.rule:
+		return DecisionRefused, fmt.Errorf("tool %q %w", info.Tool, ErrRefused)
 	}
 	if v.reason != "" {
 		return DecisionDenied, fmt.Errorf("tool %q %w: %s", info.Tool, ErrDenied, v.reason)

@@ -122,11 +122,33 @@ func (rs ApprovalRules) find(tool, command string) (ApprovalRule, bool) {
 	return rs[i], true
 }
 
-// SetApprovalRules puts rs in force for every later call.
+// SetApprovalRules puts rs in force for every later call, and for the
+// calls awaiting the owner now: one the rules now deny is refused at once,
+// one they now allow runs at once, the others wait on.
 func (d *Dispatcher) SetApprovalRules(rs ApprovalRules) {
 	c := slices.Clone(rs)
 	c.sort()
 	d.rules.Store(&c)
+	pol := d.view.Load().policy
+	for _, p := range d.approvals.Pending() {
+		d.mu.Lock()
+		call, ok := d.calls[p.RequestID]
+		d.mu.Unlock()
+		if !ok {
+			continue
+		}
+		mode, _ := pol.Approval(call.spec)
+		v := approvalGate(pol, c, call.name, mode, call.command)
+		if v.mode == ApprovalAsk {
+			continue
+		}
+		reason := ""
+		if v.rule != nil {
+			reason = v.rule.Reason
+		}
+		// A call decided meanwhile (answered, expired) is not pending: fine.
+		_, _ = d.approvals.decide(p.ID, verdict{allow: v.mode != ApprovalDeny, reason: cleanReason(reason), rule: true})
+	}
 }
 
 // ApprovalRules returns the rules in force.

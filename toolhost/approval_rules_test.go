@@ -163,3 +163,46 @@ func TestApprovalRulesSet(t *testing.T) {
 		t.Error("two rules for one tool passed Check")
 	}
 }
+
+// A new rule reaches the calls already awaiting the owner: a deny rule
+// refuses the waiting calls it matches at once (with its reason), an allow
+// rule runs them at once, and a call no rule decides waits on.
+func TestApprovalRulesApplyToWaitingCalls(t *testing.T) {
+	d := newTestDispatcher(t, askPolicy(ApprovalAsk, time.Hour, "Files"), Limits{}, filesTool())
+	var recs records
+	d.Observe(recs.add)
+	r := newReplies()
+	callCmd(t, d, "d1", "delete", r)
+	callCmd(t, d, "d2", "delete", r)
+	callCmd(t, d, "r1", "read", r)
+	waitPending(t, d.Approvals(), 3)
+
+	rs, err := d.ApprovalRules().With(ApprovalRule{Tool: "Files", Command: "delete", Verdict: RuleDeny, Reason: "never delete"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SetApprovalRules(rs)
+	got := map[string]Outcome{}
+	for range 2 {
+		o := r.next(t)
+		got[o.RequestID] = o
+	}
+	for _, id := range []string{"d1", "d2"} {
+		wantErr(t, got[id], id, `tool "Files" refused by the node's owner: never delete`, ErrRefused)
+		if rec, _ := recs.byID(id); rec.Approval != DecisionRefused {
+			t.Errorf("%s: record %+v, want refused", id, rec)
+		}
+	}
+	if p := waitPending(t, d.Approvals(), 1); p[0].RequestID != "r1" {
+		t.Fatalf("pending %+v, want r1 still waiting", p)
+	}
+	r.none(t)
+
+	rs, _ = rs.With(ApprovalRule{Tool: "Files", Command: "read", Verdict: RuleAllow})
+	d.SetApprovalRules(rs)
+	wantText(t, r.next(t), "r1", "ran read")
+	if rec, _ := recs.byID("r1"); rec.Approval != DecisionRemembered {
+		t.Errorf("r1: record %+v, want remembered", rec)
+	}
+	waitPending(t, d.Approvals(), 0)
+}

@@ -103,3 +103,26 @@ func TestApproveAlwaysCorruptFile(t *testing.T) {
 	}
 	d.result(held)
 }
+
+// deny --always answers the call it names and, at once, every other call
+// of that tool already waiting for the owner (they would otherwise wait
+// until their approval expires, past the test's patience).
+func TestDenyAlwaysDeniesWaitingCalls(t *testing.T) {
+	extra := "[plugins]\nstate_dir = \"" + t.TempDir() + "\"\n\n[tools.Echo]\napproval = \"ask\"\ntimeout = \"5m\"\n"
+	d := startDaemon(t, extra)
+	conn := d.accept()
+	first := d.callAsync(conn, "Echo", map[string]any{"message": "first"})
+	d.waitPending(1)
+	second := d.callAsync(conn, "Echo", map[string]any{"message": "second"})
+	d.waitPending(2)
+	if code, out, errOut := d.ctl("deny", "1", "--always", "--reason", "not today"); code != exitOK {
+		t.Fatalf("deny --always = %d %q %s", code, out, errOut)
+	}
+	if res := d.result(first); res.Error != `tool "Echo" denied by the node's owner: not today` {
+		t.Errorf("the denied call = %+v", res)
+	}
+	if res := d.result(second); res.Status != wsproto.StatusError || res.Error != `tool "Echo" refused by the node's owner: not today` {
+		t.Errorf("the other waiting call = %+v", res)
+	}
+	d.waitPending(0)
+}
