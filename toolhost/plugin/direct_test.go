@@ -65,6 +65,11 @@ func TestDirectResultMapsLikeStdioAnswers(t *testing.T) {
 		{`{"status":"success","result":"done"}`, `{"content":[{"type":"text","text":"done"}]}`, ""},
 		{`{"status":"success","result":{"a":1}}`, `{"a":1}`, ""},
 		{`{"status":"error","error":"nope"}`, "", "nope"},
+		// Other fields travel with the object, as the official node sends it.
+		{`{"status":"success","result":"saved","outputPath":"/tmp/a.png","fileName":"a.png"}`,
+			`{"status":"success","result":"saved","outputPath":"/tmp/a.png","fileName":"a.png"}`, ""},
+		{`{"status":"success","result":{"a":1},"fileName":"a.png"}`, `{"status":"success","result":{"a":1},"fileName":"a.png"}`, ""},
+		{`{"status":"failed","error":"no disk","outputPath":"/x"}`, "", "no disk"},
 		{`{"content":[{"type":"text","text":"x"}]}`, `{"content":[{"type":"text","text":"x"}]}`, ""},
 		{`42`, `{"content":[{"type":"text","text":"42"}]}`, ""},
 		{`[1,2]`, `{"content":[{"type":"text","text":"[1,2]"}]}`, ""},

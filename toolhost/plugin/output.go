@@ -42,17 +42,33 @@ const stderrQuote = 300
 const maxIncompleteRestarts = 64
 
 // isAnswer reports whether raw is an object with status "success" or
-// "error", the shape both official hosts wait for.
+// "error", the shape both official hosts wait for while a run streams.
 func isAnswer(raw []byte) bool {
+	s, ok := statusOf(raw)
+	return ok && (s == "success" || s == "error")
+}
+
+// hasStatus reports whether raw is an object with a non-empty string
+// status: once a run has ended, any such object is its answer, and every
+// status but "success" is a failure (as both official hosts read it).
+func hasStatus(raw []byte) bool {
+	s, ok := statusOf(raw)
+	return ok && s != ""
+}
+
+func statusOf(raw []byte) (string, bool) {
 	var s struct {
 		Status string `json:"status"`
 	}
-	return json.Unmarshal(raw, &s) == nil && (s.Status == "success" || s.Status == "error")
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s.Status, true
 }
 
 // findAnswer picks the answer out of a finished run's stdout: the whole
 // output when it is one JSON object (with or without a status), else the
-// last complete answer object in it, else nil.
+// last complete object with a status in it, else nil.
 func findAnswer(out []byte) json.RawMessage {
 	if t := bytes.TrimSpace(out); len(t) > 0 && t[0] == '{' && json.Valid(t) {
 		return t
@@ -70,7 +86,7 @@ func findAnswer(out []byte) json.RawMessage {
 		err := dec.Decode(&raw)
 		switch {
 		case err == nil:
-			if isAnswer(raw) {
+			if hasStatus(raw) {
 				last = raw
 			}
 			pos = start + int(dec.InputOffset())
@@ -159,7 +175,9 @@ func scanAnswer(r io.Reader, c *capture) (json.RawMessage, error) {
 }
 
 // answerResult turns an answer object into Invoke's return values. The
-// status is trusted whatever the exit code (as VCPToolBox does).
+// status is trusted whatever the exit code (as VCPToolBox does). Any status
+// other than "success" ("failed", "ok"…) is the plugin's own error: the
+// official node fails every one, and VCPToolBox accepts no other.
 func answerResult(plugin string, raw json.RawMessage) (any, error) {
 	f, err := objectOf(raw)
 	if err != nil {
@@ -167,16 +185,16 @@ func answerResult(plugin string, raw json.RawMessage) (any, error) {
 	}
 	status, _, _ := f.str("status")
 	switch status {
-	case "error":
-		return nil, &ReportedError{Plugin: plugin, Text: reportedErrorText(plugin, f)}
 	case "success":
 		return successResult(f)
-	default: // no status: the object is the result
+	case "": // no status: the object is the result
 		return raw, nil
+	default:
+		return nil, &ReportedError{Plugin: plugin, Text: reportedErrorText(plugin, status, f)}
 	}
 }
 
-func reportedErrorText(plugin string, f fields) string {
+func reportedErrorText(plugin, status string, f fields) string {
 	for _, key := range []string{"error", "message"} {
 		v, ok := f[key]
 		if !ok || isNull(v) {
@@ -190,6 +208,9 @@ func reportedErrorText(plugin string, f fields) string {
 			continue
 		}
 		return compactJSON(v) // an object stays JSON, which the server parses
+	}
+	if status != "error" {
+		return fmt.Sprintf("plugin %q answered status %q without a message", plugin, status)
 	}
 	return fmt.Sprintf("plugin %q reported an error without a message", plugin)
 }
@@ -268,7 +289,7 @@ func rawTextResult(c *capture) any {
 // honoured, anything else is ErrOutputTooLarge with the sizes.
 func truncatedResult(p *process, out *capture) (any, error) {
 	tail := out.tailBytes()
-	if raw := findAnswer(tail); raw != nil && isAnswer(raw) {
+	if raw := findAnswer(tail); raw != nil && hasStatus(raw) {
 		return answerResult(p.spec.name, raw)
 	}
 	return nil, fmt.Errorf("plugin %q %w: printed %d bytes, the cap is %d, and its last %d bytes hold no JSON status (%s)",
@@ -318,6 +339,10 @@ func compactJSON(v []byte) string {
 // JSON; empty for undefined) the way stdio answers are mapped: an object
 // with a status is an answer, another object is the result as it is, a
 // string is text for the model, other values are shown as their JSON text.
+// A success answer with fields besides status and result (outputPath,
+// fileName, _specialAction…) is the result as it is: both official hosts
+// hand a direct plugin's object to the server whole, and the server
+// decides what the model sees.
 func DirectResult(plugin string, raw json.RawMessage) (any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || isNull(raw) {
@@ -325,6 +350,11 @@ func DirectResult(plugin string, raw json.RawMessage) (any, error) {
 	}
 	switch raw[0] {
 	case '{':
+		if f, err := objectOf(raw); err == nil && hasOtherFields(f) {
+			if status, _, _ := f.str("status"); status == "success" {
+				return raw, nil
+			}
+		}
 		return answerResult(plugin, raw)
 	case '"':
 		var s string
@@ -334,4 +364,14 @@ func DirectResult(plugin string, raw json.RawMessage) (any, error) {
 		return toolhost.TextResult(s), nil
 	}
 	return toolhost.TextResult(compactJSON(raw)), nil
+}
+
+// hasOtherFields reports whether an answer carries fields besides status and result.
+func hasOtherFields(f fields) bool {
+	for k := range f {
+		if k != "status" && k != "result" {
+			return true
+		}
+	}
+	return false
 }

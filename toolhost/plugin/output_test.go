@@ -26,7 +26,8 @@ func TestFindAnswer(t *testing.T) {
 		{"pretty-printed among logs", "x\n{\n  \"status\": \"success\",\n  \"result\": {\"a\": [1, {\"b\": 2}]}\n}\ntrailer", "{\n  \"status\": \"success\",\n  \"result\": {\"a\": [1, {\"b\": 2}]}\n}"},
 		{"unterminated object before the answer", `{"progress": [` + "\n" + answerOK, answerOK},
 		{"nested answer inside a non-answer", `{"wrap": ` + answerOK + `}`, `{"wrap": ` + answerOK + `}`},
-		{"other status values are not answers", "log " + `{"status":"ok"}`, ""},
+		{"any status ends a finished run", "log " + `{"status":"failed"}` + "\nbye", `{"status":"failed"}`},
+		{"an empty status is none", "log " + `{"status":""}`, ""},
 		{"no JSON", "plain text", ""},
 		{"empty", "", ""},
 	}

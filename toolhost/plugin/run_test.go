@@ -65,6 +65,12 @@ func TestSyncPluginErrors(t *testing.T) {
 	root := pluginRoot(t, "FailJSON", "FailNoJSON")
 	writeFile(t, filepath.Join(root, "Missing"), manifestFile, `{"name":"Missing","pluginType":"synchronous","entryPoint":{"command":"no-such-program-vcpnode --x"}}`)
 	writeFile(t, filepath.Join(root, "NoStatus"), manifestFile, `{"name":"NoStatus","pluginType":"synchronous","entryPoint":{"command":"echo '{\"a\":1}'; echo oops >&2; exit 2"}}`)
+	// Any status but "success" is a failure, whatever the exit code, as the
+	// official node and VCPToolBox read it.
+	writeFile(t, filepath.Join(root, "StatusFailed"), manifestFile, `{"name":"StatusFailed","pluginType":"synchronous","entryPoint":{"command":"echo '{\"status\":\"failed\",\"error\":\"no such city\"}'"}}`)
+	writeFile(t, filepath.Join(root, "LogsThenFailed"), manifestFile, `{"name":"LogsThenFailed","pluginType":"synchronous","entryPoint":{"command":"echo loading; echo '{\"status\":\"failure\",\"message\":\"quota\"}'"}}`)
+	writeFile(t, filepath.Join(root, "StatusOK"), manifestFile, `{"name":"StatusOK","pluginType":"asynchronous","entryPoint":{"command":"echo '{\"status\":\"ok\",\"result\":\"x\"}'"}}`)
+	writeFile(t, filepath.Join(root, "FailedExit1"), manifestFile, `{"name":"FailedExit1","pluginType":"synchronous","entryPoint":{"command":"echo '{\"status\":\"failed\",\"error\":\"bad key\"}'; exit 1"}}`)
 	set := scan(t, newHost(t, Options{}), root)
 	cases := []struct {
 		plugin   string
@@ -75,6 +81,10 @@ func TestSyncPluginErrors(t *testing.T) {
 		{plugin: "FailNoJSON", contains: []string{`plugin "FailNoJSON" failed`, "exit status 3", "stderr: Traceback (most recent call last): ValueError: boom"}},
 		{plugin: "Missing", contains: []string{"exit status 127", "no-such-program-vcpnode", "not found"}},
 		{plugin: "NoStatus", contains: []string{"exit status 2", "stderr: oops"}}, // a status-less object does not hide a failure
+		{plugin: "StatusFailed", reported: "no such city"},
+		{plugin: "LogsThenFailed", reported: "quota"},
+		{plugin: "StatusOK", reported: `plugin "StatusOK" answered status "ok" without a message`},
+		{plugin: "FailedExit1", reported: "bad key"},
 	}
 	for _, c := range cases {
 		t.Run(c.plugin, func(t *testing.T) {

@@ -32,6 +32,7 @@ func newTool(h *Host, m *manifest, run *runSpec) *pluginTool {
 			Timeout:            m.timeout,
 			Source:             m.path,
 			DistributedExposed: m.exposed,
+			Asynchronous:       m.pluginType == typeAsynchronous,
 		},
 	}
 	if t.spec.Timeout == 0 {
@@ -125,7 +126,7 @@ func syncResult(p *process, out *capture) (any, error) {
 	if out.truncated() {
 		return truncatedResult(p, out)
 	}
-	if raw := findAnswer(out.buf); raw != nil && (p.succeeded() || isAnswer(raw)) {
+	if raw := findAnswer(out.buf); raw != nil && (p.succeeded() || hasStatus(raw)) {
 		return answerResult(p.spec.name, raw)
 	}
 	if !p.succeeded() {
