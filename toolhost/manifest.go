@@ -12,9 +12,12 @@ import (
 const (
 	manifestVersion = "1.0.0"
 	// pluginType is never "static": the server runs the entryPoint command of
-	// every static manifest, distributed or not (protocol.md §6).
-	wirePluginType = "synchronous"
-	wireEntryType  = "remote"
+	// every static manifest, distributed or not (protocol.md §6). An
+	// asynchronous plugin says so, as the official node sends its manifest;
+	// the server only shows it (admin list, tool registry).
+	wirePluginType      = "synchronous"
+	wirePluginTypeAsync = "asynchronous"
+	wireEntryType       = "remote"
 	// wireProtocol is only shown in the server's admin summary. "direct" is
 	// what protocol.md's example and the AIO node send; "stdio" would claim
 	// the server spawns a process, which it never does for a node's tool.
@@ -83,13 +86,17 @@ func NewManifest(s Spec, timeout time.Duration) Manifest {
 		p := *s.WebSocketPush
 		push = &p
 	}
+	pluginType := wirePluginType
+	if s.Asynchronous {
+		pluginType = wirePluginTypeAsync
+	}
 	return Manifest{
 		ManifestVersion: manifestVersion,
 		Name:            s.Name,
 		DisplayName:     display,
 		Version:         s.Version,
 		Description:     s.Description,
-		PluginType:      wirePluginType,
+		PluginType:      pluginType,
 		EntryPoint:      EntryPoint{Type: wireEntryType},
 		Communication:   Communication{Protocol: wireProtocol, Timeout: wireTimeoutMillis(timeout)},
 		Capabilities:    ManifestCaps{InvocationCommands: cmds},

@@ -43,6 +43,13 @@ func TestWireManifestGolden(t *testing.T) {
 				`"entryPoint":{"type":"remote"},"communication":{"protocol":"direct","timeout":60000},"capabilities":{"invocationCommands":[]}}`,
 		},
 		{
+			name:    "asynchronous plugin",
+			spec:    Spec{Name: "Later", Asynchronous: true},
+			timeout: DefaultTimeout,
+			want: `{"manifestVersion":"1.0.0","name":"Later","displayName":"Later","description":"","pluginType":"asynchronous",` +
+				`"entryPoint":{"type":"remote"},"communication":{"protocol":"direct","timeout":60000},"capabilities":{"invocationCommands":[]}}`,
+		},
+		{
 			name:    "short timeout raised to 1s",
 			spec:    Spec{Name: "Fast"},
 			timeout: 200 * time.Millisecond,

@@ -73,6 +73,10 @@ type Spec struct {
 	MaxResultBytes int
 	// WebSocketPush is copied to the wire manifest for asynchronous plugins.
 	WebSocketPush *WebSocketPush
+	// Asynchronous marks a plugin that answers at once and reports later
+	// through its callback; it is registered as pluginType "asynchronous",
+	// as the official node registers it.
+	Asynchronous bool
 	// Approval is the tool's approval mode when [tools.NAME] approval is
 	// unset; "" means ApprovalAuto. A tool that changes the machine (WriteFile)
 	// asks by default.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/internal/testwait"
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
@@ -143,5 +144,25 @@ func TestAsyncPluginExitingWithoutStreamingAnswer(t *testing.T) {
 	_, err = call(context.Background(), findTool(t, set, "FailNoJSON"), nil)
 	if !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "ValueError: boom") {
 		t.Errorf("FailNoJSON: %v", err)
+	}
+}
+
+// TestAsyncPluginRegistersAsAsynchronous: the wire manifest of an
+// asynchronous plugin says "asynchronous", as the official node sends it; a
+// synchronous one stays "synchronous".
+func TestAsyncPluginRegistersAsAsynchronous(t *testing.T) {
+	root := pluginRoot(t, "AsyncTask", "Echo")
+	set := scan(t, newHost(t, Options{}), root)
+	for name, want := range map[string]string{"AsyncTask": "asynchronous", "Echo": "synchronous"} {
+		b, err := toolhost.WireManifest(findTool(t, set, name).Spec(), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			PluginType string `json:"pluginType"`
+		}
+		if err := json.Unmarshal(b, &m); err != nil || m.PluginType != want {
+			t.Errorf("%s: pluginType %q (%v), want %q in %s", name, m.PluginType, err, want, b)
+		}
 	}
 }
