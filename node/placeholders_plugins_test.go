@@ -18,7 +18,7 @@ func staticPluginDir(t *testing.T) string {
 	writePlugin(t, dir, "Weather", `{"name":"Weather","pluginType":"static","entryPoint":{"command":"sh run.sh"},
 		"communication":{"protocol":"stdio","timeout":5000},"refreshIntervalCron":"*/10 * * * * *",
 		"capabilities":{"systemPromptPlaceholders":[{"placeholder":"{{Weather}}"},{"placeholder":"{{Wind}}"}]}}`,
-		map[string]string{"run.sh": `echo '{"Weather":"sunny","{{Wind}}":"5 km/h"}'` + "\n"})
+		map[string]string{"run.sh": `echo '{"{{Weather}}":"sunny","{{Wind}}":"5 km/h"}'` + "\n"})
 	return dir
 }
 

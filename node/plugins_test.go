@@ -254,7 +254,7 @@ func TestExamplePluginsThroughTheHub(t *testing.T) {
 	}
 
 	static := h.node.StaticPlugins()
-	if len(static) != 1 || static[0].Name != "SystemStatus" || !slices.Equal(static[0].Placeholders, []string{"VCPNodeSystemStatus"}) || static[0].Cron != "*/5 * * * *" {
+	if len(static) != 1 || static[0].Name != "SystemStatus" || !slices.Equal(static[0].Placeholders, []string{"{{VCPNodeSystemStatus}}"}) || static[0].Cron != "*/5 * * * *" {
 		t.Fatalf("static plugins = %+v, want SystemStatus with its placeholder and cron", static)
 	}
 	out, err := static[0].Run(h.ctx)

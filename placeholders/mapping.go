@@ -6,77 +6,72 @@ import (
 	"strings"
 )
 
-// MapOutput turns what a source printed into values for its declared keys
-// (normalised, "{{Name}}"). It returns nil when there is nothing to set, so
-// every key keeps its previous value.
+// MapOutput turns what a source printed into values for its declared keys,
+// as the official node (VCPDistributedServer) maps a static plugin's
+// output. declared are the keys as the source writes them ("{{Name}}" or
+// "Name"); the result is keyed by their normalised form. It returns nil
+// when there is nothing to set, so every key keeps its previous value.
 //
-// When the trimmed output is a JSON object whose keys all name declared
-// placeholders (braces optional), each key feeds its own placeholder: a
-// string as it is, anything else JSON-encoded; a null or empty entry keeps
-// that key's previous value. Any other output — plain text, a fold object,
-// a JSON object with a key nobody declared — is one value for every declared
-// key, as the official hosts do.
+// When the trimmed output is a JSON object holding a key spelled exactly as
+// declared (braces included or not, as written) with a value JavaScript
+// deems true, that entry feeds the placeholder: a string as it is, anything
+// else JSON-encoded (a fold object inside stays a fold object for the
+// server). Every other placeholder gets the whole output — plain text, a
+// fold object, or a JSON map keyed some other way — which is also what
+// VCPToolBox gives every placeholder of a static plugin.
 func MapOutput(declared []string, output string) map[string]string {
 	text := strings.TrimSpace(output)
 	if text == "" || len(declared) == 0 {
 		return nil
 	}
-	if values, ok := mapJSONObject(declared, text); ok {
-		if len(values) == 0 {
-			return nil
-		}
-		return values
+	var obj map[string]json.RawMessage
+	if text[0] != '{' || json.Unmarshal([]byte(text), &obj) != nil {
+		obj = nil
 	}
 	values := make(map[string]string, len(declared))
-	for _, k := range declared {
-		values[k] = text
+	for _, written := range declared {
+		k, err := NormalizeKey(written)
+		if err != nil {
+			continue
+		}
+		v := text
+		if raw, ok := obj[strings.TrimSpace(written)]; ok && jsTruthy(raw) {
+			v = jsonValueText(raw)
+		}
+		if v != "" {
+			values[k] = v
+		}
+	}
+	if len(values) == 0 {
+		return nil
 	}
 	return values
 }
 
-// mapJSONObject applies the per-key form when text qualifies for it.
-func mapJSONObject(declared []string, text string) (map[string]string, bool) {
-	if text[0] != '{' {
-		return nil, false
+// jsTruthy reports whether JavaScript deems the JSON value raw true: every
+// value but null, false, 0 and "".
+func jsTruthy(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0, string(raw) == "null", string(raw) == "false", string(raw) == `""`:
+		return false
+	case raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'):
+		var f float64
+		return json.Unmarshal(raw, &f) != nil || f != 0
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(text), &obj); err != nil || len(obj) == 0 {
-		return nil, false
-	}
-	isDeclared := make(map[string]bool, len(declared))
-	for _, k := range declared {
-		isDeclared[k] = true
-	}
-	values := make(map[string]string, len(obj))
-	seen := make(map[string]bool, len(obj))
-	for name, raw := range obj {
-		k, err := NormalizeKey(name)
-		if err != nil || !isDeclared[k] || seen[k] {
-			// An undeclared key, or "X" and "{{X}}" side by side: this is
-			// not a per-key map but a value in its own right.
-			return nil, false
-		}
-		seen[k] = true
-		if v, ok := jsonValueText(raw); ok {
-			values[k] = v
-		}
-	}
-	return values, true
+	return true
 }
 
-// jsonValueText renders one entry of a per-key map; false means "no value".
-func jsonValueText(raw json.RawMessage) (string, bool) {
+// jsonValueText renders one entry of a per-key map: a string trimmed, any
+// other value as compact JSON.
+func jsonValueText(raw json.RawMessage) string {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
-		s = strings.TrimSpace(s)
-		return s, s != ""
-	}
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return "", false
+		return strings.TrimSpace(s)
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil {
-		return "", false // cannot happen: raw came out of a successful Unmarshal
+		return "" // cannot happen: raw came out of a successful Unmarshal
 	}
-	return compact.String(), true
+	return compact.String()
 }

@@ -20,7 +20,7 @@ func RefreshOnce(ctx context.Context, store *Store, log zerolog.Logger, jobs []J
 	var wg sync.WaitGroup
 	for _, w := range wanted {
 		wg.Go(func() {
-			applyOutcome(store, log, w.job.Source.Name(), w.keys, runJob(ctx, realClock{}, w.job))
+			applyOutcome(store, log, w.job.Source, w.keys, runJob(ctx, realClock{}, w.job))
 		})
 	}
 	wg.Wait()
@@ -28,8 +28,10 @@ func RefreshOnce(ctx context.Context, store *Store, log zerolog.Logger, jobs []J
 }
 
 // applyOutcome writes one run's outcome to the store: values on success
-// (an empty output keeps the previous ones), the error otherwise.
-func applyOutcome(store *Store, log zerolog.Logger, name string, keys []string, res runResult) {
+// (an empty output keeps the previous ones), the error otherwise. keys are
+// src's placeholders, normalised.
+func applyOutcome(store *Store, log zerolog.Logger, src Source, keys []string, res runResult) {
+	name := src.Name()
 	log = log.With().Str(logSource, name).Logger()
 	if res.err != nil {
 		log.Warn().Err(res.err).Msg("placeholder source failed; previous values kept")
@@ -47,7 +49,7 @@ func applyOutcome(store *Store, log zerolog.Logger, name string, keys []string, 
 	if len(keys) == 0 {
 		return // run for its side effects
 	}
-	values := mapValues(keys, res.out)
+	values := mapValues(src.Placeholders(), keys, res.out)
 	if len(values) == 0 {
 		log.Debug().Msg("placeholder source printed nothing; previous values kept")
 		for _, k := range keys {
@@ -62,9 +64,11 @@ func applyOutcome(store *Store, log zerolog.Logger, name string, keys []string, 
 	}
 }
 
-func mapValues(keys []string, out Output) map[string]string {
+// mapValues gives each key its value; declared are the keys as the source
+// writes them (MapOutput matches JSON keys against that spelling).
+func mapValues(declared, keys []string, out Output) map[string]string {
 	if !out.Verbatim {
-		return MapOutput(keys, out.Text)
+		return MapOutput(declared, out.Text)
 	}
 	text := strings.TrimSpace(out.Text)
 	if text == "" {

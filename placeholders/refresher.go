@@ -351,7 +351,7 @@ func runJob(ctx context.Context, clock Clock, job Job) runResult {
 func (r *Refresher) apply(ctx context.Context, rj *runningJob, res runResult) {
 	// A job stopped or replaced had its run cut short on purpose.
 	if ctx.Err() == nil {
-		applyOutcome(r.store, r.log, rj.job.Source.Name(), rj.keys, res)
+		applyOutcome(r.store, r.log, rj.job.Source, rj.keys, res)
 	}
 	errText := ""
 	if res.err != nil {

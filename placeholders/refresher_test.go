@@ -179,7 +179,7 @@ func TestRefresherOutcomes(t *testing.T) {
 		a, b, errA string
 	}{
 		{"text feeds both", step{out: Output{Text: "x\n"}}, "x", "x", ""},
-		{"per-key JSON", step{out: Output{Text: `{"A":"a","{{B}}":"b"}`}}, "a", "b", ""},
+		{"per-key JSON, keys spelled as declared", step{out: Output{Text: `{"{{A}}":"a","B":"b"}`}}, "a", "b", ""},
 		{"error keeps values", step{err: errors.New("exit 2")}, "a", "b", "exit 2"},
 		{"empty output keeps values", step{out: Output{Text: "  "}}, "a", "b", "exit 2"},
 		{"timed-out partial output counts", step{out: Output{Text: "partial", TimedOut: true}}, "partial", "partial", ""},

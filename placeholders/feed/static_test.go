@@ -62,7 +62,10 @@ func TestEvaluateStaticPlugins(t *testing.T) {
 		got[p.Key] = p.Value + " | " + p.Source
 	}
 	want := map[string]string{
-		"{{Weather}}": "sunny | plugin Weather",
+		// As the official node pushes it: "{{Wind}}" is spelled as the
+		// manifest declares it and feeds its own placeholder; "Weather" is
+		// not ("{{Weather}}"), so that placeholder gets the whole output.
+		"{{Weather}}": `{"Weather":"sunny","{{Wind}}":"5 km/h"} | plugin Weather`,
 		"{{Wind}}":    "5 km/h | plugin Weather",
 		"{{ToolBox}}": `{"vcp_dynamic_fold":true,"plugin_description":"tools","fold_blocks":[{"threshold":0.0,"content":"x"}]} | plugin Fold`,
 		"{{Bad}}":     "still-runs-once | plugin BadCron",

@@ -44,7 +44,7 @@ type manifest struct {
 	timeout                                 time.Duration // 0: not declared
 	exposed                                 bool
 	commands                                []toolhost.Command
-	placeholders                            []string // braces stripped
+	placeholders                            []string // as written, trimmed
 	cron                                    string
 	schema                                  []schemaKey
 	push                                    *toolhost.WebSocketPush
@@ -340,12 +340,13 @@ func (m *manifest) promptPlaceholders(caps fields) []string {
 			continue
 		}
 		p, _, err := entry.str("placeholder")
-		key := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(p), "{{"), "}}"))
+		p = strings.TrimSpace(p)
+		key := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(p, "{{"), "}}"))
 		if err != nil || key == "" {
 			m.note(field, "missing or not a string; dropped")
 			continue
 		}
-		out = append(out, key)
+		out = append(out, p)
 	}
 	return out
 }

@@ -265,7 +265,7 @@ func TestScanStaticPlugin(t *testing.T) {
 	}
 	s := set.Static[0]
 	if s.Name != "Static" || s.Cron != "*/10 * * * * *" || s.Timeout != 5*time.Second ||
-		strings.Join(s.Placeholders, ",") != "StaticValue,Bare" || s.DisplayName != "Static (test)" {
+		strings.Join(s.Placeholders, ",") != "{{StaticValue}},Bare" || s.DisplayName != "Static (test)" {
 		t.Fatalf("static plugin %+v", s)
 	}
 	if slow := set.Static[1]; slow.Timeout != 2*time.Second || slow.Cron != "" {

@@ -17,9 +17,10 @@ type StaticPlugin struct {
 	Name        string
 	DisplayName string
 	Description string
-	// Placeholders are the declared capabilities.systemPromptPlaceholders,
-	// braces stripped ("{{X}}" and "X" both give "X"); may be empty (a
-	// plugin run for its side effects).
+	// Placeholders are the declared capabilities.systemPromptPlaceholders
+	// as written ("{{X}}" or "X"): a JSON map in the output is matched
+	// against that spelling, as the official node matches it. May be empty
+	// (a plugin run for its side effects).
 	Placeholders []string
 	// Cron is refreshIntervalCron as written (5 or 6 fields), or "" for a
 	// single run at start.
