@@ -16,6 +16,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
 func TestCommonJSPluginGetsConfigEnvContextAndSignal(t *testing.T) {
@@ -103,21 +104,22 @@ func TestESMPluginsLoad(t *testing.T) {
 }
 
 // TestWhatCannotRunIsListedWithTheReason: modules that need the server's
-// files or a missing package, a failing initialize, a hybridservice with no
-// processToolCall and a service with routes are unsupported, with why;
-// the others load beside them.
+// files or a missing package, a service whose initialize fails, a
+// hybridservice with no processToolCall and a service with routes are
+// unsupported, with why; the others load beside them (a hybridservice
+// whose initialize fails too, with a notice).
 func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
 	needNode(t)
-	root := pluginRoot(t, "NeedsServer", "NeedsPackage", "InitFails", "NoProcess", "Routes", "Bot", "Esm", "HybridRoutes", "ExitsOnLoad")
+	root := pluginRoot(t, "NeedsServer", "NeedsPackage", "ServiceInitFails", "InitFails", "NoProcess", "Routes", "Bot", "Esm", "HybridRoutes", "ExitsOnLoad")
 	h := newTestHost(t, Options{})
 	l := h.Load(scanDirect(t, root), Settings{})
 	want := map[string][]string{
-		"NeedsServer":  {"does not load: Cannot find module", "Plugin.js", "VCP server's own files"},
-		"NeedsPackage": {"Cannot find module 'vcpnode-no-such-package'", "npm install"},
-		"InitFails":    {"initialize() failed: no database"},
-		"NoProcess":    {"no processToolCall"},
-		"Routes":       {"registerRoutes", "no web server"},
-		"ExitsOnLoad":  {"ended during loading the module", "exit status 3", "fatal: no licence for this machine"},
+		"NeedsServer":      {"does not load: Cannot find module", "Plugin.js", "VCP server's own files"},
+		"NeedsPackage":     {"Cannot find module 'vcpnode-no-such-package'", "npm install"},
+		"ServiceInitFails": {"initialize() failed: no token"},
+		"NoProcess":        {"no processToolCall"},
+		"Routes":           {"registerRoutes", "no web server"},
+		"ExitsOnLoad":      {"ended during loading the module", "exit status 3", "fatal: no licence for this machine"},
 	}
 	for name, parts := range want {
 		reason := unsupportedReason(l, name)
@@ -133,13 +135,18 @@ func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
 	if len(l.Unsupported) != len(want) {
 		t.Errorf("unsupported %v", l.Unsupported)
 	}
-	if len(l.Tools) != 2 {
+	if len(l.Tools) != 3 {
 		t.Errorf("tools %v", l.Tools)
 	}
 	if v, err := invoke(nil, findTool(t, l, "HybridRoutes"), nil, ""); err != nil || !strings.Contains(asJSON(t, v), "still works") {
 		t.Errorf("a hybridservice with routes still answers: %s %v", asJSON(t, v), err)
 	}
-	if len(l.Notices) != 1 || l.Notices[0].Name != "HybridRoutes" || !strings.Contains(l.Notices[0].Reason, "registerApiRoutes") {
+	notices := map[string]string{}
+	for _, n := range l.Notices {
+		notices[n.Name] = n.Reason
+	}
+	if len(notices) != 2 || !strings.Contains(notices["HybridRoutes"], "registerApiRoutes") ||
+		!strings.Contains(notices["InitFails"], "initialize() failed: no database") || strings.Contains(notices["InitFails"], "second line") {
 		t.Errorf("notices %v", l.Notices)
 	}
 	if len(l.Services) != 1 || l.Services[0].Name != "Bot" {
@@ -148,7 +155,7 @@ func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
 	if got := readFile(filepath.Join(root, "Bot", "started.txt")); got != "false" {
 		t.Errorf("service initialize wrote %q", got)
 	}
-	testwait.For(t, "the failed hosts to be reaped", func() bool { return h.Running() == 3 })
+	testwait.For(t, "the failed hosts to be reaped", func() bool { return h.Running() == 4 })
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	if err := h.Close(ctx); err != nil {
@@ -156,6 +163,25 @@ func TestWhatCannotRunIsListedWithTheReason(t *testing.T) {
 	}
 	if got := readFile(filepath.Join(root, "Bot", "stopped.txt")); got != "ok" {
 		t.Errorf("service shutdown() was not called before stop: %q", got)
+	}
+}
+
+// TestFailedInitializeKeepsTheTool: a hybridservice whose initialize()
+// throws is registered as the official node registers it, with a notice
+// naming the error, and its calls reach processToolCall, which answers for
+// itself; it is never missing until a reload.
+func TestFailedInitializeKeepsTheTool(t *testing.T) {
+	needNode(t)
+	h := newTestHost(t, Options{})
+	l := h.Load(scanDirect(t, pluginRoot(t, "InitFailsAnswers")), Settings{})
+	if len(l.Unsupported) != 0 || len(l.Notices) != 1 ||
+		!strings.Contains(l.Notices[0].Reason, "initialize() failed: connect ECONNREFUSED 127.0.0.1:5432") {
+		t.Fatalf("unsupported %v, notices %v", l.Unsupported, l.Notices)
+	}
+	_, err := invoke(nil, findTool(t, l, "InitFailsAnswers"), nil, "")
+	var rep *plugin.ReportedError
+	if !errors.As(err, &rep) || err.Error() != "database not connected yet" {
+		t.Fatalf("the call should get the plugin's own answer: %v", err)
 	}
 }
 

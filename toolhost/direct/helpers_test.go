@@ -109,6 +109,19 @@ export function initialize(config) { if (typeof config.PROJECT_BASE_PATH !== 'st
 	"InitFails": {`"pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}`, map[string]string{
 		"index.js": "module.exports = { initialize: async () => { throw new Error('no database\\nsecond line'); }, processToolCall: async () => 1 };\n",
 	}},
+	"InitFailsAnswers": {`"pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}`, map[string]string{
+		"index.js": `let db = null;
+module.exports = {
+  async initialize() { throw new Error('connect ECONNREFUSED 127.0.0.1:5432'); },
+  async processToolCall(args) {
+    if (!db) return { status: 'error', error: 'database not connected yet' };
+    return { status: 'success', result: 'ok' };
+  },
+};
+`}},
+	"ServiceInitFails": {`"pluginType":"service","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}`, map[string]string{
+		"index.js": "module.exports = { initialize() { throw new Error('no token'); } };\n",
+	}},
 	"ExitsOnLoad": {`"pluginType":"hybridservice","entryPoint":{"script":"index.js"},"communication":{"protocol":"direct"}`, map[string]string{
 		"index.js": "console.error('fatal: no licence for this machine'); process.exit(3);\n",
 	}},

@@ -120,10 +120,18 @@ func (s *slot) launch() (*proc, error) {
 	if m, err = await("initialize()"); err != nil {
 		return nil, err
 	}
-	if m.T == "failed" {
+	switch {
+	case m.T == "failed" && !s.p.Answers():
 		return nil, &loadError{Reason: p.sb.Explain(errors.New("initialize() failed: "+firstLine(m.Error)), []byte(deref(m.Error))).Error()}
-	}
-	if m.T != "ready" {
+	case m.T == "failed":
+		// Kept, as the official node keeps it: the tool stays registered
+		// (the server cannot add it later without a new connection) and
+		// each call reaches processToolCall, which answers for itself —
+		// often with its own error until its dependency is back.
+		why := p.sb.Explain(errors.New("initialize() failed: "+firstLine(m.Error)), []byte(deref(m.Error))).Error()
+		s.log.Warn().Str("reason", why).Msg("direct plugin's initialize() failed; its tool stays registered and calls reach processToolCall")
+		p.notice = joinNotices(p.notice, why+"; the tool is registered anyway and calls reach its processToolCall, as on the official node")
+	case m.T != "ready":
 		return nil, fmt.Errorf("unexpected %q message from the Node.js host", m.T)
 	}
 	ok = true
@@ -164,6 +172,13 @@ func routesNotice(exports []string) string {
 	}
 	return fmt.Sprintf("exports %s: the node has no web server for plugins, so its HTTP routes are not served (its tool works)",
 		strings.Join(routes, " and "))
+}
+
+func joinNotices(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 // loadReason is the first line of the module's load error, with a hint for
