@@ -244,7 +244,7 @@ try_("TIOCLINUX", lambda: sc("ioctl", 0, 0x541C, ctypes.addressof(c)))
 }
 
 // userAttackTests run again as an ordinary user by TestAttacksAsOrdinaryUser.
-const userAttackTests = "^(TestLaunchConfinesTheCommand|TestAttackPrivilegeIsRefused|TestAttackNetworkFamilies|TestAttackTIOCSTI)$"
+const userAttackTests = "^(TestLaunchConfinesTheCommand|TestAttackPrivilegeIsRefused|TestAttackNetworkFamilies|TestAttackTIOCSTI|TestAttackDevices|TestAttackSharedMemoryIsPrivate|TestAttackOtherToolsProc)$"
 
 // TestAttacksAsOrdinaryUser runs the attack tests again in a copy of this
 // test binary started as nobody (uid 65534): a daemon run by an ordinary
@@ -296,5 +296,159 @@ func TestAttacksAsOrdinaryUser(t *testing.T) {
 		if strings.Contains(line, "--- SKIP") || strings.Contains(line, "--- PASS") {
 			t.Log("as uid 65534:", strings.TrimSpace(line))
 		}
+	}
+}
+
+// deviceAttacks make device nodes in the tool's own folder and open the
+// devices a tool has no business with.
+const deviceAttacks = `
+try_("mknod char", lambda: os.mknod("memdev", 0o600 | 0o020000, os.makedev(1, 1)))
+try_("mknod block", lambda: os.mknod("loopdev", 0o600 | 0o060000, os.makedev(7, 0)))
+try_("mkfifo", lambda: os.mkfifo("fifo"))
+def sock():
+    s = socket.socket(socket.AF_UNIX)
+    s.bind("sock")
+    s.close()
+try_("unix socket", sock)
+try_("open /dev/tty", lambda: os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)))
+try_("open /dev/ptmx", lambda: os.close(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY)))
+try_("open /dev/pts/0", lambda: os.close(os.open("/dev/pts/0", os.O_RDWR | os.O_NOCTTY)))
+try_("open /dev/kmsg", lambda: os.close(os.open("/dev/kmsg", os.O_RDONLY)))
+try_("open /dev/null", lambda: os.close(os.open("/dev/null", os.O_RDWR)))
+try_("open /dev/urandom", lambda: os.close(os.open("/dev/urandom", os.O_RDONLY)))
+`
+
+// TestAttackDevices: no device node is made in a writable folder (FIFOs
+// and Unix sockets are), no terminal or kernel device is opened; the
+// devices every program expects still are.
+func TestAttackDevices(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	refused := func(r string) bool { return r == "EACCES" || r == "EPERM" }
+	for _, profile := range []string{Default, Offline} {
+		got := e.attack(t, profile, deviceAttacks)
+		for _, name := range []string{"mknod char", "mknod block", "open /dev/tty", "open /dev/ptmx", "open /dev/pts/0", "open /dev/kmsg"} {
+			if !refused(got[name]) && got[name] != "ENXIO" && got[name] != "ENOENT" {
+				t.Errorf("%s: %s answered %q, want a refusal", profile, name, got[name])
+			}
+		}
+		for _, name := range []string{"mkfifo", "unix socket", "open /dev/null", "open /dev/urandom"} {
+			if got[name] != "ok" {
+				t.Errorf("%s: %s answered %q, want ok", profile, name, got[name])
+			}
+		}
+		for _, f := range []string{"memdev", "loopdev", "fifo", "sock"} {
+			os.Remove(filepath.Join(e.dir, f))
+		}
+	}
+	if os.Geteuid() == 0 {
+		got := e.attack(t, None, deviceAttacks)
+		if got["mknod char"] != "ok" || got["open /dev/ptmx"] != "ok" {
+			t.Errorf("unconfined root: mknod %q, ptmx %q: the script does not attack", got["mknod char"], got["open /dev/ptmx"])
+		}
+	}
+}
+
+// TestAttackSharedMemoryIsPrivate: what a call leaves in /dev/shm is gone
+// when it ends, and Python's multiprocessing (semaphores in /dev/shm)
+// still works. Only a root daemon's launcher can mount a private /dev/shm.
+func TestAttackSharedMemoryIsPrivate(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	py := python(t)
+	out, stderr, code := e.run(t, Default, py, "-c", `
+import multiprocessing as m
+def sq(x): return x * x
+if __name__ == "__main__":
+    with m.get_context("fork").Pool(2) as p:
+        print(p.map(sq, [1, 2, 3]))
+    l = m.Lock()
+    l.acquire()
+    print("lock ok")
+`)
+	if code != 0 || out != "[1, 4, 9]\nlock ok\n" {
+		t.Errorf("multiprocessing under default: exit %d, %q %s", code, out, stderr)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("an ordinary user's launcher has no mount namespace: /dev/shm is the machine's (sandbox check says so)")
+	}
+	name := "vcpnode-test-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(e.dir)
+	shared := filepath.Join("/dev/shm", name)
+	t.Cleanup(func() { os.Remove(shared) })
+	if out, stderr, code := e.sh(t, Default, "echo left > "+shared+" && cat "+shared); code != 0 || out != "left\n" {
+		t.Fatalf("write in /dev/shm: exit %d %q %s", code, out, stderr)
+	}
+	if _, err := os.Stat(shared); !os.IsNotExist(err) {
+		t.Errorf("the call's /dev/shm file outlived it: %v", err)
+	}
+	// Unconfined, it stays: the test would see a leak.
+	if _, _, code := e.sh(t, None, "echo left > "+shared); code != 0 {
+		t.Fatal("unconfined write in /dev/shm failed")
+	}
+	if _, err := os.Stat(shared); err != nil {
+		t.Errorf("unconfined: %v", err)
+	}
+}
+
+// TestAttackOtherToolsProc: a confined tool cannot read another running
+// tool's environment, memory map or open files (where they lead) through
+// /proc, nor the daemon's: each call is a Landlock domain of its own, and Landlock lets a
+// domain inspect (ptrace-read) only processes inside it. Command lines
+// stay readable: /proc shows them to everyone without a PID namespace
+// (sandbox check says so).
+func TestAttackOtherToolsProc(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	if e.sb.Capabilities().LandlockABI < 1 {
+		t.Skip("no Landlock here")
+	}
+	for _, victimProfile := range []string{Default, None} {
+		r, err := e.sb.Wrap(Command{Tool: "victim", Profile: victimProfile, Path: "/bin/sh",
+			Args: []string{"sh", "-c", "exec sleep 60"}, Env: []string{"PATH=/usr/bin:/bin", "VICTIM_SECRET=hunter2"}, Dir: e.dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		devnull, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir, Files: []*os.File{devnull, devnull, devnull}})
+		devnull.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid := strconv.Itoa(proc.Pid)
+		script := `
+def read(p):
+    with open(p, "rb") as f:
+        f.read()
+def fds(p):
+    os.readlink(p + "/1")
+for who, pid in (("victim", "` + pid + `"), ("daemon", "` + strconv.Itoa(os.Getpid()) + `")):
+    try_(who + " environ", lambda: read("/proc/%s/environ" % pid))
+    try_(who + " maps", lambda: read("/proc/%s/maps" % pid))
+    try_(who + " fd", lambda: fds("/proc/%s/fd" % pid))
+    try_(who + " cmdline", lambda: read("/proc/%s/cmdline" % pid))
+`
+		for _, profile := range []string{Default, Offline} {
+			got := e.attack(t, profile, script)
+			for _, who := range []string{"victim", "daemon"} {
+				for _, what := range []string{"environ", "maps", "fd"} {
+					if r := got[who+" "+what]; r != "EACCES" && r != "EPERM" {
+						t.Errorf("%s reading a %s victim's… %s %s: %q, want a refusal", profile, victimProfile, who, what, r)
+					}
+				}
+			}
+		}
+		if victimProfile == Default {
+			// Unconfined, the same script reads the victim: the attack is real.
+			if got := e.attack(t, None, script); got["victim environ"] != "ok" {
+				t.Errorf("unconfined: victim environ %q: the script does not attack", got["victim environ"])
+			}
+		}
+		_ = tree.KillAndWait(5e9)
+		_, _ = proc.Wait()
+		tree.Release()
+		r.Close()
 	}
 }

@@ -95,8 +95,15 @@ func fsRights(abi int) uint64 {
 const (
 	readFile = llsys.AccessFSExecute | llsys.AccessFSReadFile
 	readDir  = readFile | llsys.AccessFSReadDir
-	// writeFile: a regular file or device (IoctlDev for terminals).
-	writeFile = readFile | llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSIoctlDev
+	// writeFile: a regular file or device; no device ioctls (IoctlDev):
+	// the only terminals a command uses are the stdio it inherits, which
+	// Landlock does not check.
+	writeFile = readFile | llsys.AccessFSWriteFile | llsys.AccessFSTruncate
+	// notInTrees are never granted on a writable tree: making device
+	// nodes (which, opened, would reach the kernel log, a disk or a
+	// terminal) and device ioctls. FIFOs and Unix sockets stay: tools make
+	// them in their folder and temporary directory.
+	notInTrees = llsys.AccessFSMakeChar | llsys.AccessFSMakeBlock | llsys.AccessFSIoctlDev
 )
 
 // addGrant adds one path's rule: read or full rights, file rights only for
@@ -115,7 +122,7 @@ func addGrant(fd int, g Grant, handled uint64) error {
 	var access uint64
 	switch {
 	case dir && g.Write:
-		access = handled
+		access = handled &^ notInTrees
 	case dir:
 		access = readDir
 	case g.Write:

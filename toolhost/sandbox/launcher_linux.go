@@ -108,6 +108,9 @@ func (p *policy) apply() error {
 			return fmt.Errorf("rlimit %d: %w", res, err)
 		}
 	}
+	if err := privateShm(); err != nil && !errors.Is(err, errNoMountNS) {
+		return err
+	}
 	if _, err := dropCaps(); err != nil {
 		return err
 	}

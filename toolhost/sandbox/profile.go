@@ -76,14 +76,17 @@ var systemRead = []string{
 	"/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt",
 	"/proc", "/sys/fs/cgroup", "/sys/devices/system/cpu", "/run/systemd/resolve",
 	"/nix/store", "/snap", "/usr/local",
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts", "/dev/shm", "/dev/fd",
+	// Devices one by one; no terminal (/dev/tty, /dev/pts) but the stdio a command inherits.
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/shm", "/dev/fd",
 	// The user's own interpreters and libraries (not the rest of home).
 	"~/.local/lib", "~/.local/bin", "~/.local/share/pnpm", "~/.pyenv", "~/.nvm", "~/.volta",
 	"~/.npm-global", "~/.deno", "~/.bun", "~/.cargo/bin", "~/go/bin",
 }
 
-// devWrite are the devices every confining profile may also write.
-var devWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/shm"}
+// devWrite are the devices every confining profile may also write, and
+// /dev/shm (POSIX shared memory and semaphores: Python's multiprocessing),
+// private to the call where the launcher can mount it (ns_linux.go).
+var devWrite = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/shm"}
 
 // Builtins are the built-in profiles. The tool's own folder and the per-call
 // temporary directory are added to Write at launch, [files] roots to Read.
