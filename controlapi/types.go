@@ -76,6 +76,16 @@ type StatusResponse struct {
 	// ServerTools is where the node stands with the server's own tools
 	// (its VCPToolBridge); nil in observer mode.
 	ServerTools *ServerToolsStatus `json:"serverTools,omitempty"`
+	// Sources are the tool sources added to the node (node.ToolSource)
+	// that report a state of their own.
+	Sources []ToolSourceStatus `json:"sources,omitempty"`
+}
+
+// ToolSourceStatus is one tool source's line of `vcpnode status`.
+type ToolSourceStatus struct {
+	Name string `json:"name"`
+	// Summary is the source's state in a few words, as status shows it.
+	Summary string `json:"summary"`
 }
 
 // PluginsStatus counts plugin processes. A warm interpreter waiting for a

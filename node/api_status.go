@@ -59,7 +59,7 @@ func (n *Node) Status() controlapi.StatusResponse {
 			phErrors++
 		}
 	}
-	return controlapi.StatusResponse{
+	st := controlapi.StatusResponse{
 		StartedAt: n.tel.started, Now: time.Now(),
 		Name: n.Name(), HubURL: n.HubURL(), Mode: n.mode, Connection: conn, Tools: counts, InFlight: inflight,
 		PendingApprovals: n.Approvals().Len() + len(n.obs.Pending()), Placeholders: len(ph), PlaceholderErrors: phErrors,
@@ -69,6 +69,8 @@ func (n *Node) Status() controlapi.StatusResponse {
 		Plugins:     n.PluginsStatus(),     // plugins.go
 		ServerTools: n.serverToolsStatus(), // bridge.go
 	}
+	n.sourcesStatus(&st) // toolsource.go
+	return st
 }
 
 // ToolStatuses is GET /v1/tools: the registered tools under the current

@@ -36,7 +36,8 @@ type mcpRuntime struct {
 	// sandbox confines the stdio servers (the node's; nil: unconfined).
 	sandbox *sandbox.Sandbox
 	// changed wakes the node when a server's tool changed (first listing,
-	// list_changed, a restart with other tools): a rescan re-registers.
+	// list_changed, a restart with other tools), or a tool source's
+	// (ToolEnv.Changed): a rescan re-registers.
 	changed chan struct{}
 
 	mu     sync.Mutex
@@ -135,15 +136,18 @@ func (rt *mcpRuntime) hostFor(cfg config.Config, want bool) (*mcp.Host, error) {
 			// A message bigger than a result may be is of no use: refuse it
 			// before holding it (1 MiB for the envelope).
 			MaxMessageBytes: cfg.Node.MaxResultBytes + config.MiB,
-			OnChange: func(string) {
-				select {
-				case rt.changed <- struct{}{}:
-				default:
-				}
-			},
+			OnChange:        func(string) { rt.signalChange() },
 		})
 	}
 	return rt.host, nil
+}
+
+// signalChange asks the node for a rescan, without blocking.
+func (rt *mcpRuntime) signalChange() {
+	select {
+	case rt.changed <- struct{}{}:
+	default:
+	}
 }
 
 // status lists the servers, or nil when none was ever configured.
@@ -189,9 +193,9 @@ func (n *Node) startMCP(ctx context.Context) (stop func()) {
 	}
 }
 
-// followMCP rescans when a server's tool changed, like a plugin folder
-// change: the registration is rebuilt, and the node reconnects if what the
-// server sees changed.
+// followMCP rescans when a server's tool or a tool source's tools changed,
+// like a plugin folder change: the registration is rebuilt, and the node
+// reconnects if what the server sees changed.
 func (n *Node) followMCP(ctx context.Context) {
 	for {
 		select {
@@ -208,9 +212,9 @@ func (n *Node) followMCP(ctx context.Context) {
 		}
 		rep, err := n.Rescan()
 		if err != nil {
-			n.log.Warn().Err(err).Msg("an MCP server's tools changed, but the new tool set could not be used; the previous one stays in force")
+			n.log.Warn().Err(err).Msg("an MCP server's or a tool source's tools changed, but the new tool set could not be used; the previous one stays in force")
 			continue
 		}
-		n.log.Info().Bool("reconnect", rep.Reconnected).Msg("MCP tools changed; tools rebuilt")
+		n.log.Info().Bool("reconnect", rep.Reconnected).Msg("MCP or tool source tools changed; tools rebuilt")
 	}
 }

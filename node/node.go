@@ -53,7 +53,7 @@ type Node struct {
 	// localTools are this machine's tools in force, the registry without
 	// the server's (guarded by mu).
 	localTools []toolhost.Tool
-	sources    []ToolSource
+	sources    []ToolSource // toolsource.go
 	getenv     func(string) string
 	protected  []string // files never served, whatever the roots
 
@@ -110,12 +110,6 @@ type settings struct {
 	placeholderJobs []placeholders.Job // feed.Feed.Jobs
 }
 
-// ToolSource adds tools built from the config; it runs at New and on every
-// Reload, while the new config is prepared, so it must start nothing: a
-// reload it runs for may still be refused. Problems that do not stop the
-// other tools are returned as warnings.
-type ToolSource func(cfg config.Config, log zerolog.Logger) (tools []toolhost.Tool, warnings []string, err error)
-
 // Option changes how New builds a Node.
 type Option func(*Node)
 
@@ -137,11 +131,6 @@ func WithTools(tools ...toolhost.Tool) Option {
 	return func(n *Node) {
 		n.extraTools = append(n.extraTools, tools...)
 	}
-}
-
-// WithToolSource adds a source of tools that is re-run on every reload.
-func WithToolSource(src ToolSource) Option {
-	return func(n *Node) { n.sources = append(n.sources, src) }
 }
 
 // WithPlaceholderSource adds a source of placeholder jobs re-run on every reload.
@@ -207,6 +196,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	fail := func(err error) (*Node, error) {
 		n.plugins.close()
 		n.mcp.close()
+		n.closeSources()
 		n.trees.Close() // after every process starter
 		return nil, err
 	}
@@ -348,6 +338,7 @@ func (n *Node) Run(ctx context.Context) error {
 	stopPlaceholders()
 	stopPlugins() // after the drain: in-flight plugin calls were given their grace
 	stopMCP()
+	n.closeSources()
 	if n.bridge != nil {
 		n.bridge.Close()
 	}

@@ -98,6 +98,7 @@ type plan struct {
 	tools    []toolhost.Tool
 	servers  []mcp.ServerConfig // the MCP servers
 	plugins  *pluginPlan
+	sources  []PreparedTools // the tool sources' parts (toolsource.go)
 	warnings []string
 }
 
@@ -144,19 +145,16 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{st: st, plugins: pp}
-	fail := func(err error) (*plan, error) {
+	sources, err := n.prepareSources(cfg) // toolsource.go
+	if err != nil {
 		n.plugins.discard(pp)
 		return nil, err
 	}
-	extra := slices.Clone(n.extraTools)
-	for _, src := range n.sources {
-		more, warn, err := src(cfg, n.log)
-		if err != nil {
-			return fail(err)
-		}
-		extra = append(extra, more...)
-		pl.warnings = append(pl.warnings, warn...)
+	pl := &plan{st: st, plugins: pp, sources: sources}
+	fail := func(err error) (*plan, error) {
+		n.plugins.discard(pp)
+		discardSources(sources)
+		return nil, err
 	}
 	var static []*plugin.StaticPlugin
 	if pp.set != nil {
@@ -168,9 +166,13 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	}
 	st.placeholderJobs = jobs
 	pl.warnings = append(append(pp.warnings, pl.warnings...), warn...)
-	ts, err := BuildToolSet(cfg, pp.set, deny, extra)
+	ts, err := BuildToolSet(cfg, pp.set, deny, n.extraTools)
 	if err != nil {
 		return fail(err)
+	}
+	// The tool sources' tools against all the others, before any starts.
+	if err := toolhost.NewRegistry().Replace(append(ts.All(), sourceSpecs(sources)...)); err != nil {
+		return fail(fmt.Errorf("register tools: %w", err))
 	}
 	problems, warnings := ts.ConfigProblems(cfg)
 	if len(problems) > 0 {
@@ -205,8 +207,10 @@ func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
 	mcpTools, warnings := n.mcp.apply(pl.st.cfg, pl.servers)
 	directTools, warn := n.plugins.commit(pl.plugins)
 	warnings = append(warnings, warn...)
+	sourceTools, warn := n.commitSources(pl.sources)
+	warnings = append(warnings, warn...)
 	reg := toolhost.NewRegistry()
-	local := append(append(slices.Clone(pl.tools), mcpTools...), directTools...)
+	local := append(append(append(slices.Clone(pl.tools), mcpTools...), directTools...), sourceTools...)
 	if err := reg.Replace(local); err != nil {
 		// prepare checked every name these tools can have; should one
 		// still clash, the tools that exist without processes stay usable.

@@ -168,6 +168,9 @@ func printToolsStatus(p *statusLines, st controlapi.StatusResponse) {
 	if b := st.ServerTools; b != nil {
 		p.line("server tools", "%s", serverToolsLine(b))
 	}
+	for _, s := range st.Sources {
+		p.line("source "+s.Name, "%s", s.Summary)
+	}
 }
 
 func printPlaceholdersStatus(p *statusLines, st controlapi.StatusResponse) {

@@ -108,3 +108,17 @@ func TestPluginsLine(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// TestStatusShowsToolSources: each tool source's own line, under its name.
+func TestStatusShowsToolSources(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	st := controlapi.StatusResponse{Now: now, StartedAt: now,
+		Sources: []controlapi.ToolSourceStatus{{Name: "toy", Summary: "2 tools, all running"}}}
+	var b strings.Builder
+	if err := printStatus(&b, st); err != nil {
+		t.Fatal(err)
+	}
+	if out := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(out, "source toy 2 tools, all running") {
+		t.Errorf("status lacks the source's line:\n%s", b.String())
+	}
+}
