@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -123,7 +124,8 @@ func baseURLProblem(base string) string {
 
 // schemeGuess is base with ws:// before it when base has no scheme and
 // reads as a host, host:port or host:port/path that way ("127.0.0.1:6005",
-// which url.Parse would take for a scheme "127.0.0.1"); "" otherwise.
+// which url.Parse would take for a scheme "127.0.0.1"); "" otherwise. A
+// bare host gets the server's usual port, 6005: ws:// alone means 80.
 func schemeGuess(base string) string {
 	if base == "" || strings.Contains(base, "://") {
 		return ""
@@ -132,8 +134,16 @@ func schemeGuess(base string) string {
 	if err != nil || u.Hostname() == "" || u.User != nil {
 		return ""
 	}
+	if u.Port() == "" {
+		u.Host = net.JoinHostPort(u.Hostname(), defaultHubPort)
+		return u.String()
+	}
 	return "ws://" + base
 }
+
+// defaultHubPort is the port VCPToolBox's server listens on unless told
+// otherwise.
+const defaultHubPort = "6005"
 
 // keyProblem describes what makes key unusable in the hub URL, or returns "".
 // The message never quotes the key or any of its characters.

@@ -47,6 +47,9 @@ func TestHubURLRefusesBadBases(t *testing.T) {
 		{"127.0.0.1:6005", `has no scheme: did you mean "ws://127.0.0.1:6005"?`},
 		{"vcp.example.org:8080/prefix", `did you mean "ws://vcp.example.org:8080/prefix"?`},
 		{"localhost:6005", `did you mean "ws://localhost:6005"?`},
+		// A bare host keeps the server's usual port, not ws://'s 80.
+		{"localhost", `"localhost" has no scheme: did you mean "ws://localhost:6005"?`},
+		{"vcp.example.org/prefix", `did you mean "ws://vcp.example.org:6005/prefix"?`},
 		{"ftp://h", `scheme "ftp" is not supported`},
 		{"//h:1", "has no scheme"},
 		{"ws:opaque", "has no host"},
