@@ -192,7 +192,10 @@ func unknownKeyMessage(key []string) string {
 		return "unknown key"
 	}
 	parent := configField(key[:len(key)-1])
-	if parent == nil || parent.Kind() != reflect.Struct {
+	if parent == nil {
+		return unknownTableMessage(key)
+	}
+	if parent.Kind() != reflect.Struct {
 		return "unknown key"
 	}
 	last := key[len(key)-1]
@@ -210,6 +213,31 @@ func unknownKeyMessage(key []string) string {
 		return "unknown key"
 	}
 	return fmt.Sprintf("unknown key (did you mean %q?)", best)
+}
+
+// unknownTableMessage is for a key under a table that does not exist,
+// like [tool.ReadFile]: the closest name of the first unknown part, with
+// the rest of the key kept.
+func unknownTableMessage(key []string) string {
+	for i := range key {
+		parent := configField(key[:i])
+		if configField(key[:i+1]) != nil {
+			continue
+		}
+		if parent == nil || parent.Kind() != reflect.Struct {
+			break
+		}
+		var names []string
+		for f := range parent.Fields() {
+			names = append(names, tomlName(f))
+		}
+		if best := humantext.Closest(key[i], names); best != "" {
+			fixed := append(append(slices.Clone(key[:i]), best), key[i+1:]...)
+			return fmt.Sprintf("unknown key (did you mean [%s]?)", keyPath(fixed...))
+		}
+		break
+	}
+	return "unknown key"
 }
 
 // tableWithKey finds the first table, depth first in Config's order, that

@@ -78,3 +78,17 @@ func TestDuplicateNamesTheFirst(t *testing.T) {
 		}
 	}
 }
+
+// A table under a misspelt parent, like [tool.ReadFile] for
+// [tools.ReadFile], is named with the table meant, its tool name kept.
+func TestUnknownTableSuggestsTheTableMeant(t *testing.T) {
+	for doc, want := range map[string]string{
+		"[tool.ReadFile]\nexpose = true\n":     "c.toml:1:2: tool.ReadFile: unknown key (did you mean [tools.ReadFile]?)",
+		"[nothinglike.ReadFile]\nexpose = 1\n": "c.toml:1:2: nothinglike.ReadFile: unknown key",
+	} {
+		_, err := Parse([]byte(doc), "c.toml")
+		if err == nil || err.Error() != want {
+			t.Errorf("%q:\ngot  %v\nwant %s", doc, err, want)
+		}
+	}
+}
