@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/observer"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/textproto"
@@ -42,6 +43,8 @@ func (n *Node) Call(ctx context.Context, req controlapi.CallRequest) (controlapi
 		o = n.CallLocal(ctx, id, req.Tool, req.Args)
 	}
 	switch {
+	case errors.Is(o.Cause, toolhost.ErrUnknownTool) && req.Via != controlapi.ViaMCP:
+		return controlapi.CallResponse{}, answerWith(http.StatusNotFound, n.withClosestTool(o.Cause, req.Tool))
 	case errors.Is(o.Cause, toolhost.ErrUnknownTool):
 		return controlapi.CallResponse{}, answerWith(http.StatusNotFound, o.Cause)
 	case errors.Is(o.Cause, toolhost.ErrShuttingDown):
@@ -51,6 +54,20 @@ func (n *Node) Call(ctx context.Context, req controlapi.CallRequest) (controlapi
 		RequestID: id, Tool: req.Tool, OK: o.OK(), Result: o.Result, Error: o.Err,
 		Outcome: toolhost.OutcomeKind(o), DurationMs: time.Since(started).Milliseconds(),
 	}, nil
+}
+
+// withClosestTool adds to err, about the unknown tool name, the tool the
+// owner most likely meant. Only for the owner's own commands: an MCP
+// client is never told of a tool it is not offered.
+func (n *Node) withClosestTool(err error, name string) error {
+	var names []string
+	for _, t := range n.Tools() {
+		names = append(names, t.Spec.Name)
+	}
+	if c := humantext.Closest(name, names); c != "" {
+		return fmt.Errorf("%w (did you mean %q?)", err, c)
+	}
+	return err
 }
 
 // Phase is where the hub connection is.

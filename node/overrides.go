@@ -50,7 +50,7 @@ func (n *Node) SetToolOverride(name string, req controlapi.ToolOverrideRequest) 
 		known = known || t.Spec.Name == name
 	}
 	if !known {
-		return controlapi.ToolOverrideResponse{}, fmt.Errorf("%w: %q", toolhost.ErrUnknownTool, name)
+		return controlapi.ToolOverrideResponse{}, n.withClosestTool(fmt.Errorf("%w: %q", toolhost.ErrUnknownTool, name), name)
 	}
 	base := n.baseCfg
 	path, err := base.OverridesPath(n.getenv, os.Geteuid())

@@ -182,6 +182,7 @@ func TestCallCommand(t *testing.T) {
 		{"hidden tool", []string{"call", "NodeInfo"}, exitOK, []string{`"goVersion"`}, "", false},
 		{"tool error", []string{"call", "Echo", "fail=boom"}, exitError, nil, "vcpnode: tool failed: Echo (error, request local-", true},
 		{"unknown tool", []string{"call", "Nope"}, exitError, nil, `vcpnode: unknown tool "Nope"`, true},
+		{"misspelt tool", []string{"call", "Ehco"}, exitError, nil, `vcpnode: unknown tool "Ehco" (did you mean "Echo"?)`, true},
 		{"no tool", []string{"call"}, exitUsage, nil, "needs the name of a tool", true},
 		{"not key=value", []string{"call", "Echo", "message"}, exitUsage, nil, `argument "message" is not key=value`, true},
 		{"bad JSON value", []string{"call", "Echo", "n:=three"}, exitUsage, nil, "is not valid JSON; use n=three", true},
