@@ -130,7 +130,7 @@ func (a *app) runInit(h *host, f initFlags) error {
 	if err := a.checkConfig(cfgPath); err != nil {
 		return err
 	}
-	run := "vcpnode run --config " + cfgPath
+	run := a.suggest("run", cfgPath)
 	if why := a.serviceManagerProblem(h, system); why != nil {
 		fmt.Fprintf(a.stdout, "next: %s   (no service install here: %v)\n", run, why)
 		return nil

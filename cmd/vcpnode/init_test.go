@@ -289,3 +289,34 @@ func TestExampleConfig(t *testing.T) {
 		t.Errorf("with no values the example should come back unchanged (err %v)", err)
 	}
 }
+
+// init's next step is the README's: the program as the user ran it, and
+// no --config for the config run finds by itself; --config only for one
+// it would not find.
+func TestInitNextStepIsTheReadmes(t *testing.T) {
+	st, home := newInitTest(t, 1000, initKey+"\n")
+	st.app.prog = progName("./vcpnode")
+	out := st.mustRun(t, "init", "--hub", "ws://127.0.0.1:6005", "--name", "laptop", "--key-stdin")
+	if !strings.Contains(out, "next: ./vcpnode run   (no service install here") {
+		t.Errorf("init's next step is not the README's `./vcpnode run`:\n%s", out)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "\n./vcpnode run\n") {
+		t.Error("the README no longer runs ./vcpnode run after init: keep init's next step the same")
+	}
+
+	st, _ = newInitTest(t, 1000, initKey+"\n")
+	elsewhere := filepath.Join(home, "elsewhere.toml")
+	out = st.mustRun(t, "init", "--hub", "ws://127.0.0.1:6005", "--config", elsewhere, "--key-stdin")
+	if !strings.Contains(out, "next: vcpnode run --config "+elsewhere+"   (no service") {
+		t.Errorf("a config run would not find needs --config:\n%s", out)
+	}
+	for arg0, want := range map[string]string{"./vcpnode": "./vcpnode", "bin/vcpnode": "bin/vcpnode", "vcpnode": "vcpnode", "/tmp/go-build1/exe/vcpnode": "vcpnode"} {
+		if got := progName(arg0); got != want {
+			t.Errorf("progName(%q) = %q, want %q", arg0, got, want)
+		}
+	}
+}

@@ -7,5 +7,7 @@ import "os"
 // main is the binary's; -tags gendocs builds the documentation generator
 // (gendocs.go) from the same commands instead.
 func main() {
-	os.Exit(execute(newApp(), os.Args[1:]))
+	a := newApp()
+	a.prog = progName(os.Args[0])
+	os.Exit(execute(a, os.Args[1:]))
 }

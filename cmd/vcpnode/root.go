@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +61,9 @@ type app struct {
 	// Tests point it into a temp dir, never at a real service.
 	systemSocket string
 
+	// prog is how the user ran vcpnode ("./vcpnode"), for the commands it
+	// suggests; "" is "vcpnode".
+	prog string
 	// host is what `service` and `init` act on; nil is the real machine.
 	host *host
 	// helpErr is set when --help named a command that does not exist.
@@ -133,6 +137,17 @@ func (a *app) configPath(flag string) (string, error) {
 		msg += " (looked for " + strings.Join(paths, " and ") + ")"
 	}
 	return "", usageErrorf("%s", msg)
+}
+
+// suggest is the command "sub" with the config at cfgPath as the user
+// would type it next: the program as they ran it, and --config only when
+// the command would not find that config by itself.
+func (a *app) suggest(sub, cfgPath string) string {
+	cmd := cmp.Or(a.prog, "vcpnode") + " " + sub
+	if a.findConfig("") != cfgPath {
+		cmd += " --config " + cfgPath
+	}
+	return cmd
 }
 
 // findConfig is configPath without the error: "" when nothing names or
@@ -230,4 +245,15 @@ func (a *app) flushLogs() {
 	if a.logLines != nil {
 		a.logLines.flush()
 	}
+}
+
+// progName is the program as a command suggested to the user should name
+// it: a relative path as they typed it ("./vcpnode", "bin/vcpnode"),
+// otherwise "vcpnode" (found on PATH, or an absolute path such as go
+// run's temporary build).
+func progName(arg0 string) string {
+	if strings.ContainsRune(arg0, filepath.Separator) && !filepath.IsAbs(arg0) {
+		return arg0
+	}
+	return "vcpnode"
 }
