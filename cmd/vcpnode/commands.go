@@ -73,6 +73,7 @@ func newRootCmd(a *app) *cobra.Command {
 	// Thin clients of the control socket: flags → one request → render.
 	add(groupControl,
 		newStatusCmd(a),
+		newHealthCmd(a),
 		newToolsCmd(a),
 		newCallCmd(a),
 		newMCPCmd(a),
