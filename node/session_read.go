@@ -2,7 +2,6 @@ package node
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -233,7 +232,7 @@ func (s *session) roomWait() time.Duration {
 // an execute_tool gets a "node busy" error result, anything else is logged.
 // Finding the requestId reads only as far as it.
 func (s *session) refuseBusy(frame []byte) {
-	typ, id := peekCall(frame)
+	typ, id := wsproto.PeekCall(frame)
 	if typ == wsproto.TypeExecuteTool && id != "" {
 		s.answer(toolhost.Outcome{RequestID: id,
 			Err: fmt.Sprintf("node busy: %d bytes of frames are already waiting to be decoded; try again later", s.n.decodeBudget.size)})
@@ -242,55 +241,6 @@ func (s *session) refuseBusy(frame []byte) {
 		e.Str("type", clip(string(typ))).Str("request_id", clip(id)).Int("bytes", len(frame)).
 			Msg("node busy decoding earlier frames: refused a frame")
 	})
-}
-
-// peekCall finds the type and data.requestId of a frame by reading tokens
-// only until both are found; it never decodes large values it can skip.
-func peekCall(frame []byte) (wsproto.Type, string) {
-	dec := json.NewDecoder(bytes.NewReader(frame))
-	var typ, id string
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return "", ""
-	}
-	for dec.More() && (typ == "" || id == "") {
-		key, err := dec.Token()
-		if err != nil {
-			break
-		}
-		switch key {
-		case "type":
-			if t, err := dec.Token(); err == nil {
-				typ, _ = t.(string)
-			}
-		case "data":
-			if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-				continue
-			}
-			for dec.More() && id == "" {
-				k, err := dec.Token()
-				if err != nil {
-					break
-				}
-				if k == "requestId" {
-					if t, err := dec.Token(); err == nil {
-						id, _ = t.(string)
-					}
-					continue
-				}
-				var skip json.RawMessage
-				if dec.Decode(&skip) != nil {
-					break
-				}
-			}
-			return wsproto.Type(typ), id // the rest of data is not worth skipping
-		default:
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return wsproto.Type(typ), id
-			}
-		}
-	}
-	return wsproto.Type(typ), id
 }
 
 // Warnings the server can cause at any rate go through n.warnings, a

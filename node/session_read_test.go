@@ -214,23 +214,3 @@ func TestGarbageFloodLogsBoundedLines(t *testing.T) {
 }
 
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }
-
-func TestPeekCall(t *testing.T) {
-	for _, c := range []struct {
-		frame string
-		typ   wsproto.Type
-		id    string
-	}{
-		{`{"type":"execute_tool","data":{"requestId":"a","toolArgs":{"x":"` + strings.Repeat("y", 1000) + `"}}}`, wsproto.TypeExecuteTool, "a"},
-		{`{"type":"execute_tool","data":{"toolArgs":{"x":[1,2,{"z":null}]},"requestId":"b"}}`, wsproto.TypeExecuteTool, "b"},
-		{`{"extra":[1,{"a":"b"}],"type":"cancel_tool","data":{"requestId":"c"}}`, wsproto.TypeCancelTool, "c"},
-		{`{"type":"execute_tool","data":{"requestId":7}}`, wsproto.TypeExecuteTool, ""},
-		{`not json`, "", ""},
-		{`{"type":"execute_tool","data":{"requestId":"d"`, wsproto.TypeExecuteTool, "d"},
-	} {
-		typ, id := peekCall([]byte(c.frame))
-		if typ != c.typ || id != c.id {
-			t.Errorf("peekCall(%.60q) = %q, %q; want %q, %q", c.frame, typ, id, c.typ, c.id)
-		}
-	}
-}
