@@ -56,6 +56,7 @@ type Node struct {
 	sources    []ToolSource // toolsource.go
 	getenv     func(string) string
 	protected  []string // files never served, whatever the roots
+	onRefusal  func(kind, tool string, refused []sandbox.Refusal)
 
 	state     *stateBox
 	hurry     chan struct{}

@@ -21,6 +21,7 @@ func (n *Node) sandboxOptions(cfg config.Config) (sandbox.Options, error) {
 	opts.Protected = append(opts.Protected, n.protected...)
 	opts.Trees = n.trees.Get()
 	opts.Log = n.log
+	opts.OnRefusal = n.onRefusal
 	return opts, nil
 }
 

@@ -67,51 +67,51 @@ func (e *RefusedError) Error() string {
 
 func (e *RefusedError) Unwrap() error { return e.Err }
 
-// fix is the configuration that grants refusals to the run's tool: a
-// profile of its own extending the one it has (or more lines for the
-// profile it has, when that is not a built-in), and the line that gives
-// it to the tool.
+// fix is the configuration that grants refusals to the run's tool.
 func (r *Run) fix(refusals []Refusal) string {
-	var read, write []string
-	var ports []int
-	network := false
+	var add Spec
+	if !AddRefusals(&add, refusals, r.home) {
+		return ""
+	}
+	return ProfileConfig(r.kind, r.tool, r.Profile, add)
+}
+
+// AddRefusals adds to spec what grants refusals (home writes ~/ paths),
+// and reports whether it added anything: the node's own files are never
+// added, nor what spec grants already.
+func AddRefusals(spec *Spec, refusals []Refusal, home string) bool {
+	added := false
 	for _, f := range refusals {
 		switch {
 		case f.Own:
 		case f.Port > 0 && f.netOff:
-			network = true
+			if spec.Network == nil || !*spec.Network {
+				spec.Network, added = boolPtr(true), true
+			}
 		case f.Port > 0:
-			ports = append(ports, f.Port)
+			if !slices.Contains(spec.ConnectPorts, f.Port) {
+				spec.ConnectPorts, added = append(spec.ConnectPorts, f.Port), true
+			}
 		case f.Write:
-			write = appendNew(write, r.grantFor(f.Path))
+			if g := grantFor(f.Path, home); !slices.Contains(spec.Write, g) {
+				spec.Write, added = append(spec.Write, g), true
+			}
 		default:
-			read = appendNew(read, r.grantFor(f.Path))
+			if g := grantFor(f.Path, home); !slices.Contains(spec.Read, g) && !slices.Contains(spec.Write, g) {
+				spec.Read, added = append(spec.Read, g), true
+			}
 		}
 	}
-	if len(read)+len(write)+len(ports) == 0 && !network {
-		return ""
-	}
-	return ProfileConfig(r.kind, r.tool, r.Profile, Spec{Read: read, Write: write, ConnectPorts: ports, Network: boolPtr(network)})
+	return added
 }
 
-func boolPtr(b bool) *bool {
-	if !b {
-		return nil
-	}
-	return &b
-}
-
-func appendNew(list []string, s string) []string {
-	if s == "" || slices.Contains(list, s) {
-		return list
-	}
-	return append(list, s)
-}
+func boolPtr(b bool) *bool { return &b }
 
 // grantFor is what to grant for a refused path: the node_modules a
-// package sits in, the folder of a file (programs read a file's neighbours too), unless that folder is the
-// home, one of its parents or the root; written from ~/ when in the home.
-func (r *Run) grantFor(path string) string {
+// package sits in, the folder of a file (programs read a file's
+// neighbours too) or of a file to make, unless that folder is the home,
+// one of its parents or the root; written from ~/ when in the home.
+func grantFor(path, home string) string {
 	g := path
 	for d := filepath.Dir(path); d != filepath.Dir(d); d = filepath.Dir(d) {
 		if filepath.Base(d) == "node_modules" {
@@ -119,14 +119,14 @@ func (r *Run) grantFor(path string) string {
 			break
 		}
 	}
-	if fi, err := os.Stat(g); err == nil && !fi.IsDir() {
-		dir := filepath.Dir(path)
-		if dir != "/" && (r.home == "" || !within(canonical(r.home), canonical(dir))) {
+	if fi, err := os.Stat(g); err != nil || !fi.IsDir() {
+		dir := filepath.Dir(g)
+		if dir != "/" && (home == "" || !within(canonical(home), canonical(dir))) {
 			g = dir
 		}
 	}
-	if r.home != "" && within(g, r.home) && g != r.home {
-		return "~/" + strings.TrimPrefix(g, r.home+"/")
+	if home != "" && within(g, home) && g != home {
+		return "~/" + strings.TrimPrefix(g, home+"/")
 	}
 	return g
 }
@@ -139,7 +139,7 @@ func ProfileConfig(kind, tool, profile string, add Spec) string {
 	var b strings.Builder
 	own := profile
 	if _, builtin := Builtins()[profile]; builtin {
-		own = profileName(tool)
+		own = ProfileName(tool)
 		fmt.Fprintf(&b, "[sandbox.profiles.%s]\nextends = %q\n", tomlKey(own), profile)
 	} else {
 		fmt.Fprintf(&b, "[sandbox.profiles.%s]   # added to this profile's lists\n", tomlKey(own))
@@ -183,8 +183,8 @@ func ProfileConfig(kind, tool, profile string, add Spec) string {
 	return b.String()
 }
 
-// profileName is the name of a tool's own profile.
-func profileName(tool string) string {
+// ProfileName is the name of a tool's own profile (learned or suggested).
+func ProfileName(tool string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(tool) {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' {

@@ -101,17 +101,26 @@ func (r *Run) portRefused(port int) bool {
 
 // checkPath tells whether the run's profile refused path: one of the
 // node's own files; a path no grant covers; a path granted read-only that
-// the daemon's user could write (the write was refused). A path that does
-// not exist was not refused (the program got ENOENT), nor a path covered
-// that its own permissions keep from the daemon's user.
+// the daemon's user could write (the write was refused); a file to make
+// in a folder not granted writable that the daemon's user could write in.
+// A path that does not exist in an existing folder was not refused (the
+// program got ENOENT), nor a path covered that its own permissions keep
+// from the daemon's user.
 func (r *Run) checkPath(path, line string) (Refusal, bool) {
 	path = filepath.Clean(path)
 	if path == "/" || strings.HasPrefix(path, "/proc/") || strings.HasPrefix(path, "/dev/") {
 		return Refusal{}, false
 	}
 	real := canonical(path)
+	create := false
 	if _, err := os.Lstat(real); err != nil {
-		return Refusal{}, false
+		// Landlock leaves lookups alone: a path that does not exist was
+		// refused only as a file to make in an existing folder.
+		parent := canonical(filepath.Dir(path))
+		if _, err := os.Stat(parent); err != nil {
+			return Refusal{}, false
+		}
+		real, create = filepath.Join(parent, filepath.Base(path)), true
 	}
 	for _, p := range r.protected {
 		if p != "" && within(real, canonical(p)) {
@@ -124,10 +133,15 @@ func (r *Run) checkPath(path, line string) (Refusal, bool) {
 			cover = &r.pol.Grants[i]
 		}
 	}
+	writable := func(p string) bool { return unix.Access(p, unix.W_OK) == nil }
 	switch {
+	case create && (cover == nil || !cover.Write) && writable(filepath.Dir(real)):
+		return Refusal{Path: path, Write: true, Line: line}, true
+	case create:
+		return Refusal{}, false
 	case cover == nil:
 		return Refusal{Path: path, Line: line}, true
-	case !cover.Write && unix.Access(real, unix.W_OK) == nil:
+	case !cover.Write && writable(real):
 		return Refusal{Path: path, Write: true, Line: line}, true
 	}
 	return Refusal{}, false

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
+)
+
+// TestSandboxLearn: `vcpnode sandbox learn` on a plugin that reads a
+// folder outside its own and writes another prints, without changing the
+// config, the profile that grants both (learned over several runs); once
+// that profile is saved, the call succeeds and nothing more is refused.
+func TestSandboxLearn(t *testing.T) {
+	sandboxtest.NeedLandlock(t)
+	dir, outside := t.TempDir(), t.TempDir()
+	data, logs := filepath.Join(outside, "data"), filepath.Join(outside, "logs")
+	for path, body := range map[string]string{
+		filepath.Join(data, "city.txt"): "Lisbon\n",
+		filepath.Join(logs, ".keep"):    "",
+		filepath.Join(dir, "plugins", "Reader", "plugin-manifest.json"): `{"name":"Reader","pluginType":"synchronous",` +
+			`"entryPoint":{"command":"sh read.sh"},"communication":{"protocol":"stdio","timeout":60000}}`,
+		filepath.Join(dir, "plugins", "Reader", "read.sh"): fmt.Sprintf("city=$(cat %q) || exit 1\necho \"$city\" >> %q || exit 1\n"+
+			"printf '{\"status\":\"success\",\"result\":\"%%s\"}' \"$city\"\n", filepath.Join(data, "city.txt"), filepath.Join(logs, "calls.log")),
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := filepath.Join(dir, "config.toml")
+	doc := fmt.Sprintf("[hub]\nurl = \"ws://127.0.0.1:1\"\nkey = \"test-key\"\n\n[plugins]\ndirs = [%q]\nstate_dir = %q\n",
+		filepath.Join(dir, "plugins"), filepath.Join(dir, "state"))
+	if err := os.WriteFile(cfgPath, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := vcpnodeProc(t, dir, "sandbox", "learn", "-c", cfgPath, "Reader", "city=any")
+	want := fmt.Sprintf("[sandbox.profiles.reader]\nextends = \"default\"\nread = [%q]\nwrite = [%q]\n\n[tools.Reader]\nsandbox = \"reader\"\n", data, logs)
+	if code != 0 || !strings.Contains(out, "# the call succeeds with this profile (3 runs)") || !strings.HasSuffix(out, want) {
+		t.Fatalf("learn: code %d, stdout:\n%s\nwant it to end with:\n%s\nstderr:\n%s", code, out, want, errOut)
+	}
+	for _, w := range []string{"run 1 was refused read " + filepath.Join(data, "city.txt"), "run 2 was refused write " + filepath.Join(logs, "calls.log")} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errOut)
+		}
+	}
+	if b, _ := os.ReadFile(cfgPath); string(b) != doc {
+		t.Errorf("learn changed the config:\n%s", b)
+	}
+
+	if err := os.WriteFile(cfgPath, []byte(doc+"\n"+out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = vcpnodeProc(t, dir, "sandbox", "learn", "-c", cfgPath, "Reader")
+	if code != 0 || !strings.Contains(out, `under the profile "reader" was refused nothing`) || !strings.Contains(out, "Lisbon") {
+		t.Errorf("with the learned profile saved: code %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
