@@ -19,4 +19,16 @@ type SandboxStatus struct {
 	Require     bool     `json:"require"`
 	// Why explains a missing mechanism.
 	Why string `json:"why,omitempty"`
+	// Derived are the grants each tool's last process got from what it
+	// ran (its script, node_modules, venv, package caches…), by tool
+	// name, "mcp:SERVER" or "placeholder:NAME".
+	Derived map[string][]SandboxGrant `json:"derived,omitempty"`
+}
+
+// SandboxGrant is one path a tool's processes may use beyond their
+// profile, and why.
+type SandboxGrant struct {
+	Path  string `json:"path"`
+	Write bool   `json:"write,omitempty"`
+	From  string `json:"from"`
 }

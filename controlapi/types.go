@@ -250,6 +250,9 @@ type ToolStatus struct {
 	// Sandbox is the profile the tool's processes run under; empty for
 	// built-in tools, which start none.
 	Sandbox string `json:"sandbox,omitempty"`
+	// SandboxGrants are what the tool's last process got beyond its
+	// profile from what it ran (sandbox.go); none before its first start.
+	SandboxGrants []SandboxGrant `json:"sandboxGrants,omitempty"`
 	// Call is a TOOL_REQUEST block calling the tool (its first command),
 	// ready to edit; each command has its own in Commands.
 	Call string `json:"call,omitempty"`

@@ -92,8 +92,9 @@ func (n *Node) ToolStatuses() controlapi.ToolsResponse {
 			Name: t.Spec.Name, DisplayName: t.Spec.DisplayName, Description: t.Spec.Description, Version: t.Spec.Version, Source: t.Spec.Source,
 			Builtin: t.Spec.Builtin, Implicit: t.Spec.Implicit, Exposed: t.Exposure.Exposed, Reason: t.Exposure.Reason,
 			TimeoutMs: t.Timeout.Milliseconds(), MaxConcurrent: t.MaxConcurrent, Approval: string(mode),
-			Commands: commandStatuses(t.Spec),
-			Sandbox:  n.toolProfile(t.Spec), // sandbox.go
+			Commands:      commandStatuses(t.Spec),
+			Sandbox:       n.toolProfile(t.Spec), // sandbox.go
+			SandboxGrants: n.toolGrants(t.Spec),
 		}
 		if !t.Spec.Implicit {
 			first := toolhost.Command{}

@@ -63,10 +63,36 @@ func (n *Node) sandboxStatus() *controlapi.SandboxStatus {
 		return nil
 	}
 	st := n.sandbox.Status()
+	derived := map[string][]controlapi.SandboxGrant{}
+	for key, gs := range n.sandbox.AllDerivedGrants() {
+		derived[key] = apiGrants(gs)
+	}
 	return &controlapi.SandboxStatus{
 		Mechanism: st.Mechanism, LandlockABI: st.LandlockABI, Memory: st.Memory, Pids: st.Pids, CPU: st.CPU,
 		Default: st.Default, Profiles: st.Profiles, NotEnforced: st.NotEnforced, Require: st.Require, Why: st.Why,
+		Derived: derived,
 	}
+}
+
+// toolGrants are what the last process of a tool got beyond its profile
+// from what it ran.
+func (n *Node) toolGrants(spec toolhost.Spec) []controlapi.SandboxGrant {
+	if spec.Builtin || spec.Implicit || n.sandbox == nil {
+		return nil
+	}
+	key := spec.Name
+	if server, ok := strings.CutPrefix(spec.Source, "mcp:"); ok {
+		key = config.MCPSandboxKey(server)
+	}
+	return apiGrants(n.sandbox.DerivedGrants(key))
+}
+
+func apiGrants(gs []sandbox.Grant) []controlapi.SandboxGrant {
+	var out []controlapi.SandboxGrant
+	for _, g := range gs {
+		out = append(out, controlapi.SandboxGrant{Path: g.Path, Write: g.Write, From: g.From})
+	}
+	return out
 }
 
 // toolProfile is the profile the processes of a tool run under; "" for a

@@ -236,6 +236,11 @@ function toolCard(t, overridable) {
   if (t.sandbox) facts.push(`sandbox ${t.sandbox}` + (t.sandbox === "none" ? " (unconfined)" : ""));
   if (t.calls) facts.push(`${t.calls} call${t.calls === 1 ? "" : "s"}, last ${t.lastCall.slice(11, 19)}`);
   kids.push(el("div", {class: "muted", id: id + "-facts"}, facts.join(" · ")));
+  // What its last process got beyond the profile from what it ran.
+  if (t.sandboxGrants?.length) {
+    kids.push(el("div", {class: "muted", id: id + "-grants"}, "also " + t.sandboxGrants.map((g) =>
+      `${g.write ? "writes" : "reads"} ${g.path} (${g.from})`).join(" · ")));
+  }
   if (overridable && !t.skipped && !t.implicit) {
     const expose = el("input", {type: "checkbox", id: id + "-expose", checked: t.exposed});
     expose.addEventListener("change", () => setOverride(t.name, {expose: expose.checked}));

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,7 @@ const (
 	FromVenv        = "python venv"
 	FromCache       = "package runner cache"
 	FromGlobal      = "npm global prefix"
+	FromDeclared    = "declared in the manifest"
 )
 
 // homeSecrets are the home directory's trees no derived grant may cover,
@@ -52,6 +54,45 @@ func (s *Sandbox) Derived(c Command) []Grant {
 	return o.derived(c)
 }
 
+// DerivedGrants are what the last process started for key got from what
+// it ran (Derived): key is a tool's name, "mcp:SERVER" or
+// "placeholder:NAME", as in Options.Tools. Nil before its first start.
+func (s *Sandbox) DerivedGrants(key string) []Grant {
+	if s == nil {
+		return nil
+	}
+	if v, ok := s.lastDerived.Load(key); ok {
+		return v.([]Grant)
+	}
+	return nil
+}
+
+// AllDerivedGrants are DerivedGrants of every key started so far.
+func (s *Sandbox) AllDerivedGrants() map[string][]Grant {
+	out := map[string][]Grant{}
+	if s == nil {
+		return out
+	}
+	s.lastDerived.Range(func(k, v any) bool {
+		if gs := v.([]Grant); len(gs) > 0 {
+			out[k.(string)] = gs
+		}
+		return true
+	})
+	return out
+}
+
+// derivedKey is the key a command's derived grants are kept under.
+func derivedKey(c Command) string {
+	switch c.Kind {
+	case "MCP server":
+		return "mcp:" + c.Tool
+	case "placeholder command":
+		return "placeholder:" + c.Tool
+	}
+	return c.Tool
+}
+
 // derived are the grants c needs for what it runs, carved like every
 // grant and kept off the home's secrets.
 func (o *Options) derived(c Command) []Grant {
@@ -62,6 +103,9 @@ func (o *Options) derived(c Command) []Grant {
 	d.command(c.Path, c.Args, 0)
 	if d.node {
 		d.nodeModules()
+	}
+	if c.Kind == "plugin" && c.Dir != "" {
+		d.declared()
 	}
 	protected := slices.Clone(o.Protected)
 	if d.home != "" {
@@ -412,4 +456,47 @@ func isDir(path string) bool {
 func executableFile(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// manifestFile is a plugin's manifest in its folder (VCPToolBox's name).
+const manifestFile = "plugin-manifest.json"
+
+// declared grants the folders a plugin's manifest declares it uses:
+//
+//	"sandbox": {"read": ["../Shared", "/srv/data"], "write": ["~/notes"]}
+//
+// relative to the plugin's folder, absolute or from ~/; kept off the
+// node's own files and the home's secrets like every derived grant.
+func (d *deriver) declared() {
+	b, err := os.ReadFile(filepath.Join(d.c.Dir, manifestFile))
+	if err != nil {
+		return
+	}
+	var m struct {
+		Sandbox struct {
+			Read  []string `json:"read"`
+			Write []string `json:"write"`
+		} `json:"sandbox"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return
+	}
+	for _, l := range []struct {
+		paths []string
+		write bool
+	}{{m.Sandbox.Read, false}, {m.Sandbox.Write, true}} {
+		for _, p := range l.paths {
+			switch {
+			case p == "~" || strings.HasPrefix(p, "~/"):
+				if d.home != "" {
+					p = filepath.Join(d.home, strings.TrimPrefix(p, "~"))
+				} else {
+					continue
+				}
+			case !filepath.IsAbs(p):
+				p = filepath.Join(d.c.Dir, p)
+			}
+			d.add(p, l.write, FromDeclared)
+		}
+	}
 }

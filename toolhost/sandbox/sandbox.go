@@ -45,6 +45,8 @@ type Options struct {
 	OnRefusal func(kind, tool string, refused []Refusal)
 
 	carved *sync.Map // profile name → its carved grants, per configuration
+	// lastDerived is the Sandbox's, kept across configurations.
+	lastDerived *sync.Map
 }
 
 // Sandbox wraps commands for their profiles. Update swaps its
@@ -54,6 +56,8 @@ type Sandbox struct {
 	caps Capabilities
 	// limits makes per-run limit groups.
 	limits *limiter
+	// lastDerived: a tool's key → the derived grants of its last start.
+	lastDerived sync.Map
 }
 
 // ErrNotEnforced: Require is set and the machine cannot enforce a profile in use.
@@ -84,6 +88,7 @@ func (s *Sandbox) Update(opts Options) error {
 			Msg("sandbox: parts of the profiles in use are not enforced on this machine")
 	}
 	opts.carved = &sync.Map{}
+	opts.lastDerived = &s.lastDerived
 	s.opts.Store(&opts)
 	return nil
 }

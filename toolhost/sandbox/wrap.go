@@ -75,7 +75,11 @@ func (o *Options) grants(p Profile, c Command, tmp string) []Grant {
 		own = append(own, Grant{Path: tmp, Write: true})
 	}
 	gs := append(slices.Clone(static.([]Grant)), carve(own, o.Protected)...)
-	return append(gs, o.derived(c)...)
+	derived := o.derived(c)
+	if o.lastDerived != nil {
+		o.lastDerived.Store(derivedKey(c), derived)
+	}
+	return append(gs, derived...)
 }
 
 func nonEmpty(gs []Grant) []Grant {
