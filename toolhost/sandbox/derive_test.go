@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -197,6 +198,7 @@ func TestDerivedNeverCoversProtected(t *testing.T) {
 		"npm cache":                {Path: "/usr/bin/npx", Args: []string{"npx", "-y", "x"}, Env: append(env, "npm_config_cache="+filepath.Join(home, ".ssh"), "npm_config_prefix="+etc)},
 		"npm cache home":           {Path: "/usr/bin/npx", Args: []string{"npx", "-y", "x"}, Env: append(env, "npm_config_cache="+home, "npm_config_prefix="+etc)},
 		"uv cache":                 {Path: "/usr/bin/uvx", Args: []string{"uvx", "x"}, Env: append(env, "UV_CACHE_DIR="+etc, "UV_TOOL_DIR="+filepath.Join(home, ".ssh"))},
+		"declared in the manifest": {Kind: "plugin", Path: "/bin/sh", Args: []string{"sh", "x.sh"}, Dir: declaring(t, home, etc), Env: env},
 		"shebang":                  {Path: put(t, filepath.Join(etc, "bin/tool"), "#!/usr/bin/env node\n"), Args: []string{"tool"}, Env: append(env, "PATH=/usr/bin:/bin")},
 	}
 	for name, c := range rules {
@@ -211,5 +213,35 @@ func TestDerivedNeverCoversProtected(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// declaring is a plugin folder whose manifest declares the folders given,
+// and their parents, readable and writable.
+func declaring(t *testing.T, dirs ...string) string {
+	dir := filepath.Join(t.TempDir(), "Plugin", "Declares")
+	var list []string
+	for _, d := range dirs {
+		list = append(list, strconv.Quote(d), strconv.Quote(filepath.Dir(d)))
+	}
+	put(t, filepath.Join(dir, "plugin-manifest.json"), `{"name":"Declares","sandbox":{"read":[`+strings.Join(list, ",")+
+		`,"~/.ssh","../Other"],"write":[`+strings.Join(list, ",")+`,"~"]}}`)
+	put(t, filepath.Join(dir, "../Other/x"), "")
+	return dir
+}
+
+// TestDeriveDeclared: a plugin's manifest declares folders it uses,
+// relative to its folder, absolute or from ~/.
+func TestDeriveDeclared(t *testing.T) {
+	home, data := t.TempDir(), t.TempDir()
+	put(t, filepath.Join(home, "notes/a.md"), "")
+	dir := filepath.Join(t.TempDir(), "Plugin", "Notes")
+	put(t, filepath.Join(dir, "plugin-manifest.json"), `{"name":"Notes","sandbox":{"read":["../Shared",`+strconv.Quote(data)+`],"write":["~/notes"]}}`)
+	put(t, filepath.Join(dir, "../Shared/lib.js"), "")
+	gs := (&Options{Home: home}).derived(Command{Kind: "plugin", Path: "/bin/sh", Args: []string{"sh", "x.sh"}, Dir: dir, Env: []string{"HOME=" + home}})
+	for path, write := range map[string]bool{filepath.Join(dir, "../Shared/lib.js"): false, data: false, filepath.Join(home, "notes/a.md"): true} {
+		if g, ok := granted(gs, path); !ok || g.Write != write || g.From != FromDeclared {
+			t.Errorf("%s: %v %+v", path, ok, g)
+		}
 	}
 }
