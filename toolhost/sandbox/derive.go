@@ -96,7 +96,7 @@ func derivedKey(c Command) string {
 // derived are the grants c needs for what it runs, carved like every
 // grant and kept off the home's secrets.
 func (o *Options) derived(c Command) []Grant {
-	d := deriver{c: c, home: envValue(c.Env, "HOME"), pathEnv: envValue(c.Env, "PATH")}
+	d := deriver{c: c, home: envValue(c.Env, "HOME"), pathEnv: envValue(c.Env, "PATH"), temp: o.TempDir}
 	if d.home == "" {
 		d.home = o.Home
 	}
@@ -128,6 +128,7 @@ type deriver struct {
 	c       Command
 	home    string
 	pathEnv string
+	temp    string // where every call's private temporary directory is
 	out     []Grant
 	// node: the command runs Node.js (or a runtime resolving node_modules).
 	node    bool
@@ -142,14 +143,16 @@ func (d *deriver) add(path string, write bool, from string) {
 }
 
 // tooWide reports a tree no derived grant may be: the root, the home
-// directory or one of its ancestors (they hold everything).
+// directory or one of its ancestors (they hold everything), the folder
+// of the calls' temporary directories or one of its ancestors (they hold
+// other calls' private ones).
 func (d *deriver) tooWide(path string) bool {
 	p := canonical(path)
 	if p == "/" {
 		return true
 	}
-	if d.home != "" {
-		if h := canonical(d.home); within(h, p) {
+	for _, dir := range []string{d.home, d.temp} {
+		if dir != "" && within(canonical(dir), p) {
 			return true
 		}
 	}

@@ -230,6 +230,23 @@ func declaring(t *testing.T, dirs ...string) string {
 	return dir
 }
 
+// TestDeriveNeverTheTempFolder: a script in the folder of the calls'
+// temporary directories, beside a package.json anyone can write there,
+// gets itself, not the folder (other calls' private directories).
+func TestDeriveNeverTheTempFolder(t *testing.T) {
+	temp := t.TempDir()
+	other := put(t, filepath.Join(temp, "vcpnode-call-1/secret.txt"), "")
+	put(t, filepath.Join(temp, "package.json"), "{}")
+	script := put(t, filepath.Join(temp, "x.js"), "")
+	gs := (&Options{Home: t.TempDir(), TempDir: temp}).derived(Command{Path: "/usr/bin/node", Args: []string{"node", script}})
+	if _, ok := granted(gs, script); !ok {
+		t.Errorf("the script is not granted: %+v", gs)
+	}
+	if g, ok := granted(gs, other); ok {
+		t.Errorf("another call's temporary directory is covered by %+v", g)
+	}
+}
+
 // TestDeriveDeclared: a plugin's manifest declares folders it uses,
 // relative to its folder, absolute or from ~/.
 func TestDeriveDeclared(t *testing.T) {
