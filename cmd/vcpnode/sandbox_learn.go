@@ -43,7 +43,7 @@ func newSandboxLearnCmd(a *app) *cobra.Command {
 	}
 	learn.Flags().StringVarP(&configFlag, "config", "c", "", "config `FILE` (where vcpnode run looks by default)")
 	learn.Flags().StringVar(&mcpName, "mcp", "", "learn the start of the MCP server `NAME` ([mcp.servers.NAME])")
-	learn.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long one run (a call, a server start) may take")
+	learn.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "the `DURATION` one run (a call, a server start) may take")
 	return learn
 }
 
