@@ -110,7 +110,7 @@ func TestCallLocalSkipsOnlyTheExposurePolicy(t *testing.T) {
 	}
 }
 
-// Tools given with WithTools (the demo's, internal/rsscheck's) are part of
+// Tools given with WithTools (the demo's, tools/rsscheck's) are part of
 // every registry a reload or a rescan builds, not only the first.
 func TestWithToolsSurviveReloadAndRescan(t *testing.T) {
 	extra := namedTool{"InProcess"}

@@ -12,7 +12,7 @@ import (
 )
 
 // This file is compiled only with -tags soakbroken, by the chaos soak's own
-// test (internal/soak), to show that the soak catches a broken daemon. No
+// test (tools/soak), to show that the soak catches a broken daemon. No
 // release build contains it. $VCPNODE_SOAKBROKEN says how to break:
 //
 //	drop-result   the first successful result on each connection after the

@@ -2,7 +2,7 @@
 # Measures vcpnode side by side with the official Node.js node
 # (lioensky/VCPDistributedServer): both connect to one VCP server, host the
 # same plugins, serve the same files, and are timed in interleaved rounds
-# (go run ./internal/benchofficial -h for the options). A measurement, not a
+# (go run ./tools/benchofficial -h for the options). A measurement, not a
 # test: nothing in CI runs it. Linux only; docs/performance.md says how to
 # get the checkouts and shows a run's table.
 #
@@ -31,7 +31,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/vcpnode" ./cmd/vcpnode
-go build -o "$tmp/benchofficial" ./internal/benchofficial
+go build -o "$tmp/benchofficial" ./tools/benchofficial
 set -- "$tmp/benchofficial" -official "$official" -toolbox "$toolbox" -vcpnode "$tmp/vcpnode" "$@"
 
 if [ "$(id -u)" = 0 ] && unshare --net true 2>/dev/null; then

@@ -16,9 +16,9 @@ bin="${TMPDIR:-/tmp}/vcpnode-rss.$$"
 trap 'rm -f "$bin"' EXIT
 
 echo "== node package, $tools tools"
-go run ./internal/rsscheck -tools "$tools"
+go run ./tools/rsscheck -tools "$tools"
 
 echo
 echo "== release binary"
 go build -trimpath -ldflags='-s -w' -o "$bin" ./cmd/vcpnode
-go run ./internal/rsscheck -binary "$bin"
+go run ./tools/rsscheck -binary "$bin"

@@ -248,15 +248,13 @@ func TestTestHelpersStayInTests(t *testing.T) {
 	}
 }
 
-// TestSoakIsNeverImported: internal/soak is a program (the chaos soak), run
-// with go run; nothing, tests included, may build on it.
-func TestSoakIsNeverImported(t *testing.T) {
-	soak := module + "/internal/soak"
-	// As a main package it cannot be imported at all; keep it one.
-	if name, err := exec.Command("go", "list", "-f", "{{.Name}}", soak).Output(); err != nil || strings.TrimSpace(string(name)) != "main" {
-		t.Errorf("%s is package %q (err %v); it must stay package main", soak, strings.TrimSpace(string(name)), err)
-	}
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", module+"/...").CombinedOutput()
+// TestProgramsLiveInTools: the programs that are not vcpnode (the chaos
+// soak, the memory and reconnect checks, the benchmark against the
+// official node) live under tools/, each a main package, so internal/
+// holds library code and test helpers only and nothing, tests included,
+// builds on a program.
+func TestProgramsLiveInTools(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}} {{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", module+"/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
@@ -264,11 +262,29 @@ func TestSoakIsNeverImported(t *testing.T) {
 	if len(lines) < 5 {
 		t.Fatalf("go list saw only %d packages; is the module layout intact?", len(lines))
 	}
+	tools := 0
 	for _, line := range lines {
 		fields := strings.Fields(line)
-		if slices.Contains(fields[1:], soak) {
-			t.Errorf("%s imports %s, a program that nothing may import", fields[0], soak)
+		rel := strings.TrimPrefix(fields[0], module+"/")
+		inTools := strings.HasPrefix(rel, "tools/")
+		isMain := fields[1] == "main"
+		switch {
+		case inTools && !isMain:
+			t.Errorf("%s is package %s; tools/ holds programs (package main) only", rel, fields[1])
+		case isMain && !inTools && !strings.HasPrefix(rel, "cmd/"):
+			t.Errorf("%s is a program; programs live under cmd/ (vcpnode) or tools/", rel)
 		}
+		if inTools {
+			tools++
+		}
+		for _, imp := range fields[2:] {
+			if strings.HasPrefix(imp, module+"/tools/") {
+				t.Errorf("%s imports %s, a program that nothing may import", rel, imp)
+			}
+		}
+	}
+	if tools == 0 {
+		t.Error("go list found no package under tools/")
 	}
 }
 

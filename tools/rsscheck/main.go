@@ -11,12 +11,12 @@
 // with a generated config): the whole program, cobra and all, but with only
 // the tools that binary registers by itself, and without a forced GC.
 //
-//	go run ./internal/rsscheck               # node package, 50 in-process tools
-//	go run ./internal/rsscheck -binary /tmp/vcpnode
-//	go run ./internal/rsscheck -binary /tmp/before,/tmp/after -rounds 5   # alternately, with start→registered
-//	go run ./internal/rsscheck -binary /tmp/vcpnode-with-symbols -residency   # what of the file is resident, per section and package
-//	go run ./internal/rsscheck -frames 10,50,90   # peak memory per large execute_tool
-//	go run ./internal/rsscheck -files 64 -memlimit 20971520   # serving 64 files of 1 MiB at once
+//	go run ./tools/rsscheck               # node package, 50 in-process tools
+//	go run ./tools/rsscheck -binary /tmp/vcpnode
+//	go run ./tools/rsscheck -binary /tmp/before,/tmp/after -rounds 5   # alternately, with start→registered
+//	go run ./tools/rsscheck -binary /tmp/vcpnode-with-symbols -residency   # what of the file is resident, per section and package
+//	go run ./tools/rsscheck -frames 10,50,90   # peak memory per large execute_tool
+//	go run ./tools/rsscheck -files 64 -memlimit 20971520   # serving 64 files of 1 MiB at once
 package main
 
 import (

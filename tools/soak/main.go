@@ -8,10 +8,10 @@
 // frames, never from timings, and stops at the first violation with the
 // seed, the fault sequence and the history that shows it.
 //
-//	go run ./internal/soak                        # 10 minutes, random seed
-//	go run ./internal/soak -quick -seed 1         # about a minute
-//	go run ./internal/soak -quick -seed 1,2 -duration 12s   # what CI runs
-//	go run ./internal/soak -seed 42 -duration 10m # replay a seed
+//	go run ./tools/soak                        # 10 minutes, random seed
+//	go run ./tools/soak -quick -seed 1         # about a minute
+//	go run ./tools/soak -quick -seed 1,2 -duration 12s   # what CI runs
+//	go run ./tools/soak -seed 42 -duration 10m # replay a seed
 //
 // Everything runs on 127.0.0.1 and in a temporary directory. As root the
 // daemon also gets a private mount namespace (a small tmpfs for its state

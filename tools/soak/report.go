@@ -22,7 +22,7 @@ func quantile(ds []time.Duration, p float64) time.Duration {
 }
 
 func replayCommand(o options) string {
-	cmd := fmt.Sprintf("go run ./internal/soak -seed %d -duration %s", o.seed, o.duration)
+	cmd := fmt.Sprintf("go run ./tools/soak -seed %d -duration %s", o.seed, o.duration)
 	if o.quick {
 		cmd += " -quick"
 	}

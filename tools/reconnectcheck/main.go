@@ -8,8 +8,8 @@
 // back-to-back restarts one second apart, short outages (0.2–5 s) repeated,
 // and a few long ones (10–60 s).
 //
-//	go run ./internal/reconnectcheck            # about 5 minutes
-//	go run ./internal/reconnectcheck -quick     # about 1 minute, no long outages
+//	go run ./tools/reconnectcheck            # about 5 minutes
+//	go run ./tools/reconnectcheck -quick     # about 1 minute, no long outages
 package main
 
 import (

@@ -102,7 +102,7 @@ func TestSoakReportsABrokenDaemon(t *testing.T) {
 			printViolation(&out, s)
 			report := out.String()
 			t.Logf("the report:\n%s", report)
-			want := append(c.want, "seed "+itoa(c.seed)+"; replay with: go run ./internal/soak -seed "+itoa(c.seed),
+			want := append(c.want, "seed "+itoa(c.seed)+"; replay with: go run ./tools/soak -seed "+itoa(c.seed),
 				"fault sequence", "history (")
 			for _, w := range want {
 				if !strings.Contains(report, w) {

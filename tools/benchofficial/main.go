@@ -8,7 +8,7 @@
 // runs it. scripts/bench-vs-official.sh builds the release binary and runs it
 // in a network namespace of its own, so that only loopback is reachable.
 //
-//	go run ./internal/benchofficial -official ~/VCPDistributedServer \
+//	go run ./tools/benchofficial -official ~/VCPDistributedServer \
 //	    -toolbox ~/VCPToolBox -vcpnode /tmp/vcpnode -rounds 5
 package main
 
