@@ -44,7 +44,7 @@ type RetryPolicy struct {
 // StepJitter is the ±fraction by which each of RetryPolicy.Steps is jittered.
 const StepJitter = 0.2
 
-// DefaultRetryPolicy is the schedule of design.md: 100 ms, 250 ms, 500 ms,
+// DefaultRetryPolicy is the schedule of docs/reliability.md: 100 ms, 250 ms, 500 ms,
 // 1 s, then jittered waits growing to 30 s over a long outage.
 func DefaultRetryPolicy() RetryPolicy {
 	return RetryPolicy{
@@ -125,8 +125,8 @@ type ConnLimiter struct {
 	last   time.Time
 }
 
-// The limiter's rate for every connection to the server (design.md: at
-// most 60 connection attempts a minute).
+// The limiter's rate for every connection to the server (docs/reliability.md:
+// at most 60 connection attempts a minute).
 const (
 	DefaultConnsPerMinute = 60
 	DefaultConnBurst      = 10

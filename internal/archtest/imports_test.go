@@ -1,4 +1,4 @@
-// Package archtest enforces the import directions of design.md.
+// Package archtest enforces the import directions of docs/architecture.md.
 package archtest
 
 import (
@@ -10,10 +10,7 @@ import (
 
 const module = "github.com/vcpnode/vcpnode"
 
-const (
-	gorilla = "github.com/gorilla/websocket"
-	backoff = "github.com/cenkalti/backoff/v4"
-)
+const gorilla = "github.com/gorilla/websocket"
 
 // listImports returns the imports of pkg: its direct ones, or with deps its whole closure.
 func listImports(t *testing.T, pkg string, deps bool) map[string]bool {
@@ -39,63 +36,63 @@ func TestImportDirections(t *testing.T) {
 		deps      bool // check the whole closure, not only direct imports
 		forbidden []string
 	}{
-		{module + "/wsproto", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
-		{module + "/toolhost", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
+		{module + "/wsproto", true, []string{gorilla, module + "/node", module + "/config", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
+		{module + "/toolhost", true, []string{gorilla, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
 		// The Node.js host for direct plugins uses toolhost and toolhost/plugin
 		// (and process trees and the sandbox, as every process starter).
-		{module + "/toolhost/direct", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
+		{module + "/toolhost/direct", true, []string{gorilla, module + "/node", module + "/config", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
 		// The file tool serves files under toolhost's Tool contract and
 		// knows nothing of plugins, the node or the config.
-		{module + "/toolhost/files", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode",
+		{module + "/toolhost/files", true, []string{gorilla, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode",
 			module + "/toolhost/plugin", module + "/toolhost/mcp", module + "/toolhost/direct", module + "/toolhost/builtin", module + "/placeholders"}},
 		// The workspace built-ins read files through toolhost/files only.
-		{module + "/toolhost/builtin", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
+		{module + "/toolhost/builtin", true, []string{gorilla, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
 		// Placeholder commands are confined through toolhost/sandbox, given
 		// their profile: no config, no node.
-		{module + "/placeholders", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
+		{module + "/placeholders", true, []string{gorilla, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode"}},
 		// The placeholder feed turns the config into the refresher's jobs; the
 		// node hands it a write function per session, so no wire, no socket.
-		{module + "/placeholders/feed", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
+		{module + "/placeholders/feed", true, []string{gorilla, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The config is data and checks: the CLI reads it without the daemon.
-		{module + "/config", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
+		{module + "/config", true, []string{gorilla, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
 		// The MCP bridge imports toolhost (and process trees and the sandbox,
 		// as every process starter), never the stdio plugin host.
-		{module + "/toolhost/mcp", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode",
+		{module + "/toolhost/mcp", true, []string{gorilla, module + "/node", module + "/config", module + "/wsproto", module + "/cmd/vcpnode",
 			module + "/toolhost/plugin", module + "/placeholders"}},
 		// The parameter schemas know JSON, not tools: toolhost and every tool
 		// source build on them.
-		{module + "/toolhost/schema", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
+		{module + "/toolhost/schema", true, []string{gorilla, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
 		// Process trees know nothing of plugins or the node: toolhost/plugin,
 		// toolhost/direct, toolhost/mcp and placeholders use it.
-		{module + "/toolhost/proctree", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/cmd/vcpnode"}},
-		{module + "/controlapi", true, []string{gorilla, backoff, module + "/node", module + "/cmd/vcpnode"}},
+		{module + "/toolhost/proctree", true, []string{gorilla, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/cmd/vcpnode"}},
+		{module + "/controlapi", true, []string{gorilla, module + "/node", module + "/cmd/vcpnode"}},
 		// The sandbox knows profiles, the kernel and process trees only.
-		{module + "/toolhost/sandbox", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
+		{module + "/toolhost/sandbox", true, []string{gorilla, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
 		{module + "/node", true, []string{module + "/cmd/vcpnode"}},
 		// The event log and audit trail know events and call records, not connections.
-		{module + "/events", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
+		{module + "/events", true, []string{gorilla, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The observer channels reach the socket through hubconn only.
-		{module + "/observer", true, []string{backoff, module + "/node", module + "/cmd/vcpnode"}},
+		{module + "/observer", true, []string{module + "/node", module + "/cmd/vcpnode"}},
 		// The systemd notifier knows the sd_notify socket only.
-		{module + "/sdnotify", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
+		{module + "/sdnotify", true, []string{gorilla, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The outbox knows files and plugin names, not connections.
-		{module + "/outbox", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
+		{module + "/outbox", true, []string{gorilla, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The liveness core knows sockets, not messages or the daemon.
-		{module + "/hubconn", true, []string{backoff, module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
+		{module + "/hubconn", true, []string{module + "/node", module + "/wsproto", module + "/cmd/vcpnode"}},
 		{module + "/hubconn", false, []string{module + "/toolhost", module + "/placeholders"}},
-		{module + "/toolhost/textproto", true, []string{gorilla, backoff, module + "/node", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
+		{module + "/toolhost/textproto", true, []string{gorilla, module + "/node", module + "/wsproto", module + "/placeholders", module + "/cmd/vcpnode"}},
 		// The text protocol does no I/O: it parses and generates text only.
 		{module + "/toolhost/textproto", false, []string{"os", "os/exec", "net", "io/fs", "net/http"}},
 		// The console is assets only: every action is the /v1/ API's.
-		{module + "/console", true, []string{gorilla, backoff, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
+		{module + "/console", true, []string{gorilla, module + "/node", module + "/config", module + "/wsproto", module + "/toolhost", module + "/placeholders", module + "/cmd/vcpnode"}},
 		// The CLI reaches the network only through node (and the demo's fake hub).
-		{module + "/cmd/vcpnode", false, []string{gorilla, backoff}},
+		{module + "/cmd/vcpnode", false, []string{gorilla}},
 		// The docs generator and the snippet checks are built with -tags
 		// gendocs or for tests only: the binary links neither.
 		{module + "/cmd/vcpnode", true, []string{"github.com/spf13/cobra/doc", module + "/internal/gendocs", module + "/internal/doccheck", "mvdan.cc/sh/v3/syntax"}},
 		// Every vcpnode process runs the initialisers of all the binary links,
 		// so these stay out of it (docs/performance.md, "Lighter daemon").
-		{module + "/cmd/vcpnode", true, []string{"encoding/xml", "github.com/prometheus/client_golang/prometheus", "github.com/go-git/go-git/v5/plumbing/format/gitignore"}},
+		{module + "/cmd/vcpnode", true, []string{"encoding/xml", "github.com/prometheus/client_golang/prometheus"}},
 		{module + "/internal/doccheck", true, []string{module + "/node", module + "/config", module + "/cmd/vcpnode"}},
 		{module + "/internal/gendocs", true, []string{module + "/node", module + "/config", module + "/cmd/vcpnode"}},
 	}
@@ -107,7 +104,7 @@ func TestImportDirections(t *testing.T) {
 			}
 			for _, f := range c.forbidden {
 				if imports[f] {
-					t.Errorf("%s imports %s, which design.md forbids", c.pkg, f)
+					t.Errorf("%s imports %s, which docs/architecture.md forbids", c.pkg, f)
 				}
 			}
 		})
@@ -175,7 +172,7 @@ func TestModuleImportsAllowed(t *testing.T) {
 }
 
 // TestOnlyHubconnAndFakeHubUseGorilla: gorilla stays behind the liveness
-// core (hubconn) and backoff behind node; demohub is the server side of
+// core (hubconn); demohub is the server side of
 // the wire, for the demo and (through internal/fakehub) the tests.
 func TestOnlyHubconnAndFakeHubUseGorilla(t *testing.T) {
 	allowed := map[string]bool{module + "/hubconn": true, module + "/demohub": true}
@@ -183,9 +180,6 @@ func TestOnlyHubconnAndFakeHubUseGorilla(t *testing.T) {
 		for _, imp := range imports {
 			if imp == gorilla && !allowed[pkg] {
 				t.Errorf("%s imports %s; only hubconn may", pkg, imp)
-			}
-			if imp == backoff && pkg != module+"/node" {
-				t.Errorf("%s imports %s; only node may", pkg, imp)
 			}
 		}
 	}
@@ -306,18 +300,31 @@ func TestConfigIsALeaf(t *testing.T) {
 	}
 }
 
+// toolModules are the libraries of the tool subsystems only.
+var toolModules = []string{"github.com/modelcontextprotocol/go-sdk", "github.com/landlock-lsm/go-landlock", "github.com/robfig/cron/v3"}
+
 // TestLightPackagesStayLight: the packages the CLI and the connection
 // share depend on none of the tool subsystems' libraries: the MCP SDK,
 // Landlock, cron.
 func TestLightPackagesStayLight(t *testing.T) {
-	heavy := []string{"github.com/modelcontextprotocol/go-sdk/", "github.com/landlock-lsm/go-landlock/", "github.com/robfig/cron/"}
 	for _, pkg := range []string{"config", "sdnotify", "hubconn", "events", "controlapi"} {
 		for dep := range listImports(t, module+"/"+pkg, true) {
-			for _, h := range heavy {
-				if strings.HasPrefix(dep, h) {
+			for _, h := range toolModules {
+				if dep == h || strings.HasPrefix(dep, h+"/") {
 					t.Errorf("%s depends on %s", pkg, dep)
 				}
 			}
+		}
+	}
+}
+
+// TestRulesNameModulesOfGoMod: every module a rule above keeps out of a
+// package is one go.mod has; a rule about a module the build cannot see
+// would hold whatever the code does.
+func TestRulesNameModulesOfGoMod(t *testing.T) {
+	for _, mod := range append([]string{gorilla, "github.com/spf13/cobra", "mvdan.cc/sh/v3", "github.com/prometheus/client_golang"}, toolModules...) {
+		if out, err := exec.Command("go", "list", "-m", mod).CombinedOutput(); err != nil {
+			t.Errorf("go list -m %s: %v\n%s", mod, err, out)
 		}
 	}
 }

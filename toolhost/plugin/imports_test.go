@@ -7,7 +7,7 @@ import (
 )
 
 // TestImportBoundaries: like toolhost, the plugin host never reaches the
-// node, the wire types or the network libraries (design.md).
+// node, the wire types or the network libraries (docs/architecture.md).
 func TestImportBoundaries(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
