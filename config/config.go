@@ -62,6 +62,8 @@ type HubConfig struct {
 	HandshakeTimeout Duration `toml:"handshake_timeout"`
 	// PublicIP is reported in report_ip; empty reports none.
 	PublicIP string `toml:"public_ip"`
+	// Auth is how the key reaches the server: HubAuths (auth.go).
+	Auth string `toml:"auth"`
 }
 
 // NodeConfig is the [node] table: the mode, limits and the exposure lists.
@@ -156,6 +158,7 @@ func Default() Config {
 			PingInterval:     Duration(20 * time.Second),
 			PongTimeout:      Duration(15 * time.Second),
 			HandshakeTimeout: Duration(10 * time.Second),
+			Auth:             "auto",
 		},
 		Node: NodeConfig{
 			Register:       true,

@@ -77,6 +77,9 @@ func (c Config) checkHub(ps *problemList) {
 	case strings.ContainsFunc(h.Name, unicode.IsControl):
 		ps.add("hub.name", "contains a control character")
 	}
+	if !slices.Contains(HubAuths, h.Auth) {
+		ps.add("hub.auth", "%q is not one of %q", h.Auth, HubAuths)
+	}
 	positive(ps, "hub.ping_interval", h.PingInterval)
 	positive(ps, "hub.pong_timeout", h.PongTimeout)
 	positive(ps, "hub.handshake_timeout", h.HandshakeTimeout)

@@ -157,6 +157,9 @@ type ConnectionStatus struct {
 	ToolsHeld  bool `json:"toolsHeld,omitempty"`
 	Sessions   int  `json:"sessions"`
 	Reconnects int  `json:"reconnects"`
+	// Auth is how the connection in place (or the last) carried the key:
+	// "header" (Authorization on the key-less path) or "path".
+	Auth string `json:"auth,omitempty"`
 }
 
 // ObserverStatus is one observer connection as `vcpnode status` shows it.
@@ -168,6 +171,8 @@ type ObserverStatus struct {
 	RetryAt   *time.Time `json:"retryAt,omitempty"`
 	LastError string     `json:"lastError,omitempty"`
 	Sessions  int        `json:"sessions"`
+	// Auth is how the connection carried the key: "header" or "path".
+	Auth string `json:"auth,omitempty"`
 }
 
 // MCPServerStatus is one [mcp.servers.NAME] in GET /v1/status.

@@ -27,7 +27,7 @@ func (h *Hub) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.wg.Done()
 
-	channel, _, isObserver := observerChannel(r.RequestURI)
+	channel, isObserver := channelOf(r.RequestURI)
 	if reason := h.admit(r); reason != "" {
 		// The reason never includes the path: it may hold a near-miss key.
 		h.logf("demohub: refused handshake from %s: %s", r.RemoteAddr, reason)
@@ -87,11 +87,7 @@ func (h *Hub) admit(r *http.Request) string {
 		}
 		reason = "told to refuse handshakes"
 	default:
-		key, ok := keyFromRequestURI(r.RequestURI)
-		if !ok {
-			_, key, ok = observerChannel(r.RequestURI)
-		}
-		if !ok || key != h.opts.Key {
+		if key, ok := h.keyOf(r); !ok || key != h.opts.Key { // auth.go
 			reason = "wrong path or key"
 		}
 	}

@@ -67,6 +67,9 @@ type Options struct {
 	// ReplayOverlap re-sends this many broadcasts the device already got
 	// before the ones it missed, as a server unsure of a dead socket would.
 	ReplayOverlap int
+	// Auth is how the hub takes the key: AuthPath (the default),
+	// AuthHeader, AuthBoth or AuthStripHeader (auth.go).
+	Auth string
 	// Bridge, if set, answers the VCPToolBridge frames (bridge.go).
 	Bridge *Bridge
 	// Logf, if set, receives lifecycle lines (connections, refusals), never

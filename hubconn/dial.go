@@ -35,6 +35,8 @@ type Options struct {
 	HandshakeTimeout time.Duration
 	Liveness         Liveness
 	ReadLimit        int64 // the largest frame accepted from the server
+	// Header is sent with the handshake (the key, in DialAuth's header way).
+	Header http.Header
 }
 
 // Dial opens a WebSocket to u (the node or an observer endpoint) and keeps
@@ -60,7 +62,7 @@ func Dial(ctx context.Context, u *url.URL, o Options) (*Conn, error) {
 			return socket, nil
 		},
 	}
-	ws, resp, err := d.DialContext(ctx, u.String(), nil)
+	ws, resp, err := d.DialContext(ctx, u.String(), o.Header)
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
 	}

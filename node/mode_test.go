@@ -27,7 +27,8 @@ func registerFrames(c *fakehub.Conn) int {
 // Observer mode keeps only the observer channels, and answers the
 // server's approval requests from the daemon through them.
 func TestObserverModeOpensNoDistributedSession(t *testing.T) {
-	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Node.Mode = config.ModeObserver }})
+	// The key in the path only: the handshakes counted below are the observers'.
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Node.Mode = config.ModeObserver; c.Hub.Auth = "path" }})
 	_, client := startControl(t, h, "")
 	h.acceptObserver(fakehub.ChannelVCPLog)
 	h.acceptObserver(fakehub.ChannelVCPInfo)

@@ -17,6 +17,7 @@ import (
 	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/events"
+	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/observer"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/placeholders/feed"
@@ -59,6 +60,7 @@ type Node struct {
 	onRefusal  func(kind, tool string, refused []sandbox.Refusal)
 
 	state     *stateBox
+	authWay   hubconn.Remembered // the way the key was taken last ([hub] auth)
 	hurry     chan struct{}
 	hurryOnce sync.Once
 	reconnect chan struct{}

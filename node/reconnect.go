@@ -240,13 +240,19 @@ func (n *Node) sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// dial opens the WebSocket. Every error it returns is redacted.
+// dial opens the WebSocket, with the key where [hub] auth says (the way
+// that worked is in the state). Every error it returns is redacted.
 func (n *Node) dial(ctx context.Context, st *settings) (*hubconn.Conn, error) {
-	return hubconn.Dial(ctx, st.hubURL, hubconn.Options{
+	e := hubconn.Endpoint{Keyed: st.hubURL, Keyless: config.KeylessURL(st.hubURL), Key: st.key}
+	c, way, err := hubconn.DialAuth(ctx, e, st.cfg.Hub.Auth, &n.authWay, hubconn.Options{
 		HandshakeTimeout: st.cfg.Hub.HandshakeTimeout.D(),
 		Liveness:         hubconn.LivenessOf(st.cfg.Hub),
 		ReadLimit:        n.timings.readLimit,
 	})
+	if err == nil {
+		n.state.update(func(s *ConnState) { s.Auth = way })
+	}
+	return c, err
 }
 
 // Timings the reconnect loop and session use; tests shorten them.

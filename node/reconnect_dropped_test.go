@@ -86,7 +86,8 @@ func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
 // minute, logs no wrong-key hint, and is back as soon as the server is.
 func TestDroppedHandshakesJustAfterASessionAreAnOutage(t *testing.T) {
 	clk := newFakeClock()
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
+	// The key in the path only: each attempt is one handshake the hub refuses.
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Hub.Auth = "path" }, timings: func(tm *timings) {
 		tm.retry = hubconn.DefaultRetryPolicy()
 		tm.clock = clk
 		tm.jitter = func() float64 { return 0.5 }

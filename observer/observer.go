@@ -81,8 +81,9 @@ type observerConn struct {
 	writeMu sync.Mutex // one data-frame writer at a time
 	dedupe  replayFilter
 	// kick cuts the next backoff wait short (Kick); one pending kick.
-	kick chan struct{}
-	set  *Set
+	kick    chan struct{}
+	set     *Set
+	authWay hubconn.Remembered // the way the key was taken last
 }
 
 // New makes the connections' owner; Run starts them. Every event goes
@@ -214,8 +215,11 @@ func (o *Set) loop(ctx context.Context, c *observerConn) {
 		st := o.settings()
 		u, err := config.ObserverURL(st.Base, st.Key, c.channel, st.Device)
 		var conn *hubconn.Conn
+		var way string
 		if err == nil {
-			conn, err = hubconn.Dial(ctx, u, hubconn.Options{
+			// The node's [hub] auth, remembered per channel as the node does.
+			e := hubconn.Endpoint{Keyed: u, Keyless: config.KeylessURL(u), Key: st.Key}
+			conn, way, err = hubconn.DialAuth(ctx, e, st.Hub.Auth, &c.authWay, hubconn.Options{
 				HandshakeTimeout: st.Hub.HandshakeTimeout.D(),
 				Liveness:         hubconn.LivenessOf(st.Hub),
 				ReadLimit:        config.ServerFrameLimit,
@@ -226,7 +230,8 @@ func (o *Set) loop(ctx context.Context, c *observerConn) {
 		}
 		if err == nil {
 			sched.Reset()
-			log.Info().Str("hub", config.RedactedURL(u)).Msg("observer connected")
+			c.update(func(s *controlapi.ObserverStatus) { s.Auth = way })
+			log.Info().Str("hub", config.RedactedURL(u)).Str("auth", way).Msg("observer connected")
 			err = o.serve(ctx, c, conn, st.Hub)
 			if ctx.Err() != nil {
 				break

@@ -132,6 +132,12 @@ func (p *statusLines) next(at time.Time) string {
 
 func printHubStatus(p *statusLines, st controlapi.StatusResponse) {
 	p.line("hub", "%s", st.HubURL)
+	switch st.Connection.Auth {
+	case "header":
+		p.line("key sent", "in the Authorization header, on the key-less path")
+	case "path":
+		p.line("key sent", "in the URL path (the server does not take the header)")
+	}
 	serverID := st.Connection.ServerID
 	if serverID == "" {
 		serverID = "-"

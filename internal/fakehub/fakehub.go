@@ -27,6 +27,11 @@ const (
 	EndpointPrefix = demohub.EndpointPrefix
 	ChannelVCPLog  = demohub.ChannelVCPLog
 	ChannelVCPInfo = demohub.ChannelVCPInfo
+
+	AuthPath        = demohub.AuthPath
+	AuthHeader      = demohub.AuthHeader
+	AuthBoth        = demohub.AuthBoth
+	AuthStripHeader = demohub.AuthStripHeader
 )
 
 // Errors, as demohub defines them.
