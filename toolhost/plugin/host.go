@@ -104,6 +104,9 @@ var (
 	ErrFailed = errors.New("failed")
 	// ErrMaxRuntime: an asynchronous plugin outlived Options.AsyncMaxRuntime.
 	ErrMaxRuntime = errors.New("ran longer than the asynchronous plugin limit")
+	// ErrRunEnded: a synchronous or static run answered and its leader
+	// exited; what it left running is stopped.
+	ErrRunEnded = errors.New("the run ended; its leftover processes are stopped")
 	// ErrUnsupportedPlatform: stdio plugins need process trees (Unix or Windows).
 	ErrUnsupportedPlatform = errors.New("running stdio plugins needs a Unix or Windows system")
 )

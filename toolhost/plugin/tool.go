@@ -110,6 +110,11 @@ func (h *Host) runToEnd(rctx context.Context, spec *runSpec, stdin []byte) (p *p
 		<-p.stopped
 	}
 	h.finish(p)
+	if !stopped && p.tree.Alive() {
+		// No process of a synchronous run outlives it; retire waits for the
+		// stop without holding up the answer.
+		go h.stop(p, ErrRunEnded)
+	}
 	h.retire(p)
 	h.logRun(p, out)
 	return p, out, stopped, nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,9 @@ const freezeWait = 2 * time.Second
 type cgroupPlatform struct {
 	dir, rel string
 	log      zerolog.Logger
+	// fence: each tree's leader starts in a cgroup namespace rooted at its
+	// cgroup (fence_linux.go).
+	fence bool
 
 	mu     sync.Mutex
 	pool   []string // names of empty cgroups to reuse
@@ -37,11 +41,12 @@ type cgroupPlatform struct {
 }
 
 // ownCgroupDir finds the daemon's cgroup v2 directory from /proc/self/cgroup
-// and the cgroup2 mount in /proc/self/mountinfo.
-func ownCgroupDir() (dir, rel string, err error) {
+// and the cgroup2 mount in /proc/self/mountinfo; nsdelegate says whether
+// that hierarchy makes cgroup namespaces delegation boundaries.
+func ownCgroupDir() (dir, rel string, nsdelegate bool, err error) {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
-		return "", "", err
+		return "", "", false, err
 	}
 	found := false
 	for _, line := range strings.Split(string(b), "\n") {
@@ -50,11 +55,11 @@ func ownCgroupDir() (dir, rel string, err error) {
 		}
 	}
 	if !found {
-		return "", "", errors.New("no cgroup v2 membership in /proc/self/cgroup")
+		return "", "", false, errors.New("no cgroup v2 membership in /proc/self/cgroup")
 	}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return "", "", err
+		return "", "", false, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -73,12 +78,14 @@ func ownCgroupDir() (dir, rel string, err error) {
 		if !ok || (sub != "" && root != "/" && !strings.HasPrefix(sub, "/")) {
 			continue
 		}
-		return filepath.Join(mnt, sub), rel, nil
+		super := strings.Fields(right) // cgroup2 SOURCE OPTIONS
+		nsdelegate = len(super) > 2 && slices.Contains(strings.Split(super[2], ","), "nsdelegate")
+		return filepath.Join(mnt, sub), rel, nsdelegate, nil
 	}
 	if err := sc.Err(); err != nil {
-		return "", "", err
+		return "", "", false, err
 	}
-	return "", "", errors.New("no cgroup2 file system mounted")
+	return "", "", false, errors.New("no cgroup2 file system mounted")
 }
 
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space…).
@@ -103,7 +110,7 @@ func unescapeMount(s string) string {
 // newCgroupPlatform checks that the daemon may create cgroups below its own
 // and move processes there, and removes cgroups left by daemons that died.
 func newCgroupPlatform(log zerolog.Logger) (*cgroupPlatform, error) {
-	dir, rel, err := ownCgroupDir()
+	dir, rel, nsdelegate, err := ownCgroupDir()
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +129,12 @@ func newCgroupPlatform(log zerolog.Logger) (*cgroupPlatform, error) {
 	if killErr != nil && freezeErr != nil {
 		return nil, fmt.Errorf("cgroup %s has neither cgroup.kill nor cgroup.freeze", dir)
 	}
-	p := &cgroupPlatform{dir: dir, rel: rel, log: log}
+	p := &cgroupPlatform{dir: dir, rel: rel, log: log, fence: nsdelegate && canFence()}
+	// Orphans of a tree come to the daemon, not init: a process that left
+	// its cgroup all the same is still known as a tool's (Owns).
+	if err := setSubreaper(); err != nil {
+		log.Warn().Err(err).Msg("cannot become a child subreaper: orphans of plugin process trees go to init")
+	}
 	p.removeStale()
 	return p, nil
 }
@@ -222,7 +234,13 @@ type cgroupBackend struct {
 }
 
 func (b *cgroupBackend) sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, UseCgroupFD: true, CgroupFD: b.fd}
+	a := &syscall.SysProcAttr{Setpgid: true, UseCgroupFD: true, CgroupFD: b.fd}
+	if b.p != nil && b.p.fence {
+		// Unshared by the child once clone3 put it in its cgroup: the
+		// namespace's root is the tree's cgroup.
+		a.Unshareflags = syscall.CLONE_NEWCGROUP
+	}
+	return a
 }
 
 func (b *cgroupBackend) started(pid int) {

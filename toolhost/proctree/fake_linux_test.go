@@ -18,3 +18,12 @@ func init() {
 		_, _, _ = syscall.RawSyscall(syscall.SYS_EXIT, 0, 0, 0)
 	}
 }
+
+// escapeAttr starts a process in the cgroup directory dir.
+func escapeAttr(dir string) (*syscall.SysProcAttr, error) {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}, nil
+}

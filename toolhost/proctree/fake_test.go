@@ -27,6 +27,10 @@ const (
 	fakeRoleEnv     = "PROCTREE_TEST_ROLE"
 	fakeDirEnv      = "PROCTREE_TEST_DIR"
 	fakeExitMainEnv = "PROCTREE_TEST_EXIT_MAIN_THREAD"
+	// fakeEscapeEnv names a cgroup directory the child starts the
+	// grandchild in (clone3's CLONE_INTO_CGROUP), with an environment
+	// holding nothing but its role: out of the tree's cgroup, unmarked.
+	fakeEscapeEnv = "PROCTREE_TEST_ESCAPE_TO"
 )
 
 // exitMainThread, where the platform has it, ends the calling thread (the
@@ -104,7 +108,14 @@ func startFake(role, dir string, ready *os.File) error {
 	if ready != nil {
 		files = append(files, ready)
 	}
-	_, err = os.StartProcess(self, []string{self}, &os.ProcAttr{Env: env, Files: files})
+	attr := &os.ProcAttr{Env: env, Files: files}
+	if to := os.Getenv(fakeEscapeEnv); to != "" && role == "grandchild" {
+		if attr.Sys, err = escapeAttr(to); err != nil {
+			return err
+		}
+		attr.Env = []string{fakeRoleEnv + "=" + role, fakeDirEnv + "=" + dir}
+	}
+	_, err = os.StartProcess(self, []string{self}, attr)
 	return err
 }
 

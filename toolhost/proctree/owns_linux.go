@@ -6,10 +6,15 @@ import (
 	"strconv"
 )
 
-// Owns reports whether pid belongs to one of the Manager's trees: it
-// descends from the daemon, sits in one of its tree cgroups, or carries
-// its trees' marker. The control socket asks, so that a tool cannot
-// approve its own calls.
+// Owns reports whether pid is a process of the Manager's trees, by what
+// the process can neither shed nor forge: it sits in one of the trees'
+// cgroups, or it descends from the daemon. The daemon is a child subreaper
+// in both Linux modes, so an orphan of a tree is re-parented to the daemon
+// (or to a subreaper that is itself a descendant), never to init; a tree's
+// cgroup namespace or the launcher's syscall filter keeps its processes in
+// their cgroup. The environment marker is not asked: a process clears its
+// environment at will. The control socket asks, so that a tool cannot use
+// it.
 func (m *Manager) Owns(pid int) bool {
 	self := os.Getpid()
 	if pid <= 1 || pid == self {
@@ -26,16 +31,15 @@ func (m *Manager) Owns(pid int) bool {
 		}
 		p = pi.ppid
 	}
-	proc := "/proc/" + strconv.Itoa(pid)
-	if b, err := os.ReadFile(proc + "/cgroup"); err == nil && bytes.Contains(b, []byte("/"+cgroupPrefix+m.id+"-")) {
-		return true
-	}
-	if b, err := os.ReadFile(proc + "/environ"); err == nil {
-		for _, kv := range bytes.Split(b, []byte{0}) {
-			if bytes.HasPrefix(kv, []byte(EnvMarker+"="+m.id+"-")) {
-				return true
-			}
-		}
-	}
-	return false
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	return err == nil && bytes.Contains(b, []byte("/"+cgroupPrefix+m.id+"-"))
+}
+
+// Fenced reports whether new trees start in a cgroup namespace of their
+// own, which the kernel keeps them from leaving (see fence_linux.go).
+func (m *Manager) Fenced() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cg, ok := m.plat.(*cgroupPlatform)
+	return ok && cg.fence
 }

@@ -3,6 +3,9 @@ package proctree
 import (
 	"context"
 	"os"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -31,5 +34,36 @@ func TestOwns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOwnsWhatLeftItsCgroup: a grandchild started in the daemon's own
+// cgroup (clone3's CLONE_INTO_CGROUP, as a process without a syscall
+// filter can), with an empty environment, in a session of its own and
+// orphaned, is still the Manager's: it descends from the daemon, a
+// subreaper.
+func TestOwnsWhatLeftItsCgroup(t *testing.T) {
+	m := testManager(t, ModeCgroup)
+	cg := m.plat.(*cgroupPlatform)
+	tree, dir, proc := startFakeTree(t, m, fakeEscapeEnv+"="+cg.dir)
+	gc := readPid(t, dir, "grandchild")
+	defer func() {
+		_ = syscall.Kill(gc, syscall.SIGKILL)
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(gc, &ws, 0, nil) // our zombie once adopted
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		_ = tree.Kill(ctx, 0)
+		_, _ = proc.Wait()
+		tree.Release()
+	}()
+	readPid(t, dir, "child") // written once the grandchild runs: it is an orphan from here on
+	cgroup, _ := os.ReadFile("/proc/" + strconv.Itoa(gc) + "/cgroup")
+	environ, _ := os.ReadFile("/proc/" + strconv.Itoa(gc) + "/environ")
+	if strings.Contains(string(cgroup), tree.CgroupDir()[len(cg.dir):]) || strings.Contains(string(environ), EnvMarker) {
+		t.Fatalf("the grandchild did not leave: cgroup %q, environment %q", cgroup, environ)
+	}
+	if !m.Owns(gc) {
+		t.Errorf("the grandchild (pid %d) left the tree's cgroup and environment and is no longer known as a tool's", gc)
 	}
 }

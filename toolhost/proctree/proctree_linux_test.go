@@ -253,7 +253,7 @@ func TestOwnCgroupDirParsesMountinfo(t *testing.T) {
 	if got := unescapeMount(`/sys/fs/cgroup\040x`); got != "/sys/fs/cgroup x" {
 		t.Fatalf("unescape: %q", got)
 	}
-	dir, _, err := ownCgroupDir()
+	dir, _, _, err := ownCgroupDir()
 	if err != nil {
 		t.Skipf("no cgroup v2 here: %v", err)
 	}
