@@ -47,6 +47,7 @@ type pluginRuntime struct {
 	box       *outbox.Box
 	stateDir  string
 	callbacks *plugin.CallbackServer
+	pins      *plugin.Pins // each plugin folder's first-seen identity, under the first state directory
 	host      *plugin.Host
 	hostOpts  hostSettings
 	retired   []*plugin.Host // replaced by a reload; their async runs may still go on

@@ -106,12 +106,17 @@ func (rt *pluginRuntime) openShared(pp *pluginPlan) error {
 	if err != nil {
 		return fmt.Errorf("plugins: %w", err)
 	}
+	pins, err := plugin.OpenPins(stateDir)
+	if err != nil {
+		box.Close()
+		return fmt.Errorf("plugins: %w", err)
+	}
 	cb, err := plugin.NewCallbackServer(currentOutbox{rt}, rt.isKnown, rt.log)
 	if err != nil {
 		box.Close()
 		return fmt.Errorf("plugins: %w", err)
 	}
-	rt.box, rt.stateDir, rt.callbacks = box, stateDir, cb
+	rt.box, rt.stateDir, rt.callbacks, rt.pins = box, stateDir, cb, pins
 	pp.opened = true
 	rt.log.Debug().Str("state_dir", stateDir).Msg("asynchronous plugin results are kept under the state directory until sent")
 	return nil
@@ -167,6 +172,7 @@ func (rt *pluginRuntime) pickHost(pp *pluginPlan) error {
 		MaxOutputBytes:  p.MaxOutputBytes,
 		AsyncMaxRuntime: p.AsyncMaxRuntime.D(),
 		Callbacks:       rt.callbacks,
+		Pins:            rt.pins,
 		ProcessTrees:    rt.trees.Get(),
 		Sandbox:         rt.sandbox,
 		Log:             rt.log,
@@ -231,7 +237,7 @@ func (rt *pluginRuntime) discard(pp *pluginPlan) {
 	if pp.opened {
 		rt.mu.Lock()
 		cb, box := rt.callbacks, rt.box
-		rt.callbacks, rt.box, rt.stateDir = nil, nil, ""
+		rt.callbacks, rt.box, rt.stateDir, rt.pins = nil, nil, "", nil
 		rt.mu.Unlock()
 		cctx, ccancel := context.WithTimeout(context.Background(), callbackCloseWait)
 		defer ccancel()

@@ -66,6 +66,9 @@ type Options struct {
 	// CALLBACK_BASE_URL of its own (CallbackServer.Grant), revoked once
 	// every process of the run has ended.
 	Callbacks *CallbackServer
+	// Pins, when set, keep each plugin folder's first-seen name whatever
+	// its manifest says later (see Pins).
+	Pins *Pins
 	// Environ returns the daemon environment the base set and PassEnv are
 	// taken from; nil means os.Environ.
 	Environ func() []string

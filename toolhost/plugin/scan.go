@@ -154,6 +154,13 @@ func (h *Host) scanFolder(set *Set, src envSources, root, folder string, winners
 		set.Invalid = append(set.Invalid, Entry{Path: path, Reason: err.Error()})
 		return
 	}
+	if h.opts.Pins != nil {
+		notices, err := h.opts.Pins.apply(folder, m)
+		if err != nil {
+			notices = append(notices, err.Error()+": its identity is kept until the daemon stops")
+		}
+		m.notices = append(m.notices, notices...)
+	}
 	if first, dup := winners[m.name]; dup {
 		set.Duplicates = append(set.Duplicates, Entry{Name: m.name, Type: m.pluginType, Path: path,
 			Reason: fmt.Sprintf("%s has the same name as %s, which is used", path, first)})

@@ -1,0 +1,101 @@
+package plugin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// PinsFile is the file of the state directory that keeps each plugin
+// folder's first-seen identity.
+const PinsFile = "plugin-identities.json"
+
+// Pins keeps the identity each plugin folder was first seen with: its
+// manifest's name, pluginType and entryPoint command. The owner's
+// [tools.NAME] settings (sandbox, approval, exposure…) name a plugin, and
+// a plugin can write its own folder: were its manifest's name believed at
+// every scan, it could rename itself out of them. So a folder keeps its
+// first name whatever its manifest says later, and every change is
+// reported. The owner gives a plugin a new identity by removing its entry
+// from the file (then reloading), or by renaming its folder.
+type Pins struct {
+	path string
+
+	mu   sync.Mutex
+	pins map[string]Pin // by plugin folder
+}
+
+// Pin is one folder's first-seen identity.
+type Pin struct {
+	Name    string `json:"name"`
+	Type    string `json:"pluginType"`
+	Command string `json:"command,omitempty"`
+}
+
+// OpenPins reads the pins kept in stateDir (none yet is fine).
+func OpenPins(stateDir string) (*Pins, error) {
+	p := &Pins{path: filepath.Join(stateDir, PinsFile), pins: map[string]Pin{}}
+	data, err := os.ReadFile(p.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return p, nil
+	case err != nil:
+		return nil, fmt.Errorf("plugin identities: %w", err)
+	}
+	if err := json.Unmarshal(data, &p.pins); err != nil {
+		return nil, fmt.Errorf("plugin identities: %s: %w", p.path, err)
+	}
+	return p, nil
+}
+
+// Path is the file the pins are kept in.
+func (p *Pins) Path() string { return p.path }
+
+// apply gives m the name its folder was first seen with, pinning it if the
+// folder is new, and returns a notice for each part of its identity that
+// changed since.
+func (p *Pins) apply(folder string, m *manifest) ([]string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := Pin{Name: m.name, Type: m.pluginType, Command: m.command}
+	if m.direct {
+		now.Command = m.script
+	}
+	was, ok := p.pins[folder]
+	if !ok {
+		p.pins[folder] = now
+		return nil, p.save()
+	}
+	var notices []string
+	if now.Name != was.Name {
+		notices = append(notices, fmt.Sprintf("its manifest now names it %q: it keeps the name %q it was first seen with, and the [tools.%s] settings "+
+			"(to take the new name, remove its folder from %s and reload)", now.Name, was.Name, was.Name, p.path))
+		m.name = was.Name
+	}
+	if now.Type != was.Type {
+		notices = append(notices, fmt.Sprintf("its manifest's pluginType changed from %q to %q since it was first seen", was.Type, now.Type))
+	}
+	if now.Command != was.Command {
+		notices = append(notices, fmt.Sprintf("its manifest's entryPoint changed from %q to %q since it was first seen", was.Command, now.Command))
+	}
+	return notices, nil
+}
+
+// save writes the pins whole (a new file renamed over the old one).
+func (p *Pins) save() error {
+	data, err := json.MarshalIndent(p.pins, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := p.path + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("plugin identities: %w", err)
+	}
+	if err := os.Rename(tmp, p.path); err != nil {
+		return fmt.Errorf("plugin identities: %w", err)
+	}
+	return nil
+}
