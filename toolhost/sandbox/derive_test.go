@@ -157,11 +157,32 @@ func TestDerivePackageRunners(t *testing.T) {
 // or ~/.ssh (a package root holding them, a symbolic link into them, a
 // variable naming them) is granted none of them.
 func TestDerivedNeverCoversProtected(t *testing.T) {
+	o, rules, secrets := protectedRig(t)
+	for name, c := range rules {
+		t.Run(name, func(t *testing.T) {
+			gs := o.derived(c)
+			if len(gs) == 0 {
+				t.Fatalf("nothing derived: the case does not exercise its rule")
+			}
+			for _, p := range append(slices.Clone(secrets), o.Home) {
+				if g, ok := granted(gs, p); ok {
+					t.Errorf("%s is covered by %+v", p, g)
+				}
+			}
+		})
+	}
+}
+
+// protectedRig is a command per derivation rule, each set up so the rule
+// would reach the node's own files or ~/.ssh, the options that protect
+// them, and those files (each holding "SECRET" and its name).
+func protectedRig(t *testing.T) (*Options, map[string]Command, []string) {
 	home, etc := t.TempDir(), t.TempDir()
-	ssh := put(t, filepath.Join(home, ".ssh/id_ed25519"), "KEY")
+	secret := func(path string) string { return put(t, path, "SECRET "+path+"\n") }
+	ssh := secret(filepath.Join(home, ".ssh/id_ed25519"))
 	own := []string{
-		put(t, filepath.Join(etc, "vcpnode/config.toml"), ""), put(t, filepath.Join(etc, "vcpnode/key"), ""),
-		put(t, filepath.Join(etc, "state/state.json"), ""), put(t, filepath.Join(etc, "audit.log"), ""),
+		secret(filepath.Join(etc, "vcpnode/config.toml")), secret(filepath.Join(etc, "vcpnode/key")),
+		secret(filepath.Join(etc, "state/state.json")), secret(filepath.Join(etc, "audit.log")),
 	}
 	protected := []string{own[0], own[1], filepath.Dir(own[2]), own[3]}
 	// A project whose package root is the tree holding the node's files.
@@ -201,19 +222,7 @@ func TestDerivedNeverCoversProtected(t *testing.T) {
 		"declared in the manifest": {Kind: "plugin", Path: "/bin/sh", Args: []string{"sh", "x.sh"}, Dir: declaring(t, home, etc), Env: env},
 		"shebang":                  {Path: put(t, filepath.Join(etc, "bin/tool"), "#!/usr/bin/env node\n"), Args: []string{"tool"}, Env: append(env, "PATH=/usr/bin:/bin")},
 	}
-	for name, c := range rules {
-		t.Run(name, func(t *testing.T) {
-			gs := o.derived(c)
-			if len(gs) == 0 {
-				t.Fatalf("nothing derived: the case does not exercise its rule")
-			}
-			for _, p := range append(slices.Clone(own), ssh, home) {
-				if g, ok := granted(gs, p); ok {
-					t.Errorf("%s is covered by %+v", p, g)
-				}
-			}
-		})
-	}
+	return o, rules, append(own, ssh)
 }
 
 // declaring is a plugin folder whose manifest declares the folders given,
