@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,5 +62,50 @@ func TestSandboxLearn(t *testing.T) {
 	code, out, errOut = vcpnodeProc(t, dir, "sandbox", "learn", "-c", cfgPath, "Reader")
 	if code != 0 || !strings.Contains(out, `under the profile "reader" was refused nothing`) || !strings.Contains(out, "Lisbon") {
 		t.Errorf("with the learned profile saved: code %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// TestSandboxLearnMCPStart: `sandbox learn --mcp` on a server that reads a
+// folder outside its own at start prints the profile that lets it start.
+func TestSandboxLearnMCPStart(t *testing.T) {
+	sandboxtest.NeedLandlock(t)
+	// The interpreter itself, not a version manager's shim that reads the
+	// real home's files (this test's home is a fresh one).
+	exe, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Skip("python3 is not installed: the server is a Python script")
+	}
+	python := strings.TrimSpace(string(exe))
+	dir, outside := t.TempDir(), t.TempDir()
+	data := filepath.Join(outside, "data")
+	server := `import json, sys
+unit = open(` + strconv.Quote(filepath.Join(data, "unit.txt")) + `).read().strip()
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("id") is None:
+        continue
+    result = {"tools": [{"name": "unit", "description": "The unit.", "inputSchema": {"type": "object"}}]}
+    if msg["method"] == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "u", "version": "1"}}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n"); sys.stdout.flush()
+`
+	for path, body := range map[string]string{filepath.Join(data, "unit.txt"): "pears\n", filepath.Join(dir, "srv", "server.py"): server} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := filepath.Join(dir, "config.toml")
+	doc := fmt.Sprintf("[hub]\nurl = \"ws://127.0.0.1:1\"\nkey = \"test-key\"\n\n[plugins]\nstate_dir = %q\n\n"+
+		"[mcp.servers.files]\ncommand = %q\nargs = [%q]\n", filepath.Join(dir, "state"), python, filepath.Join(dir, "srv", "server.py"))
+	if err := os.WriteFile(cfgPath, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := vcpnodeProc(t, dir, "sandbox", "learn", "-c", cfgPath, "--mcp", "files")
+	want := fmt.Sprintf("[sandbox.profiles.files]\nextends = \"default\"\nread = [%q]\n\n[mcp.servers.files]\nsandbox = \"files\"\n", data)
+	if code != 0 || !strings.Contains(out, "# the server's start succeeds with this profile (2 runs)") || !strings.HasSuffix(out, want) {
+		t.Fatalf("learn --mcp: code %d, stdout:\n%s\nwant it to end with:\n%s\nstderr:\n%s", code, out, want, errOut)
 	}
 }

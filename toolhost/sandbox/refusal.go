@@ -21,6 +21,8 @@ type Refusal struct {
 	Line string `json:"line"`
 	// netOff: the profile refuses every TCP connect, not only this port.
 	netOff bool
+	// create: the write refused was making the file.
+	create bool
 }
 
 func (f Refusal) String() string {

@@ -81,10 +81,22 @@ func (r *Run) refusals(outputs [][]byte) []Refusal {
 					continue
 				}
 			}
+			// A write refused where reading is granted is weak evidence
+			// when the line names another path the profile refused (a
+			// shell names its script first: "x.sh: line 3: /p: …").
+			var strong, weak []Refusal
 			for _, m := range absPath.FindAllStringSubmatch(line, -1) {
-				if f, ok := r.checkPath(m[1], clip(line)); ok {
-					add(f)
+				if f, ok := r.checkPath(m[1], clip(line)); ok && f.Write && !f.create {
+					weak = append(weak, f)
+				} else if ok {
+					strong = append(strong, f)
 				}
+			}
+			if len(strong) == 0 {
+				strong = weak
+			}
+			for _, f := range strong {
+				add(f)
 			}
 		}
 	}
@@ -136,7 +148,7 @@ func (r *Run) checkPath(path, line string) (Refusal, bool) {
 	writable := func(p string) bool { return unix.Access(p, unix.W_OK) == nil }
 	switch {
 	case create && (cover == nil || !cover.Write) && writable(filepath.Dir(real)):
-		return Refusal{Path: path, Write: true, Line: line}, true
+		return Refusal{Path: path, Write: true, Line: line, create: true}, true
 	case create:
 		return Refusal{}, false
 	case cover == nil:

@@ -41,6 +41,8 @@ func TestExplainNamesPathAndFix(t *testing.T) {
 		{"port list", "Error: connect EACCES 10.0.0.1:8080", "web", &policy{Ports: []uint16{443}}, []string{"connect_ports = [8080]"}},
 		{"file to make", "sh: 1: cannot create " + filepath.Join(home, "notes/new.md") + ": Permission denied", "default", pol,
 			[]string{"write " + filepath.Join(home, "notes/new.md"), `write = ["~/notes"]`}},
+		{"a shell names its script", shared + ": line 3: " + notes + ": Permission denied", "default", pol,
+			[]string{"): read " + notes + ": "}},
 		{"granted write", "touch: " + filepath.Join(plugin, "x") + ": Permission denied", "default", pol, nil},
 		{"missing file", "cat: /nonexistent/x: Permission denied", "default", pol, nil},
 		{"own error", "Error: unit kg is not a length", "default", pol, nil},
