@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/vcpnode/vcpnode/config"
@@ -52,5 +53,15 @@ func (a *app) sandboxHere(p config.Partial, path string, r *setupReport) {
 			w += " (" + why + ")"
 		}
 		r.warnings = append(r.warnings, w+"; sandbox.require = true would refuse to start")
+	}
+	// What `vcpnode status` says is not enforced, the gaps above aside.
+	var machine []string
+	for _, ne := range sb.Status().NotEnforced {
+		if !slices.ContainsFunc(sb.Gaps(), func(g string) bool { return strings.HasPrefix(ne, g) }) {
+			machine = append(machine, ne)
+		}
+	}
+	if len(machine) > 0 {
+		r.warnings = append(r.warnings, "not enforced on this machine (as vcpnode status says): "+strings.Join(machine, ", "))
 	}
 }

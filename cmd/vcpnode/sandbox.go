@@ -24,7 +24,7 @@ import (
 func newSandboxCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox",
-		Short: "Run a command under a sandbox profile as a tool would, or learn the profile a tool needs",
+		Short: "Run a command under a sandbox profile as a tool would, learn the profile a tool needs, or check what a profile holds here",
 		Args:  noSubcommand,
 		RunE:  helpAndFail,
 	}
@@ -45,7 +45,7 @@ func newSandboxCmd(a *app) *cobra.Command {
 	run.Flags().StringVarP(&profile, "profile", "p", "", "the `NAME` of the profile (default: the config's sandbox.profile, else \"default\")")
 	run.Flags().StringVarP(&configFlag, "config", "c", "", "config `FILE` (its [sandbox] profiles and protected files)")
 	run.Flags().StringVar(&dir, "dir", "", "the tool's own folder `DIR`, readable and writable (default: the current directory)")
-	cmd.AddCommand(run, newSandboxLearnCmd(a))
+	cmd.AddCommand(run, newSandboxLearnCmd(a), newSandboxCheckCmd(a))
 	return cmd
 }
 

@@ -86,6 +86,7 @@ func detect(trees *proctree.Manager) (Capabilities, *limiter) {
 		}
 	}
 	c.Seccomp = seccomp.Supported()
+	c.PrivateShm = os.Geteuid() == 0
 	l := &limiter{v2: map[string]bool{}, v1: map[string]string{}, trees: trees}
 	v2mnt, v1mnts := mounts()
 	if trees != nil && trees.Mode() == proctree.ModeCgroup && v2mnt.dir != "" {

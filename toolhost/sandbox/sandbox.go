@@ -172,6 +172,9 @@ type Capabilities struct {
 	Network     bool   `json:"network"`
 	// Seccomp: confined commands get the syscall filter (seccomp_linux.go).
 	Seccomp bool `json:"seccomp"`
+	// PrivateShm: the launcher can give a call its own /dev/shm (a root
+	// daemon: mount namespaces need CAP_SYS_ADMIN).
+	PrivateShm bool `json:"private_shm"`
 	// Memory, Pids, CPU: how each limit is applied ("cgroup v2", "cgroup v1",
 	// "rlimit"), "" where it is not.
 	Memory string `json:"memory,omitempty"`
@@ -195,6 +198,9 @@ func (c Capabilities) NotEnforced() []string {
 	}
 	if !c.Seccomp {
 		out = append(out, "syscall filter (namespaces, mount, ptrace, raw sockets, UDP, clone3)")
+	}
+	if c.Files && !c.PrivateShm {
+		out = append(out, "private /dev/shm (needs a root daemon)")
 	}
 	for _, l := range []struct{ name, how string }{{"memory", c.Memory}, {"pids", c.Pids}, {"cpu", c.CPU}} {
 		switch l.how {

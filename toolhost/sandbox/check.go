@@ -1,0 +1,113 @@
+package sandbox
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Protection is one line of `vcpnode sandbox check`: one thing a hostile
+// tool cannot do under a profile, and whether this machine stops it.
+type Protection struct {
+	Name string `json:"name"`
+	// State is StateEnforced, StateNotEnforced or StateNotAsked.
+	State string `json:"state"`
+	// Needs is the kernel feature (or privilege) it takes.
+	Needs string `json:"needs"`
+	// Detail says how it is held here, or why not.
+	Detail string `json:"detail,omitempty"`
+}
+
+// States of a Protection.
+const (
+	StateEnforced    = "enforced"
+	StateNotEnforced = "NOT ENFORCED"
+	StateNotAsked    = "not asked" // the profile does not ask for it
+)
+
+// Protections lists, one by one, what a tool under profile is kept from
+// doing and whether this machine keeps it from it, for a daemon running
+// as uid: the machine's detected features, not a probe (Probe adds one).
+func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
+	p, ok := s.Profile(profile)
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownProfile, profile)
+	}
+	c := s.caps
+	var out []Protection
+	add := func(name string, enforced bool, needs, detail string) {
+		st := StateNotEnforced
+		if enforced {
+			st = StateEnforced
+		}
+		out = append(out, Protection{Name: name, State: st, Needs: needs, Detail: detail})
+	}
+	asked := func(name, needs, detail string) {
+		out = append(out, Protection{Name: name, State: StateNotAsked, Needs: needs, Detail: detail})
+	}
+	if p.Off {
+		add("confinement", false, "", "profile "+strconv.Quote(profile)+" runs tools unconfined, with the daemon's rights")
+		return out, nil
+	}
+	root := uid == 0
+	landlock := "Landlock (Linux 5.13, in the lsm= list)"
+	add("files: only the profile's trees, the tool's folder and its TMPDIR", c.Files, landlock, c.Why)
+	add("node's own files (key, config, state, audit log) out of reach", c.Files, landlock, "")
+	switch {
+	case !p.Network && (c.Network || c.Seccomp):
+		d := "syscall filter: Unix sockets only"
+		if c.Network {
+			d = "syscall filter: Unix and TCP sockets; Landlock: no TCP connect or bind"
+		}
+		add("network: none (no TCP, UDP, ICMP, netlink)", true, "seccomp; Landlock ABI 4 (Linux 6.7) for TCP", d)
+	case !p.Network:
+		add("network: none (no TCP, UDP, ICMP, netlink)", false, "seccomp; Landlock ABI 4 (Linux 6.7) for TCP", c.Why)
+	case len(p.ConnectPorts) > 0:
+		add(fmt.Sprintf("network: TCP connect to ports %v only", p.ConnectPorts), c.Network, "Landlock ABI 4 (Linux 6.7)", c.Why)
+		add("network: no UDP, ICMP or SCTP (names resolve over TCP: RES_OPTIONS=use-vc)", c.Seccomp, "seccomp", "")
+	default:
+		asked("network: limited", "", "profile "+strconv.Quote(profile)+" allows every TCP and UDP connection")
+	}
+	add("raw and packet sockets", c.Seccomp || root, "seccomp, or no CAP_NET_RAW", "")
+	if root {
+		add("capabilities: none (effective, permitted, inheritable, ambient, bounding)", true, "capset, PR_CAPBSET_DROP", "dropped by the launcher")
+	} else {
+		add("capabilities: none (effective, permitted, inheritable, ambient)", true, "nothing: an ordinary user's daemon has none",
+			"the bounding set stays as given (dropping it needs CAP_SETPCAP); no_new_privs keeps any from being raised")
+	}
+	add("no_new_privs: no set-uid or file capability raises a privilege", true, "Linux 3.5", "")
+	filter := "seccomp filters (CONFIG_SECCOMP_FILTER)"
+	add("no namespaces, mount, pivot_root", c.Seccomp, filter, "")
+	add("no ptrace, process_vm_readv/writev", c.Seccomp, filter, "")
+	add("no keyring, bpf, perf_event_open, userfaultfd, io_uring", c.Seccomp, filter, "")
+	add("no module or kexec loading, reboot, swapon/off, clock changes", c.Seccomp || root, filter+", or no capabilities", "")
+	add("no typing into a terminal (TIOCSTI, TIOCLINUX)", c.Seccomp, filter, "")
+	add("no clone3 (no CLONE_INTO_CGROUP: the tree's cgroup is kept)", c.Seccomp, filter, "clone3 answers ENOSYS; libc falls back to clone")
+	add("no device node made in a writable folder", c.Files || root, landlock+", or no CAP_MKNOD", "")
+	add("devices one by one: null, zero, full, random, urandom; no terminal", c.Files, landlock, "")
+	add("no device ioctls on opened devices", c.LandlockABI >= 5, "Landlock ABI 5 (Linux 6.10)", "")
+	if root {
+		add("/dev/shm private to the call", true, "a mount namespace (CAP_SYS_ADMIN: a root daemon)", "a fresh tmpfs, gone with the call")
+	} else {
+		add("/dev/shm private to the call", false, "a mount namespace (CAP_SYS_ADMIN: a root daemon)",
+			"/dev/shm is the machine's: a call's files there outlive it and other users' tools can read them")
+	}
+	add("/tmp and /var/tmp not writable (a private TMPDIR instead)", c.Files, landlock, "")
+	add("other tools' and the daemon's /proc environ, maps, mem, fd", c.Files, landlock+" (ptrace scoping)", "")
+	add("other processes' command lines and the process list hidden", false, "a PID namespace", "not made: /proc/PID/cmdline is readable as for every process")
+	add("no signals or abstract Unix sockets outside the call", c.LandlockABI >= 6, "Landlock ABI 6 (Linux 6.12)", "")
+	for _, l := range []struct {
+		name, how string
+		set       bool
+	}{{"memory", c.Memory, p.Memory > 0}, {"pids", c.Pids, p.Pids > 0}, {"cpu", c.CPU, p.CPU > 0}} {
+		name := l.name + " limit of the whole tree"
+		switch {
+		case !l.set:
+			asked(name, "cgroup v2 or v1", "profile "+strconv.Quote(profile)+" sets none")
+		case l.how == "rlimit":
+			add(name, false, "cgroup v2 or v1", "per process only (rlimit)")
+		default:
+			add(name, l.how != "", "cgroup v2 or v1", l.how)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,103 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// Probe starts a command under profile as a tool's would start (cat of its
+// own /proc status and mounts) and reports what it saw as protections: the
+// launcher's work observed, not inferred. uid is the daemon's.
+func (s *Sandbox) Probe(trees *proctree.Manager, profile string, uid int) ([]Protection, error) {
+	if p, ok := s.Profile(profile); !ok || p.Off {
+		return nil, nil
+	}
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		return nil, fmt.Errorf("probe: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "vcpnode-probe-")
+	if err != nil {
+		return nil, fmt.Errorf("probe: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	r, err := s.Wrap(Command{Tool: "sandbox check", Kind: "probe", Profile: profile, Path: cat,
+		Args: []string{"cat", "/proc/self/status", "/proc/self/mountinfo"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	proc, tree, err := r.StartProcess(trees, &os.ProcAttr{Dir: dir, Files: []*os.File{nil, pw, nil}})
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return nil, fmt.Errorf("probe: %w", err)
+	}
+	out, _ := io.ReadAll(pr)
+	pr.Close()
+	_, _ = proc.Wait()
+	_ = tree.KillAndWait(5e9)
+	tree.Release()
+	status, shm := readProbe(out)
+	ownShm, _ := os.ReadFile("/proc/self/mountinfo")
+	_, mine := readProbe(ownShm)
+
+	var ps []Protection
+	seen := func(name string, ok bool, detail string) {
+		st := StateNotEnforced
+		if ok {
+			st = StateEnforced
+		}
+		ps = append(ps, Protection{Name: "probe: " + name, State: st, Needs: "a command started under the profile", Detail: detail})
+	}
+	noCaps := status["CapEff"] == 0 && status["CapPrm"] == 0 && status["CapInh"] == 0 && status["CapAmb"] == 0
+	if uid == 0 {
+		noCaps = noCaps && status["CapBnd"] == 0
+	}
+	seen("no capabilities", noCaps, fmt.Sprintf("CapEff %x CapPrm %x CapBnd %x", status["CapEff"], status["CapPrm"], status["CapBnd"]))
+	seen("no_new_privs", status["NoNewPrivs"] == 1, "")
+	if s.caps.Seccomp {
+		seen("syscall filter", status["Seccomp"] == 2, fmt.Sprintf("Seccomp %d, %d filters", status["Seccomp"], status["Seccomp_filters"]))
+	}
+	if uid == 0 {
+		// A tmpfs of its own mounted over the machine's.
+		seen("a /dev/shm of its own", shm == mine+1, fmt.Sprintf("%d mounts on /dev/shm, the daemon sees %d", shm, mine))
+	}
+	return ps, nil
+}
+
+// readProbe reads the numbers of a /proc/PID/status and counts the mounts
+// on /dev/shm in a mountinfo.
+func readProbe(out []byte) (status map[string]uint64, shm int) {
+	status = map[string]uint64{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if k, v, ok := strings.Cut(line, ":\t"); ok {
+			base := 10
+			if strings.HasPrefix(k, "Cap") {
+				base = 16
+			}
+			var n uint64
+			if _, err := fmt.Sscanf(strings.TrimSpace(v), map[int]string{10: "%d", 16: "%x"}[base], &n); err == nil {
+				status[k] = n
+			}
+			continue
+		}
+		if f := strings.Fields(line); len(f) > 4 && f[4] == "/dev/shm" {
+			shm++
+		}
+	}
+	return status, shm
+}
