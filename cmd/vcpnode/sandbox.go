@@ -24,7 +24,7 @@ import (
 func newSandboxCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sandbox",
-		Short: "Run a command under a sandbox profile as a tool would, learn the profile a tool needs, or check what a profile holds here",
+		Short: "Run a command under a sandbox profile as a tool would, learn or check a profile",
 		Args:  noSubcommand,
 		RunE:  helpAndFail,
 	}
