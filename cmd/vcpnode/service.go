@@ -131,6 +131,13 @@ func (a *app) runService(ctx context.Context, h *host, op serviceOp, f serviceFl
 	if err != nil {
 		return err
 	}
+	if l.manager == managerSystemd && (op == opStatus || op == opStart || op == opStop) {
+		// One sentence instead of systemctl's "Failed to connect to bus"
+		// followed by "not running".
+		if why := a.serviceManagerProblem(h, l.system); why != nil {
+			return fmt.Errorf("no service manager to ask: %w; `vcpnode status` asks the daemon itself", why)
+		}
+	}
 	var p plan
 	switch l.manager {
 	case managerSystemd:

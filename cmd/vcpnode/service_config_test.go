@@ -90,6 +90,7 @@ func TestServiceFindsTheConfigLikeTheOtherCommands(t *testing.T) {
 func TestServiceConfigAsRoot(t *testing.T) {
 	const valid = "[log]\nlevel = \"warn\"\n"
 	st := newServiceTest(t, "linux", 0)
+	st.withSystemd(t)
 	st.env["HOME"] = "/root"
 	st.writeFile(t, "/etc/vcpnode/config.toml", valid, 0o644)
 	if got := serviceConfigLine(t, st.mustRun(t, "service", "install", "--dry-run")); got != "config /etc/vcpnode/config.toml (found where vcpnode run and config check look)" {

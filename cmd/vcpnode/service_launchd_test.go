@@ -51,6 +51,7 @@ func TestServiceLaunchd(t *testing.T) {
 
 func TestServiceStatus(t *testing.T) {
 	st := newServiceTest(t, "linux", 1000)
+	st.withSystemd(t)
 	st.mustRun(t, "service", "status")
 	if got := st.cmds.take(); !slices.Equal(got, []string{"systemctl --user status --no-pager vcpnode.service"}) {
 		t.Errorf("ran %q", got)

@@ -319,3 +319,22 @@ func TestServiceUninstall(t *testing.T) {
 		}
 	})
 }
+
+// Without a service manager (a container, WSL without systemd, OpenRC,
+// runit), status, start and stop say so in one sentence and run nothing,
+// instead of systemctl's "Failed to connect to bus" and "not running".
+func TestServiceWithoutAServiceManagerSaysSo(t *testing.T) {
+	for _, op := range []string{"status", "start", "stop"} {
+		st := newServiceTest(t, "linux", 1000)
+		if code := st.run("service", op); code != exitError {
+			t.Errorf("service %s: exit %d, want %d", op, code, exitError)
+		}
+		want := "vcpnode: no service manager to ask: systemd is not the init system here (no /run/systemd/system): run `vcpnode run` under the supervisor this machine has; `vcpnode status` asks the daemon itself\n"
+		if got := st.stderr.String(); got != want {
+			t.Errorf("service %s: stderr\n%q\nwant\n%q", op, got, want)
+		}
+		if len(st.cmds.ran) != 0 {
+			t.Errorf("service %s ran %q", op, st.cmds.ran)
+		}
+	}
+}
