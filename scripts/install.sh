@@ -14,13 +14,14 @@
 #
 # Safe to run again: an unchanged binary is left in place, the service unit is
 # rewritten and the service restarted; an existing config is never touched.
+# Without systemd (Linux) only the binary is installed, and it says how to run it.
 # Set the hub and key first (or after) with: vcpnode init --hub URL --name NAME
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 binary="" prefix="" scope="" service=1 dry_run=""
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -69,7 +70,24 @@ else
 	run mv -f "$dest.new" "$dest"
 fi
 
+# Where a shell finds it: say exactly what to add when the directory is not
+# on PATH (~/.local/bin often is not).
+case ":$PATH:" in
+*":$prefix/bin:"*) ;;
+*)
+	echo "note: $prefix/bin is not on your PATH; add it, e.g. in ~/.profile:"
+	echo "  export PATH=\"$prefix/bin:\$PATH\""
+	;;
+esac
+
 if [ "$service" -eq 0 ]; then
+	exit 0
+fi
+# Without a service manager the binary is what could be installed: say how
+# to run it instead of failing after the job is done.
+if [ "$(uname -s)" = Linux ] && [ ! -d /run/systemd/system ]; then
+	echo "no service installed: systemd is not the init system here (a container, WSL without systemd, OpenRC, runit)."
+	echo "Run $dest run under the supervisor this machine has: docs/service.md, \"Without systemd\", has the recipes."
 	exit 0
 fi
 # In a dry run the new binary is not in place yet: ask the one given, which

@@ -92,3 +92,37 @@ func exitCodeOf(err error) int {
 	}
 	return 0
 }
+
+// Without systemd scripts/install.sh installs the binary, says exactly
+// what to add to PATH when its directory is not there, says how to run
+// the node instead of a service, and exits 0: its job is done.
+func TestInstallScriptWithoutSystemd(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed; scripts/install.sh was not run")
+	}
+	if _, err := os.Stat("/run/systemd/system"); err == nil {
+		t.Skip("systemd is the init system here: install.sh would install a service")
+	}
+	prefix := t.TempDir()
+	cmd := exec.Command(bash, filepath.Join("..", "..", "scripts", "install.sh"), "--binary", builtBinary(t), "--prefix", prefix, "--user")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"note: " + prefix + "/bin is not on your PATH; add it, e.g. in ~/.profile:\n  export PATH=\"" + prefix + "/bin:$PATH\"\n",
+		"no service installed: systemd is not the init system here",
+		"Run " + prefix + "/bin/vcpnode run under the supervisor this machine has",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	cmd = exec.Command(bash, filepath.Join("..", "..", "scripts", "install.sh"), "--binary", builtBinary(t), "--prefix", prefix, "--no-service")
+	cmd.Env = []string{"PATH=" + prefix + "/bin:/usr/bin:/bin", "HOME=" + t.TempDir()}
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "not on your PATH") {
+		t.Errorf("with the directory on PATH: %v\n%s", err, out)
+	}
+}
