@@ -20,6 +20,8 @@ import (
 // TestDocSnippets: add it here when it is meant.
 var externalPrograms = []string{
 	"systemctl", "journalctl", "loginctl", "launchctl", "tail", "ps", "pidof", "id", "git", "npm",
+	// docs/service.md's recipes without systemd (TestNoSystemdRecipes runs them)
+	"nohup", "kill", "wait", "sleep", "tmux", "exec", "chpst",
 }
 
 // A toml block marked with this comment must fail to parse: it shows a
