@@ -328,3 +328,56 @@ func TestRulesNameModulesOfGoMod(t *testing.T) {
 		}
 	}
 }
+
+// floors are the storeys of the house, lowest first. A package imports
+// only packages on its own floor or below, so a change to a low floor is
+// felt above it and never the other way round. A new package takes the
+// lowest floor its imports allow.
+var floors = [][]string{
+	// Text, the wire, process trees, assets: nothing of the node.
+	{"", "console", "wsproto", "toolhost/proctree", "internal/humantext", "internal/inflight", "internal/inheritfd",
+		"internal/servicetmpl", "internal/testwait", "internal/testlog", "internal/testnet", "internal/archtest",
+		"internal/doccheck", "internal/gendocs", "toolhost/proctree/proctreetest"},
+	// The config, the sandbox, parameter schemas, service files, the demo hub.
+	{"config", "toolhost/sandbox", "toolhost/schema", "systemd", "scripts/launchd", "demohub", "internal/fakehub",
+		"toolhost/sandbox/sandboxtest"},
+	// The tool contract, placeholders, the liveness core, sd_notify.
+	{"toolhost", "placeholders", "hubconn", "sdnotify"},
+	// Tool sources and what they share: files, plugins, MCP, the bridge.
+	{"toolhost/files", "toolhost/plugin", "toolhost/mcp", "toolhost/textproto", "toolhost/builtin", "toolhost/direct",
+		"bridge", "outbox"},
+	// The config turned into options, the control API and its servers,
+	// events, the placeholder feed, the observer channels.
+	{"toolconfig", "controlapi", "control", "events", "placeholders/feed", "observer"},
+	// The daemon's composition.
+	{"node"},
+	// Programs.
+	{"cmd/vcpnode", "tools/soak", "tools/rsscheck", "tools/reconnectcheck", "tools/benchofficial"},
+}
+
+// TestNoImportGoesUpAFloor: every package is on a floor, and no import
+// runs from a lower floor to a higher one.
+func TestNoImportGoesUpAFloor(t *testing.T) {
+	floor := map[string]int{}
+	for i, pkgs := range floors {
+		for _, p := range pkgs {
+			floor[p] = i
+		}
+	}
+	rel := func(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
+	for pkg, imports := range moduleImports(t) {
+		from, ok := floor[rel(pkg)]
+		if !ok {
+			t.Errorf("%s is on no floor: add it to floors, on the lowest its imports allow", rel(pkg))
+			continue
+		}
+		for _, imp := range imports {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			if to, ok := floor[rel(imp)]; ok && to > from {
+				t.Errorf("%s (floor %d) imports %s (floor %d): an import may not go up a floor", rel(pkg), from, rel(imp), to)
+			}
+		}
+	}
+}
