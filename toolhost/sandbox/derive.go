@@ -1,12 +1,13 @@
 package sandbox
 
 import (
-	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Where a derived grant comes from (Grant.From), as shown next to a
@@ -93,6 +94,43 @@ func derivedKey(c Command) string {
 	return c.Tool
 }
 
+// derivedTTL is how long a command's derived grants are reused: deriving
+// costs some hundred file lookups, and a tool's runtime rarely changes
+// between two of its calls; a package installed meanwhile is seen soon.
+const derivedTTL = 5 * time.Second
+
+// derivedEnv are the variables derivation reads.
+var derivedEnv = []string{"HOME", "PATH", "NODE_PATH", "PYTHONPATH", "PYTHONHOME", "npm_config_cache", "NPM_CONFIG_CACHE",
+	"npm_config_prefix", "UV_CACHE_DIR", "UV_TOOL_DIR", "UV_PYTHON_INSTALL_DIR", "XDG_CACHE_HOME", "XDG_DATA_HOME", "PIPX_HOME", "DENO_DIR"}
+
+type derivedEntry struct {
+	at time.Time
+	gs []Grant
+}
+
+// derivedCached is derived, reused for derivedTTL per command.
+func (o *Options) derivedCached(c Command) []Grant {
+	if o.derivedCache == nil {
+		return o.derived(c)
+	}
+	var b strings.Builder
+	for _, s := range append([]string{c.Kind, c.Tool, c.Path, c.Dir}, c.Args...) {
+		b.WriteString(s)
+		b.WriteByte(0)
+	}
+	for _, k := range derivedEnv {
+		b.WriteString(envValue(c.Env, k))
+		b.WriteByte(0)
+	}
+	key := b.String()
+	if v, ok := o.derivedCache.Load(key); ok && time.Since(v.(derivedEntry).at) < derivedTTL {
+		return v.(derivedEntry).gs
+	}
+	gs := o.derived(c)
+	o.derivedCache.Store(key, derivedEntry{at: time.Now(), gs: gs})
+	return gs
+}
+
 // derived are the grants c needs for what it runs, carved like every
 // grant and kept off the home's secrets.
 func (o *Options) derived(c Command) []Grant {
@@ -107,11 +145,8 @@ func (o *Options) derived(c Command) []Grant {
 	if c.Kind == "plugin" && c.Dir != "" {
 		d.declared()
 	}
-	protected := slices.Clone(o.Protected)
-	if d.home != "" {
-		for _, s := range homeSecrets {
-			protected = append(protected, filepath.Join(d.home, s))
-		}
+	if len(d.out) == 0 {
+		return nil
 	}
 	var safe []Grant
 	for _, g := range d.out {
@@ -120,7 +155,29 @@ func (o *Options) derived(c Command) []Grant {
 		}
 		safe = append(safe, g)
 	}
-	return carve(safe, protected)
+	return carveReal(safe, o.derivedProtected(d.home))
+}
+
+// derivedProtected are the canonical paths no derived grant covers for a
+// command whose home is home: the node's own files and the home's
+// secrets (resolved once per configuration and home).
+func (o *Options) derivedProtected(home string) []string {
+	if o.protectedFor != nil {
+		if v, ok := o.protectedFor.Load(home); ok {
+			return v.([]string)
+		}
+	}
+	protected := slices.Clone(o.Protected)
+	if home != "" {
+		for _, s := range homeSecrets {
+			protected = append(protected, filepath.Join(home, s))
+		}
+	}
+	prot := canonicalAll(protected)
+	if o.protectedFor != nil {
+		o.protectedFor.Store(home, prot)
+	}
+	return prot
 }
 
 // deriver collects the grants of one command.
@@ -128,7 +185,8 @@ type deriver struct {
 	c       Command
 	home    string
 	pathEnv string
-	temp    string // where every call's private temporary directory is
+	temp    string   // where every call's private temporary directory is
+	wide    []string // home and temp, canonical
 	out     []Grant
 	// node: the command runs Node.js (or a runtime resolving node_modules).
 	node    bool
@@ -151,8 +209,15 @@ func (d *deriver) tooWide(path string) bool {
 	if p == "/" {
 		return true
 	}
-	for _, dir := range []string{d.home, d.temp} {
-		if dir != "" && within(canonical(dir), p) {
+	if d.wide == nil {
+		for _, dir := range []string{d.home, d.temp} {
+			if dir != "" {
+				d.wide = append(d.wide, canonical(dir))
+			}
+		}
+	}
+	for _, dir := range d.wide {
+		if within(dir, p) {
 			return true
 		}
 	}
@@ -409,10 +474,11 @@ func shebang(path string) (string, []string) {
 		return "", nil
 	}
 	defer f.Close()
-	line, err := bufio.NewReader(f).ReadString('\n')
-	if err != nil && line == "" {
-		return "", nil
-	}
+	// The kernel reads at most 256 bytes of a #! line; a binary program
+	// is not read further.
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	line, _, _ := strings.Cut(string(head[:n]), "\n")
 	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "#!")
 	if !ok {
 		return "", nil

@@ -49,12 +49,22 @@ func within(path, dir string) bool {
 // carved the same way; a grant inside a protected path is dropped. Missing
 // paths are dropped (Landlock needs an open file for each rule).
 func carve(grants []Grant, protected []string) []Grant {
-	prot := make([]string, 0, len(protected))
-	for _, p := range protected {
+	return carveReal(grants, canonicalAll(protected))
+}
+
+// canonicalAll is paths with symlinks resolved, the empty ones dropped.
+func canonicalAll(paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
 		if p != "" {
-			prot = append(prot, canonical(p))
+			out = append(out, canonical(p))
 		}
 	}
+	return out
+}
+
+// carveReal is carve with the protected paths already canonical.
+func carveReal(grants []Grant, prot []string) []Grant {
 	var out []Grant
 	var add func(g Grant, depth int)
 	add = func(g Grant, depth int) {

@@ -15,6 +15,7 @@ func TestExplainNamesPathAndFix(t *testing.T) {
 	plugin := filepath.Join(tree, "Plugin/Weather")
 	put(t, filepath.Join(plugin, "weather.js"), "")
 	put(t, filepath.Join(tree, "node_modules/dayjs/index.js"), "")
+	put(t, filepath.Join(tree, "vcpshared.py"), "")
 	notes := put(t, filepath.Join(home, "notes/today.md"), "")
 	shared := put(t, filepath.Join(home, "shared/list.txt"), "")
 	own := put(t, filepath.Join(home, "shared/vcpnode.key"), "")
@@ -37,6 +38,8 @@ func TestExplainNamesPathAndFix(t *testing.T) {
 			[]string{"read " + own + ", one of the node's own files, which no profile grants"}},
 		{"module of the tree", "Error: Cannot find module 'dayjs'\nRequire stack:\n- " + filepath.Join(plugin, "weather.js"), "default", pol,
 			[]string{"read " + filepath.Join(tree, "node_modules/dayjs"), `read = ["` + filepath.Join(tree, "node_modules") + `"]`}},
+		{"python module of the tree", "ModuleNotFoundError: No module named 'vcpshared'", "default", pol,
+			[]string{"read " + filepath.Join(tree, "vcpshared.py"), `read = ["` + tree + `"]`}},
 		{"port", "Error: connect EACCES 127.0.0.1:8080", "offline", &policy{NetDeny: true}, []string{"TCP connect to port 8080", "network = true"}},
 		{"port list", "Error: connect EACCES 10.0.0.1:8080", "web", &policy{Ports: []uint16{443}}, []string{"connect_ports = [8080]"}},
 		{"file to make", "sh: 1: cannot create " + filepath.Join(home, "notes/new.md") + ": Permission denied", "default", pol,

@@ -47,6 +47,10 @@ type Options struct {
 	carved *sync.Map // profile name → its carved grants, per configuration
 	// lastDerived is the Sandbox's, kept across configurations.
 	lastDerived *sync.Map
+	// protectedFor: a home → the canonical paths derived grants avoid.
+	protectedFor *sync.Map
+	// derivedCache: a command → its derived grants, for derivedTTL.
+	derivedCache *sync.Map
 }
 
 // Sandbox wraps commands for their profiles. Update swaps its
@@ -88,6 +92,8 @@ func (s *Sandbox) Update(opts Options) error {
 			Msg("sandbox: parts of the profiles in use are not enforced on this machine")
 	}
 	opts.carved = &sync.Map{}
+	opts.protectedFor = &sync.Map{}
+	opts.derivedCache = &sync.Map{}
 	opts.lastDerived = &s.lastDerived
 	s.opts.Store(&opts)
 	return nil

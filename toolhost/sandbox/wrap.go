@@ -75,7 +75,7 @@ func (o *Options) grants(p Profile, c Command, tmp string) []Grant {
 		own = append(own, Grant{Path: tmp, Write: true})
 	}
 	gs := append(slices.Clone(static.([]Grant)), carve(own, o.Protected)...)
-	derived := o.derived(c)
+	derived := o.derivedCached(c)
 	if o.lastDerived != nil {
 		o.lastDerived.Store(derivedKey(c), derived)
 	}
