@@ -437,3 +437,28 @@ func (t *Tree) CgroupDir() string {
 	}
 	return ""
 }
+
+// Containment says whether every process of a tree ends with the tree
+// whatever it does (double fork, setsid, an empty environment…), given
+// whether the processes run under a syscall filter that denies clone3;
+// how says what holds them, or what gets out. For `sandbox check`.
+func (m *Manager) Containment(noClone3 bool) (held bool, how string) {
+	switch m.Mode() {
+	case ModeCgroup:
+		switch {
+		case m.Fenced():
+			return true, "a cgroup per call, in a cgroup namespace the kernel keeps its processes in (nsdelegate)"
+		case noClone3:
+			return true, "a cgroup per call, which the syscall filter (no clone3) and Landlock (no cgroup file writable) keep its processes in"
+		}
+		return false, "a cgroup per call, which a process can leave with clone3's CLONE_INTO_CGROUP: it then outlives its call"
+	case ModeSubreaper:
+		return false, "no cgroup of the daemon's own (give it one: systemd's Delegate=yes, or root): an orphan that leaves its session " +
+			"and clears its environment between two walks of /proc outlives its call and the daemon"
+	case ModeProcessGroup:
+		return false, "process groups only: a process that calls setsid outlives its call"
+	case ModeJobObject:
+		return true, "a Job Object per call"
+	}
+	return false, "process trees are not tracked here"
+}

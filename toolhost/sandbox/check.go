@@ -82,6 +82,10 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 	add("no module or kexec loading, reboot, swapon/off, clock changes", c.Seccomp || root, filter+", or no capabilities", "")
 	add("no typing into a terminal (TIOCSTI, TIOCLINUX)", c.Seccomp, filter, "")
 	add("no clone3 (no CLONE_INTO_CGROUP: the tree's cgroup is kept)", c.Seccomp, filter, "clone3 answers ENOSYS; libc falls back to clone")
+	if t := s.opts.Load().Trees; t != nil {
+		held, how := t.Containment(c.Seccomp)
+		add("no process outlives its call, its timeout, async_max_runtime or the daemon", held, "a cgroup v2 of the daemon's own (delegated, or root)", how)
+	}
 	add("no device node made in a writable folder", c.Files || root, landlock+", or no CAP_MKNOD", "")
 	add("devices one by one: null, zero, full, random, urandom; no terminal", c.Files, landlock, "")
 	add("no device ioctls on opened devices", c.LandlockABI >= 5, "Landlock ABI 5 (Linux 6.10)", "")
