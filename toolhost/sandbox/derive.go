@@ -36,27 +36,8 @@ var homeSecrets = []string{
 	".var/app", "snap/firefox", "snap/chromium",
 }
 
-// Derived is what a command's process may use beyond its profile because
-// of what it runs: its script and package root, its runtime's modules and
-// package caches (each grant says where it comes from). The node's own
-// files and the home's secrets are never among them.
-func (s *Sandbox) Derived(c Command) []Grant {
-	if s == nil {
-		return nil
-	}
-	o := s.opts.Load()
-	name := c.Profile
-	if name == "" {
-		name = s.ProfileFor(c.Tool)
-	}
-	if p, ok := o.Profiles[name]; !ok || p.Off {
-		return nil
-	}
-	return o.derived(c)
-}
-
 // DerivedGrants are what the last process started for key got from what
-// it ran (Derived): key is a tool's name, "mcp:SERVER" or
+// it ran: key is a tool's name, "mcp:SERVER" or
 // "placeholder:NAME", as in Options.Tools. Nil before its first start.
 func (s *Sandbox) DerivedGrants(key string) []Grant {
 	if s == nil {
