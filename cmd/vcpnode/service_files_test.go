@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vcpnode/vcpnode/systemd"
+	"github.com/vcpnode/vcpnode/service/systemd"
 )
 
 // The units call `vcpnode run --config F` and `vcpnode reload --config F`:

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/vcpnode/vcpnode/scripts/launchd"
+	"github.com/vcpnode/vcpnode/service/launchd"
 )
 
 const launchdLabel = launchd.Label

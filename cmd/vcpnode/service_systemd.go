@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/vcpnode/vcpnode/systemd"
+	"github.com/vcpnode/vcpnode/service/systemd"
 )
 
 // Where the system service's user is declared (sysusers.d(5)).

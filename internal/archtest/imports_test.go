@@ -150,7 +150,7 @@ func TestModuleImportsAllowed(t *testing.T) {
 		// Parameter schemas and argument checking: text rules only.
 		"toolhost/schema": {"internal/humantext"},
 		// The service-file templates: text in, text out.
-		"internal/servicetmpl": {},
+		"service/internal/servicetmpl": {},
 		// The server's own tools: wire types in, tools out; the session
 		// hands it frames, so no socket and no daemon.
 		"bridge": {"toolhost", "wsproto"},
@@ -336,10 +336,10 @@ func TestRulesNameModulesOfGoMod(t *testing.T) {
 var floors = [][]string{
 	// Text, the wire, process trees, assets: nothing of the node.
 	{"", "console", "wsproto", "toolhost/proctree", "internal/humantext", "internal/inflight", "internal/inheritfd",
-		"internal/servicetmpl", "internal/testwait", "internal/testlog", "internal/testnet", "internal/archtest",
+		"service/internal/servicetmpl", "internal/testwait", "internal/testlog", "internal/testnet", "internal/archtest",
 		"internal/doccheck", "internal/gendocs", "toolhost/proctree/proctreetest"},
 	// The config, the sandbox, parameter schemas, service files, the demo hub.
-	{"config", "toolhost/sandbox", "toolhost/schema", "systemd", "scripts/launchd", "demohub", "internal/fakehub",
+	{"config", "toolhost/sandbox", "toolhost/schema", "service/systemd", "service/launchd", "demohub", "internal/fakehub",
 		"toolhost/sandbox/sandboxtest"},
 	// The tool contract, placeholders, the liveness core, sd_notify.
 	{"toolhost", "placeholders", "hubconn", "sdnotify"},

@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/vcpnode/vcpnode/internal/servicetmpl"
+	"github.com/vcpnode/vcpnode/service/internal/servicetmpl"
 )
 
 var (

@@ -38,10 +38,10 @@ func TestShippedUnitsMatchTheTemplates(t *testing.T) {
 			}
 			want, err := os.ReadFile(tt.file)
 			if err != nil {
-				t.Fatalf("%v (run go test ./systemd -update to create it)", err)
+				t.Fatalf("%v (run go test ./service/systemd -update to create it)", err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Errorf("%s is not what its template renders; run go test ./systemd -update\n--- rendered:\n%s", tt.file, got)
+				t.Errorf("%s is not what its template renders; run go test ./service/systemd -update\n--- rendered:\n%s", tt.file, got)
 			}
 		})
 	}

@@ -4,7 +4,7 @@
 //
 // vcpnode.service and vcpnode-user.service in this directory are the
 // templates rendered with the default paths; a test keeps them in step
-// (go test ./systemd -update rewrites them).
+// (go test ./service/systemd -update rewrites them).
 package systemd
 
 import (
@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vcpnode/vcpnode/internal/servicetmpl"
+	"github.com/vcpnode/vcpnode/service/internal/servicetmpl"
 )
 
 var (
@@ -41,7 +41,7 @@ type Unit struct {
 	KeyFile string
 }
 
-// DefaultSystem is the system unit's layout: what systemd/vcpnode.service shows.
+// DefaultSystem is the system unit's layout: what service/systemd/vcpnode.service shows.
 func DefaultSystem() Unit {
 	return Unit{Binary: "/usr/local/bin/vcpnode", Config: "/etc/vcpnode/config.toml", KeyFile: "/etc/vcpnode/key"}
 }
@@ -55,7 +55,7 @@ func DefaultPackage() Unit {
 }
 
 // DefaultUser is the user unit's layout, in terms of the user's home (%h):
-// what systemd/vcpnode-user.service shows.
+// what service/systemd/vcpnode-user.service shows.
 func DefaultUser() Unit {
 	return Unit{Binary: "%h/.local/bin/vcpnode", Config: "%h/.config/vcpnode/config.toml"}
 }
