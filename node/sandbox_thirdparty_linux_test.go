@@ -196,6 +196,7 @@ func pyVenvServer(t *testing.T, home string) config.MCPServerConfig {
 // npm package and modules — all answer byte for byte the same under
 // default as under none.
 func TestSandboxThirdPartyAnswersLikeNone(t *testing.T) {
+	t.Parallel() // mostly waiting on npm and the registry
 	needCommands(t, "python3")
 	sandboxtest.NeedLandlock(t)
 	n := newNPM(t)
