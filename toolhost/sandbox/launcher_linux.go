@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/cap"
 )
 
 // The launcher side: a binary that imports this package and is started
@@ -22,40 +22,46 @@ func init() {
 	}
 }
 
-// launcherMain reads the launch, confines this thread and execs the
+// launcherMain reads the launch, confines one thread and execs the
 // command on it: execve keeps the calling thread only, so the command
-// gets exactly this thread's confinement. It never returns.
+// gets exactly that thread's confinement. It never returns.
+//
+// The thread is libcap's launch thread (FuncLauncher): there its
+// capability calls change that thread alone, where elsewhere each would
+// stop and signal every thread of the runtime — dozens of times, for the
+// bounding set — which is what a per-call launcher cannot afford.
 func launcherMain(specArg, statusArg string) {
-	runtime.LockOSThread()
 	statusFd, err := strconv.Atoi(statusArg)
 	if err != nil {
 		os.Exit(126)
 	}
 	unix.CloseOnExec(statusFd) // a successful exec closes it: the daemon's EOF
-	fail := func(f launchFailure) {
+	fail := func(step string, err error) {
+		f := launchFailure{Step: step, Msg: err.Error(), NotEnforced: errors.Is(err, ErrNotEnforced)}
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			f.Errno = int(errno)
+		}
 		data, _ := json.Marshal(f)
 		_, _ = unix.Write(statusFd, data)
 		os.Exit(127)
 	}
 	l, err := readLaunch(specArg)
 	if err != nil {
-		fail(launchFailure{Step: "read", Msg: err.Error()})
+		fail("read", err)
 	}
-	if err := l.Policy.apply(); err != nil {
-		f := launchFailure{Step: "confine", Msg: err.Error(), NotEnforced: errors.Is(err, ErrNotEnforced)}
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			f.Errno = int(errno)
+	step := "confine"
+	_, err = cap.FuncLauncher(func(any) error {
+		if err := l.Policy.apply(); err != nil {
+			return err
 		}
-		fail(f)
+		step = "exec"
+		return syscall.Exec(l.Path, l.Args, os.Environ()) // returns only on failure
+	}).Launch(nil)
+	if err == nil {
+		err = errors.New("the command was not started")
 	}
-	err = syscall.Exec(l.Path, l.Args, os.Environ())
-	f := launchFailure{Step: "exec", Msg: err.Error()}
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		f.Errno = int(errno)
-	}
-	fail(f)
+	fail(step, err)
 }
 
 // readLaunch reads the launch from the memfd at fd specArg and closes it.
