@@ -84,6 +84,9 @@ type NodeConfig struct {
 	// ExposedTools, when non-empty, is the only tools exposed.
 	ExposedTools []string `toml:"exposed_tools"`
 	HiddenTools  []string `toml:"hidden_tools"`
+	// Labels describe the node to the server, in register_tools
+	// capabilities.labels (labels.go). Nothing secret belongs here.
+	Labels map[string]string `toml:"labels"`
 }
 
 // FilesConfig is the [files] table for internal_request_file.
@@ -166,6 +169,7 @@ func Default() Config {
 			Queue:          64,
 			MaxResultBytes: 32 * MiB,
 			ShutdownGrace:  Duration(10 * time.Second),
+			Labels:         map[string]string{},
 		},
 		// A 50 MiB file is about 67 MiB in base64: inside the server's
 		// 100 MiB frame, with room to spare.

@@ -103,6 +103,7 @@ func positive(ps *problemList, key string, d Duration) {
 
 func (c Config) checkNode(ps *problemList) {
 	n := c.Node
+	checkLabels(ps, n.Labels) // labels.go
 	if n.MaxConcurrent < 1 {
 		ps.add("node.max_concurrent", "must be at least 1 (got %d)", n.MaxConcurrent)
 	}

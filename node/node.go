@@ -25,6 +25,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+	"github.com/vcpnode/vcpnode/wsproto"
 )
 
 // Node is one distributed node. Create it with New, then call Run once.
@@ -60,6 +61,9 @@ type Node struct {
 	onRefusal  func(kind, tool string, refused []sandbox.Refusal)
 
 	state     *stateBox
+	version   string // sent to the server (machine.go)
+	gpuOnce   sync.Once
+	gpuList   []wsproto.GPU
 	authWay   hubconn.Remembered // the way the key was taken last ([hub] auth)
 	hurry     chan struct{}
 	hurryOnce sync.Once

@@ -288,6 +288,8 @@ type timings struct {
 	// observerRetry, when set, is the observer channels' schedule instead
 	// of retry: a seam for tests of a node connection that comes back first.
 	observerRetry *hubconn.RetryPolicy
+	// gpuProc replaces /proc/driver/nvidia/gpus (tests).
+	gpuProc string
 	// bridgeListWait bounds the wait for the server's tool list (zero:
 	// the bridge's default).
 	bridgeListWait time.Duration

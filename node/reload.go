@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"reflect"
@@ -104,7 +105,8 @@ func (n *Node) CallLocal(ctx context.Context, requestID, tool string, args map[s
 
 // sameHub says whether two settings connect the same way, as the same node.
 func sameHub(a, b *settings) bool {
-	return a.hubURL.String() == b.hubURL.String() && a.name == b.name && a.cfg.Hub == b.cfg.Hub
+	return a.hubURL.String() == b.hubURL.String() && a.name == b.name && a.cfg.Hub == b.cfg.Hub &&
+		maps.Equal(a.cfg.Node.Labels, b.cfg.Node.Labels) // sent with register_tools
 }
 
 func sameManifests(a, b []json.RawMessage) bool {

@@ -391,7 +391,7 @@ func (s *session) registerTools() wsproto.RegisterTools {
 	}
 	return wsproto.RegisterTools{
 		ServerName:   s.st.name,
-		Capabilities: wsproto.Capabilities{CancelTool: true},
+		Capabilities: s.n.capabilities(s.st), // machine.go
 		Tools:        tools,
 	}
 }

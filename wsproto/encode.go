@@ -137,6 +137,9 @@ func encodeRegisterTools(m RegisterTools) ([]byte, error) {
 	w.key("capabilities")
 	w.open('{')
 	w.bool("cancelTool", m.Capabilities.CancelTool)
+	if err := writeMachine(&w, m.Capabilities); err != nil {
+		return nil, err
+	}
 	w.close('}')
 	w.key("tools")
 	w.open('[')
@@ -148,6 +151,38 @@ func encodeRegisterTools(m RegisterTools) ([]byte, error) {
 	}
 	w.close(']')
 	return w.end(), nil
+}
+
+// writeMachine writes the node's description into capabilities.
+func writeMachine(w *frameWriter, c Capabilities) error {
+	w.optStr("os", c.OS)
+	w.optStr("arch", c.Arch)
+	w.optStr("hostname", c.Hostname)
+	w.optStr("version", c.Version)
+	if len(c.Labels) > 0 {
+		w.key("labels")
+		w.open('{')
+		for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
+			w.comma()
+			w.b = appendString(w.b, k)
+			w.b = append(w.b, ':')
+			w.b = appendString(w.b, c.Labels[k])
+		}
+		w.close('}')
+	}
+	if len(c.GPUs) > 0 {
+		raw, err := json.Marshal(c.GPUs)
+		if err != nil {
+			return err
+		}
+		if err := w.raw("gpus", "capabilities.gpus", raw, ""); err != nil {
+			return err
+		}
+	}
+	if c.SandboxEnforced != nil {
+		w.bool("sandboxEnforced", *c.SandboxEnforced)
+	}
+	return nil
 }
 
 func encodeReportIP(m ReportIP) ([]byte, error) {

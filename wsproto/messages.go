@@ -45,9 +45,29 @@ type RegisterTools struct {
 	Tools        []json.RawMessage `json:"tools"`
 }
 
-// Capabilities declares optional protocol features the node implements.
+// Capabilities declares optional protocol features the node implements,
+// and what the server shows of the node in its node list: the server
+// stores the object as it is. Nothing in it may be secret.
 type Capabilities struct {
 	CancelTool bool `json:"cancelTool"`
+	// The machine: runtime.GOOS, runtime.GOARCH, the host name, the
+	// vcpnode version.
+	OS       string `json:"os,omitempty"`
+	Arch     string `json:"arch,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
+	Version  string `json:"version,omitempty"`
+	// Labels are the owner's [node] labels.
+	Labels map[string]string `json:"labels,omitempty"`
+	// GPUs are the machine's NVIDIA GPUs where it tells; absent otherwise.
+	GPUs []GPU `json:"gpus,omitempty"`
+	// SandboxEnforced says whether tools' processes run confined.
+	SandboxEnforced *bool `json:"sandboxEnforced,omitempty"`
+}
+
+// GPU is one graphics card as the driver names it.
+type GPU struct {
+	Name     string `json:"name"`
+	MemoryMB int    `json:"memoryMB,omitempty"`
 }
 
 // ReportIP reports the node's addresses; the server routes file fetches by them.

@@ -64,7 +64,7 @@ func newRunCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			n, err := a.newNode(cfg, log, node.WithProtectedFiles(a.protectedFiles(path)...), node.WithNotifier(notifier), node.WithGetenv(getenv))
+			n, err := a.newNode(cfg, log, node.WithProtectedFiles(a.protectedFiles(path)...), node.WithNotifier(notifier), node.WithGetenv(getenv), node.WithVersion(currentBuild().Version))
 			if err != nil {
 				return err
 			}
