@@ -180,7 +180,7 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	}
 	// The config's own warnings too: run logs them, a reload reports them,
 	// as config check prints them.
-	pl.warnings = append(append(pl.warnings, toolconfig.Warnings(cfg)...), warnings...)
+	pl.warnings = append(append(append(pl.warnings, toolconfig.Warnings(cfg)...), warnings...), ts.CommandWarnings(cfg)...)
 	pl.tools, pl.servers = ts.Tools, ts.Servers
 	return pl, nil
 }

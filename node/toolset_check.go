@@ -87,3 +87,59 @@ func (ts ToolSet) hint(name string) string {
 	}
 	return " (known: " + strings.Join(ts.Known, ", ") + ")"
 }
+
+// Commands are the command names of each tool of the set whose commands
+// are known without starting anything (plugins, built-ins).
+func (ts ToolSet) Commands() map[string][]string {
+	out := map[string][]string{}
+	for _, t := range ts.Tools {
+		spec := t.Spec()
+		var names []string
+		for _, c := range spec.Commands {
+			if c.Command != "" {
+				names = append(names, c.Command)
+			}
+		}
+		out[spec.Name] = names
+	}
+	return out
+}
+
+// CommandWarnings are the [tools.X.commands.Y] tables that never apply to
+// a tool whose commands the set knows, for run and reload; config check
+// places the same warnings at their lines, and asks the running daemon
+// for the commands of MCP servers and direct plugins.
+func (ts ToolSet) CommandWarnings(cfg config.Config) []string {
+	var ws []string
+	known := ts.Commands()
+	for _, name := range slices.Sorted(maps.Keys(cfg.Tools)) {
+		cmds, ok := known[name]
+		if !ok {
+			continue
+		}
+		for _, cmd := range slices.Sorted(maps.Keys(cfg.Tools[name].Commands)) {
+			if msg := CommandProblem(name, cmd, cmds); msg != "" {
+				ws = append(ws, "tools."+name+".commands."+cmd+": "+msg)
+			}
+		}
+	}
+	return ws
+}
+
+// CommandProblem says why a commands table for cmd never applies to the
+// tool name with the commands cmds (the gate matches the command a call
+// selects exactly, and a call of a single-command tool selects none); ""
+// when it applies.
+func CommandProblem(name, cmd string, cmds []string) string {
+	switch {
+	case len(cmds) < 2:
+		return fmt.Sprintf("%s has a single command, which every call runs: set [tools.%s] approval instead", name, name)
+	case slices.Contains(cmds, cmd):
+		return ""
+	}
+	msg := fmt.Sprintf("%s has no command %q (its commands: %s)", name, cmd, strings.Join(cmds, ", "))
+	if i := slices.IndexFunc(cmds, func(c string) bool { return strings.EqualFold(c, cmd) }); i >= 0 {
+		msg += fmt.Sprintf("; did you mean %q? command names match exactly", cmds[i])
+	}
+	return msg
+}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
-	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
@@ -174,7 +173,7 @@ func judged(p config.Partial, r *setupReport) config.Config {
 // tool set with node's own function, so it refuses what `run` refuses.
 func scanTools(cfg config.Config) (*hostedTools, error) {
 	var scan *plugin.Set
-	h := &hostedTools{commands: map[string][]string{}, running: map[string]string{}}
+	h := &hostedTools{running: map[string]string{}}
 	if p := cfg.Plugins; len(p.Dirs) > 0 {
 		host := plugin.NewHost(plugin.Options{PassEnv: p.PassEnv, EnvFile: p.EnvFile, MaxOutputBytes: p.MaxOutputBytes,
 			AsyncMaxRuntime: p.AsyncMaxRuntime.D(), Log: zerolog.Nop()})
@@ -190,25 +189,11 @@ func scanTools(cfg config.Config) (*hostedTools, error) {
 		return nil, err
 	}
 	h.set, h.names = ts, ts.Known
-	for _, t := range ts.Tools {
-		spec := t.Spec()
-		h.commands[spec.Name] = commandNames(spec.Commands)
-	}
+	h.commands = ts.Commands()
 	for _, t := range ts.Pending {
 		h.running[t.Spec().Name] = t.Spec().Source
 	}
 	return h, nil
-}
-
-// commandNames are the names of cmds that have one.
-func commandNames(cmds []toolhost.Command) []string {
-	var names []string
-	for _, c := range cmds {
-		if c.Command != "" {
-			names = append(names, c.Command)
-		}
-	}
-	return names
 }
 
 // unknownCommandWarnings names the [tools.X.commands.Y] tables that can
@@ -240,26 +225,10 @@ func unknownCommandWarnings(path string, p config.Partial, hosted *hostedTools, 
 			}
 		}
 		for _, cmd := range slices.Sorted(maps.Keys(t.Commands)) {
-			if msg := commandProblem(name, cmd, cmds); msg != "" {
+			if msg := node.CommandProblem(name, cmd, cmds); msg != "" {
 				ws = append(ws, p.Problem(msg, "tools", name, "commands", cmd).In(path))
 			}
 		}
 	}
 	return ws
-}
-
-// commandProblem says why a commands table for cmd never applies to the
-// tool name with the commands cmds; "" when it does.
-func commandProblem(name, cmd string, cmds []string) string {
-	switch {
-	case len(cmds) < 2:
-		return fmt.Sprintf("%s has a single command, which every call runs: set [tools.%s] approval instead", name, name)
-	case slices.Contains(cmds, cmd):
-		return ""
-	}
-	msg := fmt.Sprintf("%s has no command %q (its commands: %s)", name, cmd, strings.Join(cmds, ", "))
-	if i := slices.IndexFunc(cmds, func(c string) bool { return strings.EqualFold(c, cmd) }); i >= 0 {
-		msg += fmt.Sprintf("; did you mean %q? command names match exactly", cmds[i])
-	}
-	return msg
 }
