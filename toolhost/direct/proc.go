@@ -11,12 +11,12 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -91,12 +91,12 @@ type proc struct {
 	killed    error
 	killOnce  sync.Once
 	readers   sync.WaitGroup
-	outputs   []*os.File     // stdout and stderr read ends
-	tree      *proctree.Tree // the host and everything it started
-	sb        *sandbox.Run   // the sandbox it runs in, closed once the tree is gone
-	notice    string         // see slot.notice
-	reaped    func()         // called before done closes
-	lastErr   string         // the last stderr line, for load failures (under mu)
+	outputs   []*os.File             // stdout and stderr read ends
+	tree      *proctree.Tree         // the host and everything it started
+	sb        *sandbox.Run           // the sandbox it runs in, closed once the tree is gone
+	notice    string                 // see slot.notice
+	reaped    func()                 // called before done closes
+	errs      toolhost.StderrSummary // what stderr says, for failures (under mu)
 	exitState *os.ProcessState
 }
 
@@ -301,8 +301,8 @@ func (p *proc) wait() {
 	default:
 		p.exitState = state
 		// Names the profile, and a limit the tree reached or what the
-		// sandbox refused (the last stderr line).
-		p.gone = p.sb.Explain(fmt.Errorf("the Node.js host exited (%s)", state), []byte(p.lastErr))
+		// sandbox refused (stderr's summary).
+		p.gone = p.sb.Explain(fmt.Errorf("the Node.js host exited (%s)", state), []byte(p.errs.String()))
 	}
 	pending := p.pending
 	p.pending = nil
@@ -390,11 +390,9 @@ func (p *proc) logOutput(r *os.File, stream string) {
 				window, lines, dropped = now, 0, 0
 			}
 			if stream == "stderr" {
-				if l := clipLine(line); strings.TrimSpace(l) != "" {
-					p.mu.Lock()
-					p.lastErr = l
-					p.mu.Unlock()
-				}
+				p.mu.Lock()
+				p.errs.Line(clipLine(line))
+				p.mu.Unlock()
 			}
 			if lines < logLinesPerSecond {
 				lines++

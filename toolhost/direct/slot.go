@@ -213,19 +213,16 @@ func firstLine(s *string) string {
 	return strings.TrimSpace(line)
 }
 
-// stderrHint quotes the last line the host wrote to stderr (usually the
-// error that ended it); the rest is in the log at debug level.
+// stderrHint quotes the summary of what the host wrote to stderr (its
+// first error line and last lines); the rest is in the log at debug level.
 func stderrHint(p *proc) string {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.lastErr == "" {
+	sum := p.errs.String()
+	p.mu.Unlock()
+	if sum == "" {
 		return " (no output on stderr)"
 	}
-	line := p.lastErr
-	if len(line) > 200 {
-		line = line[:200] + "…"
-	}
-	return "; its last stderr line: " + strings.ToValidUTF8(line, "")
+	return "; stderr: " + sum
 }
 
 // run supervises the host after the first launch: when it goes away (a

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sync"
 	"syscall"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -59,9 +59,8 @@ type proc struct {
 	log     zerolog.Logger
 
 	mu         sync.Mutex
-	lastStderr string
-	errLine    string // the first error line
-	headStderr []byte // the first lines, up to stderrHead bytes
+	errs       toolhost.StderrSummary // its first error line and last lines
+	headStderr []byte                 // the first lines, up to stderrHead bytes
 	stderrDone chan struct{}
 }
 
@@ -206,8 +205,8 @@ func closeAll(files ...*os.File) {
 }
 
 // readStderr logs the server's stderr at debug, line by line and
-// truncated, and keeps for error messages its first error line, its last
-// non-empty line and its head (where a refusal is looked for).
+// truncated, and keeps for error messages its summary (first error line,
+// last lines) and its head (where a refusal is looked for).
 func (p *proc) readStderr(r *os.File, log zerolog.Logger) {
 	defer close(p.stderrDone)
 	defer r.Close()
@@ -217,10 +216,7 @@ func (p *proc) readStderr(r *os.File, log zerolog.Logger) {
 		if s := string(bytes.TrimSpace(line)); s != "" {
 			log.Debug().Str("stderr", clip(s, stderrLog)).Msg("MCP server stderr")
 			p.mu.Lock()
-			p.lastStderr = clip(s, stderrKeep)
-			if p.errLine == "" && errorLine.MatchString(s) {
-				p.errLine = clip(s, stderrKeep)
-			}
+			p.errs.Line(s)
 			if len(p.headStderr) < stderrHead {
 				p.headStderr = append(append(p.headStderr, clip(s, stderrLog)...), '\n')
 			}
@@ -246,19 +242,12 @@ func readLine(br *bufio.Reader, keep int) ([]byte, error) {
 	}
 }
 
-// errorLine is a line that states an error: Node.js's "Error: …",
-// Python's last traceback line, npm's "npm error …", a Go or Rust "error: …".
-var errorLine = regexp.MustCompile(`^(?:[A-Za-z.]*(?:Error|Exception)\b:?\s|npm (?:ERR!|error) |(?i:error)[:\[ ])`)
-
-// stderr is the first error line the server wrote on stderr, else its
-// last non-empty line (runners such as npx end with a line of their own).
+// stderr summarises what the server wrote on stderr: its first error line
+// and its last lines (runners such as npx end with a line of their own).
 func (p *proc) stderr() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.errLine != "" {
-		return p.errLine
-	}
-	return p.lastStderr
+	return p.errs.String()
 }
 
 // stderrHeadBytes is the start of what the server wrote on stderr.

@@ -37,6 +37,9 @@ const (
 	DefaultAsyncMaxRuntime = 30 * time.Minute
 	// maxStderrBytes is how much of a run's stderr is kept for error messages.
 	maxStderrBytes = 64 << 10
+	// stderrTailBytes is how much of the end of a longer stderr is kept:
+	// the last lines are part of a failure's summary.
+	stderrTailBytes = 8 << 10
 	// exitDrain is how long output is still read after a plugin's main
 	// process exits, for descendants that inherited its stdout: the official
 	// hosts answer at exit, so such a descendant must not hold the call.

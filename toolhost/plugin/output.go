@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -33,9 +32,6 @@ var ErrOutputTooLarge = errors.New("output exceeds max_output_bytes")
 // outputTailBytes is how much of the end of an over-long output is kept to
 // look for a final JSON status (a plugin that logs a lot, then answers).
 const outputTailBytes = 64 << 10
-
-// stderrQuote is how much of stderr an error message quotes.
-const stderrQuote = 300
 
 // maxIncompleteRestarts bounds the scan for a last JSON object in output
 // full of unterminated objects, which would otherwise cost quadratic time.
@@ -297,34 +293,16 @@ func truncatedResult(p *process, out *capture) (any, error) {
 }
 
 // failureError is the error for a non-zero exit without a JSON answer: it
-// quotes the start of stderr (or of stdout when stderr is empty).
+// quotes the summary of stderr (or of stdout when stderr says nothing).
 func failureError(p *process, stdout []byte) error {
-	quote, from := p.errOut.buf, "stderr"
-	if len(bytes.TrimSpace(quote)) == 0 {
-		quote, from = stdout, "stdout"
+	q, from := p.errOut.summary(), "stderr"
+	if q == "" {
+		q, from = toolhost.SummarizeStderr(stdout), "stdout"
 	}
-	q := headText(quote, stderrQuote)
 	if q == "" {
 		return fmt.Errorf("plugin %q %w (%s) with no output", p.spec.name, ErrFailed, p.exitText())
 	}
 	return fmt.Errorf("plugin %q %w (%s) without a JSON answer; %s: %s", p.spec.name, ErrFailed, p.exitText(), from, q)
-}
-
-// headText is the first n bytes of b as trimmed, valid UTF-8, marked when cut.
-func headText(b []byte, n int) string {
-	b = bytes.TrimSpace(b)
-	cut := len(b) > n
-	if cut {
-		for n > 0 && !utf8.RuneStart(b[n]) {
-			n--
-		}
-		b = b[:n]
-	}
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	if cut {
-		s += "…"
-	}
-	return s
 }
 
 func compactJSON(v []byte) string {

@@ -122,15 +122,6 @@ func TestAnswerResult(t *testing.T) {
 	}
 }
 
-func TestHeadText(t *testing.T) {
-	if got := headText([]byte("  "+strings.Repeat("é", 200)+" "), 301); got != strings.Repeat("é", 150)+"…" {
-		t.Fatalf("cut inside a rune or not marked: %q", got)
-	}
-	if got := headText([]byte("short\n"), 300); got != "short" {
-		t.Fatalf("got %q", got)
-	}
-}
-
 func FuzzFindAnswer(f *testing.F) {
 	for _, s := range []string{answerOK, "x {", `{"a":{"b":`, "{\n\"status\":\"error\"}\n{", "{{{{}}}"} {
 		f.Add([]byte(s))

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -82,7 +84,7 @@ func (h *Host) start(spec *runSpec, stdin []byte, drainOnExit bool) (*process, e
 	}
 	h.started.Add(1)
 	p.drainOnExit = drainOnExit
-	p.errOut.max = maxStderrBytes
+	p.errOut.max, p.errOut.tailMax = maxStderrBytes, stderrTailBytes
 	go p.wait()
 	go func() {
 		defer close(p.stderrDone)
@@ -372,6 +374,21 @@ type capture struct {
 }
 
 func (c *capture) truncated() bool { return c.total > int64(len(c.buf)) }
+
+// summary is what the kept output says about a failure
+// (toolhost.StderrSummary): its start, then the tail past the cap less its
+// cut first line.
+func (c *capture) summary() string {
+	var s toolhost.StderrSummary
+	_, _ = s.Write(c.buf)
+	if tail := c.tailBytes(); len(tail) > 0 {
+		_, _ = s.Write([]byte("\n"))
+		if i := bytes.IndexByte(tail, '\n'); i >= 0 {
+			_, _ = s.Write(tail[i+1:])
+		}
+	}
+	return s.String()
+}
 
 // tailBytes returns the kept bytes past the cap, oldest first.
 func (c *capture) tailBytes() []byte {

@@ -282,3 +282,34 @@ func TestOptionsDefaults(t *testing.T) {
 		t.Fatalf("defaults %+v", o)
 	}
 }
+
+// TestFailedPluginQuotesItsExceptionLine: a Python plugin that dies with a
+// traceback longer than any fixed quote gets an error holding the
+// exception line (the last one), not the start of the traceback cut before
+// it; a stdio plugin's, a static plugin's and a direct host's failures
+// share this summary (toolhost.StderrSummary).
+func TestFailedPluginQuotesItsExceptionLine(t *testing.T) {
+	needPython(t)
+	root := t.TempDir()
+	dir := filepath.Join(root, "DeepFail")
+	writeFile(t, dir, manifestFile, `{"name":"DeepFail","pluginType":"synchronous","entryPoint":{"command":"python3 deep_fail_with_a_long_file_name.py"}}`)
+	writeFile(t, dir, "deep_fail_with_a_long_file_name.py", `import sys
+sys.stdin.read()
+def load_the_configuration_of_the_weather_service():
+    return parse_the_configuration_file_that_was_given()
+def parse_the_configuration_file_that_was_given():
+    return read_every_section_of_the_configuration()
+def read_every_section_of_the_configuration():
+    return undefined_configuration_section_name
+load_the_configuration_of_the_weather_service()
+`)
+	set := scan(t, newHost(t, Options{}), root)
+	_, err := call(context.Background(), findTool(t, set, "DeepFail"), nil)
+	if err == nil || !errors.Is(err, ErrFailed) {
+		t.Fatalf("want ErrFailed, got %v", err)
+	}
+	msg := err.Error()
+	if !strings.HasSuffix(msg, "stderr: NameError: name 'undefined_configuration_section_name' is not defined") || strings.Contains(msg, "^^^") {
+		t.Fatalf("the error does not end with the exception line: %q", msg)
+	}
+}

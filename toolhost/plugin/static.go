@@ -105,7 +105,7 @@ func (p *StaticPlugin) Run(ctx context.Context) (StaticOutput, error) {
 		return res, fmt.Errorf("static plugin %q stopped: %w", p.Name, cause)
 	case !proc.succeeded():
 		// What the profile refused, if it caused the failure, with the config that grants it.
-		if q := headText(proc.errOut.buf, stderrQuote); q != "" {
+		if q := proc.errOut.summary(); q != "" {
 			return res, proc.sb.Explain(fmt.Errorf("static plugin %q %w (%s); stderr: %s", p.Name, ErrFailed, proc.exitText(), q), proc.errOut.buf, out.buf)
 		}
 		return res, proc.sb.Explain(fmt.Errorf("static plugin %q %w (%s)", p.Name, ErrFailed, proc.exitText()), out.buf)

@@ -368,7 +368,7 @@ func (pl *pool) spawn() (*waiting, error) {
 	}
 	h.started.Add(1)
 	p.drainOnExit = pl.drain
-	p.errOut.max = maxStderrBytes
+	p.errOut.max, p.errOut.tailMax = maxStderrBytes, stderrTailBytes
 	go p.wait()
 	go func() {
 		defer close(p.stderrDone)
