@@ -61,7 +61,14 @@ func (n *Node) mcpServed() []toolhost.ToolInfo {
 // owner's `vcpnode call` (limits, deadline, audit), but only for a tool
 // offered to MCP clients, and past the approval gate.
 func (n *Node) callMCP(ctx context.Context, requestID, tool string, args map[string]json.RawMessage) toolhost.Outcome {
-	if !slices.ContainsFunc(n.mcpServed(), func(t toolhost.ToolInfo) bool { return t.Spec.Name == tool }) {
+	served := slices.ContainsFunc(n.mcpServed(), func(t toolhost.ToolInfo) bool { return t.Spec.Name == tool })
+	if names := n.Config().MCP.Serve.Tools; !served && (len(names) == 0 || slices.Contains(names, tool)) {
+		// The tool of an MCP server that has not listed yet: the
+		// dispatcher says it is not running.
+		_, down := n.mcp.missing(tool)
+		served = down != nil
+	}
+	if !served {
 		err := fmt.Errorf("%w %q: it is not offered to MCP clients ([mcp.serve] tools, the exposed tools, [bridge] offer)", toolhost.ErrUnknownTool, tool)
 		return toolhost.Outcome{RequestID: requestID, Err: err.Error(), Cause: err}
 	}

@@ -150,6 +150,18 @@ func (rt *mcpRuntime) signalChange() {
 	}
 }
 
+// missing says why tool is not registered when it is the tool of an MCP
+// server that has not listed its tools yet (mcp.Host.Missing).
+func (rt *mcpRuntime) missing(tool string) (toolhost.Spec, error) {
+	rt.mu.Lock()
+	host := rt.host
+	rt.mu.Unlock()
+	if host == nil {
+		return toolhost.Spec{}, nil
+	}
+	return host.Missing(tool)
+}
+
 // status lists the servers, or nil when none was ever configured.
 func (rt *mcpRuntime) status() []mcp.Status {
 	rt.mu.Lock()

@@ -168,3 +168,25 @@ func TestMCPReload(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPServerDownIsNotUnknown: the tool of an MCP server that has not
+// come up yet answers that its server is not running, and why, rather than
+// "unknown tool": through `vcpnode call`, `vcpnode mcp` and the hub.
+func TestMCPServerDownIsNotUnknown(t *testing.T) {
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
+		c.MCP.Servers = map[string]config.MCPServerConfig{"broken": {Command: "/bin/sh",
+			Args: []string{"-c", "echo 'npm error 404 Not Found - GET https://registry.npmjs.org/nope' >&2; echo 'npm error A complete log of this run' >&2; exit 1"}}}
+		c.Node.ExposedTools = []string{"McpBroken"}
+	}})
+	conn := h.accept()
+	const want = "MCP server broken is not running ("
+	for _, via := range []string{"", controlapi.ViaMCP} {
+		res, err := h.node.Call(h.ctx, controlapi.CallRequest{Tool: "McpBroken", Via: via})
+		if err != nil || res.OK || !strings.HasPrefix(res.Error, want) || !strings.Contains(res.Error, "npm error 404 Not Found") {
+			t.Errorf("call via %q: %+v, %v", via, res, err)
+		}
+	}
+	if res := h.call(conn, "McpBroken", nil); res.Status != wsproto.StatusError || !strings.HasPrefix(res.Error, want) {
+		t.Errorf("over the hub: %+v", res)
+	}
+}

@@ -227,6 +227,8 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		Queue:          queue,
 		MaxResultBytes: cfg.Node.MaxResultBytes,
 	}, log)
+	// A call of an MCP server's tool before it listed: "not running".
+	n.disp.SetMissing(n.mcp.missing)
 	n.loadApprovalRules(n.baseCfg) // approval_rules.go
 	n.initEvents(cfg)              // observers.go
 	if err := n.startTelemetry(cfg); err != nil {

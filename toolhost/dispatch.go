@@ -88,6 +88,28 @@ type Dispatcher struct {
 	approvals *Approvals                         // calls held for the owner (approval.go)
 	rules     atomic.Pointer[ApprovalRules]      // the owner's remembered answers (approval_rules.go)
 	observers atomic.Pointer[[]func(CallRecord)] // see Observe
+	missing   atomic.Pointer[MissingFunc]        // see SetMissing
+}
+
+// MissingFunc says why tool is not registered for now (its MCP server is
+// starting or restarting), with a Spec for the exposure policy; a nil error
+// means the tool is simply unknown.
+type MissingFunc func(tool string) (Spec, error)
+
+// SetMissing sets what a call of a tool that is not registered is told: f's
+// error when it has one (and the tool would be exposed to the caller), else
+// ErrUnknownTool. f runs under the dispatcher's lock: it must be quick and
+// must not call the dispatcher.
+func (d *Dispatcher) SetMissing(f MissingFunc) { d.missing.Store(&f) }
+
+// unknownToolErr is what a call of toolName, which is not registered, is told.
+func (d *Dispatcher) unknownToolErr(pol *Policy, toolName string, local bool) error {
+	if f := d.missing.Load(); f != nil && *f != nil {
+		if spec, why := (*f)(toolName); why != nil && (local || pol.Decide(spec).Exposed) {
+			return why
+		}
+	}
+	return fmt.Errorf("%w %q", ErrUnknownTool, toolName)
 }
 
 // call is one accepted call.
@@ -221,7 +243,11 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 	view := d.view.Load()
 	pol := view.policy
 	e, ok := view.reg.lookup(toolName)
-	if !ok || (!in.Local && !pol.Decide(e.spec).Exposed) {
+	if !ok {
+		d.rejectLocked(in, toolName, reply, d.unknownToolErr(pol, toolName, in.Local))
+		return true
+	}
+	if !in.Local && !pol.Decide(e.spec).Exposed {
 		d.rejectLocked(in, toolName, reply, fmt.Errorf("%w %q", ErrUnknownTool, toolName))
 		return true
 	}

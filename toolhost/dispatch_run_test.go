@@ -194,17 +194,23 @@ func TestDispatchSurvivesPanic(t *testing.T) {
 	wantText(t, r.next(t), "r2", "fine")
 }
 
-func TestDispatchExposure(t *testing.T) {
-	plugin := newFuncTool("Plugin", func(context.Context, Call) (any, error) { return "ran", nil })
-	d := newTestDispatcher(t, Policy{}, Limits{}, plugin, NewEchoTool())
+// caller returns a function that dispatches one call, from the owner
+// (local) or the server, and waits for its outcome.
+func caller(t *testing.T, d *Dispatcher) func(tool, id string, local bool) Outcome {
 	r := newReplies()
-	call := func(tool, id string, local bool) Outcome {
+	return func(tool, id string, local bool) Outcome {
 		t.Helper()
 		if !d.Dispatch(context.Background(), tool, Call{RequestID: id, Local: local}, r.reply) {
 			t.Fatal("refused")
 		}
 		return r.next(t)
 	}
+}
+
+func TestDispatchExposure(t *testing.T) {
+	plugin := newFuncTool("Plugin", func(context.Context, Call) (any, error) { return "ran", nil })
+	d := newTestDispatcher(t, Policy{}, Limits{}, plugin, NewEchoTool())
+	call := caller(t, d)
 
 	wantText(t, call("Plugin", "r1", false), "r1", "ran")
 	// A built-in that the config does not name looks exactly like a missing tool.
@@ -220,6 +226,27 @@ func TestDispatchExposure(t *testing.T) {
 	// The owner's local calls skip exposure, not existence.
 	wantText(t, call("Plugin", "r6", true), "r6", "ran")
 	wantErr(t, call("Nope", "r7", true), "r7", `unknown tool "Nope"`, ErrUnknownTool)
+}
+
+// TestDispatchMissingToolSaysWhy: a tool that is not registered for now
+// (its MCP server is restarting) answers why, to the owner and to the
+// server when the policy would expose it; hidden, it stays unknown.
+func TestDispatchMissingToolSaysWhy(t *testing.T) {
+	d := newTestDispatcher(t, Policy{}, Limits{}, NewEchoTool())
+	down := errors.New(`MCP server files is not running (restarting: exit status 1: npm error 404 Not Found)`)
+	d.SetMissing(func(tool string) (Spec, error) {
+		if tool != "McpFiles" {
+			return Spec{}, nil
+		}
+		return Spec{Name: tool, Source: "mcp:files", DistributedExposed: true}, down
+	})
+	call := caller(t, d)
+	wantErr(t, call("McpFiles", "r1", true), "r1", down.Error(), nil)
+	wantErr(t, call("McpFiles", "r2", false), "r2", down.Error(), nil)
+	wantErr(t, call("Nope", "r3", true), "r3", `unknown tool "Nope"`, ErrUnknownTool)
+	d.SetPolicy(Policy{HiddenTools: []string{"McpFiles"}})
+	wantErr(t, call("McpFiles", "r4", false), "r4", `unknown tool "McpFiles"`, ErrUnknownTool)
+	wantErr(t, call("McpFiles", "r5", true), "r5", down.Error(), nil)
 }
 
 func TestSetPolicyCopiesItsInput(t *testing.T) {

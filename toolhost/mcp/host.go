@@ -153,6 +153,27 @@ func (h *Host) Tools() []toolhost.Tool {
 	return out
 }
 
+// Missing says why tool is not among Tools when it is the tool of a
+// configured server that has not listed its tools yet (starting, or
+// restarting after failed starts): a call of it is told that, not that the
+// tool is unknown. spec describes the tool for the exposure policy. The
+// error is nil when tool is no server's, or its server has listed.
+func (h *Host) Missing(tool string) (spec toolhost.Spec, err error) {
+	for _, s := range h.list() {
+		if s.cfg.ToolName() != tool {
+			continue
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.set != nil {
+			return toolhost.Spec{}, nil
+		}
+		spec = toolhost.Spec{Name: tool, Source: "mcp:" + s.cfg.Name, Timeout: s.cfg.Timeout, DistributedExposed: true}
+		return spec, s.notRunningLocked()
+	}
+	return toolhost.Spec{}, nil
+}
+
 // Status describes one server for `vcpnode status` and `tools --all`.
 type Status struct {
 	Name      string    `json:"name"`

@@ -422,9 +422,18 @@ func (s *server) current() (*session, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	why := s.lastErr
-	if why == "" {
-		why = string(s.state)
+	return nil, s.notRunningLocked()
+}
+
+// notRunningLocked is what a call is told while the server is down: its
+// state and why (s.mu held).
+func (s *server) notRunningLocked() error {
+	st := s.state
+	if st == StateRunning { // its session just ended; run is about to restart it
+		st = StateRestarting
 	}
-	return nil, fmt.Errorf("MCP server %s is not running: %s", s.cfg.Name, why)
+	if s.lastErr == "" {
+		return fmt.Errorf("MCP server %s is not running (%s)", s.cfg.Name, st)
+	}
+	return fmt.Errorf("MCP server %s is not running (%s: %s)", s.cfg.Name, st, s.lastErr)
 }

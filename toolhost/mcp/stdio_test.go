@@ -223,11 +223,33 @@ func TestStdioNotRunningMessage(t *testing.T) {
 	}
 	testwait.For(t, "the restart wait", func() bool { return f.status("basic").State == StateRestarting })
 	_, err := call(context.Background(), t, tool, map[string]any{"command": "echo", "msg": "x"})
-	if err == nil || err.Error() != "MCP server basic is not running: exit status 3: panic: crashing on purpose" {
+	if err == nil || err.Error() != "MCP server basic is not running (restarting: exit status 3: panic: crashing on purpose)" {
 		t.Errorf("err = %v", err)
 	}
 	if _, err := call(context.Background(), t, f.tool("McpOther"), map[string]any{"command": "echo", "msg": "x"}); err != nil {
 		t.Errorf("the other server is affected: %v", err)
+	}
+}
+
+// TestStdioStartErrorQuotesTheErrorLine: a server that fails to start as
+// npx fails is shown with npm's line saying what failed, not only npm's
+// last line; a call of its tool, which was never listed, is told it is not
+// running, with that reason.
+func TestStdioStartErrorQuotesTheErrorLine(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Backoff = func(int) time.Duration { return time.Hour } })
+	f.start(f.stdio("npmfail", "npmfail"))
+	st := f.status("npmfail")
+	if !strings.Contains(st.LastError, "exit status 1: npm error 404 Not Found - GET https://registry.npmjs.org/@vcpnode%2fno-such-server") ||
+		!strings.Contains(st.LastError, "A complete log of this run") {
+		t.Errorf("last error = %q", st.LastError)
+	}
+	spec, err := f.host.Missing("McpNpmfail")
+	if err == nil || spec.Name != "McpNpmfail" || spec.Source != "mcp:npmfail" ||
+		!strings.HasPrefix(err.Error(), "MCP server npmfail is not running (restarting: exit status 1: npm error 404 Not Found") {
+		t.Errorf("Missing = %+v, %v", spec, err)
+	}
+	if _, err := f.host.Missing("McpOther"); err != nil {
+		t.Errorf("a tool of no server is not missing: %v", err)
 	}
 }
 

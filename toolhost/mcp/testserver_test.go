@@ -47,6 +47,14 @@ func runTestServer(kind string) {
 		fmt.Fprintln(os.Stderr, "starting up")
 		fmt.Fprintln(os.Stderr, "fatal: cannot open /nonexistent/db")
 		os.Exit(2)
+	case "npmfail": // what npx prints when the package does not exist
+		fmt.Fprint(os.Stderr, `npm error code E404
+npm error 404 Not Found - GET https://registry.npmjs.org/@vcpnode%2fno-such-server - Not found
+npm error 404
+npm error 404  '@vcpnode/no-such-server@*' is not in this registry.
+npm error A complete log of this run can be found in: /root/.npm/_logs/debug-0.log
+`)
+		os.Exit(1)
 	case "garbage":
 		fmt.Println("hello from a library that prints to stdout")
 		fmt.Println("{not json either")
