@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -24,20 +25,7 @@ func newHealthCmd(a *app) *cobra.Command {
 		Example: "  vcpnode health\n  until vcpnode health >/dev/null; do sleep 1; done",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, done, err := a.controlClient(cmd.Context(), &f, controlTimeout)
-			if err != nil {
-				return err
-			}
-			defer done()
-			st, err := c.Status(ctx)
-			if err != nil {
-				return err
-			}
-			if why := unhealthy(st); why != "" {
-				return errors.New("unhealthy: " + why)
-			}
-			fmt.Fprintf(a.stdout, "healthy: %s\n", healthyLine(st))
-			return nil
+			return askDaemon(a, cmd, &f, (*controlapi.ControlClient).Status, printHealth)
 		},
 	}
 	f.add(cmd, false)
@@ -68,12 +56,18 @@ func unhealthy(st controlapi.StatusResponse) string {
 	return ""
 }
 
-func healthyLine(st controlapi.StatusResponse) string {
+// printHealth prints the healthy line, or returns why st is not healthy.
+func printHealth(w io.Writer, st controlapi.StatusResponse) error {
+	if why := unhealthy(st); why != "" {
+		return errors.New("unhealthy: " + why)
+	}
+	line := "connected to " + st.HubURL + ", tools registered"
 	switch {
 	case st.Mode == config.ModeObserver:
-		return fmt.Sprintf("observer mode, %s connected", count(len(st.Observers), "channel"))
+		line = fmt.Sprintf("observer mode, %s connected", count(len(st.Observers), "channel"))
 	case st.Connection.ToolsHeld:
-		return "connected to " + st.HubURL + ", tools held back (register = false)"
+		line = "connected to " + st.HubURL + ", tools held back (register = false)"
 	}
-	return "connected to " + st.HubURL + ", tools registered"
+	_, err := fmt.Fprintln(w, "healthy: "+line)
+	return err
 }
