@@ -13,6 +13,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/testnet"
+	"github.com/vcpnode/vcpnode/internal/testuser"
 )
 
 // everyEndpoint is each route of the control API, with a path that reaches
@@ -131,4 +132,9 @@ func TestPeerThatEndedIsRefused(t *testing.T) {
 	if err := s.toolPeerError(c3, peerPID(c3)); err != nil {
 		t.Errorf("a live owner: %v", err)
 	}
+}
+
+// TestToolPeerAsAUser: the same, for a daemon run by an ordinary user.
+func TestToolPeerAsAUser(t *testing.T) {
+	testuser.Rerun(t, "^(TestToolPeerRefused|TestPeerThatEndedIsRefused)$")
 }

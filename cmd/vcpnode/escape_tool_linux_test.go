@@ -15,6 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testnet"
+	"github.com/vcpnode/vcpnode/internal/testuser"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -274,4 +275,10 @@ read = [%q]
 func readString(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
+}
+
+// TestToolProcessRefusedAsAUser: a daemon run by an ordinary user refuses
+// its tools' processes on the control socket too.
+func TestToolProcessRefusedAsAUser(t *testing.T) {
+	testuser.Rerun(t, "^TestApproveFromAToolIsRefused$")
 }

@@ -229,6 +229,7 @@ var testHelpers = []string{
 	module + "/internal/testwait",
 	module + "/internal/testlog",
 	module + "/internal/testnet",
+	module + "/internal/testuser",
 }
 
 // TestTestHelpersStayInTests: only _test files may use the test helpers.
@@ -336,7 +337,7 @@ func TestRulesNameModulesOfGoMod(t *testing.T) {
 var floors = [][]string{
 	// Text, the wire, process trees, assets: nothing of the node.
 	{"", "console", "wsproto", "toolhost/proctree", "internal/humantext", "internal/inflight", "internal/inheritfd",
-		"service/internal/servicetmpl", "internal/testwait", "internal/testlog", "internal/testnet", "internal/archtest",
+		"service/internal/servicetmpl", "internal/testwait", "internal/testlog", "internal/testnet", "internal/testuser", "internal/archtest",
 		"internal/doccheck", "internal/gendocs", "toolhost/proctree/proctreetest"},
 	// The config, the sandbox, parameter schemas, service files, the demo hub.
 	{"config", "toolhost/sandbox", "toolhost/schema", "service/systemd", "service/launchd", "demohub", "internal/fakehub",

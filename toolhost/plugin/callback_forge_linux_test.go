@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testuser"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
@@ -79,4 +80,10 @@ func TestForgedCallbacksAreRefused(t *testing.T) {
 	if n := strings.Count(logs.String(), "refused an asynchronous plugin callback"); n < 3 {
 		t.Errorf("%d refusals logged, want 3:\n%s", n, logs.String())
 	}
+}
+
+// TestForgedCallbacksAreRefusedAsAUser: the same, for a daemon run by an
+// ordinary user.
+func TestForgedCallbacksAreRefusedAsAUser(t *testing.T) {
+	testuser.Rerun(t, "^TestForgedCallbacksAreRefused$")
 }

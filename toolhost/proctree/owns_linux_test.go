@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/vcpnode/vcpnode/internal/testuser"
 )
 
 // TestOwns: every process of a tree, the setsid grandchild included, is
@@ -66,4 +68,9 @@ func TestOwnsWhatLeftItsCgroup(t *testing.T) {
 	if !m.Owns(gc) {
 		t.Errorf("the grandchild (pid %d) left the tree's cgroup and environment and is no longer known as a tool's", gc)
 	}
+}
+
+// TestOwnsAsAUser: the same, for a daemon run by an ordinary user.
+func TestOwnsAsAUser(t *testing.T) {
+	testuser.Rerun(t, "^TestOwns$")
 }
