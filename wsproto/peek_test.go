@@ -17,6 +17,12 @@ func TestPeekCall(t *testing.T) {
 		{`{"type":"execute_tool","data":{"requestId":7}}`, TypeExecuteTool, ""},
 		{`not json`, "", ""},
 		{`{"type":"execute_tool","data":{"requestId":"d"`, TypeExecuteTool, "d"},
+		// Broken or odd frames give what was found before the fault.
+		{`{"type":"execute_tool","data":"x","extra":1}`, TypeExecuteTool, ""},
+		{`{"type":"execute_tool","data":{"toolArgs":`, TypeExecuteTool, ""},
+		{`{"type":"execute_tool","data":{1:2}}`, TypeExecuteTool, ""},
+		{`{"extra":[1,`, "", ""},
+		{`{"type":"cancel_tool",]`, TypeCancelTool, ""},
 	} {
 		typ, id := PeekCall([]byte(c.frame))
 		if typ != c.typ || id != c.id {
