@@ -55,17 +55,25 @@ type exitStatus int
 func (e exitStatus) Error() string   { return fmt.Sprintf("exit status %d", int(e)) }
 func (e exitStatus) ExitStatus() int { return int(e) }
 
-func (a *app) sandboxRun(ctx context.Context, configFlag, profile, dir string, args []string) error {
-	opts := sandbox.Options{}
+// sandboxOptions are the sandbox options of the config found from
+// configFlag (its profiles and protected files), or the built-ins' when
+// there is none.
+func (a *app) sandboxOptions(configFlag string) (sandbox.Options, error) {
 	configFile := a.findConfig(configFlag)
-	if configFile != "" {
-		cfg, err := config.Load(configFile, toolconfig.Check)
-		if err != nil {
-			return err
-		}
-		if opts, err = toolconfig.SandboxOptions(cfg, configFile, a.getenv, a.geteuid()); err != nil {
-			return err
-		}
+	if configFile == "" {
+		return sandbox.Options{}, nil
+	}
+	cfg, err := config.Load(configFile, toolconfig.Check)
+	if err != nil {
+		return sandbox.Options{}, err
+	}
+	return toolconfig.SandboxOptions(cfg, configFile, a.getenv, a.geteuid())
+}
+
+func (a *app) sandboxRun(ctx context.Context, configFlag, profile, dir string, args []string) error {
+	opts, err := a.sandboxOptions(configFlag)
+	if err != nil {
+		return err
 	}
 	if profile == "" {
 		profile = opts.Default

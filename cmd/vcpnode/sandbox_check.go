@@ -7,8 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -52,15 +50,9 @@ type sandboxCheckReport struct {
 }
 
 func (a *app) sandboxCheck(configFlag, profile string, asJSON bool) error {
-	opts := sandbox.Options{}
-	if configFile := a.findConfig(configFlag); configFile != "" {
-		cfg, err := config.Load(configFile)
-		if err != nil {
-			return err
-		}
-		if opts, err = toolconfig.SandboxOptions(cfg, configFile, a.getenv, a.geteuid()); err != nil {
-			return err
-		}
+	opts, err := a.sandboxOptions(configFlag)
+	if err != nil {
+		return err
 	}
 	trees, err := proctree.New(proctree.Options{})
 	if err != nil {
