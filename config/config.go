@@ -73,11 +73,19 @@ type NodeConfig struct {
 	Mode string `toml:"mode"`
 	// Register sends the tools to the server as soon as a connection is
 	// made; false holds them until `vcpnode register`. Read at start.
-	Register       bool     `toml:"register"`
-	MaxConcurrent  int      `toml:"max_concurrent"`
-	Queue          int      `toml:"queue"`
-	MaxResultBytes int      `toml:"max_result_bytes"`
-	ShutdownGrace  Duration `toml:"shutdown_grace"`
+	Register       bool `toml:"register"`
+	MaxConcurrent  int  `toml:"max_concurrent"`
+	Queue          int  `toml:"queue"`
+	MaxResultBytes int  `toml:"max_result_bytes"`
+	// Oversize is what a result above MaxResultBytes becomes: "truncate"
+	// (its head and a note) or "error".
+	Oversize string `toml:"oversize"`
+	// RepeatLimit is how many calls of one tool with the same arguments
+	// RepeatWindow allows before the next is answered with an error; 0
+	// turns the loop guard off.
+	RepeatLimit   int      `toml:"repeat_limit"`
+	RepeatWindow  Duration `toml:"repeat_window"`
+	ShutdownGrace Duration `toml:"shutdown_grace"`
 	// MemoryLimit is the Go runtime's soft memory limit in bytes
 	// (debug.SetMemoryLimit); 0 leaves the runtime's own (GOMEMLIMIT or none).
 	MemoryLimit int64 `toml:"memory_limit"`
@@ -110,6 +118,9 @@ type ToolConfig struct {
 	Expose        *bool    `toml:"expose"`
 	Timeout       Duration `toml:"timeout"`
 	MaxConcurrent int      `toml:"max_concurrent"`
+	// RepeatLimit replaces [node] repeat_limit for this tool; 0 turns the
+	// loop guard off for it.
+	RepeatLimit *int `toml:"repeat_limit"`
 	// Approval is "auto" (default), "ask" (the owner confirms each remote
 	// call) or "deny"; ApprovalTimeout bounds "ask" (default 2m). Checked
 	// in control.go.
@@ -168,6 +179,9 @@ func Default() Config {
 			MaxConcurrent:  8,
 			Queue:          64,
 			MaxResultBytes: 32 * MiB,
+			Oversize:       "truncate",
+			RepeatLimit:    10,
+			RepeatWindow:   Duration(time.Minute),
 			ShutdownGrace:  Duration(10 * time.Second),
 			Labels:         map[string]string{},
 		},

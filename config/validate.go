@@ -114,6 +114,13 @@ func (c Config) checkNode(ps *problemList) {
 		ps.add("node.max_result_bytes", "must be between %d (1 KiB) and %d (100 MiB, the server's frame limit) (got %d)",
 			minResultBytes, ServerFrameLimit, n.MaxResultBytes)
 	}
+	if n.Oversize != "truncate" && n.Oversize != "error" {
+		ps.add("node.oversize", "must be \"truncate\" or \"error\" (got %q)", n.Oversize)
+	}
+	if n.RepeatLimit < 0 {
+		ps.add("node.repeat_limit", "must be 0 (off) or more (got %d)", n.RepeatLimit)
+	}
+	positive(ps, "node.repeat_window", n.RepeatWindow)
 	// Zero is allowed: in-flight calls are cancelled at once on shutdown.
 	if n.ShutdownGrace < 0 {
 		ps.add("node.shutdown_grace", "must not be negative (got %s)", n.ShutdownGrace)
@@ -214,6 +221,9 @@ func (c Config) checkTools(ps *problemList) {
 		}
 		if t.MaxConcurrent < 0 {
 			ps.add(key+".max_concurrent", "must be 0 (no per-tool limit) or more (got %d)", t.MaxConcurrent)
+		}
+		if t.RepeatLimit != nil && *t.RepeatLimit < 0 {
+			ps.add(key+".repeat_limit", "must be 0 (off for this tool) or more (got %d)", *t.RepeatLimit)
 		}
 		if t.MaxMemory != 0 && (t.MaxMemory < minMaxMemoryMiB || t.MaxMemory > maxMaxMemoryMiB) {
 			ps.add(key+".max_memory", "must be 0 (Node's default) or between %d and %d MiB (got %d)", minMaxMemoryMiB, maxMaxMemoryMiB, t.MaxMemory)

@@ -94,7 +94,7 @@ func TestReloadOfFileRootsNeedsNoReconnect(t *testing.T) {
 }
 
 func TestCallLocalSkipsOnlyTheExposurePolicy(t *testing.T) {
-	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Node.MaxResultBytes = 2 * config.KiB }})
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Node.MaxResultBytes, c.Node.Oversize = 2*config.KiB, "error" }})
 	h.accept()
 	o := h.node.CallLocal(h.ctx, "local-1", "NodeInfo", nil) // not exposed to the server
 	if !o.OK() || !json.Valid(o.Result) {

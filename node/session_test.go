@@ -256,6 +256,7 @@ func TestResultCapAndFileServing(t *testing.T) {
 	}
 	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
 		c.Node.MaxResultBytes = 4 * config.KiB
+		c.Node.Oversize = "error"
 		c.Files.Roots = []string{root}
 	}})
 	c := h.accept()

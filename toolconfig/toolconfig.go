@@ -43,6 +43,9 @@ func Policy(cfg config.Config) toolhost.Policy {
 	p := toolhost.Policy{
 		ExposedTools: slices.Clone(cfg.Node.ExposedTools),
 		HiddenTools:  slices.Clone(cfg.Node.HiddenTools),
+		Oversize:     cfg.Node.Oversize,
+		RepeatLimit:  cfg.Node.RepeatLimit,
+		RepeatWindow: cfg.Node.RepeatWindow.D(),
 	}
 	if len(cfg.Tools) > 0 {
 		p.Tools = make(map[string]toolhost.ToolOverride, len(cfg.Tools))
@@ -50,6 +53,7 @@ func Policy(cfg config.Config) toolhost.Policy {
 			p.Tools[name] = toolhost.ToolOverride{
 				Expose: t.Expose, Timeout: t.Timeout.D(), MaxConcurrent: t.MaxConcurrent,
 				Approval: toolhost.ApprovalMode(t.Approval), ApprovalTimeout: t.ApprovalTimeout.D(),
+				RepeatLimit: t.RepeatLimit,
 			}
 			for cmd, cc := range t.Commands {
 				if cc.Approval == "" {

@@ -82,8 +82,9 @@ type Dispatcher struct {
 	seq     uint64         // numbers accepted calls, for a stable InFlight order
 	perTool map[string]int // running calls per tool name
 	closing bool
-	active  int           // goroutines started by the dispatcher and not yet returned
-	idle    chan struct{} // closed when active drops to zero; made on demand by waiters
+	active  int                       // goroutines started by the dispatcher and not yet returned
+	idle    chan struct{}             // closed when active drops to zero; made on demand by waiters
+	repeats map[repeatKey][]time.Time // the loop guard's recent calls (repeat.go)
 
 	approvals *Approvals                         // calls held for the owner (approval.go)
 	rules     atomic.Pointer[ApprovalRules]      // the owner's remembered answers (approval_rules.go)
@@ -123,7 +124,8 @@ type call struct {
 	limit    time.Duration // the node's own deadline, measured from accepted
 	margin   time.Duration // between limit and the timeout the server was told
 	toolMax  int
-	maxBytes int // result cap for this call
+	maxBytes int    // result cap for this call
+	oversize string // what a result above it becomes (Policy.Oversize)
 	accepted time.Time
 	deadline time.Time
 
@@ -255,6 +257,14 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 	// own, unless Gated (an MCP client calling for its model).
 	mode, approvalWait := pol.Approval(e.spec)
 	gate := !in.Local || in.Gated
+	// The loop guard (repeat.go) stops a model that calls the same thing
+	// over and over; the owner's own calls are not a model's.
+	if gate {
+		if err := d.repeatedLocked(pol, toolName, in.Args, now); err != nil {
+			d.rejectLocked(in, toolName, reply, err)
+			return true
+		}
+	}
 	var rule *ApprovalRule
 	command := CallCommand(e.spec, in.Args)
 	if gate {
@@ -288,7 +298,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 	cctx, stop := context.WithDeadlineCause(base, now.Add(limit), ErrTimeout)
 	c := &call{
 		Call: in, name: toolName, tool: e.tool, spec: e.spec, reply: reply,
-		limit: limit, margin: margin, toolMax: toolMax, maxBytes: d.lim.MaxResultBytes,
+		limit: limit, margin: margin, toolMax: toolMax, maxBytes: d.lim.MaxResultBytes, oversize: pol.Oversize,
 		accepted: now, deadline: now.Add(limit),
 		ctx: cctx, cancel: cancel, stopDeadline: stop,
 		ready: make(chan struct{}),

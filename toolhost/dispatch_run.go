@@ -180,7 +180,7 @@ func (d *Dispatcher) outcomeOf(c *call, r invocation) Outcome {
 		}
 		return o
 	}
-	raw, err := encodeResult(c.name, r.value, c.maxBytes)
+	raw, err := encodeResult(c.name, r.value, c.maxBytes, c.oversize)
 	if err != nil {
 		return d.failed(c, err)
 	}
@@ -296,6 +296,7 @@ var outcomeKinds = []struct {
 	{ErrDenied, "denied"},
 	{ErrNotApproved, "not_approved"},
 	{ErrBadArgs, "bad_args"},
+	{ErrRepeated, "repeated"},
 }
 
 // OutcomeKind names an outcome in one word ("ok", "timeout", "busy"…), as

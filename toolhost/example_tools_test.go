@@ -111,7 +111,7 @@ func TestSystemInfoTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := encodeResult("NodeInfo", v, 0)
+	raw, err := encodeResult("NodeInfo", v, 0, OversizeError)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,14 @@ type Policy struct {
 	HiddenTools []string
 	// Tools holds per-tool overrides by tool name.
 	Tools map[string]ToolOverride
+	// Oversize is what a result above the result cap becomes:
+	// OversizeTruncate ("" too) or OversizeError.
+	Oversize string
+	// RepeatLimit is how many calls of one tool with the same arguments
+	// RepeatWindow allows; the next is answered with ErrRepeated. 0 turns
+	// the loop guard off (repeat.go).
+	RepeatLimit  int
+	RepeatWindow time.Duration
 }
 
 // ToolOverride is one [tools.NAME] table.
@@ -37,6 +45,8 @@ type ToolOverride struct {
 	// ([tools.NAME.commands.CMD] approval), by command name; see
 	// approvalGate for how it combines with Approval.
 	Commands map[string]ApprovalMode
+	// RepeatLimit, when set, replaces Policy.RepeatLimit for this tool.
+	RepeatLimit *int
 }
 
 // Exposure is a policy decision with the reason shown by `vcpnode tools`.
@@ -94,9 +104,9 @@ func (p Policy) MaxConcurrent(name string) int {
 // clone copies the slices and the map so that a caller who later mutates
 // its Policy cannot change the dispatcher's copy underneath it.
 func (p Policy) clone() Policy {
-	return Policy{
-		ExposedTools: slices.Clone(p.ExposedTools),
-		HiddenTools:  slices.Clone(p.HiddenTools),
-		Tools:        maps.Clone(p.Tools),
-	}
+	c := p
+	c.ExposedTools = slices.Clone(p.ExposedTools)
+	c.HiddenTools = slices.Clone(p.HiddenTools)
+	c.Tools = maps.Clone(p.Tools)
+	return c
 }

@@ -77,8 +77,10 @@ var ErrBadResult = errors.New("tool returned a result that is not valid JSON")
 //     answer or the server's {"original_plugin_output": null};
 //   - anything else is marshalled with encoding/json.
 //
-// A result above maxBytes (when positive) is refused with ErrResultTooLarge.
-func encodeResult(tool string, v any, maxBytes int) (json.RawMessage, error) {
+// A result above maxBytes (when positive) is refused with ErrResultTooLarge,
+// or, with oversize OversizeTruncate and a result of content parts, cut to
+// fit (truncateResult).
+func encodeResult(tool string, v any, maxBytes int, oversize string) (json.RawMessage, error) {
 	var (
 		b   []byte
 		err error
@@ -105,6 +107,11 @@ func encodeResult(tool string, v any, maxBytes int) (json.RawMessage, error) {
 		}
 	}
 	if maxBytes > 0 && len(b) > maxBytes {
+		if oversize != OversizeError {
+			if cut, ok := truncateResult(tool, b, maxBytes); ok {
+				return cut, nil
+			}
+		}
 		return nil, fmt.Errorf("result of %d bytes %w (%d)", len(b), ErrResultTooLarge, maxBytes)
 	}
 	return b, nil

@@ -1,0 +1,71 @@
+package node
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// A result above max_result_bytes reaches the server cut, not refused
+// (oversize = "truncate", the default): the head of its text on a
+// character boundary and a note saying what was left out and how to ask
+// for less, all within the cap. With oversize = "error" it is an error.
+func TestOversizeResultTruncatedThroughTheHub(t *testing.T) {
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Node.MaxResultBytes = 4 * config.KiB }})
+	c := h.accept()
+	big := strings.Repeat("héllo wörld ", 2000)
+	res := h.call(c, "Echo", map[string]any{"message": big})
+	if res.Status != wsproto.StatusSuccess || len(res.Result) > 4*config.KiB {
+		t.Fatalf("status %s, %d bytes: %.300s", res.Status, len(res.Result), res.Error)
+	}
+	var r struct {
+		Content []struct{ Type, Text string }
+	}
+	if err := json.Unmarshal(res.Result, &r); err != nil || len(r.Content) != 2 {
+		t.Fatalf("%v: %.500s", err, res.Result)
+	}
+	head, note := r.Content[0].Text, r.Content[1].Text
+	if !utf8.ValidString(head) || !strings.Contains(head, "héllo wörld héllo") || len(head) < 3*config.KiB {
+		t.Errorf("head (%d bytes): %.200s", len(head), head)
+	}
+	if !strings.HasPrefix(note, "[result of Echo truncated: ") || !strings.Contains(note, "max_result_bytes (4096)") {
+		t.Errorf("note: %s", note)
+	}
+
+	h2 := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Node.MaxResultBytes, c.Node.Oversize = 4*config.KiB, "error" }})
+	res = h2.call(h2.accept(), "Echo", map[string]any{"message": big})
+	if res.Status != wsproto.StatusError || !strings.Contains(res.Error, "exceeds max_result_bytes (4096)") {
+		t.Errorf("oversize error: %s %.200s", res.Status, res.Error)
+	}
+}
+
+// The loop guard through the hub: past [node] repeat_limit calls of one
+// tool with the same arguments, the next is answered with an error that
+// tells the model it is repeating itself, and counted in the metrics as
+// outcome "repeated"; other arguments still run.
+func TestLoopGuardThroughTheHub(t *testing.T) {
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Node.RepeatLimit = 2 }})
+	conn := h.accept()
+	srv := startMetrics(t, h)
+	for range 2 {
+		if res := h.call(conn, "Echo", map[string]any{"message": "again"}); res.Status != wsproto.StatusSuccess {
+			t.Fatalf("call within the limit: %+v", res)
+		}
+	}
+	res := h.call(conn, "Echo", map[string]any{"message": "again"})
+	if res.Status != wsproto.StatusError || !strings.Contains(res.Error, "Echo was already called with these same arguments 2 times in the last 1m") ||
+		!strings.Contains(res.Error, "You are repeating yourself") {
+		t.Errorf("the repeated call: %+v", res)
+	}
+	if res := h.call(conn, "Echo", map[string]any{"message": "something else"}); res.Status != wsproto.StatusSuccess {
+		t.Errorf("other arguments: %+v", res)
+	}
+	m := scrape(t, h.ctx, srv.Addr())
+	if v, ok := metricValue(m, "vcpnode_calls_total", map[string]string{"tool": "Echo", "outcome": "repeated"}); !ok || v != 1 {
+		t.Errorf("repeated calls counted: %v %v", v, ok)
+	}
+}
