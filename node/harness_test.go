@@ -94,6 +94,9 @@ func startHarness(t *testing.T, o harnessOpt) *harness {
 	cfg.Hub.Name = "test-node"
 	cfg.Hub.PublicIP = "203.0.113.7"
 	cfg.Node.ExposedTools = []string{"Echo", "Gate"}
+	// Many tests call one tool with the same arguments over and over; the
+	// loop guard's own tests switch it on.
+	cfg.Node.RepeatLimit = 0
 	if o.config != nil {
 		o.config(&cfg)
 	}
