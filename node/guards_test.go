@@ -2,6 +2,8 @@ package node
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -67,5 +69,28 @@ func TestLoopGuardThroughTheHub(t *testing.T) {
 	m := scrape(t, h.ctx, srv.Addr())
 	if v, ok := metricValue(m, "vcpnode_calls_total", map[string]string{"tool": "Echo", "outcome": "repeated"}); !ok || v != 1 {
 		t.Errorf("repeated calls counted: %v %v", v, ok)
+	}
+}
+
+// A VCP block's request_id reaches the node as an argument (the server's
+// parser passes every field on): it is the request's id, so no tool gets
+// it — a typed tool would refuse it as an unknown argument.
+func TestRequestIDIsNotAnArgument(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
+		c.Files.Roots = []string{root}
+		c.Node.ExposedTools = append(c.Node.ExposedTools, "ReadFile")
+	}})
+	conn := h.accept()
+	res := h.call(conn, "ReadFile", map[string]any{"path": filepath.Join(root, "a.txt"), "request_id": "req-42"})
+	if res.Status != wsproto.StatusSuccess || !strings.Contains(string(res.Result), "one") {
+		t.Errorf("ReadFile with request_id: %+v", res)
+	}
+	res = h.call(conn, "Echo", map[string]any{"message": "hi", "request_id": "req-43"})
+	if res.Status != wsproto.StatusSuccess || strings.Contains(string(res.Result), "req-43") || !strings.Contains(string(res.Result), "hi") {
+		t.Errorf("Echo with request_id: %s %s", res.Status, res.Result)
 	}
 }

@@ -56,6 +56,31 @@ func (s Spec) Typed() bool {
 	return slices.ContainsFunc(s.Commands, func(c Command) bool { return c.Schema != nil })
 }
 
+// requestIDArg is a VCP block's request id (seed 000 §4.2.4), which the
+// server's parser passes on as an argument: the call's id, not the tool's
+// business.
+const requestIDArg = "request_id"
+
+// withoutRequestID is args without request_id, unless a command of s
+// declares a parameter of that name. args itself is left as it is.
+func withoutRequestID(s Spec, args map[string]json.RawMessage) map[string]json.RawMessage {
+	if _, ok := args[requestIDArg]; !ok {
+		return args
+	}
+	for _, c := range s.Commands {
+		if c.Schema != nil && slices.ContainsFunc(c.Schema.Params, func(p schema.Param) bool { return p.Name == requestIDArg || p.WireName() == requestIDArg }) {
+			return args
+		}
+	}
+	out := make(map[string]json.RawMessage, len(args)-1)
+	for k, v := range args {
+		if k != requestIDArg {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // CheckArgs checks and coerces the arguments of a call of the tool s. For an
 // untyped tool, or an untyped command of it, args is returned as it is.
 // Otherwise it selects the command the call addresses and checks the

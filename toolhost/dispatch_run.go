@@ -49,7 +49,7 @@ func (d *Dispatcher) run(c *call) {
 	// A typed tool's arguments are checked and coerced first: a wrong call
 	// is answered at once, without a slot or the owner's approval. Only this
 	// goroutine touches c.Args from here on.
-	args, err := CheckArgs(c.spec, c.Args)
+	args, err := CheckArgs(c.spec, withoutRequestID(c.spec, c.Args))
 	if err != nil {
 		d.mu.Lock()
 		c.awaiting = false
