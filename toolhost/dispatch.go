@@ -3,14 +3,18 @@ package toolhost
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
 // Defaults for zero Limits fields.
@@ -244,10 +248,21 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 	}
 	view := d.view.Load()
 	pol := view.policy
-	e, ok := view.reg.lookup(toolName)
+	e, routed, ok := view.reg.resolve(toolName)
 	if !ok {
 		d.rejectLocked(in, toolName, reply, d.unknownToolErr(pol, toolName, in.Local))
 		return true
+	}
+	if e.spec.Name != toolName {
+		// An alias or {tool}_{command}: the call is the tool's, under its name.
+		toolName = e.spec.Name
+		if _, given := in.Args[schema.CommandArg]; routed != "" && !given {
+			in.Args = maps.Clone(in.Args)
+			if in.Args == nil {
+				in.Args = map[string]json.RawMessage{}
+			}
+			in.Args[schema.CommandArg], _ = json.Marshal(routed)
+		}
 	}
 	if !in.Local && !pol.Decide(e.spec).Exposed {
 		d.rejectLocked(in, toolName, reply, fmt.Errorf("%w %q", ErrUnknownTool, toolName))

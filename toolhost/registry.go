@@ -92,6 +92,39 @@ func (r *Registry) lookup(name string) (registered, bool) {
 	return e, ok
 }
 
+// resolve finds the tool a call names: by its name; else by an alias
+// (Spec.Aliases); else, as seed 000 routes {toolId}_{methodName}
+// (UnitConverter_ListUnits), a multi-command tool named by the part before
+// an underscore with a command named by the part after it, which is
+// returned as command.
+func (r *Registry) resolve(name string) (e registered, command string, ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if e, ok := r.tools[name]; ok {
+		return e, "", true
+	}
+	for _, e := range r.tools {
+		if slices.Contains(e.spec.Aliases, name) {
+			return e, "", true
+		}
+	}
+	for i := strings.IndexByte(name, '_'); i > 0; {
+		if e, ok := r.tools[name[:i]]; ok && multiCommand(e.spec) {
+			for _, c := range e.spec.Commands {
+				if c.Command == name[i+1:] {
+					return e, c.Command, true
+				}
+			}
+		}
+		j := strings.IndexByte(name[i+1:], '_')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return registered{}, "", false
+}
+
 // List returns every registered tool, sorted by name.
 func (r *Registry) List() []Tool {
 	entries := r.entries()

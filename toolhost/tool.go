@@ -77,6 +77,10 @@ type Spec struct {
 	// through its callback; it is registered as pluginType "asynchronous",
 	// as the official node registers it.
 	Asynchronous bool
+	// Aliases are other names calls may use for the tool (the workspace
+	// tools answer to seed 002's snake_case names); it is registered, and
+	// listed, under Name only. A registered tool's own name wins over an alias.
+	Aliases []string
 	// Approval is the tool's approval mode when [tools.NAME] approval is
 	// unset; "" means ApprovalAuto. A tool that changes the machine (WriteFile)
 	// asks by default.

@@ -46,9 +46,19 @@ func New(access *files.Access, writeMaxBytes int64) []toolhost.Tool {
 
 // spec fills the parts every workspace tool shares. The command's
 // description and example are generated from its schema (toolhost).
+// snakeNames are the names seed 002 gives the workspace tools; calls may
+// use them (toolhost.Spec.Aliases).
+var snakeNames = map[string][]string{
+	DirectoryTreeName: {"list_directory"},
+	ReadFileName:      {"read_file"},
+	SearchFilesName:   {"search_files"},
+	WriteFileName:     {"write_file"},
+}
+
 func spec(name, display, desc string, params []schema.Param) toolhost.Spec {
 	return toolhost.Spec{
 		Name:               name,
+		Aliases:            snakeNames[name],
 		DisplayName:        display,
 		Version:            "1.0.0",
 		Description:        desc,
