@@ -230,6 +230,9 @@ type ToolStatus struct {
 	Builtin     bool   `json:"builtin,omitempty"`
 	// Implicit tools are called by name and never registered (internal_request_file).
 	Implicit bool `json:"implicit,omitempty"`
+	// Aliases are other names calls may use for the tool; it is registered
+	// under Name only.
+	Aliases []string `json:"aliases,omitempty"`
 	Exposed  bool `json:"exposed"`
 	// Reason says why the tool is exposed or not.
 	Reason        string `json:"reason"`

@@ -90,7 +90,7 @@ func (n *Node) ToolStatuses() controlapi.ToolsResponse {
 		mode, wait := pol.Approval(t.Spec)
 		ts := controlapi.ToolStatus{
 			Name: t.Spec.Name, DisplayName: t.Spec.DisplayName, Description: t.Spec.Description, Version: t.Spec.Version, Source: t.Spec.Source,
-			Builtin: t.Spec.Builtin, Implicit: t.Spec.Implicit, Exposed: t.Exposure.Exposed, Reason: t.Exposure.Reason,
+			Builtin: t.Spec.Builtin, Implicit: t.Spec.Implicit, Aliases: t.Spec.Aliases, Exposed: t.Exposure.Exposed, Reason: t.Exposure.Reason,
 			TimeoutMs: t.Timeout.Milliseconds(), MaxConcurrent: t.MaxConcurrent, Approval: string(mode),
 			Commands:      commandStatuses(t.Spec),
 			Sandbox:       n.toolProfile(t.Spec), // sandbox.go

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
 )
 
 // TestCallTextResults prints the results of a reply's calls as the model
@@ -220,5 +221,33 @@ func TestCallTextSkipsExamples(t *testing.T) {
 	}
 	if code, _, errOut := d.ctl("call", "--text", file, "--formats", "yaml"); code != exitUsage || !strings.Contains(errOut, "not one of vcp, xml") {
 		t.Errorf("--formats yaml: exit %d %s", code, errOut)
+	}
+}
+
+// The workspace tools answer to seed 002's snake_case names: `tools` lists
+// them, a reply calling list_directory in 002's <tool_code> runs
+// DirectoryTree, and the tool is registered once, under its own name.
+func TestSnakeCaseNames(t *testing.T) {
+	d := startDaemon(t, typedDaemonConfig, thumbTool{})
+	conn := d.accept()
+	_, out, _ := d.ctl("tools")
+	if !strings.Contains(out, "also called as: list_directory → DirectoryTree, read_file → ReadFile, search_files → SearchFiles\n") {
+		t.Errorf("tools does not list the aliases:\n%s", out)
+	}
+	reply := `<tool_code>{"name": "list_directory", "arguments": {"path": "."}}</tool_code>`
+	file := writeFile(t, "reply.txt", reply, 0o600)
+	code, out, errOut := d.ctl("call", "--text", file, "--json")
+	var results []TextCallResult
+	// DirectoryTree ran: this daemon has no file roots, and says so.
+	if err := json.Unmarshal([]byte(out), &results); err != nil || len(results) != 1 || results[0].Response.Outcome != "error" ||
+		!strings.Contains(results[0].Response.Error, "[files] roots is empty") {
+		t.Fatalf("exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	m, err := conn.WaitType(d.ctx, wsproto.TypeRegisterTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := json.Marshal(m); strings.Contains(string(raw), "list_directory") {
+		t.Errorf("an alias was registered: %s", raw)
 	}
 }

@@ -103,6 +103,9 @@ func printTools(w io.Writer, tools []controlapi.ToolStatus, all bool) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if err := printAliases(w, tools, all); err != nil {
+			return err
+		}
 	}
 	var err error
 	switch {
@@ -113,6 +116,24 @@ func printTools(w io.Writer, tools []controlapi.ToolStatus, all bool) error {
 	case left > 0:
 		_, err = fmt.Fprintf(w, "%d more not exposed; vcpnode tools --all lists them and why\n", left)
 	}
+	return err
+}
+
+// printAliases names the other names the listed tools answer to, one
+// line, when any has some.
+func printAliases(w io.Writer, tools []controlapi.ToolStatus, all bool) error {
+	var names []string
+	for _, t := range tools {
+		if t.Exposed || all {
+			for _, a := range t.Aliases {
+				names = append(names, a+" → "+t.Name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "also called as: %s\n", strings.Join(names, ", "))
 	return err
 }
 
