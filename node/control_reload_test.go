@@ -25,6 +25,7 @@ public_ip = "203.0.113.7"
 
 [node]
 exposed_tools = ["Echo", "Gate"]
+repeat_limit = 0
 %s`, h.cfg.Hub.URL, testKey, extra)
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)

@@ -115,7 +115,7 @@ func TestHTTPLargeResultMeetsTheDispatcherCap(t *testing.T) {
 	if err := reg.Add(f.tool("McpWeb")); err != nil {
 		t.Fatal(err)
 	}
-	d := toolhost.NewDispatcher(reg, toolhost.Policy{}, toolhost.Limits{MaxResultBytes: 1 << 20}, f.host.o.Log)
+	d := toolhost.NewDispatcher(reg, toolhost.Policy{Oversize: toolhost.OversizeError}, toolhost.Limits{MaxResultBytes: 1 << 20}, f.host.o.Log)
 	out := make(chan toolhost.Outcome, 1)
 	d.Dispatch(context.Background(), "McpWeb", toolhost.Call{RequestID: "b1", Local: true,
 		// 2 MiB: the cap is the point here; the 50 MiB result is sent over stdio.
