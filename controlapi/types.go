@@ -233,7 +233,7 @@ type ToolStatus struct {
 	// Aliases are other names calls may use for the tool; it is registered
 	// under Name only.
 	Aliases []string `json:"aliases,omitempty"`
-	Exposed  bool `json:"exposed"`
+	Exposed bool     `json:"exposed"`
 	// Reason says why the tool is exposed or not.
 	Reason        string `json:"reason"`
 	TimeoutMs     int64  `json:"timeoutMs"`
