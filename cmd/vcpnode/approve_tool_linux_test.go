@@ -6,16 +6,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
-	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -82,47 +79,9 @@ extends = "default"
 read = [%q]
 `, hub.BaseURL(), ctlTestKey, root, t.TempDir(), filepath.Dir(self)), 0o600)
 
-	daemon := exec.CommandContext(ctx, self, "run", "--config", cfg, "--socket", sock)
-	daemon.Env = hermeticEnv(t, asVCPNodeEnv+"=1")
-	logs := &testlog.Buffer{}
-	daemon.Stdout, daemon.Stderr = logs, logs
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = daemon.Process.Signal(syscall.SIGTERM)
-		if err := daemon.Wait(); err != nil {
-			t.Errorf("vcpnode run: %v\n%s", err, logs)
-		}
-		if strings.Contains(logs.String(), ctlTestKey) {
-			t.Errorf("the key reached the daemon's log")
-		}
-	})
-	conn, err := hub.Accept(ctx)
-	if err != nil {
-		t.Fatalf("the daemon never connected: %v\n%s", err, logs)
-	}
-	call := func(tool string) <-chan wsproto.ToolResult {
-		out := make(chan wsproto.ToolResult, 1)
-		go func() {
-			res, err := conn.Call(ctx, tool, nil)
-			if err != nil {
-				res = wsproto.ToolResult{Status: "no result", Error: err.Error()}
-			}
-			out <- res
-		}()
-		return out
-	}
-	wait := func(ch <-chan wsproto.ToolResult) wsproto.ToolResult {
-		t.Helper()
-		select {
-		case res := <-ch:
-			return res
-		case <-ctx.Done():
-			t.Fatalf("no tool_result\n%s", logs)
-			return wsproto.ToolResult{}
-		}
-	}
+	d := startToolDaemon(t, ctx, hub, cfg, sock)
+	call := d.call
+	wait := func(ch <-chan wsproto.ToolResult) wsproto.ToolResult { t.Helper(); return d.wait(t, ch) }
 
 	deployed := call("Deploy")
 	pollStatus(t, ctx, sock, "Deploy to wait for approval", func(st controlapi.StatusResponse) bool { return st.PendingApprovals == 1 })

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/internal/fakehub"
-	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/internal/testuser"
 	"github.com/vcpnode/vcpnode/internal/testwait"
@@ -158,36 +157,14 @@ extends = "default"
 read = [%q]
 `, hub.BaseURL(), ctlTestKey, root, t.TempDir(), profiles.String(), filepath.Dir(self)), 0o600)
 
-	daemon := exec.CommandContext(ctx, self, "run", "--config", cfg, "--socket", sock)
-	daemon.Env = hermeticEnv(t, asVCPNodeEnv+"=1")
-	logs := &testlog.Buffer{}
-	daemon.Stdout, daemon.Stderr = logs, logs
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
 	var all []int
-	t.Cleanup(func() {
-		_ = daemon.Process.Signal(syscall.SIGTERM)
-		_ = daemon.Wait()
+	t.Cleanup(func() { // after the daemon's own cleanup
 		for _, pid := range all { // whatever the test did not see end
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	conn, err := hub.Accept(ctx)
-	if err != nil {
-		t.Fatalf("the daemon never connected: %v\n%s", err, logs)
-	}
-	call := func(tool string) <-chan wsproto.ToolResult {
-		out := make(chan wsproto.ToolResult, 1)
-		go func() {
-			res, err := conn.Call(ctx, tool, nil)
-			if err != nil {
-				res = wsproto.ToolResult{Status: "no result", Error: err.Error()}
-			}
-			out <- res
-		}()
-		return out
-	}
+	d := startToolDaemon(t, ctx, hub, cfg, sock)
+	call := d.call
 	// check asserts what the escapees of one plugin did, and returns the
 	// pids that are still to end.
 	check := func(t *testing.T, name string) []int {
@@ -216,16 +193,7 @@ read = [%q]
 			testwait.For(t, fmt.Sprintf("escapee %d to end with %s", pid, what), func() bool { return proctreetest.Gone(pid) })
 		}
 	}
-	wait := func(ch <-chan wsproto.ToolResult) wsproto.ToolResult {
-		t.Helper()
-		select {
-		case res := <-ch:
-			return res
-		case <-ctx.Done():
-			t.Fatalf("no tool_result\n%s", logs)
-			return wsproto.ToolResult{}
-		}
-	}
+	wait := func(ch <-chan wsproto.ToolResult) wsproto.ToolResult { t.Helper(); return d.wait(t, ch) }
 
 	timedOut, async := call("EscTimeout"), call("EscAsync")
 	t.Run("call end", func(t *testing.T) {
@@ -264,8 +232,7 @@ read = [%q]
 			return true
 		})
 		pids := check(t, "EscShutdown")
-		_ = daemon.Process.Signal(syscall.SIGTERM)
-		if err := daemon.Wait(); err != nil {
+		if err := d.stop(); err != nil {
 			t.Errorf("vcpnode run: %v", err)
 		}
 		gone(t, "the daemon's shutdown", pids)
