@@ -117,7 +117,7 @@ func (p *policy) apply() error {
 	if err := privateShm(); err != nil && !errors.Is(err, errNoMountNS) {
 		return err
 	}
-	if _, err := dropCaps(); err != nil {
+	if err := dropCaps(); err != nil {
 		return err
 	}
 	if err := p.restrictThread(); err != nil {
