@@ -325,11 +325,12 @@ func TestExampleConfig(t *testing.T) {
 		t.Errorf("uncommenting url and key_file: %+v, %v", cfg.Hub, err)
 	}
 
-	// The [tools.NAME] sample (## prose, since the table needs a real name) loads.
+	// The [tools.NAME] and [sandbox.profiles.NAME] samples (## prose, since
+	// the tables need a real name) load.
 	var sample []string
 	in := false
 	for line := range strings.Lines(string(data)) {
-		if strings.HasPrefix(line, "##   [tools.") {
+		if strings.HasPrefix(line, "##   [tools.") || strings.HasPrefix(line, "##   [sandbox.profiles.") {
 			in = true
 		} else if in && strings.HasPrefix(line, "##   [") || !strings.HasPrefix(line, "##") {
 			in = false
@@ -340,8 +341,12 @@ func TestExampleConfig(t *testing.T) {
 	}
 	tools, err := Parse([]byte(strings.Join(sample, "")), "tools sample")
 	tool, ok := tools.Tools["UnitConverter"]
-	if err != nil || !ok || tool.Expose == nil || !*tool.Expose || tool.Approval != "ask" || tool.ApprovalTimeout.D() != 2*time.Minute {
+	if err != nil || !ok || tool.Expose == nil || !*tool.Expose || tool.Approval != "ask" || tool.ApprovalTimeout.D() != 2*time.Minute ||
+		tool.Sandbox != "offline" {
 		t.Errorf("the [tools.NAME] sample = %+v, %v (lines %q)", tool, err, sample)
+	}
+	if web, ok := tools.Sandbox.Profiles["web"]; !ok || web.Extends != "default" || len(web.Read) != 2 || web.Memory != "512MiB" {
+		t.Errorf("the [sandbox.profiles.NAME] sample = %+v (lines %q)", tools.Sandbox.Profiles, sample)
 	}
 	live = append(live, []byte("\n"+strings.Join(sample, ""))...)
 	// Every key the Config knows is documented.
@@ -350,7 +355,7 @@ func TestExampleConfig(t *testing.T) {
 		"roots", "max_bytes", "level", "format", "expose", "timeout",
 		"dirs", "pass_env", "env_file", "async_max_runtime", "max_output_bytes", "state_dir", "watch", "node", "max_memory",
 		"approval", "approval_timeout", "socket", "group", "file", "listen", "allow_remote", "tools", "token_file", "idle_timeout",
-		"warm", "warm_pool", "preload"} {
+		"warm", "warm_pool", "preload", "profile", "require", "sandbox"} {
 		if !strings.Contains(string(live), "\n"+key+" = ") {
 			t.Errorf("the example does not show %s", key)
 		}
