@@ -51,8 +51,10 @@ printf '{"status":"success","result":"%%s"}' "$net"
 `, ln.Addr())})
 	opt := pluginHarness(state, false, plugins)
 	base := opt.config
+	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	opt.config = func(c *config.Config) {
 		base(c)
+		c.Audit.File = audit
 		c.Tools = map[string]config.ToolConfig{"Renamer": {Approval: "ask", ApprovalTimeout: config.Duration(20 * time.Second), Sandbox: "offline"}}
 	}
 	h := startHarness(t, opt)
@@ -105,6 +107,10 @@ printf '{"status":"success","result":"%%s"}' "$net"
 	}
 	if r := h.call(conn, "Freed", nil); r.Status == wsproto.StatusSuccess {
 		t.Errorf("the name the plugin gave itself answers: %s", r.Result)
+	}
+	if data, err := os.ReadFile(audit); err != nil || !strings.Contains(string(data), `"outcome":"manifest changed"`) ||
+		!strings.Contains(string(data), `now names it \"Freed\"`) {
+		t.Errorf("the rename is not in the audit file (%v):\n%s", err, data)
 	}
 	if _, err := os.Stat(filepath.Join(state, plugin.PinsFile)); err != nil {
 		t.Errorf("no identities kept in the state directory: %v", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/outbox"
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/direct"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
@@ -348,5 +349,17 @@ func (n *Node) startPlugins(ctx context.Context) (stop func()) {
 		cancel()
 		wg.Wait()
 		n.plugins.close()
+	}
+}
+
+// auditChanged writes to the audit file each plugin whose manifest changed
+// its identity since its folder was first seen (the owner's rules follow
+// the folder; plugin.Pins).
+func (n *Node) auditChanged(pp *pluginPlan) {
+	if pp == nil || pp.set == nil || n.tel == nil {
+		return
+	}
+	for _, e := range pp.set.Changed {
+		n.tel.audit.Record(toolhost.CallRecord{Tool: e.Name, Outcome: "manifest changed", Error: e.Reason, Finished: time.Now()})
 	}
 }

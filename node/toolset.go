@@ -207,6 +207,7 @@ func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
 	mcpTools, warnings := n.mcp.apply(pl.st.cfg, pl.servers)
 	directTools, warn := n.plugins.commit(pl.plugins)
 	warnings = append(warnings, warn...)
+	n.auditChanged(pl.plugins)
 	sourceTools, warn := n.commitSources(pl.sources)
 	warnings = append(warnings, warn...)
 	reg := toolhost.NewRegistry()

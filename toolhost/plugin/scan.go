@@ -32,6 +32,10 @@ type Set struct {
 	// Notices are problems in hosted plugins that were worked around
 	// (dropped invocationCommands entries, ignored fields, env lines…).
 	Notices []Entry
+	// Changed are plugins whose manifest changed their name, pluginType or
+	// entryPoint since their folder was first seen (Pins); each is also a
+	// notice.
+	Changed []Entry
 
 	async map[string]bool
 }
@@ -156,6 +160,9 @@ func (h *Host) scanFolder(set *Set, src envSources, root, folder string, winners
 	}
 	if h.opts.Pins != nil {
 		notices, err := h.opts.Pins.apply(folder, m)
+		for _, n := range notices {
+			set.Changed = append(set.Changed, Entry{Name: m.name, Type: m.pluginType, Path: path, Reason: n})
+		}
 		if err != nil {
 			notices = append(notices, err.Error()+": its identity is kept until the daemon stops")
 		}
