@@ -92,6 +92,10 @@ type NodeConfig struct {
 	// ExposedTools, when non-empty, is the only tools exposed.
 	ExposedTools []string `toml:"exposed_tools"`
 	HiddenTools  []string `toml:"hidden_tools"`
+	// ToolNames is the template of the names the server sees: {tool} is
+	// the tool's own name, {node} the node's (hub.name); "{tool}" keeps
+	// them. [tools.NAME] name sets one tool's (names.go).
+	ToolNames string `toml:"tool_names"`
 	// Labels describe the node to the server, in register_tools
 	// capabilities.labels (labels.go). Nothing secret belongs here.
 	Labels map[string]string `toml:"labels"`
@@ -115,6 +119,8 @@ type LogConfig struct {
 
 // ToolConfig is one [tools.NAME] table; zero values mean "not set".
 type ToolConfig struct {
+	// Name is the name the server sees, instead of [node] tool_names'.
+	Name          string   `toml:"name"`
 	Expose        *bool    `toml:"expose"`
 	Timeout       Duration `toml:"timeout"`
 	MaxConcurrent int      `toml:"max_concurrent"`
@@ -184,6 +190,7 @@ func Default() Config {
 			RepeatWindow:   Duration(time.Minute),
 			ShutdownGrace:  Duration(10 * time.Second),
 			Labels:         map[string]string{},
+			ToolNames:      "{tool}",
 		},
 		// A 50 MiB file is about 67 MiB in base64: inside the server's
 		// 100 MiB frame, with room to spare.

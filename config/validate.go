@@ -43,6 +43,7 @@ func (c Config) problems(checks []Check) []Problem {
 	c.checkMode(&ps)
 	c.checkObserver(&ps)
 	c.checkBridge(&ps)
+	c.checkToolNames(&ps) // names.go
 	for _, check := range checks {
 		ps = append(ps, check(c)...)
 	}

@@ -222,6 +222,9 @@ type InFlightStatus struct {
 
 // ToolStatus is one registered tool for GET /v1/tools.
 type ToolStatus struct {
+	// ServerName is the name the server knows the tool by, when [node]
+	// tool_names or [tools.NAME] name give it another.
+	ServerName  string `json:"serverName,omitempty"`
 	Name        string `json:"name"`
 	DisplayName string `json:"displayName,omitempty"`
 	Description string `json:"description,omitempty"`

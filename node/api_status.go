@@ -76,6 +76,7 @@ func (n *Node) Status() controlapi.StatusResponse {
 // ToolStatuses is GET /v1/tools: the registered tools under the current
 // policy, then the MCP servers without tools and the skipped plugins.
 func (n *Node) ToolStatuses() controlapi.ToolsResponse {
+	cfg := n.Config()
 	pol := toolconfig.Policy(n.Config())
 	out := controlapi.ToolsResponse{Tools: []controlapi.ToolStatus{}}
 	ov := n.overrides.Load()
@@ -95,6 +96,9 @@ func (n *Node) ToolStatuses() controlapi.ToolsResponse {
 			Commands:      commandStatuses(t.Spec),
 			Sandbox:       n.toolProfile(t.Spec), // sandbox.go
 			SandboxGrants: n.toolGrants(t.Spec),
+		}
+		if wire := cfg.WireName(t.Spec.Name); wire != t.Spec.Name && !t.Spec.Implicit && !t.Spec.FromServer {
+			ts.ServerName = wire
 		}
 		if !t.Spec.Implicit {
 			first := toolhost.Command{}

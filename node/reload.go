@@ -106,7 +106,8 @@ func (n *Node) CallLocal(ctx context.Context, requestID, tool string, args map[s
 // sameHub says whether two settings connect the same way, as the same node.
 func sameHub(a, b *settings) bool {
 	return a.hubURL.String() == b.hubURL.String() && a.name == b.name && a.cfg.Hub == b.cfg.Hub &&
-		maps.Equal(a.cfg.Node.Labels, b.cfg.Node.Labels) // sent with register_tools
+		maps.Equal(a.cfg.Node.Labels, b.cfg.Node.Labels) && // sent with register_tools
+		sameWireNames(a.cfg, b.cfg) // names.go
 }
 
 func sameManifests(a, b []json.RawMessage) bool {

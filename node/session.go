@@ -389,6 +389,9 @@ func (s *session) registerTools() wsproto.RegisterTools {
 	if tools == nil {
 		tools = []json.RawMessage{}
 	}
+	if renames(s.st.cfg) {
+		tools = wireManifests(s.st.cfg, tools) // names.go
+	}
 	return wsproto.RegisterTools{
 		ServerName:   s.st.name,
 		Capabilities: s.n.capabilities(s.st), // machine.go

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -21,7 +22,13 @@ func (s *session) dispatch(m wsproto.ExecuteTool) {
 		s.sendResult(o)
 		s.calls.End()
 	}
-	if !s.n.disp.Dispatch(s.callCtx, m.ToolName, call, reply) {
+	tool, known := s.n.localName(s.st.cfg, m.ToolName) // names.go
+	if !known {
+		err := fmt.Errorf("%w %q", toolhost.ErrUnknownTool, m.ToolName)
+		reply(toolhost.Outcome{RequestID: m.RequestID, Err: err.Error(), Cause: err})
+		return
+	}
+	if !s.n.disp.Dispatch(s.callCtx, tool, call, reply) {
 		s.calls.End() // a duplicate: no reply will come
 	}
 }

@@ -181,6 +181,9 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	// The config's own warnings too: run logs them, a reload reports them,
 	// as config check prints them.
 	pl.warnings = append(append(append(pl.warnings, toolconfig.Warnings(cfg)...), warnings...), ts.CommandWarnings(cfg)...)
+	if err := checkWireNames(cfg, ts.All()); err != nil { // names.go
+		return fail(err)
+	}
 	pl.tools, pl.servers = ts.Tools, ts.Servers
 	return pl, nil
 }
