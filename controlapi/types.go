@@ -71,6 +71,10 @@ type StatusResponse struct {
 	MCPServers []MCPServerStatus `json:"mcpServers,omitempty"`
 	// Sandbox is how tools' processes are confined (sandbox.go).
 	Sandbox *SandboxStatus `json:"sandbox,omitempty"`
+	// PluginChanges say, for the last plugin scan, each plugin whose
+	// manifest changed its name, pluginType or entryPoint since its folder
+	// was first seen (it keeps its first name and settings).
+	PluginChanges []string `json:"pluginChanges,omitempty"`
 	// Plugins are the plugin processes now and the warm interpreters.
 	Plugins PluginsStatus `json:"plugins"`
 	// ServerTools is where the node stands with the server's own tools

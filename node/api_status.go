@@ -63,11 +63,12 @@ func (n *Node) Status() controlapi.StatusResponse {
 		StartedAt: n.tel.started, Now: time.Now(),
 		Name: n.Name(), HubURL: n.HubURL(), Mode: n.mode, Connection: conn, Tools: counts, InFlight: inflight,
 		PendingApprovals: n.Approvals().Len() + len(n.obs.Pending()), Placeholders: len(ph), PlaceholderErrors: phErrors,
-		Observers:   n.ObserverStatuses(),
-		MCPServers:  mcpServerStatus(n.MCPServers()),
-		Sandbox:     n.sandboxStatus(),     // sandbox.go
-		Plugins:     n.PluginsStatus(),     // plugins.go
-		ServerTools: n.serverToolsStatus(), // bridge.go
+		Observers:     n.ObserverStatuses(),
+		MCPServers:    mcpServerStatus(n.MCPServers()),
+		Sandbox:       n.sandboxStatus(),     // sandbox.go
+		PluginChanges: n.PluginChanges(),     // plugins.go
+		Plugins:       n.PluginsStatus(),     // plugins.go
+		ServerTools:   n.serverToolsStatus(), // bridge.go
 	}
 	n.sourcesStatus(&st) // toolsource.go
 	return st

@@ -112,6 +112,9 @@ printf '{"status":"success","result":"%%s"}' "$net"
 		!strings.Contains(string(data), `now names it \"Freed\"`) {
 		t.Errorf("the rename is not in the audit file (%v):\n%s", err, data)
 	}
+	if st, err := client.Status(h.ctx); err != nil || len(st.PluginChanges) != 1 || !strings.HasPrefix(st.PluginChanges[0], `Renamer: its manifest now names it "Freed"`) {
+		t.Errorf("status: %q, %v; want the rename", st.PluginChanges, err)
+	}
 	if _, err := os.Stat(filepath.Join(state, plugin.PinsFile)); err != nil {
 		t.Errorf("no identities kept in the state directory: %v", err)
 	}

@@ -61,6 +61,7 @@ type pluginRuntime struct {
 	hosted          map[string]string // manifest path → name of every plugin of the last scan
 	static          []*plugin.StaticPlugin
 	skipped         []SkippedPlugin // what the last scan found but does not run as a tool
+	changed         []string        // the last scan's identity changes, "NAME: what changed"
 	dirs            []string        // the dirs of the last scan, for the watcher
 	watch           bool
 	// direct runs the Node.js hosts of direct plugins (service, hybridservice).
@@ -145,6 +146,12 @@ func (rt *pluginRuntime) scanned(p config.PluginsConfig, set *plugin.Set, loaded
 		hosted[e.Path] = e.Name
 	}
 	rt.hosted, rt.static, rt.skipped = hosted, static, append(skippedPlugins(set), skippedDirect(loaded)...)
+	rt.changed = nil
+	if set != nil {
+		for _, e := range set.Changed {
+			rt.changed = append(rt.changed, e.Name+": "+e.Reason)
+		}
+	}
 	rt.directDirs = directDirs
 	rt.dirs, rt.watch = slices.Clone(p.Dirs), p.Watch
 	rt.mu.Unlock()
@@ -248,6 +255,14 @@ func (n *Node) SkippedPlugins() []SkippedPlugin {
 	n.plugins.mu.Lock()
 	defer n.plugins.mu.Unlock()
 	return slices.Clone(n.plugins.skipped)
+}
+
+// PluginChanges are the last scan's plugins whose manifest changed their
+// identity since their folder was first seen.
+func (n *Node) PluginChanges() []string {
+	n.plugins.mu.Lock()
+	defer n.plugins.mu.Unlock()
+	return slices.Clone(n.plugins.changed)
 }
 
 // StaticPlugins are the static plugins of the last scan, for the
