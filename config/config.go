@@ -136,13 +136,13 @@ type ToolConfig struct {
 	// (--max-old-space-size); 0 is Node's default. Other tools ignore it.
 	MaxMemory int `toml:"max_memory"`
 	// Sandbox names the permission profile the tool's processes run under
-	// ([sandbox]); empty is sandbox.profile. Checked in sandbox.go.
+	// ([sandbox]); empty is sandbox.profile. Checked in toolconfig.
 	Sandbox string `toml:"sandbox"`
 	// Warm keeps interpreters of a stdio plugin started ahead of its calls
 	// (true), or never (false); unset follows [plugins] warm. See plugins.go.
 	Warm *bool `toml:"warm"`
 	// Preload names Python modules each waiting interpreter of a warm
-	// plugin imports before its call. Checked in plugins.go.
+	// plugin imports before its call. Checked in toolconfig.
 	Preload []string `toml:"preload,omitempty"`
 	// Commands set the approval of single commands of a multi-command
 	// tool (a plugin's invocation commands, an MCP server's tools), by

@@ -29,7 +29,8 @@ type MCPServerConfig struct {
 	// Headers are sent to a url server; a value "$NAME" is read from the
 	// daemon's environment when connecting (never VCPNODE_KEY).
 	Headers map[string]string `toml:"headers"`
-	// Tool is the VCP tool name; empty means mcp.ToolName's default for NAME.
+	// Tool is the VCP tool name; empty means toolhost/mcp's default for NAME
+	// (checked in toolconfig).
 	Tool    string   `toml:"tool"`
 	Include []string `toml:"include"`
 	Exclude []string `toml:"exclude"`
