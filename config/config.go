@@ -155,6 +155,10 @@ type ToolCommandConfig struct {
 	// Approval is "auto", "ask" or "deny" for calls of this command; ""
 	// leaves it to the tool's. A "deny" anywhere wins.
 	Approval string `toml:"approval"`
+	// Expose = false leaves the command out of register_tools, the prompt
+	// formats and `vcpnode mcp`; a call of it is answered as an unknown
+	// command. Unset or true offers it with its tool.
+	Expose *bool `toml:"expose"`
 }
 
 // Sizes and limits the config is checked against.

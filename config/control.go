@@ -91,8 +91,9 @@ func (c Config) checkApprovals(ps *problemList) {
 			switch a := t.Commands[cmd].Approval; {
 			case strings.TrimSpace(cmd) == "":
 				ps.add(ckey, "names no command")
+			case a == "" && t.Commands[cmd].Expose == nil:
+				ps.add(ckey+".approval", "is missing: a commands table sets approval = %s, or expose", strings.Join(modes, ", "))
 			case a == "":
-				ps.add(ckey+".approval", "is missing: a commands table sets approval = %s", strings.Join(modes, ", "))
 			case !slices.Contains(modes, a):
 				ps.add(ckey+".approval", "%q is not one of %s", a, strings.Join(modes, ", "))
 			}

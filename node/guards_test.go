@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -92,5 +94,59 @@ func TestRequestIDIsNotAnArgument(t *testing.T) {
 	res = h.call(conn, "Echo", map[string]any{"message": "hi", "request_id": "req-43"})
 	if res.Status != wsproto.StatusSuccess || strings.Contains(string(res.Result), "req-43") || !strings.Contains(string(res.Result), "hi") {
 		t.Errorf("Echo with request_id: %s %s", res.Status, res.Result)
+	}
+}
+
+// filesLikeTool has two commands, as a multi-command plugin has.
+type filesLikeTool struct{}
+
+func (filesLikeTool) Spec() toolhost.Spec {
+	return toolhost.Spec{Name: "Disk", Description: "reads and deletes", DistributedExposed: true, Source: "test",
+		Commands: []toolhost.Command{{Command: "Read", Description: "reads"}, {Command: "Delete", Description: "deletes"}}}
+}
+
+func (filesLikeTool) Invoke(_ context.Context, c toolhost.Call) (any, error) {
+	return "ran " + string(c.Args["command"]), nil
+}
+
+// [tools.X.commands.Y] expose = false: the command leaves register_tools,
+// the prompt formats and the MCP tool list, and a call of it through the
+// hub or an MCP client is answered like an unknown command; the tool's
+// other command is offered and runs.
+func TestHiddenCommand(t *testing.T) {
+	no := false
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{filesLikeTool{}}, config: func(c *config.Config) {
+		c.Node.ExposedTools = append(c.Node.ExposedTools, "Disk")
+		c.Tools = map[string]config.ToolConfig{"Disk": {Commands: map[string]config.ToolCommandConfig{"Delete": {Expose: &no}}}}
+	}})
+	conn := h.accept()
+	m, err := conn.WaitType(h.ctx, wsproto.TypeRegisterTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, _ := json.Marshal(m)
+	if !strings.Contains(string(reg), `"Read"`) || strings.Contains(string(reg), "Delete") {
+		t.Errorf("register_tools: %s", reg)
+	}
+	if res := h.call(conn, "Disk", map[string]any{"command": "Read"}); res.Status != wsproto.StatusSuccess {
+		t.Errorf("the offered command: %+v", res)
+	}
+	res := h.call(conn, "Disk", map[string]any{"command": "Delete"})
+	if res.Status != wsproto.StatusError || !strings.Contains(res.Error, `unknown command "Delete": the commands are "Read"`) {
+		t.Errorf("the hidden command: %+v", res)
+	}
+	for _, format := range []string{"openai", "json", "vcp-definition", "vcp"} {
+		p, err := h.node.Prompt(format)
+		if err != nil || !strings.Contains(p.Text, "Disk") || strings.Contains(p.Text, "Delete") {
+			t.Errorf("prompt %s (%v):\n%s", format, err, p.Text)
+		}
+	}
+	tools, _ := json.Marshal(h.node.MCPTools())
+	if !strings.Contains(string(tools), "Disk") || strings.Contains(string(tools), "Delete") {
+		t.Errorf("MCP tools: %s", tools)
+	}
+	o := h.node.callMCP(h.ctx, "m-1", "Disk", map[string]json.RawMessage{"command": json.RawMessage(`"Delete"`)})
+	if o.OK() || !strings.Contains(o.Err, `unknown command "Delete"`) {
+		t.Errorf("MCP call of the hidden command: %+v", o)
 	}
 }

@@ -56,6 +56,11 @@ func Policy(cfg config.Config) toolhost.Policy {
 				RepeatLimit: t.RepeatLimit,
 			}
 			for cmd, cc := range t.Commands {
+				if cc.Expose != nil && !*cc.Expose {
+					o := p.Tools[name]
+					o.HiddenCommands = append(o.HiddenCommands, cmd)
+					p.Tools[name] = o
+				}
 				if cc.Approval == "" {
 					continue
 				}

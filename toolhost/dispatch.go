@@ -268,6 +268,10 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 		d.rejectLocked(in, toolName, reply, fmt.Errorf("%w %q", ErrUnknownTool, toolName))
 		return true
 	}
+	if err := pol.hiddenCommandErr(e.spec, in.Args); err != nil {
+		d.rejectLocked(in, toolName, reply, err)
+		return true
+	}
 	// The owner's approval gate (approval.go). Local calls are the owner's
 	// own, unless Gated (an MCP client calling for its model).
 	mode, approvalWait := pol.Approval(e.spec)

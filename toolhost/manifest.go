@@ -143,7 +143,7 @@ func (d *Dispatcher) Tools() []ToolInfo {
 	out := make([]ToolInfo, len(entries))
 	for i, e := range entries {
 		out[i] = ToolInfo{
-			Spec:          e.spec,
+			Spec:          pol.visible(e.spec),
 			Exposure:      pol.Decide(e.spec),
 			Timeout:       clampWireTimeout(pol.Timeout(e.spec)),
 			MaxConcurrent: pol.MaxConcurrent(e.spec.Name),
@@ -166,7 +166,7 @@ func (d *Dispatcher) Manifests() ([]json.RawMessage, error) {
 		if e.spec.Implicit || !pol.Decide(e.spec).Exposed {
 			continue
 		}
-		b, err := WireManifest(e.spec, pol.Timeout(e.spec))
+		b, err := WireManifest(pol.visible(e.spec), pol.Timeout(e.spec))
 		if err != nil {
 			return nil, err
 		}

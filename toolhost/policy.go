@@ -1,6 +1,7 @@
 package toolhost
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -47,6 +48,36 @@ type ToolOverride struct {
 	Commands map[string]ApprovalMode
 	// RepeatLimit, when set, replaces Policy.RepeatLimit for this tool.
 	RepeatLimit *int
+	// HiddenCommands are commands of the tool never offered nor run
+	// ([tools.NAME.commands.CMD] expose = false).
+	HiddenCommands []string
+}
+
+// visible is s as it is offered: without its hidden commands.
+func (p Policy) visible(s Spec) Spec {
+	hidden := p.Tools[s.Name].HiddenCommands
+	if len(hidden) == 0 {
+		return s
+	}
+	s.Commands = slices.DeleteFunc(slices.Clone(s.Commands), func(c Command) bool { return slices.Contains(hidden, c.Command) })
+	return s
+}
+
+// hiddenCommandErr is the answer to a call of a hidden command of s: the
+// one a command the tool does not have gets, so a hidden command is
+// neither run nor revealed. nil for any other call.
+func (p Policy) hiddenCommandErr(s Spec, args map[string]json.RawMessage) error {
+	hidden := p.Tools[s.Name].HiddenCommands
+	cmd := CallCommand(s, args)
+	if len(hidden) == 0 || cmd == "" || !slices.Contains(hidden, cmd) {
+		return nil
+	}
+	v := p.visible(s)
+	names := make([]string, len(v.Commands))
+	for i, c := range v.Commands {
+		names[i] = c.Command
+	}
+	return &ArgsError{Tool: s.Name, Problems: []string{fmt.Sprintf("unknown command %q: the commands are %s", cmd, quoteList(names))}}
 }
 
 // Exposure is a policy decision with the reason shown by `vcpnode tools`.
