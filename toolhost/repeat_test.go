@@ -55,26 +55,3 @@ func TestLoopGuard(t *testing.T) {
 		t.Errorf("after the window: %v", err)
 	}
 }
-
-// A call names a tool by its name, an alias, or {tool}_{command} (seed
-// 000's routing): the last becomes the tool's call with that command; a
-// command the call gives itself is kept; an unknown name stays unknown.
-func TestCallNamesResolve(t *testing.T) {
-	files := filesTool()
-	aliased := newFuncTool("ReadFile", func(_ context.Context, c Call) (any, error) { return "read " + string(c.Args["path"]), nil })
-	aliased.spec.Aliases = []string{"read_file"}
-	d := newTestDispatcher(t, Policy{}, Limits{}, files, aliased)
-	r := newReplies()
-	call := func(name, id string, args map[string]json.RawMessage) Outcome {
-		t.Helper()
-		if !d.Dispatch(context.Background(), name, Call{RequestID: id, Args: args}, r.reply) {
-			t.Fatalf("Dispatch(%s) refused", id)
-		}
-		return r.next(t)
-	}
-	wantText(t, call("Files_delete", "1", nil), "1", "ran delete")
-	wantText(t, call("Files_read", "2", map[string]json.RawMessage{"command": json.RawMessage(`"delete"`)}), "2", "ran delete")
-	wantText(t, call("read_file", "3", map[string]json.RawMessage{"path": json.RawMessage(`"a"`)}), "3", `read "a"`)
-	wantErr(t, call("Files_move", "4", nil), "4", `unknown tool "Files_move"`, ErrUnknownTool)
-	wantErr(t, call("ReadFile_ReadFile", "5", nil), "5", `unknown tool "ReadFile_ReadFile"`, ErrUnknownTool) // one command: no routing
-}
