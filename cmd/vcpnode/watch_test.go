@@ -246,3 +246,21 @@ func TestServerApprovalsFromTheCLI(t *testing.T) {
 		t.Fatalf("second approve = %d %s", code, errOut)
 	}
 }
+
+// The loop guard's answers show in watch ([tools.NAME] repeat_limit here):
+// a repeated call ends with status
+// "repeated" and the text telling the model it repeats itself.
+func TestWatchShowsRepeatedCalls(t *testing.T) {
+	d := startDaemon(t, "[tools.Echo]\nrepeat_limit = 1\n")
+	conn := d.accept()
+	ta, _ := watchApp(t, d.ctx, "--socket", d.socket, "--node-only")
+	waitOutput(t, d.ctx, ta.stderr, "watching the daemon")
+	d.result(d.callAsync(conn, "Echo", map[string]any{"message": "again"}))
+	if res := d.result(d.callAsync(conn, "Echo", map[string]any{"message": "again"})); !strings.Contains(res.Error, "You are repeating yourself") {
+		t.Fatalf("the repeated call: %+v", res)
+	}
+	got := waitOutput(t, d.ctx, ta.stdout, " repeated ")
+	if !strings.Contains(squeezedLines(got), " node end Echo repeated ") || !strings.Contains(got, "repeated call: Echo was already called") {
+		t.Errorf("watch output:\n%s", got)
+	}
+}
