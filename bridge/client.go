@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -276,15 +277,7 @@ func (c *Client) Refresh(ctx context.Context) ([]wsproto.VCPPlugin, error) {
 func (c *Client) setList(gen uint64, plugins []wsproto.VCPPlugin) []wsproto.VCPPlugin {
 	plugins = slices.Clone(plugins)
 	plugins = slices.DeleteFunc(plugins, func(p wsproto.VCPPlugin) bool { return p.Name == "" })
-	slices.SortFunc(plugins, func(a, b wsproto.VCPPlugin) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(plugins, func(a, b wsproto.VCPPlugin) int { return strings.Compare(a.Name, b.Name) })
 	plugins = slices.CompactFunc(plugins, func(a, b wsproto.VCPPlugin) bool { return a.Name == b.Name })
 	c.mu.Lock()
 	if c.gen != gen {

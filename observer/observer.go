@@ -257,7 +257,8 @@ func (o *Set) loop(ctx context.Context, c *observerConn) {
 	c.update(func(s *controlapi.ObserverStatus) { s.Phase = controlapi.PhaseStopped; s.RetryAt = nil })
 }
 
-// sleepOrKick is sleepCtx cut short by a kick.
+// sleepOrKick waits d, cut short by a kick (true) or ctx (false); a nil
+// kick never comes.
 func sleepOrKick(ctx context.Context, d time.Duration, kick <-chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -270,16 +271,7 @@ func sleepOrKick(ctx context.Context, d time.Duration, kick <-chan struct{}) boo
 	return true
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+func sleepCtx(ctx context.Context, d time.Duration) bool { return sleepOrKick(ctx, d, nil) }
 
 // serve reads broadcasts until the connection fails or ctx ends. The
 // client pings every ping_interval; silence past pong_timeout more ends it.

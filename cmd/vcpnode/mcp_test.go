@@ -189,9 +189,11 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func TestMCPOverHTTPWithBearerToken(t *testing.T) {
-	d := startDaemon(t, "")
-	d.accept()
+// mcpHTTPSession runs `vcpnode mcp --http` against d and connects an SDK client
+// with the bearer token; it returns the URL, the session and a stop that
+// closes the session and checks the command exits cleanly on SIGTERM.
+func mcpHTTPSession(t *testing.T, d *testDaemon) (string, *sdk.ClientSession, func()) {
+	t.Helper()
 	const token = "0123456789abcdef0123456789abcdef"
 	tok := writeFile(t, "token", token+"\n", 0o600)
 	cfg := writeFile(t, "mcp.toml", testHubConfig(d.hub, "[mcp.serve]\nlisten = \"127.0.0.1:0\"\ntoken_file = \""+tok+"\"\n"), 0o600)
@@ -206,29 +208,38 @@ func TestMCPOverHTTPWithBearerToken(t *testing.T) {
 	}) {
 		t.Fatalf("timed out waiting for the listening line:\n%s", ta.stderr.String())
 	}
-	if resp, err := http.Post(url, "application/json", strings.NewReader(`{}`)); err != nil || resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("without the token: %v %v", resp, err)
-	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "web", Version: "1"}, nil)
 	cs, err := client.Connect(d.ctx, &sdk.StreamableClientTransport{Endpoint: url,
 		HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return url, cs, func() {
+		cs.Close()
+		ta.sigs <- syscall.SIGTERM
+		select {
+		case code := <-exited:
+			if code != exitOK {
+				t.Errorf("exit %d: %s", code, ta.stderr)
+			}
+		case <-d.ctx.Done():
+			t.Fatal("vcpnode mcp --http did not stop on SIGTERM")
+		}
+	}
+}
+
+func TestMCPOverHTTPWithBearerToken(t *testing.T) {
+	d := startDaemon(t, "")
+	d.accept()
+	url, cs, stop := mcpHTTPSession(t, d)
+	if resp, err := http.Post(url, "application/json", strings.NewReader(`{}`)); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the token: %v %v", resp, err)
+	}
 	res, err := cs.CallTool(d.ctx, &sdk.CallToolParams{Name: "Echo", Arguments: map[string]any{"message": "over http"}})
 	if err != nil || res.IsError || !strings.Contains(callText(t, res), "over http") {
 		t.Errorf("call = %+v %v", res, err)
 	}
-	cs.Close()
-	ta.sigs <- syscall.SIGTERM
-	select {
-	case code := <-exited:
-		if code != exitOK {
-			t.Errorf("exit %d: %s", code, ta.stderr)
-		}
-	case <-d.ctx.Done():
-		t.Fatal("vcpnode mcp --http did not stop on SIGTERM")
-	}
+	stop()
 }
 
 // TestMCPToolSchemasArePromptSchemas: an MCP client listing tools gets for

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -156,26 +154,7 @@ func TestMCPOverHTTPCallsAnOfferedServerTool(t *testing.T) {
 	d := startDaemonHub(t, fakehub.Options{Bridge: serverBridge()}, "[bridge]\noffer = [\"SciCalculator\"]\n")
 	d.accept()
 	d.waitServerTools()
-	const token = "0123456789abcdef0123456789abcdef"
-	tok := writeFile(t, "token", token+"\n", 0o600)
-	cfg := writeFile(t, "mcp.toml", testHubConfig(d.hub, "[mcp.serve]\nlisten = \"127.0.0.1:0\"\ntoken_file = \""+tok+"\"\n"), 0o600)
-	ta := newTestApp(t)
-	exited := make(chan int, 1)
-	go func() { exited <- ta.run("mcp", "--http", "--config", cfg, "--socket", d.socket) }()
-	var url string
-	if !testwait.Poll(d.ctx, func() bool {
-		_, rest, ok := strings.Cut(ta.stderr.String(), "serving MCP over HTTP at ")
-		url, _, _ = strings.Cut(rest, " ")
-		return ok && strings.HasSuffix(url, "/")
-	}) {
-		t.Fatalf("timed out waiting for the listening line:\n%s", ta.stderr.String())
-	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "web", Version: "1"}, nil)
-	cs, err := client.Connect(d.ctx, &sdk.StreamableClientTransport{Endpoint: url,
-		HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cs, stop := mcpHTTPSession(t, d)
 	list, err := cs.ListTools(d.ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -198,9 +177,5 @@ func TestMCPOverHTTPCallsAnOfferedServerTool(t *testing.T) {
 	if err == nil && (res == nil || !res.IsError) {
 		t.Errorf("a server tool not offered ran over HTTP: %+v", res)
 	}
-	cs.Close()
-	ta.sigs <- syscall.SIGTERM
-	if code := <-exited; code != exitOK {
-		t.Errorf("exit %d: %s", code, ta.stderr)
-	}
+	stop()
 }
