@@ -106,6 +106,11 @@ func printTools(w io.Writer, tools []controlapi.ToolStatus, all bool) error {
 		if err := printAliases(w, tools, all); err != nil {
 			return err
 		}
+		if all {
+			if err := printSandboxes(w, tools); err != nil {
+				return err
+			}
+		}
 	}
 	var err error
 	switch {
@@ -134,6 +139,36 @@ func printAliases(w io.Writer, tools []controlapi.ToolStatus, all bool) error {
 		return nil
 	}
 	_, err := fmt.Fprintf(w, "also called as: %s\n", strings.Join(names, ", "))
+	return err
+}
+
+// printSandboxes lists, under --all, the profile each tool's processes
+// run under and what they got beyond it from what they run (derived
+// grants, known once a tool has started a process).
+func printSandboxes(w io.Writer, tools []controlapi.ToolStatus) error {
+	var lines []string
+	for _, t := range tools {
+		if t.Sandbox == "" || t.Skipped != "" {
+			continue
+		}
+		line := "  " + t.Name + ": " + t.Sandbox
+		var grants []string
+		for _, g := range t.SandboxGrants {
+			how := "reads "
+			if g.Write {
+				how = "writes "
+			}
+			grants = append(grants, how+g.Path+" ("+g.From+")")
+		}
+		if len(grants) > 0 {
+			line += "; also " + strings.Join(grants, ", ")
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "sandbox profiles:\n%s\n", strings.Join(lines, "\n"))
 	return err
 }
 
