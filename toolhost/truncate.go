@@ -3,6 +3,8 @@ package toolhost
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -22,22 +24,20 @@ var Oversizes = []string{OversizeTruncate, OversizeError}
 // truncateNoteRoom is kept free for the note that ends a truncated result.
 const truncateNoteRoom = 400
 
-// truncateResult cuts an encoded result that is a list of content parts
-// ({"content": [...]}, as string results and most tools' are) to at most
-// maxBytes: text parts keep their head, cut on a character boundary, as
-// far as they fit; a part of another kind (an image, a file) is kept whole
-// or left out whole, never half-sent; a text part closes the result saying
-// how much was left out and how to get the rest. ok is false for a result
-// of another shape, or a limit too small for the note.
+// truncateResult cuts an encoded result to at most maxBytes. A result of
+// content parts ({"content": [...]}, as string results and most tools' are)
+// keeps its parts: text parts keep their head, cut on a character boundary,
+// as far as they fit; a part of another kind (an image, a file) is kept
+// whole or left out whole, never half-sent. Fields beside "content" (a
+// plugin's "details") go first. Any other result becomes one text part, the
+// head of its JSON. A text part closes the result saying how much was left
+// out and how to get the rest. ok is false for a limit too small for the
+// note.
 func truncateResult(tool string, b []byte, maxBytes int) (out json.RawMessage, ok bool) {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(b, &top) != nil || len(top) != 1 || top["content"] == nil {
+	if maxBytes < 2*truncateNoteRoom {
 		return nil, false
 	}
-	var parts []map[string]json.RawMessage
-	if json.Unmarshal(top["content"], &parts) != nil || maxBytes < 2*truncateNoteRoom {
-		return nil, false
-	}
+	parts, besides := resultParts(b)
 	budget := maxBytes - truncateNoteRoom - len(`{"content":[]}`)
 	kept := make([]any, 0, len(parts)+1)
 	droppedParts, droppedBytes := 0, 0
@@ -74,6 +74,9 @@ func truncateResult(tool string, b []byte, maxBytes int) (out json.RawMessage, o
 	if droppedParts > 0 {
 		note += fmt.Sprintf(", %d part(s) dropped whole", droppedParts)
 	}
+	if besides != "" {
+		note += ", " + besides
+	}
 	note += ". Ask for less to get the rest: a range (ReadFile's startLine and endLine), a narrower path or search, fewer items.]"
 	kept = append(kept, ContentPart{Type: "text", Text: note})
 	out, err := marshalJSON(struct {
@@ -83,6 +86,29 @@ func truncateResult(tool string, b []byte, maxBytes int) (out json.RawMessage, o
 		return nil, false
 	}
 	return out, true
+}
+
+// resultParts are the content parts of an encoded result, and what was
+// set aside to get them: the fields beside "content", or, for a result of
+// another shape, that its JSON is given as text.
+func resultParts(b []byte) (parts []map[string]json.RawMessage, besides string) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) == nil && json.Unmarshal(top["content"], &parts) == nil && len(parts) > 0 {
+		if len(top) > 1 {
+			others := make([]string, 0, len(top)-1)
+			for k := range top {
+				if k != "content" {
+					others = append(others, fmt.Sprintf("%q", k))
+				}
+			}
+			slices.Sort(others)
+			besides = "its other fields (" + strings.Join(others, ", ") + ") dropped"
+		}
+		return parts, besides
+	}
+	text, _ := marshalJSON(string(b))
+	return []map[string]json.RawMessage{{"type": json.RawMessage(`"text"`), "text": text}},
+		"the result's JSON given as text"
 }
 
 // textHead is the longest head of s, ending on a character boundary, whose

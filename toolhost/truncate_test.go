@@ -19,8 +19,9 @@ func truncatedParts(t *testing.T, raw json.RawMessage) []map[string]any {
 
 // A text result above the cap keeps its head, cut on a character
 // boundary, and ends with a note; an image that does not fit is dropped
-// whole, one that fits is kept whole; a result of another shape, or with
-// oversize "error", is an error naming the sizes.
+// whole, one that fits is kept whole; fields beside the content parts go
+// first; a result of another shape gives the head of its JSON as text;
+// with oversize "error" it is an error naming the sizes.
 func TestEncodeResultOversize(t *testing.T) {
 	text := strings.Repeat("日本語 text ", 2000) // 3-byte characters to cut between
 	raw, err := encodeResult("ReadFile", text, 4096, OversizeTruncate)
@@ -63,8 +64,31 @@ func TestEncodeResultOversize(t *testing.T) {
 	if _, err := encodeResult("T", text, 4096, OversizeError); err == nil || !strings.Contains(err.Error(), "exceeds max_result_bytes (4096)") {
 		t.Errorf("error mode: %v", err)
 	}
-	if _, err := encodeResult("T", map[string]string{"data": text}, 4096, OversizeTruncate); err == nil {
-		t.Error("a JSON object result was truncated")
+	// A result of another shape: the head of its JSON, as text.
+	obj := map[string]string{"data": text}
+	raw, err = encodeResult("T", obj, 4096, OversizeTruncate)
+	if err != nil || len(raw) > 4096 {
+		t.Fatalf("object: %d bytes, %v", len(raw), err)
+	}
+	parts = truncatedParts(t, raw)
+	whole, _ := marshalJSON(obj)
+	if len(parts) != 2 || !strings.HasPrefix(string(whole), parts[0]["text"].(string)) ||
+		len(parts[0]["text"].(string)) < 2500 || !strings.Contains(parts[1]["text"].(string), "the result's JSON given as text") {
+		t.Errorf("object: %v", parts)
+	}
+	// Content parts with other fields: the fields go first, the text is cut.
+	withDetails := map[string]any{"content": []ContentPart{{Type: "text", Text: text}}, "details": map[string]int{"n": 1}}
+	raw, err = encodeResult("T", withDetails, 4096, OversizeTruncate)
+	if err != nil || len(raw) > 4096 || strings.Contains(string(raw), `"details":`) {
+		t.Fatalf("content with details: %s, %v", raw, err)
+	}
+	parts = truncatedParts(t, raw)
+	if len(parts) != 2 || !strings.HasPrefix(text, parts[0]["text"].(string)) ||
+		!strings.Contains(parts[1]["text"].(string), `its other fields ("details") dropped`) {
+		t.Errorf("content with details: %v", parts)
+	}
+	if _, err := encodeResult("T", obj, 4096, OversizeError); err == nil {
+		t.Error("error mode truncated an object result")
 	}
 }
 
