@@ -12,33 +12,14 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/controltest"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/internal/testuser"
 )
 
 // everyEndpoint is each route of the control API, with a path that reaches
-// it (and a path that reaches none).
-var everyEndpoint = []struct{ method, path string }{
-	{http.MethodGet, controlapi.PathStatus},
-	{http.MethodGet, controlapi.PathTools},
-	{http.MethodGet, controlapi.PathPrompt},
-	{http.MethodGet, controlapi.PathPlaceholders},
-	{http.MethodPost, controlapi.PathCall},
-	{http.MethodGet, controlapi.PathMCPTools},
-	{http.MethodPost, controlapi.PathReload},
-	{http.MethodPost, controlapi.PathReconnect},
-	{http.MethodPost, controlapi.PathRegister},
-	{http.MethodGet, controlapi.PathApprovals},
-	{http.MethodPost, controlapi.PathApprovals + "/1/approve"},
-	{http.MethodGet, controlapi.PathApprovalRules},
-	{http.MethodPost, controlapi.PathForgetRule},
-	{http.MethodGet, controlapi.PathEvents},
-	{http.MethodPost, "/v1/tools/Echo/override"},
-	{http.MethodPost, controlapi.PathParse},
-	{http.MethodPost, controlapi.PathResults},
-	{http.MethodPost, controlapi.PathConsoleLogin},
-	{http.MethodGet, "/v1/no-such-endpoint"},
-}
+// it, and a path that reaches none.
+var everyEndpoint = append(controltest.Endpoints("Echo"), controltest.Endpoint{Method: http.MethodGet, Path: "/v1/no-such-endpoint"})
 
 // TestToolPeerRefused: a peer whose pid is a tool's process (here: this
 // test process, as Options.ToolProcess says) is refused on every endpoint,
@@ -59,9 +40,9 @@ func TestToolPeerRefused(t *testing.T) {
 	toolPid.Store(int64(os.Getpid()))
 	for _, e := range everyEndpoint {
 		var api *controlapi.APIError
-		err := c.Do(h.ctx, e.method, e.path, nil, nil)
+		err := c.Do(h.ctx, e.Method, e.Path, nil, nil)
 		if !errors.As(err, &api) || api.Status != http.StatusForbidden || !strings.Contains(err.Error(), "a process a tool started") {
-			t.Errorf("%s %s from a tool's process: %v, want 403", e.method, e.path, err)
+			t.Errorf("%s %s from a tool's process: %v, want 403", e.Method, e.Path, err)
 		}
 	}
 	h.b.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/controltest"
 )
 
 // The attacks of a tool's process, run by this test binary from inside a
@@ -39,26 +40,7 @@ func init() {
 }
 
 // controlEndpoints is every route of the control API.
-var controlEndpoints = []struct{ method, path string }{
-	{http.MethodGet, controlapi.PathStatus},
-	{http.MethodGet, controlapi.PathTools},
-	{http.MethodGet, controlapi.PathPrompt},
-	{http.MethodGet, controlapi.PathPlaceholders},
-	{http.MethodPost, controlapi.PathCall},
-	{http.MethodGet, controlapi.PathMCPTools},
-	{http.MethodPost, controlapi.PathReload},
-	{http.MethodPost, controlapi.PathReconnect},
-	{http.MethodPost, controlapi.PathRegister},
-	{http.MethodGet, controlapi.PathApprovals},
-	{http.MethodPost, controlapi.PathApprovals + "/1/approve"},
-	{http.MethodGet, controlapi.PathApprovalRules},
-	{http.MethodPost, controlapi.PathForgetRule},
-	{http.MethodGet, controlapi.PathEvents},
-	{http.MethodPost, "/v1/tools/Deploy/override"},
-	{http.MethodPost, controlapi.PathParse},
-	{http.MethodPost, controlapi.PathResults},
-	{http.MethodPost, controlapi.PathConsoleLogin},
-}
+var controlEndpoints = controltest.Endpoints("Deploy")
 
 // attackControl prints one line per endpoint: "refused PATH" when the
 // daemon refused a tool's process, else what it answered.
@@ -68,12 +50,12 @@ func attackControl(sock string) int {
 	c := controlapi.NewControlClient(sock)
 	defer c.Close()
 	for _, e := range controlEndpoints {
-		err := c.Do(ctx, e.method, e.path, nil, nil)
+		err := c.Do(ctx, e.Method, e.Path, nil, nil)
 		var api *controlapi.APIError
 		if errors.As(err, &api) && api.Status == http.StatusForbidden && strings.Contains(err.Error(), "a process a tool started") {
-			fmt.Printf("refused %s %s\n", e.method, e.path)
+			fmt.Printf("refused %s %s\n", e.Method, e.Path)
 		} else {
-			fmt.Printf("answered %s %s: %v\n", e.method, e.path, err)
+			fmt.Printf("answered %s %s: %v\n", e.Method, e.Path, err)
 		}
 	}
 	return 0

@@ -230,6 +230,7 @@ var testHelpers = []string{
 	module + "/internal/testlog",
 	module + "/internal/testnet",
 	module + "/internal/testuser",
+	module + "/internal/controltest",
 }
 
 // TestTestHelpersStayInTests: only _test files may use the test helpers.
@@ -349,7 +350,7 @@ var floors = [][]string{
 		"bridge", "outbox"},
 	// The config turned into options, the control API and its servers,
 	// events, the placeholder feed, the observer channels.
-	{"toolconfig", "controlapi", "control", "events", "placeholders/feed", "observer"},
+	{"toolconfig", "controlapi", "control", "events", "placeholders/feed", "observer", "internal/controltest"},
 	// The daemon's composition.
 	{"node"},
 	// Programs.
