@@ -13,7 +13,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/testuser"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -389,7 +389,7 @@ func TestFileToolSkipsBadRoots(t *testing.T) {
 func TestFileToolPermissionDenied(t *testing.T) {
 	if os.Geteuid() == 0 {
 		// File modes do not stop root: run this test again as nobody.
-		rerunAsNobody(t, "^TestFileToolPermissionDenied$")
+		testuser.Rerun(t, "^TestFileToolPermissionDenied$")
 		return
 	}
 	fx := newFileFixture(t)
@@ -599,43 +599,5 @@ func BenchmarkFileTool(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// rerunAsNobody runs the tests matching pattern in a copy of this test
-// binary as uid 65534 (the go test binary sits in a private directory, so it
-// is copied where nobody can execute it) and fails if they fail.
-func rerunAsNobody(t *testing.T, pattern string) {
-	t.Helper()
-	const nobody = 65534
-	dir, err := os.MkdirTemp("", "vcbin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "files.test")
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.run="+pattern, "-test.v")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "TMPDIR=" + os.TempDir(), "HOME=/"}
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS") {
-		t.Fatalf("as uid %d: %v\n%s", nobody, err, out)
 	}
 }

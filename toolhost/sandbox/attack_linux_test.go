@@ -2,15 +2,15 @@ package sandbox
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vcpnode/vcpnode/internal/testuser"
 )
 
 // attackPrelude is what every attack script starts with: try(name, fn)
@@ -250,53 +250,8 @@ const userAttackTests = "^(TestLaunchConfinesTheCommand|TestAttackPrivilegeIsRef
 // test binary started as nobody (uid 65534): a daemon run by an ordinary
 // user must hold the same. Run as a user already, those tests are this run.
 func TestAttacksAsOrdinaryUser(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("already an ordinary user: the attack tests of this run are the user's")
-	}
-	if testing.Short() {
-		t.Skip("-short: the attack tests run again as a user only in a full run")
-	}
 	t.Parallel()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Somewhere nobody can reach: /tmp itself, not the test's private TempDir.
-	dir, err := os.MkdirTemp("", "vcpnode-asuser-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	tmp := filepath.Join(dir, "tmp")
-	if err := os.Mkdir(tmp, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{dir, tmp} {
-		if err := os.Chmod(d, 0o777); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin := filepath.Join(dir, "sandbox.test")
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-test.run", userAttackTests, "-test.v", "-test.count=1")
-	cmd.Dir = tmp
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "\nPASS") {
-		t.Fatalf("as uid 65534: %v\n%s", err, out)
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.Contains(line, "--- SKIP") || strings.Contains(line, "--- PASS") {
-			t.Log("as uid 65534:", strings.TrimSpace(line))
-		}
-	}
+	testuser.Rerun(t, userAttackTests)
 }
 
 // deviceAttacks make device nodes in the tool's own folder and open the
