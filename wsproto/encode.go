@@ -160,15 +160,7 @@ func writeMachine(w *frameWriter, c Capabilities) error {
 	w.optStr("hostname", c.Hostname)
 	w.optStr("version", c.Version)
 	if len(c.Labels) > 0 {
-		w.key("labels")
-		w.open('{')
-		for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
-			w.comma()
-			w.b = appendString(w.b, k)
-			w.b = append(w.b, ':')
-			w.b = appendString(w.b, c.Labels[k])
-		}
-		w.close('}')
+		w.strMap("labels", c.Labels)
 	}
 	if len(c.GPUs) > 0 {
 		raw, err := json.Marshal(c.GPUs)
@@ -210,15 +202,7 @@ func encodeUpdateStaticPlaceholders(m UpdateStaticPlaceholders) ([]byte, error) 
 	}
 	w := newFrameWriter(TypeUpdateStaticPlaceholders, "", size)
 	w.optStr("serverName", m.ServerName)
-	w.key("placeholders")
-	w.open('{')
-	for _, k := range slices.Sorted(maps.Keys(m.Placeholders)) {
-		w.comma()
-		w.b = appendString(w.b, k)
-		w.b = append(w.b, ':')
-		w.b = appendString(w.b, m.Placeholders[k])
-	}
-	w.close('}')
+	w.strMap("placeholders", m.Placeholders)
 	return w.end(), nil
 }
 

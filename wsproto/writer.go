@@ -3,6 +3,8 @@ package wsproto
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -52,6 +54,20 @@ func (w *frameWriter) optStr(k, v string) {
 	if v != "" {
 		w.str(k, v)
 	}
+}
+
+// strMap writes a field holding m as an object of strings, its keys in
+// sorted order so that a frame is the same bytes for the same map.
+func (w *frameWriter) strMap(k string, m map[string]string) {
+	w.key(k)
+	w.open('{')
+	for _, mk := range slices.Sorted(maps.Keys(m)) {
+		w.comma()
+		w.b = appendString(w.b, mk)
+		w.b = append(w.b, ':')
+		w.b = appendString(w.b, m[mk])
+	}
+	w.close('}')
 }
 
 func (w *frameWriter) bool(k string, v bool) {
