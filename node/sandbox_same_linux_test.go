@@ -138,17 +138,7 @@ func TestSandboxDefaultAnswersLikeNone(t *testing.T) {
 		}
 		waitForTool(t, n, "McpPysum")
 		for i, c := range calls {
-			args := map[string]json.RawMessage{}
-			for k, v := range c.args {
-				args[k], _ = json.Marshal(v)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			out := n.CallLocal(ctx, fmt.Sprintf("r%d", i), c.tool, args)
-			cancel()
-			got := string(out.Result)
-			if out.Err != "" {
-				got = "error: " + out.Err
-			}
+			got := localOutcome(t, n, fmt.Sprintf("r%d", i), c.tool, c.args)
 			if c.tool == "DelayedEcho" {
 				got = taskID.ReplaceAllString(got, "<task>")
 			}
@@ -274,4 +264,21 @@ func processesIn(dirs []string) []string {
 		}
 	}
 	return left
+}
+
+// localOutcome calls tool on n as the owner would, with args encoded as
+// JSON, and returns the result's text, or "error: " and the error.
+func localOutcome[V any](t *testing.T, n *Node, id, tool string, args map[string]V) string {
+	t.Helper()
+	raw := map[string]json.RawMessage{}
+	for k, v := range args {
+		raw[k], _ = json.Marshal(v)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	out := n.CallLocal(ctx, id, tool, raw)
+	if out.Err != "" {
+		return "error: " + out.Err
+	}
+	return string(out.Result)
 }

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -283,18 +282,7 @@ func TestSandboxThirdPartyAnswersLikeNone(t *testing.T) {
 			waitForTool(t, nd, c.tool)
 		}
 		for i, c := range calls {
-			args := map[string]json.RawMessage{}
-			for k, v := range c.args {
-				args[k], _ = json.Marshal(v)
-			}
-			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-			out := nd.CallLocal(ctx, fmt.Sprintf("r%d", i), c.tool, args)
-			cancel()
-			got := string(out.Result)
-			if out.Err != "" {
-				got = "error: " + out.Err
-			}
-			outcomes[profile] = append(outcomes[profile], got)
+			outcomes[profile] = append(outcomes[profile], localOutcome(t, nd, fmt.Sprintf("r%d", i), c.tool, c.args))
 		}
 		closeNode()
 
