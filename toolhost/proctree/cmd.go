@@ -18,19 +18,14 @@ import (
 // a process into a cgroup and the Manager falls back (as in StartProcess),
 // newCmd is called once more for a fresh command.
 func (m *Manager) StartCmd(newCmd func() *exec.Cmd) (*exec.Cmd, *Tree, error) {
-	return m.StartCmdVia(nil, newCmd)
-}
-
-// StartCmdVia is StartCmd with cmd.Start run by via.
-func (m *Manager) StartCmdVia(via Via, newCmd func() *exec.Cmd) (*exec.Cmd, *Tree, error) {
-	cmd, t, err := m.startCmd(via, newCmd)
+	cmd, t, err := m.startCmd(newCmd)
 	if err == nil || t == nil || t.mode != ModeCgroup || notTheCgroup(err) {
 		return cmd, t, err
 	}
 	if derr := m.demote(); derr != nil {
 		return nil, nil, err
 	}
-	cmd2, t2, err2 := m.startCmd(via, newCmd)
+	cmd2, t2, err2 := m.startCmd(newCmd)
 	if err2 != nil {
 		return nil, nil, err2
 	}
@@ -41,7 +36,7 @@ func (m *Manager) StartCmdVia(via Via, newCmd func() *exec.Cmd) (*exec.Cmd, *Tre
 
 // startCmd is one attempt; on a failed start it returns the released tree
 // (for its mode) with the error.
-func (m *Manager) startCmd(via Via, newCmd func() *exec.Cmd) (*exec.Cmd, *Tree, error) {
+func (m *Manager) startCmd(newCmd func() *exec.Cmd) (*exec.Cmd, *Tree, error) {
 	t, err := m.NewTree()
 	if err != nil {
 		return nil, nil, err
@@ -53,7 +48,7 @@ func (m *Manager) startCmd(via Via, newCmd func() *exec.Cmd) (*exec.Cmd, *Tree, 
 	}
 	cmd.Env = withMarker(env, t)
 	cmd.SysProcAttr = t.SysProcAttr()
-	if err := via.run(cmd.Start); err != nil {
+	if err := cmd.Start(); err != nil {
 		t.Release()
 		return nil, t, err
 	}

@@ -162,23 +162,6 @@ func (m *Manager) NewTree() (*Tree, error) {
 // to start a process into a cgroup, the Manager falls back to
 // ModeSubreaper for good, with a warning, and starts it that way.
 func (m *Manager) StartProcess(name string, argv []string, attr *os.ProcAttr) (*os.Process, *Tree, error) {
-	return m.StartProcessVia(nil, name, argv, attr)
-}
-
-// Via runs start, the fork and exec of a tree's leader, in a context of
-// its choosing (a sandbox forks from a confined thread); the tree is
-// prepared before and recorded after, outside it. Nil runs start as is.
-type Via func(start func() error) error
-
-func (v Via) run(start func() error) error {
-	if v == nil {
-		return start()
-	}
-	return v(start)
-}
-
-// StartProcessVia is StartProcess with the fork and exec run by via.
-func (m *Manager) StartProcessVia(via Via, name string, argv []string, attr *os.ProcAttr) (*os.Process, *Tree, error) {
 	t, err := m.NewTree()
 	if err != nil {
 		return nil, nil, err
@@ -186,8 +169,7 @@ func (m *Manager) StartProcessVia(via Via, name string, argv []string, attr *os.
 	a := *attr
 	a.Env = withMarker(attr.Env, t)
 	a.Sys = withCallerSys(t.SysProcAttr(), attr.Sys)
-	var proc *os.Process
-	err = via.run(func() (err error) { proc, err = os.StartProcess(name, argv, &a); return err })
+	proc, err := os.StartProcess(name, argv, &a)
 	if err == nil {
 		t.Started(proc.Pid)
 		if serr := t.startError(); serr != nil {
@@ -211,9 +193,7 @@ func (m *Manager) StartProcessVia(via Via, name string, argv []string, attr *os.
 	}
 	a.Env = withMarker(attr.Env, t)
 	a.Sys = withCallerSys(t.SysProcAttr(), attr.Sys)
-	var proc2 *os.Process
-	err2 := via.run(func() (err error) { proc2, err = os.StartProcess(name, argv, &a); return err })
-	proc = proc2
+	proc, err2 := os.StartProcess(name, argv, &a)
 	if err2 != nil {
 		t.Release()
 		return nil, nil, err2
