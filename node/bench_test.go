@@ -163,6 +163,9 @@ func startBenchNode(b *testing.B, log zerolog.Logger, tool string, configure fun
 	cfg.Hub.Name = "bench-node"
 	cfg.Node.MaxConcurrent = 64
 	cfg.Node.Queue = 64
+	// A benchmark repeats one call on purpose; the loop guard would refuse
+	// it after repeat_limit calls.
+	cfg.Node.RepeatLimit = 0
 	configure(&cfg)
 	opts = append(opts, WithLocalIPs(func() ([]string, error) { return []string{"127.0.0.1"}, nil }))
 	n, err := New(cfg, log, opts...)
