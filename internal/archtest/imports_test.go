@@ -91,7 +91,7 @@ func TestImportDirections(t *testing.T) {
 		// gendocs or for tests only: the binary links neither.
 		{module + "/cmd/vcpnode", true, []string{"github.com/spf13/cobra/doc", module + "/internal/gendocs", module + "/internal/doccheck", "mvdan.cc/sh/v3/syntax"}},
 		// Every vcpnode process runs the initialisers of all the binary links,
-		// so these stay out of it (docs/performance.md, "Lighter daemon").
+		// so these stay out of it (docs/performance.md, "Binary size and idle memory").
 		{module + "/cmd/vcpnode", true, []string{"encoding/xml", "github.com/prometheus/client_golang/prometheus"}},
 		{module + "/internal/doccheck", true, []string{module + "/node", module + "/config", module + "/cmd/vcpnode"}},
 		{module + "/internal/gendocs", true, []string{module + "/node", module + "/config", module + "/cmd/vcpnode"}},
