@@ -131,7 +131,7 @@ func (a *app) runInit(h *host, f initFlags) error {
 		return err
 	}
 	run := a.suggest("run", cfgPath)
-	if why := a.serviceManagerProblem(h, system); why != nil {
+	if why := a.serviceHost(h).ManagerProblem(system); why != nil {
 		fmt.Fprintf(a.stdout, "next: %s   (no service install here: %v)\n", run, why)
 		return nil
 	}

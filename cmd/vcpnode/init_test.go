@@ -9,6 +9,7 @@ import (
 
 	vcpnode "github.com/vcpnode/vcpnode"
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/service"
 	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
@@ -161,15 +162,15 @@ func TestInitPromptsWithoutEcho(t *testing.T) {
 func (st *serviceTest) withSystemd(t *testing.T) {
 	t.Helper()
 	st.env["XDG_RUNTIME_DIR"] = "/run/user/1000"
-	for _, p := range []string{systemdBootedDir, systemdPrivate, "/run/user/1000/bus"} {
+	for _, p := range []string{service.SystemdBootedDir, service.SystemdPrivate, "/run/user/1000/bus"} {
 		dir := p
-		if p != systemdBootedDir {
+		if p != service.SystemdBootedDir {
 			dir = filepath.Dir(p)
 		}
 		if err := os.MkdirAll(filepath.Join(st.root, dir), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if p != systemdBootedDir {
+		if p != service.SystemdBootedDir {
 			st.writeFile(t, p, "", 0o600)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/service"
 )
 
 // envConfig names the config file when --config is not given.
@@ -82,7 +83,7 @@ func newApp() *app {
 		stderrFile: os.Stderr,
 		getenv:     os.Getenv,
 		// The place `vcpnode init` and `service install` use as root.
-		systemConfig: defaultConfigPath(runtime.GOOS, true, os.Getenv, ""),
+		systemConfig: service.DefaultConfigPath(runtime.GOOS, true, os.Getenv, ""),
 		systemSocket: config.SystemControlSocket,
 		newNode: func(cfg config.Config, log zerolog.Logger, opts ...node.Option) (nodeRunner, error) {
 			return node.New(cfg, log, opts...)
@@ -190,7 +191,7 @@ func configCandidates(getenv func(string) string, euid int, systemConfig string)
 	var paths []string
 	home, xdg := getenv("HOME"), getenv("XDG_CONFIG_HOME")
 	if filepath.IsAbs(xdg) || filepath.IsAbs(home) {
-		paths = append(paths, filepath.Join(xdgDir(getenv, "XDG_CONFIG_HOME", home, ".config"), "vcpnode", "config.toml"))
+		paths = append(paths, service.DefaultConfigPath("", false, getenv, home))
 	}
 	if systemConfig != "" && euid == 0 {
 		paths = append(paths, systemConfig)

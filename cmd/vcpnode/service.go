@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/service"
 	"github.com/vcpnode/vcpnode/toolconfig"
 )
 
@@ -23,7 +23,7 @@ type host struct {
 	goos       string
 	euid       int
 	executable func() (string, error)
-	commands   commandRunner
+	commands   service.CommandRunner
 	// fsRoot prefixes every path `service` reads or writes ("" = /).
 	fsRoot string
 	stdin  io.Reader
@@ -40,7 +40,7 @@ func realHost() *host {
 		goos:       runtime.GOOS,
 		euid:       os.Geteuid(),
 		executable: os.Executable,
-		commands:   execRunner{},
+		commands:   service.ExecRunner{},
 		stdin:      os.Stdin,
 		stdinIsTerminal: func() bool {
 			fi, err := os.Stdin.Stat()
@@ -71,16 +71,16 @@ func newServiceCmd(a *app, h *host) *cobra.Command {
 	var purge bool
 	sub := []struct {
 		use, short, long string
-		op               serviceOp
+		op               service.Op
 	}{
 		{"install", "Write the unit or plist, create a config if none exists, enable and (re)start the service",
 			"install is safe to run again, e.g. after installing a new binary: it rewrites the\n" +
 				"unit or plist, never an existing config, and restarts the service. It starts\n" +
-				"the service only when the config names a key it can read.", opInstall},
-		{"uninstall", "Stop and remove the service; --purge also removes its config, key and state", "", opUninstall},
-		{"start", "Start the installed service", "", opStart},
-		{"stop", "Stop the service (it starts again at the next boot or login)", "", opStop},
-		{"status", "Show what the service manager says about the service", "", opStatus},
+				"the service only when the config names a key it can read.", service.Install},
+		{"uninstall", "Stop and remove the service; --purge also removes its config, key and state", "", service.Uninstall},
+		{"start", "Start the installed service", "", service.Start},
+		{"stop", "Stop the service (it starts again at the next boot or login)", "", service.Stop},
+		{"status", "Show what the service manager says about the service", "", service.Status},
 	}
 	for _, s := range sub {
 		var f serviceFlags
@@ -97,10 +97,10 @@ func newServiceCmd(a *app, h *host) *cobra.Command {
 		c.Flags().BoolVar(&f.system, "system", false, "a system service (default as root)")
 		c.Flags().BoolVar(&f.dryRun, "dry-run", false, "print what would be written and run; change nothing")
 		c.Flags().StringVarP(&f.config, "config", "c", "", "config `FILE` (default: found as run finds it, $"+envConfig+", ~/.config/vcpnode/config.toml, /etc/vcpnode/config.toml as root, a user's never for a system service; else the scope's usual place)")
-		if s.op == opInstall {
+		if s.op == service.Install {
 			c.Flags().StringVar(&f.binary, "binary", "", "the vcpnode executable `PATH` the service runs (default: this one)")
 		}
-		if s.op == opUninstall {
+		if s.op == service.Uninstall {
 			c.Flags().BoolVar(&purge, "purge", false, "also remove the config, the key file next to it, and the state directory")
 		}
 		cmd.AddCommand(c)
@@ -108,173 +108,45 @@ func newServiceCmd(a *app, h *host) *cobra.Command {
 	return cmd
 }
 
-type serviceOp int
+// serviceHost is the service library's view of h.
+func (a *app) serviceHost(h *host) *service.Host {
+	return &service.Host{GOOS: h.goos, EUID: h.euid, Commands: h.commands, FSRoot: h.fsRoot, Getenv: a.getenv,
+		ConfigChecks: []config.Check{toolconfig.Check}}
+}
 
-const (
-	opInstall serviceOp = iota
-	opUninstall
-	opStart
-	opStop
-	opStatus
-)
-
-// errNotRunning: `service status` found the service stopped or not loaded.
-var errNotRunning = errors.New("the service is not running")
-
-func (a *app) runService(ctx context.Context, h *host, op serviceOp, f serviceFlags, purge bool) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
+func (a *app) runService(ctx context.Context, h *host, op service.Op, f serviceFlags, purge bool) error {
 	// Only install and a purge act on the config: a config question
 	// must not keep anyone from stopping or removing a service.
-	l, err := a.serviceLayout(h, f, op == opInstall, op == opInstall || (op == opUninstall && purge))
+	l, err := a.serviceLayout(h, f, op == service.Install, op == service.Install || (op == service.Uninstall && purge))
 	if err != nil {
 		return err
 	}
-	if l.manager == managerSystemd && (op == opStatus || op == opStart || op == opStop) {
-		// One sentence instead of systemctl's "Failed to connect to bus"
-		// followed by "not running".
-		if why := a.serviceManagerProblem(h, l.system); why != nil {
-			return fmt.Errorf("no service manager to ask: %w; `vcpnode status` asks the daemon itself", why)
+	if op == service.Install {
+		if l.NewConfig, err = serviceConfigContent(l); err != nil {
+			return err
 		}
 	}
-	var p plan
-	switch l.manager {
-	case managerSystemd:
-		p, err = a.systemdPlan(h, l, op, purge)
-	case managerLaunchd:
-		p, err = a.launchdPlan(ctx, h, l, op, purge)
-	}
-	if err != nil {
-		return err
-	}
-	if op == opInstall && !f.dryRun {
-		// All or nothing: what would fail is refused before any change,
-		// and what still fails is undone (planRunner.undoOnFailure).
-		if err := a.installProblem(h, l); err != nil {
-			return fmt.Errorf("service install changed nothing: %w", err)
-		}
-	}
-	r := &planRunner{out: a.stdout, commands: h.commands, fsRoot: h.fsRoot, dryRun: f.dryRun, undoOnFailure: op == opInstall}
-	if op == opInstall || op == opUninstall {
-		r.header = fmt.Sprintf("config %s (%s)", l.config, l.configFrom)
-	}
-	err = r.execute(ctx, p)
-	var exit interface{ ExitCode() int }
-	if op == opStatus && errors.As(err, &exit) && exit.ExitCode() > 0 {
-		return fmt.Errorf("%w (%s)", errNotRunning, err)
-	}
-	return err
+	return a.serviceHost(h).Do(ctx, a.stdout, l, op, service.Options{Purge: purge, DryRun: f.dryRun})
 }
 
-const (
-	managerSystemd = "systemd"
-	managerLaunchd = "launchd"
-)
-
-// serviceLayout is where one scope's service lives on this machine. The
-// paths are as installed; host.fsRoot is applied only when touching them.
-type serviceLayout struct {
-	system  bool
-	manager string
-	home    string // the user's home; "" for the system scope
-	binary  string // "" unless installing
-	config  string
-	// configFrom says how config was found, for the output.
-	configFrom string
-	unitPath   string // the systemd unit or launchd plist
-	stateDir   string
-	logDir     string // launchd only
-}
-
-// configDirMode and configMode: the system service's user reads the config
-// (it holds no key: that is in a 0600 file), a user's stays private.
-func (l serviceLayout) configDirMode() os.FileMode {
-	if l.system {
-		return 0o755
-	}
-	return 0o700
-}
-
-func (l serviceLayout) configMode() os.FileMode {
-	if l.system {
-		return 0o644
-	}
-	return 0o600
-}
-
-// defaultKeyFile is the key file a config made by `init` or `service
-// install` points at: beside the config.
-func (l serviceLayout) defaultKeyFile() string { return filepath.Join(filepath.Dir(l.config), "key") }
-
-func (a *app) serviceLayout(h *host, f serviceFlags, installing, usesConfig bool) (serviceLayout, error) {
+func (a *app) serviceLayout(h *host, f serviceFlags, installing, usesConfig bool) (service.Layout, error) {
 	if f.user && f.system {
-		return serviceLayout{}, usageErrorf("--user and --system exclude each other")
+		return service.Layout{}, usageErrorf("--user and --system exclude each other")
 	}
-	l := serviceLayout{system: f.system || (!f.user && h.euid == 0)}
-	switch h.goos {
-	case "linux":
-		l.manager = managerSystemd
-	case "darwin":
-		l.manager = managerLaunchd
-	default:
-		return l, fmt.Errorf("service: %s is not supported: vcpnode knows systemd (Linux) and launchd (macOS); run `vcpnode run` under your own supervisor", h.goos)
-	}
-	if !f.dryRun {
-		switch {
-		case l.system && h.euid != 0:
-			return l, fmt.Errorf("a system service needs root: run it with sudo, or use --user for a service of your own (--dry-run shows what it would do)")
-		case !l.system && h.euid == 0:
-			return l, fmt.Errorf("--user as root would make a service of root's: run it as the user the node should run as, or use --system")
-		}
-	}
-	var err error
-	if !l.system {
-		l.home = a.getenv("HOME")
-		if !filepath.IsAbs(l.home) {
-			return l, errors.New("$HOME is not set to an absolute path: the user service's files go under it")
-		}
-	}
-	if l.config, l.configFrom, err = a.serviceConfig(h, f.config, l.system, usesConfig); err != nil {
+	system := f.system || (!f.user && h.euid == 0)
+	l, err := a.serviceHost(h).NewLayout(system, f.dryRun)
+	if err != nil {
 		return l, err
 	}
-	l.fillPaths(a.getenv)
+	if l.Config, l.ConfigFrom, err = a.serviceConfig(h, f.config, l.System, usesConfig); err != nil {
+		return l, err
+	}
 	if installing {
-		if l.binary, err = serviceBinary(h, f.binary); err != nil {
+		if l.Binary, err = service.Binary(h.executable, f.binary); err != nil {
 			return l, err
 		}
 	}
 	return l, nil
-}
-
-// fillPaths sets the unit, state and log paths of the layout's scope.
-func (l *serviceLayout) fillPaths(getenv func(string) string) {
-	switch {
-	case l.manager == managerSystemd && l.system:
-		l.unitPath = "/etc/systemd/system/vcpnode.service"
-		l.stateDir = "/var/lib/vcpnode"
-	case l.manager == managerSystemd:
-		l.unitPath = filepath.Join(xdgDir(getenv, "XDG_CONFIG_HOME", l.home, ".config"), "systemd", "user", "vcpnode.service")
-		l.stateDir = filepath.Join(xdgDir(getenv, "XDG_STATE_HOME", l.home, ".local/state"), "vcpnode")
-	case l.system:
-		l.unitPath = "/Library/LaunchDaemons/" + launchdLabel + ".plist"
-		l.stateDir = "/usr/local/var/vcpnode"
-		l.logDir = "/Library/Logs/vcpnode"
-	default:
-		l.unitPath = filepath.Join(l.home, "Library", "LaunchAgents", launchdLabel+".plist")
-		l.logDir = filepath.Join(l.home, "Library", "Logs", "vcpnode")
-	}
-}
-
-// defaultConfigPath is where a scope keeps its config when nothing says.
-func defaultConfigPath(goos string, system bool, getenv func(string) string, home string) string {
-	switch {
-	case system && goos == "darwin":
-		return "/usr/local/etc/vcpnode/config.toml"
-	case system:
-		return "/etc/vcpnode/config.toml"
-	}
-	return filepath.Join(xdgDir(getenv, "XDG_CONFIG_HOME", home, ".config"), "vcpnode", "config.toml")
 }
 
 // serviceConfig is the config a service uses, found as run, config and
@@ -292,7 +164,7 @@ func (a *app) serviceConfig(h *host, flag string, system, strict bool) (path, fr
 		}
 		return abs, from, nil
 	}
-	systemPath := defaultConfigPath(h.goos, true, a.getenv, "")
+	systemPath := service.DefaultConfigPath(h.goos, true, a.getenv, "")
 	for _, p := range configCandidates(a.getenv, h.euid, systemPath) {
 		if fi, err := os.Stat(filepath.Join(h.fsRoot, p)); err != nil || fi.IsDir() {
 			continue
@@ -325,7 +197,7 @@ func (a *app) scopeConfigPath(h *host, flag string, system bool) (string, error)
 		if !system && !filepath.IsAbs(home) {
 			return "", errors.New("$HOME is not set to an absolute path: pass --config")
 		}
-		p = defaultConfigPath(h.goos, system, a.getenv, home)
+		p = service.DefaultConfigPath(h.goos, system, a.getenv, home)
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -334,59 +206,12 @@ func (a *app) scopeConfigPath(h *host, flag string, system bool) (string, error)
 	return abs, nil
 }
 
-// xdgDir is $name when it is absolute (the XDG rule), else home/fallback.
-func xdgDir(getenv func(string) string, name, home, fallback string) string {
-	if d := getenv(name); filepath.IsAbs(d) {
-		return d
-	}
-	return filepath.Join(home, fallback)
-}
-
-// serviceBinary is --binary, else this executable with symlinks resolved.
-func serviceBinary(h *host, flag string) (string, error) {
-	if flag != "" {
-		abs, err := filepath.Abs(flag)
-		if err != nil {
-			return "", fmt.Errorf("--binary %q: %w", flag, err)
-		}
-		return abs, nil
-	}
-	exe, err := h.executable()
-	if err != nil {
-		return "", fmt.Errorf("find this executable (pass --binary): %w", err)
-	}
-	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = resolved
-	}
-	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-		return "", fmt.Errorf("this vcpnode runs from Go's build cache (%s), which is removed after `go run`: build and install it first (scripts/install.sh), or pass --binary", exe)
-	}
-	return exe, nil
-}
-
-// loadServiceConfig reads the config the service will use and says whether
-// the service could start with it: a key it can read. It does not consult
-// the environment, which the service will not have. content, when the
-// config does not exist yet, is what the plan will write.
-func loadServiceConfig(fsRoot, path string, content []byte) (cfg config.Config, keyProblem error, err error) {
-	data, err := os.ReadFile(filepath.Join(fsRoot, path))
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		data = content
-	case err != nil:
-		return cfg, nil, fmt.Errorf("read config: %w", err)
-	}
-	cfg, err = config.Parse(data, path, toolconfig.Check)
-	if err != nil {
-		return cfg, nil, fmt.Errorf("%w\nfix the config first (vcpnode config check --config %s)", err, path)
-	}
-	probe := cfg
-	if probe.Hub.KeyFile != "" {
-		probe.Hub.KeyFile = filepath.Join(fsRoot, probe.Hub.KeyFile)
-	}
-	_, keyProblem = probe.Key(func(string) string { return "" })
-	if keyProblem != nil && fsRoot != "" {
-		keyProblem = errors.New(strings.ReplaceAll(keyProblem.Error(), fsRoot, ""))
-	}
-	return cfg, keyProblem, nil
+// serviceConfigContent is the config install writes when there is none:
+// the example, with hub.key_file pointing beside it.
+func serviceConfigContent(l service.Layout) ([]byte, error) {
+	text, err := exampleConfig(configValues{KeyFile: l.DefaultKeyFile()},
+		"Written by `vcpnode service install` from config.example.toml. Set hub.url and\n"+
+			"hub.name, put the key in hub.key_file (chmod 600), then check it with:\n"+
+			"  vcpnode config check --config "+l.Config)
+	return []byte(text), err
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/service"
 )
 
 // tree lists every file and directory under root with its mode and content.
@@ -128,7 +130,7 @@ func TestServiceInstallOnThisMachineChangesNothing(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to make a mount namespace with an overlay over /etc")
 	}
-	if _, err := os.Stat(systemdBootedDir); err == nil {
+	if _, err := os.Stat(service.SystemdBootedDir); err == nil {
 		t.Skip("systemd is PID 1 here: this test shows the refusal on a machine without it")
 	}
 	unshare, err := exec.LookPath("unshare")

@@ -151,6 +151,9 @@ func TestModuleImportsAllowed(t *testing.T) {
 		"toolhost/schema": {"internal/humantext"},
 		// The service-file templates: text in, text out.
 		"service/internal/servicetmpl": {},
+		// The service commands' logic: the config, the unit and plist
+		// texts; the command line is the CLI's.
+		"service": {"config", "service/launchd", "service/systemd"},
 		// The server's own tools: wire types in, tools out; the session
 		// hands it frames, so no socket and no daemon.
 		"bridge": {"toolhost", "wsproto"},
@@ -343,8 +346,9 @@ var floors = [][]string{
 	// The config, the sandbox, parameter schemas, service files, the demo hub.
 	{"config", "toolhost/sandbox", "toolhost/schema", "service/systemd", "service/launchd", "demohub", "internal/fakehub",
 		"toolhost/sandbox/sandboxtest"},
-	// The tool contract, placeholders, the liveness core, sd_notify.
-	{"toolhost", "placeholders", "hubconn", "sdnotify"},
+	// The tool contract, placeholders, the liveness core, sd_notify, the
+	// service commands' logic.
+	{"toolhost", "placeholders", "hubconn", "sdnotify", "service"},
 	// Tool sources and what they share: files, plugins, MCP, the bridge.
 	{"toolhost/files", "toolhost/plugin", "toolhost/mcp", "toolhost/textproto", "toolhost/builtin", "toolhost/direct",
 		"bridge", "outbox"},

@@ -1,4 +1,4 @@
-package main
+package service
 
 import (
 	"bytes"
@@ -15,10 +15,10 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 )
 
-// A plan is what a `service` command does, as data: the same plan is
-// printed by --dry-run and carried out otherwise, so what the dry run shows
-// is exactly what would happen.
-type plan []action
+// A Plan is what a `service` command does, as data: the same plan is
+// printed by a dry run and carried out otherwise, so what the dry run
+// shows is exactly what would happen.
+type Plan []Action
 
 type actionKind int
 
@@ -33,7 +33,8 @@ const (
 	actNote                          // tell the operator something
 )
 
-type action struct {
+// An Action is one step of a Plan.
+type Action struct {
 	kind    actionKind
 	path    string
 	mode    fs.FileMode
@@ -51,34 +52,35 @@ type action struct {
 	undo []string
 }
 
-func mkdirAction(path string, mode fs.FileMode) action {
-	return action{kind: actMkdir, path: path, mode: mode}
+func mkdirAction(path string, mode fs.FileMode) Action {
+	return Action{kind: actMkdir, path: path, mode: mode}
 }
 
-func writeAction(path string, mode fs.FileMode, content []byte) action {
-	return action{kind: actWrite, path: path, mode: mode, content: content}
+func writeAction(path string, mode fs.FileMode, content []byte) Action {
+	return Action{kind: actWrite, path: path, mode: mode, content: content}
 }
 
-func runAction(argv ...string) action { return action{kind: actRun, argv: argv} }
+func runAction(argv ...string) Action { return Action{kind: actRun, argv: argv} }
 
-func tolerantRun(argv ...string) action { return action{kind: actRun, argv: argv, tolerated: true} }
+func tolerantRun(argv ...string) Action { return Action{kind: actRun, argv: argv, tolerated: true} }
 
-func noteAction(format string, args ...any) action {
-	return action{kind: actNote, note: fmt.Sprintf(format, args...)}
+func noteAction(format string, args ...any) Action {
+	return Action{kind: actNote, note: fmt.Sprintf(format, args...)}
 }
 
-// commandRunner runs service-manager commands (systemctl, launchctl,
+// CommandRunner runs service-manager commands (systemctl, launchctl,
 // systemd-sysusers); tests replace it.
-type commandRunner interface {
+type CommandRunner interface {
 	// Run runs argv with its output on out and returns its error,
 	// *exec.ExitError when it ran and failed.
 	Run(ctx context.Context, out io.Writer, argv []string) error
 }
 
-// execRunner runs commands for real.
-type execRunner struct{}
+// ExecRunner runs commands for real.
+type ExecRunner struct{}
 
-func (execRunner) Run(ctx context.Context, out io.Writer, argv []string) error {
+// Run runs argv, found on PATH, with its output on out.
+func (ExecRunner) Run(ctx context.Context, out io.Writer, argv []string) error {
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return fmt.Errorf("%s is not installed or not on PATH: %w", argv[0], err)
@@ -88,18 +90,18 @@ func (execRunner) Run(ctx context.Context, out io.Writer, argv []string) error {
 	return cmd.Run()
 }
 
-// planRunner carries out or prints a plan. fsRoot prefixes every path it
+// Runner carries out or prints a plan. FSRoot prefixes every path it
 // touches (tests point it at a temporary directory); the paths it prints and
 // writes into files are the ones given.
-type planRunner struct {
-	out      io.Writer
-	commands commandRunner
-	fsRoot   string
-	dryRun   bool
-	header   string // a line said before the plan runs, if any
-	// undoOnFailure takes back the steps done when one fails, newest
+type Runner struct {
+	Out      io.Writer
+	Commands CommandRunner
+	FSRoot   string
+	DryRun   bool
+	Header   string // a line said before the plan runs, if any
+	// UndoOnFailure takes back the steps done when one fails, newest
 	// first, so that a failed install leaves the machine as it was.
-	undoOnFailure bool
+	UndoOnFailure bool
 	undo          []undoStep
 }
 
@@ -109,19 +111,20 @@ type undoStep struct {
 	do   func(ctx context.Context) error
 }
 
-func (r *planRunner) path(p string) string {
-	if r.fsRoot == "" {
+func (r *Runner) path(p string) string {
+	if r.FSRoot == "" {
 		return p
 	}
-	return filepath.Join(r.fsRoot, p)
+	return filepath.Join(r.FSRoot, p)
 }
 
-func (r *planRunner) execute(ctx context.Context, p plan) error {
-	if r.dryRun {
-		fmt.Fprintln(r.out, "dry run: nothing is changed; this is what would be done")
+// Execute carries out p, or prints it in a dry run.
+func (r *Runner) Execute(ctx context.Context, p Plan) error {
+	if r.DryRun {
+		fmt.Fprintln(r.Out, "dry run: nothing is changed; this is what would be done")
 	}
-	if r.header != "" {
-		fmt.Fprintln(r.out, r.header)
+	if r.Header != "" {
+		fmt.Fprintln(r.Out, r.Header)
 	}
 	for _, a := range p {
 		if err := r.step(ctx, a); err != nil {
@@ -133,20 +136,20 @@ func (r *planRunner) execute(ctx context.Context, p plan) error {
 
 // takeBack undoes what the plan did before failing with err, when asked
 // to, and says what it could not undo.
-func (r *planRunner) takeBack(ctx context.Context, err error) error {
-	if !r.undoOnFailure || len(r.undo) == 0 {
+func (r *Runner) takeBack(ctx context.Context, err error) error {
+	if !r.UndoOnFailure || len(r.undo) == 0 {
 		return err
 	}
-	fmt.Fprintf(r.out, "failed: %v; undoing what was done\n", err)
+	fmt.Fprintf(r.Out, "failed: %v; undoing what was done\n", err)
 	var left []string
 	for i := len(r.undo) - 1; i >= 0; i-- {
 		u := r.undo[i]
 		if uerr := u.do(ctx); uerr != nil {
-			fmt.Fprintf(r.out, "could not undo: %s: %v\n", u.what, uerr)
+			fmt.Fprintf(r.Out, "could not undo: %s: %v\n", u.what, uerr)
 			left = append(left, u.what)
 			continue
 		}
-		fmt.Fprintf(r.out, "undone: %s\n", u.what)
+		fmt.Fprintf(r.Out, "undone: %s\n", u.what)
 	}
 	r.undo = nil
 	if len(left) > 0 {
@@ -156,11 +159,11 @@ func (r *planRunner) takeBack(ctx context.Context, err error) error {
 }
 
 // onUndo records how to take back a step that was done.
-func (r *planRunner) onUndo(what string, do func(ctx context.Context) error) {
+func (r *Runner) onUndo(what string, do func(ctx context.Context) error) {
 	r.undo = append(r.undo, undoStep{what: what, do: do})
 }
 
-func (r *planRunner) step(ctx context.Context, a action) error {
+func (r *Runner) step(ctx context.Context, a Action) error {
 	switch a.kind {
 	case actMkdir:
 		return r.mkdir(a)
@@ -171,18 +174,18 @@ func (r *planRunner) step(ctx context.Context, a action) error {
 	case actRemove, actRemoveAll, actRemoveEmpty:
 		return r.remove(a)
 	case actNote:
-		fmt.Fprintln(r.out, "note: "+a.note)
+		fmt.Fprintln(r.Out, "note: "+a.note)
 		return nil
 	}
 	return fmt.Errorf("unknown action kind %d", a.kind)
 }
 
-func (r *planRunner) mkdir(a action) error {
+func (r *Runner) mkdir(a Action) error {
 	if fi, err := os.Stat(r.path(a.path)); err == nil && fi.IsDir() {
 		return nil
 	}
-	if r.dryRun {
-		fmt.Fprintf(r.out, "create directory %s (%04o)\n", a.path, a.mode)
+	if r.DryRun {
+		fmt.Fprintf(r.Out, "create directory %s (%04o)\n", a.path, a.mode)
 		return nil
 	}
 	// The directories this makes, outermost first, to remove on undo.
@@ -204,35 +207,35 @@ func (r *planRunner) mkdir(a action) error {
 	if err := os.Chmod(r.path(a.path), a.mode); err != nil {
 		return fmt.Errorf("create directory: %w", err)
 	}
-	fmt.Fprintf(r.out, "created directory %s\n", a.path)
+	fmt.Fprintf(r.Out, "created directory %s\n", a.path)
 	return nil
 }
 
-func (r *planRunner) write(a action) error {
+func (r *Runner) write(a Action) error {
 	old, err := os.ReadFile(r.path(a.path))
 	exists := err == nil
 	switch {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("read %s: %w", a.path, err)
 	case exists && a.kind == actCreate:
-		fmt.Fprintf(r.out, "keep existing %s\n", a.path)
+		fmt.Fprintf(r.Out, "keep existing %s\n", a.path)
 		return nil
 	case exists && bytes.Equal(old, a.content):
-		fmt.Fprintf(r.out, "unchanged %s\n", a.path)
+		fmt.Fprintf(r.Out, "unchanged %s\n", a.path)
 		return nil
 	}
 	verb := "write"
 	if exists {
 		verb = "replace"
 	}
-	if r.dryRun {
+	if r.DryRun {
 		if a.summary != "" {
-			fmt.Fprintf(r.out, "%s %s (%04o): %s\n", verb, a.path, a.mode, a.summary)
+			fmt.Fprintf(r.Out, "%s %s (%04o): %s\n", verb, a.path, a.mode, a.summary)
 			return nil
 		}
-		fmt.Fprintf(r.out, "%s %s (%04o):\n", verb, a.path, a.mode)
+		fmt.Fprintf(r.Out, "%s %s (%04o):\n", verb, a.path, a.mode)
 		for line := range strings.Lines(string(a.content)) {
-			fmt.Fprint(r.out, "    "+line)
+			fmt.Fprint(r.Out, "    "+line)
 		}
 		return nil
 	}
@@ -252,33 +255,32 @@ func (r *planRunner) write(a action) error {
 	if exists {
 		done = "replaced"
 	}
-	fmt.Fprintf(r.out, "%s %s\n", done, a.path)
+	fmt.Fprintf(r.Out, "%s %s\n", done, a.path)
 	return nil
 }
 
-func (r *planRunner) run(ctx context.Context, a action) error {
+func (r *Runner) run(ctx context.Context, a Action) error {
 	line := strings.Join(a.argv, " ")
-	if r.dryRun {
-		fmt.Fprintf(r.out, "run: %s\n", line)
+	fmt.Fprintf(r.Out, "run: %s\n", line)
+	if r.DryRun {
 		return nil
 	}
-	fmt.Fprintf(r.out, "run: %s\n", line)
-	err := r.commands.Run(ctx, r.out, a.argv)
+	err := r.Commands.Run(ctx, r.Out, a.argv)
 	switch {
 	case err == nil:
 		if a.undo != nil {
 			undo := a.undo
-			r.onUndo(strings.Join(undo, " "), func(ctx context.Context) error { return r.commands.Run(ctx, r.out, undo) })
+			r.onUndo(strings.Join(undo, " "), func(ctx context.Context) error { return r.Commands.Run(ctx, r.Out, undo) })
 		}
 		return nil
 	case a.tolerated:
-		fmt.Fprintf(r.out, "(%s: %v; going on)\n", a.argv[0], err)
+		fmt.Fprintf(r.Out, "(%s: %v; going on)\n", a.argv[0], err)
 		return nil
 	}
 	return fmt.Errorf("%s: %w", line, err)
 }
 
-func (r *planRunner) remove(a action) error {
+func (r *Runner) remove(a Action) error {
 	fi, err := os.Lstat(r.path(a.path))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -292,8 +294,8 @@ func (r *planRunner) remove(a action) error {
 			return nil // not empty: it holds files that are not ours
 		}
 	}
-	if r.dryRun {
-		fmt.Fprintf(r.out, "remove %s\n", a.path)
+	if r.DryRun {
+		fmt.Fprintf(r.Out, "remove %s\n", a.path)
 		return nil
 	}
 	if a.kind == actRemoveAll {
@@ -304,6 +306,6 @@ func (r *planRunner) remove(a action) error {
 	if err != nil {
 		return fmt.Errorf("remove: %w", err)
 	}
-	fmt.Fprintf(r.out, "removed %s\n", a.path)
+	fmt.Fprintf(r.Out, "removed %s\n", a.path)
 	return nil
 }
