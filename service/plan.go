@@ -199,8 +199,8 @@ func (r *Runner) mkdir(a Action) error {
 	if err := os.MkdirAll(r.path(a.path), a.mode); err != nil {
 		return fmt.Errorf("create directory: %w", err)
 	}
-	for i := len(made) - 1; i >= 0; i-- {
-		d := made[i]
+	// Undo runs newest first: the innermost directory goes first.
+	for _, d := range made {
 		r.onUndo("remove directory "+d, func(context.Context) error { return os.Remove(r.path(d)) })
 	}
 	// MkdirAll's mode passes through the umask; say what we mean.

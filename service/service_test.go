@@ -279,8 +279,8 @@ func TestRunnerUndoesAFailedPlan(t *testing.T) {
 	enable := runAction("systemctl", "enable")
 	enable.undo = []string{"systemctl", "disable"}
 	p := Plan{
-		mkdirAction("/etc/a", 0o750),
-		writeAction("/etc/a/unit", 0o644, []byte("unit")),
+		mkdirAction("/etc/a/b", 0o750),
+		writeAction("/etc/a/b/unit", 0o644, []byte("unit")),
 		writeAction("/etc/kept", 0o644, []byte("new")),
 		{kind: actCreate, path: "/etc/kept", content: []byte("never")},
 		tolerantRun("systemctl", "reset-failed"),
