@@ -29,7 +29,10 @@ type ExecuteVCPTool struct {
 	ToolArgs  map[string]json.RawMessage `json:"toolArgs"`
 }
 
-// VCPPlugin is one server tool as vcp_manifest_response lists it.
+// VCPPlugin is one server tool as vcp_manifest_response lists it. The
+// server passes its plugins' manifests through unchecked, so decoding is
+// lenient: a field of the wrong JSON type reads as empty rather than
+// failing the whole list.
 type VCPPlugin struct {
 	Name         string `json:"name"`
 	DisplayName  string `json:"displayName,omitempty"`
@@ -41,7 +44,9 @@ type VCPPlugin struct {
 }
 
 // VCPCommand is one invocation command of a server tool. The server passes
-// its plugins' manifests through: fields other than these are ignored.
+// its plugins' manifests through: most name the command only by
+// commandIdentifier, which Command then holds; fields other than these are
+// ignored, and so is a value that is not a string.
 type VCPCommand struct {
 	Command     string `json:"command,omitempty"`
 	Description string `json:"description,omitempty"`
@@ -191,4 +196,60 @@ func encodeVCPToolStatus(m VCPToolStatus) ([]byte, error) {
 		return nil, wrongType("data", "object", kindOf(m.Data))
 	}
 	return encodeBridge(TypeVCPToolStatus, m.Data)
+}
+
+// UnmarshalJSON reads a manifest's plugin entry; see VCPPlugin.
+func (p *VCPPlugin) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Name, DisplayName, Description, Version json.RawMessage
+		Capabilities                            json.RawMessage
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		// Not an object: an entry the node cannot use, not a broken list.
+		*p = VCPPlugin{}
+		return nil
+	}
+	var caps struct {
+		InvocationCommands json.RawMessage `json:"invocationCommands"`
+	}
+	_ = json.Unmarshal(raw.Capabilities, &caps)
+	var cmds []json.RawMessage
+	_ = json.Unmarshal(caps.InvocationCommands, &cmds)
+	*p = VCPPlugin{Name: textOf(raw.Name), DisplayName: textOf(raw.DisplayName),
+		Description: textOf(raw.Description), Version: scalarText(raw.Version)}
+	for _, c := range cmds {
+		var cmd VCPCommand
+		if err := json.Unmarshal(c, &cmd); err == nil {
+			p.Capabilities.InvocationCommands = append(p.Capabilities.InvocationCommands, cmd)
+		}
+	}
+	return nil
+}
+
+// UnmarshalJSON reads one invocation command; see VCPCommand.
+func (c *VCPCommand) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Command           json.RawMessage `json:"command"`
+		CommandIdentifier json.RawMessage `json:"commandIdentifier"`
+		Description       json.RawMessage `json:"description"`
+		Example           json.RawMessage `json:"example"`
+	}
+	if json.Unmarshal(b, &raw) != nil {
+		*c = VCPCommand{}
+		return nil
+	}
+	*c = VCPCommand{Command: textOf(raw.Command), Description: textOf(raw.Description), Example: textOf(raw.Example)}
+	if c.Command == "" {
+		c.Command = textOf(raw.CommandIdentifier)
+	}
+	return nil
+}
+
+// textOf is a JSON string's text; "" for anything else.
+func textOf(raw json.RawMessage) string {
+	var s string
+	if isAbsent(raw) || json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
