@@ -80,6 +80,9 @@ type StatusResponse struct {
 	// ServerTools is where the node stands with the server's own tools
 	// (its VCPToolBridge); nil in observer mode.
 	ServerTools *ServerToolsStatus `json:"serverTools,omitempty"`
+	// ServerNames maps each exposed tool that [node] tool_names or
+	// [tools.NAME] name renames to the name the server knows it by.
+	ServerNames map[string]string `json:"serverNames,omitempty"`
 	// Sources are the tool sources added to the node (node.ToolSource)
 	// that report a state of their own.
 	Sources []ToolSourceStatus `json:"sources,omitempty"`

@@ -20,9 +20,17 @@ func (n *Node) Status() controlapi.StatusResponse {
 	conn, _ := n.State()
 	conn.ToolsHeld = !n.hold.isAllowed()
 	var counts controlapi.ToolCounts
+	cfg := n.Config()
+	var renamed map[string]string
 	for _, t := range n.Tools() {
 		if t.Spec.Implicit || t.Spec.FromServer {
 			continue // never registered (internal_request_file, the server's own tools)
+		}
+		if wire := serverName(cfg, t.Spec); wire != "" && t.Exposure.Exposed {
+			if renamed == nil {
+				renamed = map[string]string{}
+			}
+			renamed[t.Spec.Name] = wire
 		}
 		counts.Registered++
 		if t.Exposure.Exposed {
@@ -69,6 +77,7 @@ func (n *Node) Status() controlapi.StatusResponse {
 		PluginChanges: n.PluginChanges(),     // plugins.go
 		Plugins:       n.PluginsStatus(),     // plugins.go
 		ServerTools:   n.serverToolsStatus(), // bridge.go
+		ServerNames:   renamed,
 	}
 	n.sourcesStatus(&st) // toolsource.go
 	return st
@@ -98,9 +107,7 @@ func (n *Node) ToolStatuses() controlapi.ToolsResponse {
 			Sandbox:       n.toolProfile(t.Spec), // sandbox.go
 			SandboxGrants: n.toolGrants(t.Spec),
 		}
-		if wire := cfg.WireName(t.Spec.Name); wire != t.Spec.Name && !t.Spec.Implicit && !t.Spec.FromServer {
-			ts.ServerName = wire
-		}
+		ts.ServerName = serverName(cfg, t.Spec)
 		if !t.Spec.Implicit {
 			first := toolhost.Command{}
 			if len(t.Spec.Commands) > 0 {

@@ -36,6 +36,19 @@ func checkWireNames(cfg config.Config, tools []toolhost.Tool) error {
 	return nil
 }
 
+// serverName is the name the server knows the tool by, when [node]
+// tool_names or [tools.NAME] name give it one of its own; "" otherwise, and
+// for tools never registered.
+func serverName(cfg config.Config, s toolhost.Spec) string {
+	if s.Implicit || s.FromServer {
+		return ""
+	}
+	if wire := cfg.WireName(s.Name); wire != s.Name {
+		return wire
+	}
+	return ""
+}
+
 // wireManifests renames the manifests for the server, their invocation
 // texts included; unchanged when no name changes.
 func wireManifests(cfg config.Config, raws []json.RawMessage) []json.RawMessage {

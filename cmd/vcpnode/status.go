@@ -168,6 +168,9 @@ func printObserversStatus(p *statusLines, st controlapi.StatusResponse) {
 func printToolsStatus(p *statusLines, st controlapi.StatusResponse) {
 	p.line("tools", "%d exposed, %d not exposed, %d unsupported, %d invalid (vcpnode tools --all)",
 		st.Tools.Exposed, st.Tools.Hidden, st.Tools.Unsupported, st.Tools.Invalid)
+	if len(st.ServerNames) > 0 {
+		p.line("server names", "%s", serverNamesText(st.ServerNames))
+	}
 	for _, c := range st.PluginChanges {
 		p.line("plugin changed", "%s", ctlClip(c, 200))
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -106,6 +108,9 @@ func printTools(w io.Writer, tools []controlapi.ToolStatus, all bool) error {
 		if err := printAliases(w, tools, all); err != nil {
 			return err
 		}
+		if err := printServerNames(w, tools, all); err != nil {
+			return err
+		}
 		if all {
 			if err := printSandboxes(w, tools); err != nil {
 				return err
@@ -140,6 +145,31 @@ func printAliases(w io.Writer, tools []controlapi.ToolStatus, all bool) error {
 	}
 	_, err := fmt.Fprintf(w, "also called as: %s\n", strings.Join(names, ", "))
 	return err
+}
+
+// printServerNames says, one line, the name the server knows each listed
+// tool by when [node] tool_names or [tools.NAME] name renames it.
+func printServerNames(w io.Writer, tools []controlapi.ToolStatus, all bool) error {
+	names := map[string]string{}
+	for _, t := range tools {
+		if (t.Exposed || all) && t.ServerName != "" {
+			names[t.Name] = t.ServerName
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "on the server: %s\n", serverNamesText(names))
+	return err
+}
+
+// serverNamesText writes renamed tools as "Echo as Echo_gpu-a, …", by name.
+func serverNamesText(names map[string]string) string {
+	var out []string
+	for _, local := range slices.Sorted(maps.Keys(names)) {
+		out = append(out, local+" as "+names[local])
+	}
+	return strings.Join(out, ", ")
 }
 
 // printSandboxes lists, under --all, the profile each tool's processes

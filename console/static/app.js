@@ -229,6 +229,8 @@ function toolCard(t, overridable) {
   if (t.description) kids.push(el("div", {}, t.description.split("\n")[0]));
   kids.push(el("div", {class: "muted"}, t.reason));
   const facts = [];
+  // [node] tool_names or [tools.NAME] name: the name the server and its model see.
+  if (t.serverName) kids.push(el("div", {id: id + "-server-name"}, "On the server as ", el("code", {}, t.serverName)));
   if (t.source) facts.push(`source ${t.source}`);
   if (!t.skipped) facts.push(`timeout ${age(t.timeoutMs)}` + (t.override?.timeout ? " (set here)" : ""), `approval ${t.approval}` + (t.approvalTimeoutMs ? ` (waits ${age(t.approvalTimeoutMs)})` : ""));
   if (t.maxConcurrent) facts.push(`at most ${t.maxConcurrent} at once`);
@@ -306,7 +308,7 @@ async function setOverride(name, change) {
 // their descriptions; any case) and order, applied as the owner types.
 function toolMatches(t, q) {
   if (!q) return true;
-  const hay = [t.name, t.displayName, t.description, t.source, ...(t.commands || []).flatMap((c) => [c.command, c.description])];
+  const hay = [t.name, t.serverName, t.displayName, t.description, t.source, ...(t.commands || []).flatMap((c) => [c.command, c.description])];
   return hay.some((h) => h && h.toLowerCase().includes(q));
 }
 
