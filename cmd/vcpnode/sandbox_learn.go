@@ -136,9 +136,14 @@ func (l *learner) learn(ctx context.Context, path string) error {
 		}
 		fmt.Fprintf(l.a.stderr, "vcpnode: run %d was refused %s; running again with it granted\n", runs, describeRefusals(refused))
 	}
+	hinted := false
 	for _, f := range l.refusals {
-		if f.Own {
+		switch {
+		case f.Own:
 			fmt.Fprintf(l.a.stderr, "vcpnode: %s %q reads %s, one of the node's own files, which no profile grants\n", l.kind, l.key, f.Path)
+		case f.Hint != "":
+			fmt.Fprintf(l.a.stderr, "vcpnode: %s %q was refused %s, which no profile grants: %s\n", l.kind, l.key, f.What, f.Hint)
+			hinted = true
 		}
 	}
 	what := "the call"
@@ -147,7 +152,11 @@ func (l *learner) learn(ctx context.Context, path string) error {
 	}
 	switch {
 	case len(l.learned.Read)+len(l.learned.Write)+len(l.learned.ConnectPorts) == 0 && l.learned.Network == nil:
-		fmt.Fprintf(l.a.stdout, "# %s under the profile %q was refused nothing: no profile to add.\n# %s\n", what, l.base, outcome)
+		refused := "nothing"
+		if hinted {
+			refused = "nothing a profile grants (above: what to change in the tool)"
+		}
+		fmt.Fprintf(l.a.stdout, "# %s under the profile %q was refused %s: no profile to add.\n# %s\n", what, l.base, refused, outcome)
 		if failed {
 			return exitStatus(1)
 		}

@@ -109,3 +109,41 @@ for line in sys.stdin:
 		t.Fatalf("learn --mcp: code %d, stdout:\n%s\nwant it to end with:\n%s\nstderr:\n%s", code, out, want, errOut)
 	}
 }
+
+// TestSandboxLearnNamesWhatNoGrantGives: learning a plugin that runs the
+// real Chromium with its own sandbox grants nothing and names the flag
+// that does without it.
+func TestSandboxLearnNamesWhatNoGrantGives(t *testing.T) {
+	sandboxtest.NeedLandlock(t)
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Skip("no chromium on PATH: the real browser is what this test runs")
+	}
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "plugins", "Shot")
+	for path, body := range map[string]string{
+		filepath.Join(plugin, "plugin-manifest.json"): `{"name":"Shot","pluginType":"synchronous",` +
+			`"entryPoint":{"command":"sh shot.sh"},"communication":{"protocol":"stdio","timeout":60000}}`,
+		filepath.Join(plugin, "page.html"): "<p>hi</p>\n",
+		filepath.Join(plugin, "shot.sh"):   `exec chromium --headless --disable-gpu --user-data-dir="$TMPDIR/chromium" --dump-dom "file://$PWD/page.html"` + "\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := filepath.Join(dir, "config.toml")
+	doc := fmt.Sprintf("[hub]\nurl = \"ws://127.0.0.1:1\"\nkey = \"test-key\"\n\n[plugins]\ndirs = [%q]\nstate_dir = %q\n",
+		filepath.Join(dir, "plugins"), filepath.Join(dir, "state"))
+	if err := os.WriteFile(cfgPath, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := vcpnodeProc(t, dir, "sandbox", "learn", "-c", cfgPath, "Shot")
+	if code != 1 || !strings.Contains(out, "was refused nothing a profile grants") || strings.Contains(out, "[sandbox.profiles") {
+		t.Errorf("learn: code %d, stdout:\n%s\nwant exit 1 and no profile", code, out)
+	}
+	if !strings.Contains(errOut, `plugin "Shot" was refused Chromium's own sandbox`) || !strings.Contains(errOut, "start Chromium with --no-sandbox") {
+		t.Errorf("stderr does not name Chromium's sandbox and its flag:\n%s", errOut)
+	}
+}

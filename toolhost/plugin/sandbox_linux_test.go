@@ -32,6 +32,13 @@ type sandboxEnv struct {
 // to the built-ins. It skips, saying why, where Landlock is missing.
 func newSandboxEnv(t *testing.T, profile string, specs map[string]sandbox.Spec) *sandboxEnv {
 	t.Helper()
+	return newSandboxEnvTemp(t, profile, specs, t.TempDir())
+}
+
+// newSandboxEnvTemp is newSandboxEnv with the calls' temporary
+// directories made in tempDir.
+func newSandboxEnvTemp(t *testing.T, profile string, specs map[string]sandbox.Spec, tempDir string) *sandboxEnv {
+	t.Helper()
 	e := &sandboxEnv{home: t.TempDir(), outside: t.TempDir(), etc: t.TempDir()}
 	e.secret = writeFile(t, e.home, ".ssh/id_ed25519", "SECRET-KEY-MATERIAL\n")
 	e.keyFile = writeFile(t, e.etc, "vcpnode/key", "VCP-KEY\n")
@@ -53,7 +60,7 @@ func newSandboxEnv(t *testing.T, profile string, specs map[string]sandbox.Spec) 
 	t.Cleanup(trees.Close)
 	e.sb, err = sandbox.New(sandbox.Options{
 		Profiles: profiles, Tools: map[string]string{"Probe": profile},
-		Protected: []string{e.keyFile, e.configFile}, Home: e.home, TempDir: t.TempDir(),
+		Protected: []string{e.keyFile, e.configFile}, Home: e.home, TempDir: tempDir,
 		Trees: trees, Log: testLog(t),
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,10 @@ type Refusal struct {
 	Port  int    `json:"port,omitempty"`
 	// Own: one of the node's own files, which no profile grants.
 	Own bool `json:"own,omitempty"`
+	// What and Hint: something no grant gives (Chromium's own sandbox),
+	// and the program's own way to do without it.
+	What string `json:"what,omitempty"`
+	Hint string `json:"hint,omitempty"`
 	// Line is the line of the run's output that told.
 	Line string `json:"line"`
 	// netOff: the profile refuses every TCP connect, not only this port.
@@ -27,6 +32,8 @@ type Refusal struct {
 
 func (f Refusal) String() string {
 	switch {
+	case f.What != "":
+		return f.What
 	case f.Port > 0:
 		return fmt.Sprintf("TCP connect to port %d", f.Port)
 	case f.Write:
@@ -64,6 +71,11 @@ func (e *RefusedError) Error() string {
 	if e.Fix != "" {
 		msg += "\nto grant it, add to the node's config and run `vcpnode reload`:\n" + e.Fix
 	}
+	for _, f := range e.Refusals {
+		if f.Hint != "" {
+			msg += "\n" + f.Hint
+		}
+	}
 	return msg
 }
 
@@ -85,7 +97,7 @@ func AddRefusals(spec *Spec, refusals []Refusal, home string) bool {
 	added := false
 	for _, f := range refusals {
 		switch {
-		case f.Own:
+		case f.Own, f.What != "":
 		case f.Port > 0 && f.netOff:
 			if spec.Network == nil || !*spec.Network {
 				spec.Network, added = boolPtr(true), true
@@ -108,6 +120,34 @@ func AddRefusals(spec *Spec, refusals []Refusal, home string) bool {
 }
 
 func boolPtr(b bool) *bool { return &b }
+
+// withoutGrant are failures no grant fixes, told by a line of the
+// program's output under a confining profile, with the program's own way
+// to do without what it was refused.
+var withoutGrant = []struct {
+	mark       *regexp.Regexp
+	what, hint string
+}{
+	{regexp.MustCompile(`No usable sandbox|Running as root without --no-sandbox`),
+		"Chromium's own sandbox (built on namespaces, which the node's syscall filter refuses)",
+		"start Chromium with --no-sandbox (puppeteer: args: ['--no-sandbox']): the node's sandbox still " +
+			"confines the whole browser to the tool's profile (its files and network, no capabilities, " +
+			"its syscall filter, ended with the call); what is lost is Chromium's wall between a web page " +
+			"and the tool's own rights (see the sandbox docs, Chromium)"},
+	{regexp.MustCompile(`Failed to create .*user data directory`),
+		"Chromium's profile folder in the home directory",
+		`start Chromium with --user-data-dir="$TMPDIR/chromium" (or a folder in the tool's own; puppeteer does so itself)`},
+}
+
+// withoutGrantIn is the failure no grant fixes that line tells, if any.
+func withoutGrantIn(line string) (Refusal, bool) {
+	for _, w := range withoutGrant {
+		if w.mark.MatchString(line) {
+			return Refusal{What: w.what, Hint: w.hint, Line: clip(line)}, true
+		}
+	}
+	return Refusal{}, false
+}
 
 // grantFor is what to grant for a refused path: the node_modules a
 // package sits in, the folder of a file (programs read a file's
@@ -212,4 +252,12 @@ func tomlKey(k string) string {
 		return `""`
 	}
 	return k
+}
+
+// clip is a line of output fit for a message.
+func clip(line string) string {
+	if len(line) > 300 {
+		line = line[:300] + "…"
+	}
+	return strings.ToValidUTF8(line, "\uFFFD")
 }

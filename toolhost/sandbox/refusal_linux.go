@@ -18,8 +18,10 @@ var refusalMarks = []string{"Permission denied", "permission denied", "Operation
 	"operation not permitted", "EACCES", "EPERM", "PermissionError"}
 
 var (
-	// absPath finds absolute paths in a line of output.
-	absPath = regexp.MustCompile(`(?:^|[\s'"` + "`" + `(\[=,:])(/[^\s'"` + "`" + `,:)\]]*)`)
+	// absPath finds absolute paths in a line of output; quotedPath the
+	// ones in quotes (GNU tools quote ‘so’), which may hold spaces.
+	absPath    = regexp.MustCompile(`(?:^|[\s'"` + "`" + `‘“(\[=,:])(/[^\s'"` + "`" + `’”,:)\]]*)`)
+	quotedPath = regexp.MustCompile(`['"‘“](/[^'"’”\n]*)['"’”]`)
 	// connectPort finds the port of a refused TCP connect (Node.js, Go, Python).
 	connectPort = regexp.MustCompile(`(?:connect (?:EACCES|EPERM) \S*:|dial tcp \S*:)(\d+)`)
 	// missingModule: Node.js could not resolve a module (require or import).
@@ -39,7 +41,7 @@ func (r *Run) refusals(outputs [][]byte) []Refusal {
 	if r.pol == nil {
 		return nil
 	}
-	var out []Refusal
+	var out, without []Refusal
 	add := func(f Refusal) {
 		if !slices.ContainsFunc(out, func(g Refusal) bool { return g.Path == f.Path && g.Port == f.Port && g.Write == f.Write }) {
 			out = append(out, f)
@@ -48,6 +50,12 @@ func (r *Run) refusals(outputs [][]byte) []Refusal {
 	for _, o := range outputs {
 		lines := splitLines(o)
 		for i, line := range lines {
+			if f, ok := withoutGrantIn(line); ok {
+				if !slices.ContainsFunc(without, func(g Refusal) bool { return g.What == f.What }) {
+					without = append(without, f)
+				}
+				continue
+			}
 			if m := missingModule.FindStringSubmatch(line); m != nil {
 				from := m[2]
 				for _, l := range lines[i+1:] {
@@ -85,8 +93,8 @@ func (r *Run) refusals(outputs [][]byte) []Refusal {
 			// when the line names another path the profile refused (a
 			// shell names its script first: "x.sh: line 3: /p: …").
 			var strong, weak []Refusal
-			for _, m := range absPath.FindAllStringSubmatch(line, -1) {
-				if f, ok := r.checkPath(m[1], clip(line)); ok && f.Write && !f.create {
+			for _, path := range pathsIn(line) {
+				if f, ok := r.checkPath(path, clip(line)); ok && f.Write && !f.create {
 					weak = append(weak, f)
 				} else if ok {
 					strong = append(strong, f)
@@ -99,6 +107,27 @@ func (r *Run) refusals(outputs [][]byte) []Refusal {
 				add(f)
 			}
 		}
+	}
+	if len(without) > 0 {
+		// What no grant fixes ended the run: it is what to tell. The
+		// other refusals come up again once the program gets past it,
+		// if they matter (Chromium's crash reporter, refused its folder in
+		// the home, carries on without it).
+		return without
+	}
+	return out
+}
+
+// pathsIn are the absolute paths line names: quoted ones whole, spaces
+// and all, then the others.
+func pathsIn(line string) []string {
+	var out []string
+	for _, m := range quotedPath.FindAllStringSubmatch(line, -1) {
+		out = append(out, m[1])
+	}
+	rest := quotedPath.ReplaceAllString(line, " ")
+	for _, m := range absPath.FindAllStringSubmatch(rest, -1) {
+		out = append(out, m[1])
 	}
 	return out
 }
@@ -226,12 +255,4 @@ func splitLines(out []byte) []string {
 		lines = append(lines, strings.TrimSpace(sc.Text()))
 	}
 	return lines
-}
-
-// clip is a line of output fit for a message.
-func clip(line string) string {
-	if len(line) > 300 {
-		line = line[:300] + "…"
-	}
-	return strings.ToValidUTF8(line, "\uFFFD")
 }

@@ -71,3 +71,67 @@ func TestExplainNamesPathAndFix(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainReadsJoinedAndQuotedLines: a path quoted the GNU way is read
+// whole, spaces and all, and an error that joins stderr's lines with " | "
+// is read line by line, so a program named on the next line (readable,
+// and writable to a root daemon) is not taken for a refused write.
+func TestExplainReadsJoinedAndQuotedLines(t *testing.T) {
+	home, plugin, bin := t.TempDir(), t.TempDir(), t.TempDir()
+	pending := filepath.Join(home, ".config/app/Crash Reports/pending")
+	put(t, filepath.Join(pending, "x"), "")
+	prog := put(t, filepath.Join(bin, "app"), "")
+	pol := &policy{Grants: []Grant{{Path: plugin, Write: true}, {Path: bin}}}
+	r := &Run{Profile: "default", tool: "App", kind: "plugin", pol: pol, dir: plugin, home: home}
+	joined := errors.New(`plugin "App" failed (exit status 1); stderr: find: ‘` + pending + `/’: Permission denied | ` + prog + `: 9: [: 1: unexpected operator`)
+	err := r.Explain(joined)
+	var re *RefusedError
+	if !errors.As(err, &re) {
+		t.Fatalf("got %v, want a RefusedError", err)
+	}
+	if len(re.Refusals) != 1 || re.Refusals[0].String() != "read "+pending {
+		t.Errorf("refusals %v, want only: read %s", re.Refusals, pending)
+	}
+	if !strings.Contains(re.Fix, `read = ["~/.config/app/Crash Reports/pending"]`) {
+		t.Errorf("fix grants the wrong folder:\n%s", re.Fix)
+	}
+}
+
+// TestExplainChromium: what no grant fixes (Chromium's own sandbox, its
+// profile folder in the home) names the flag that does without it, and no
+// grant — not the crash reporter's folder Chromium complains of first.
+func TestExplainChromium(t *testing.T) {
+	home, plugin := t.TempDir(), t.TempDir()
+	crash := filepath.Join(home, ".config/chromium/Crash Reports")
+	put(t, filepath.Join(crash, "settings.dat"), "")
+	r := &Run{Profile: "default", tool: "Shot", kind: "plugin", pol: &policy{Grants: []Grant{{Path: plugin, Write: true}}}, dir: plugin, home: home}
+	exit := errors.New("exit status 1")
+	for _, c := range []struct{ name, out, what, hint string }{
+		{"no usable sandbox", "[1:1:ERROR:file_io_posix.cc:208] open " + crash + "/settings.dat: Permission denied (13)\n" +
+			"[1:1:ERROR:zygote_host_impl_linux.cc:130] No usable sandbox! If this is a Debian system, please install the chromium-sandbox package",
+			"Chromium's own sandbox", "start Chromium with --no-sandbox"},
+		{"root", "[1:1:ERROR:zygote_host_impl_linux.cc:103] Running as root without --no-sandbox is not supported. See https://crbug.com/638180.",
+			"Chromium's own sandbox", "start Chromium with --no-sandbox"},
+		{"user data directory", "[ERROR:chrome/app/chrome_main.cc:210] Failed to create a unique user data directory for headless.",
+			"Chromium's profile folder", `--user-data-dir="$TMPDIR/chromium"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := r.Explain(exit, []byte(c.out))
+			var re *RefusedError
+			if !errors.As(err, &re) {
+				t.Fatalf("got %v, want a RefusedError", err)
+			}
+			msg := err.Error()
+			if len(re.Refusals) != 1 || !strings.HasPrefix(re.Refusals[0].String(), c.what) || !strings.Contains(msg, c.hint) {
+				t.Errorf("got %v:\n%s\nwant only %q with %q", re.Refusals, msg, c.what, c.hint)
+			}
+			if re.Fix != "" || strings.Contains(msg, "to grant it") {
+				t.Errorf("a grant offered for what no grant fixes:\n%s", msg)
+			}
+			var spec Spec
+			if AddRefusals(&spec, re.Refusals, home) {
+				t.Errorf("learning would grant %+v", spec)
+			}
+		})
+	}
+}

@@ -128,7 +128,9 @@ func (r *Run) Explain(err error, outputs ...[]byte) error {
 	if err == nil {
 		return nil
 	}
-	refused := r.refusals(append(outputs, []byte(err.Error())))
+	// An error's text joins the lines of a run's stderr with " | "
+	// (toolhost's summary): each is a line of its own.
+	refused := r.refusals(append(outputs, []byte(strings.ReplaceAll(err.Error(), " | ", "\n"))))
 	if len(refused) == 0 {
 		return err
 	}
