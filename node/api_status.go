@@ -18,7 +18,7 @@ import (
 // its own (version, socket, config file, metrics address).
 func (n *Node) Status() controlapi.StatusResponse {
 	conn, _ := n.State()
-	conn.ToolsHeld = !n.hold.isAllowed()
+	conn.ToolsHeld = n.hub.ToolsHeld()
 	var counts controlapi.ToolCounts
 	cfg := n.Config()
 	var renamed map[string]string

@@ -10,19 +10,11 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
-	"github.com/vcpnode/vcpnode/wsproto"
 )
 
 // The server's own tools (package bridge): the session hands the client
 // its frames and a send function; the tools join the registry as
 // vcp_<ServerTool>, never exposed back to the server.
-
-// serverTools takes the bridge frames of each connection.
-type serverTools interface {
-	Connected(send func(wsproto.Message) error)
-	Disconnected()
-	Handle(m wsproto.Message) bool
-}
 
 // newBridge makes the client of the server's bridge; observer mode has no
 // node connection, so no bridge.
@@ -31,7 +23,6 @@ func (n *Node) newBridge() {
 		return
 	}
 	n.bridge = bridge.New(bridge.Options{Log: n.log, ListWait: n.timings.bridgeListWait, OnChange: n.serverToolsChanged})
-	n.sessionBridge = n.bridge
 }
 
 // withServerTools is tools plus the server's, leaving out a server tool

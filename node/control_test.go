@@ -135,7 +135,7 @@ func TestControlStatus(t *testing.T) {
 }
 
 func TestControlStatusWhileBackingOff(t *testing.T) {
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.retry = hourRetries() }})
+	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.Retry = hourRetries() }})
 	first := h.accept()
 	h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected })
 	_, client := startControl(t, h, "")

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -60,6 +59,3 @@ func (n *Node) failed() error {
 	defer n.failure.mu.Unlock()
 	return n.failure.err
 }
-
-// errReaderPanicked ends a session whose reader panicked.
-var errReaderPanicked = errors.New("the connection's reader failed")

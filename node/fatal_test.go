@@ -39,7 +39,7 @@ func TestPanicIsAFatalStopThatRunReturns(t *testing.T) {
 	})
 	opt.timings = func(tm *timings) {
 		tm.killReserve = time.Second
-		tm.beforeDecode = func(int) {
+		tm.BeforeDecode = func(int) {
 			if boom.Load() {
 				panic("injected decoder failure")
 			}

@@ -39,10 +39,10 @@ func (h *harness) stop() { h.stopWith(nil) }
 // testTimings are production behaviour at test speed.
 func testTimings() timings {
 	t := defaultTimings()
-	t.retry = hubconn.RetryPolicy{Steps: []time.Duration{10 * time.Millisecond}, Floor: 10 * time.Millisecond, Ceiling: 50 * time.Millisecond, Patience: time.Hour, Max: 50 * time.Millisecond}
-	t.connsPerMinute = 0
-	t.reregister = nil
-	t.closeWait = 2 * time.Second
+	t.Retry = hubconn.RetryPolicy{Steps: []time.Duration{10 * time.Millisecond}, Floor: 10 * time.Millisecond, Ceiling: 50 * time.Millisecond, Patience: time.Hour, Max: 50 * time.Millisecond}
+	t.ConnsPerMinute = 0
+	t.Reregister = nil
+	t.CloseWait = 2 * time.Second
 	return t
 }
 

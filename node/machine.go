@@ -24,9 +24,9 @@ func WithVersion(v string) Option {
 	return func(n *Node) { n.version = v }
 }
 
-func (n *Node) capabilities(st *settings) wsproto.Capabilities {
+func (n *Node) capabilities(labels map[string]string) wsproto.Capabilities {
 	c := wsproto.Capabilities{CancelTool: true, OS: runtime.GOOS, Arch: runtime.GOARCH, Version: n.version,
-		Labels: st.cfg.Node.Labels, GPUs: n.gpus()}
+		Labels: labels, GPUs: n.gpus()}
 	c.Hostname, _ = os.Hostname()
 	if n.sandbox != nil {
 		st := n.sandbox.Status()

@@ -130,21 +130,3 @@ func (n *Node) localName(cfg config.Config, wire string) (string, bool) {
 	}
 	return wire, cfg.WireName(wire) == wire
 }
-
-// sameWireNames: a and b give every tool the same name on the server.
-func sameWireNames(a, b config.Config) bool {
-	if a.Node.ToolNames != b.Node.ToolNames {
-		return false
-	}
-	for name := range a.Tools {
-		if a.Tools[name].Name != b.Tools[name].Name {
-			return false
-		}
-	}
-	for name := range b.Tools {
-		if a.Tools[name].Name != b.Tools[name].Name {
-			return false
-		}
-	}
-	return true
-}

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"net/url"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/hubconn"
+	"github.com/vcpnode/vcpnode/hubsession"
 	"github.com/vcpnode/vcpnode/observer"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/placeholders/feed"
@@ -48,10 +48,8 @@ type Node struct {
 	extraTools []toolhost.Tool
 	plugins    *pluginRuntime // plugin host, callbacks and outbox (plugins.go)
 	mcp        *mcpRuntime    // MCP servers as tools (mcp.go)
-	// bridge reaches the server's own tools (bridge.go); nil in observer
-	// mode. sessionBridge is the same, as the session sees it.
-	bridge        *bridge.Client
-	sessionBridge serverTools
+	// bridge reaches the server's own tools (bridge.go); nil in observer mode.
+	bridge *bridge.Client
 	// localTools are this machine's tools in force, the registry without
 	// the server's (guarded by mu).
 	localTools []toolhost.Tool
@@ -60,32 +58,22 @@ type Node struct {
 	protected  []string // files never served, whatever the roots
 	onRefusal  func(kind, tool string, refused []sandbox.Refusal)
 
-	state     *stateBox
+	// hub keeps the node connected to the server: the reconnect loop, the
+	// session, the connection state (hub.go is what it asks of the node).
+	hub       *hubsession.Engine
 	version   string // sent to the server (machine.go)
 	gpuOnce   sync.Once
 	gpuList   []wsproto.GPU
 	authWay   hubconn.Remembered // the way the key was taken last ([hub] auth)
 	hurry     chan struct{}
 	hurryOnce sync.Once
-	reconnect chan struct{}
-	// bg holds goroutines that outlive a session (cancelling its calls
-	// after the grace); Run waits for them.
-	bg      sync.WaitGroup
-	ran     atomic.Bool // Run was called
-	failure runFailure  // why Run stopped unasked (fatal.go)
-	// restart asks the current session to close so the loop reconnects at
-	// once: the server cannot update or remove registered tools otherwise.
-	restart chan struct{}
-	// hold keeps register_tools back until Register ([node] register = false; register.go).
-	hold   *registerHold
-	holdMu sync.Mutex
+	ran       atomic.Bool // Run was called
+	failure   runFailure  // why Run stopped unasked (fatal.go)
 	// mode is config.Config.Mode at New: a reload does not change it.
 	mode string
 
 	tel *telemetry // status, metrics and audit trail (metrics.go; the audit trail is events.Audit)
 
-	decodeBudget *budget               // frames read, not yet decoded (session_read.go)
-	warnings     *toolhost.WarnLimiter // warnings the server can cause at any rate
 	// notifier tells the service manager about reloads; nil: none.
 	notifier ReloadNotifier
 
@@ -109,10 +97,10 @@ type settings struct {
 	cfg    config.Config
 	hubURL *url.URL // carries the key: never log it, use RedactedURL
 	key    string   // for the observer URLs: never log it
-	// keyFileSum is hub.key_file's content (hashed) just before key was
-	// read: what a dropped-handshake backoff compares the file with.
-	keyFileSum [sha256.Size]byte
-	name       string
+	name   string
+	// hub is the same, as the hub session reads it, with the key file's
+	// content before the key was read.
+	hub *hubsession.Settings
 
 	placeholderJobs []placeholders.Job // feed.Feed.Jobs
 }
@@ -171,24 +159,18 @@ func withTimings(t timings) Option {
 // does no network I/O.
 func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	n := &Node{
-		log:       log,
-		addrs:     localIPs,
-		timings:   defaultTimings(),
-		state:     newStateBox(),
-		hurry:     make(chan struct{}),
-		reconnect: make(chan struct{}, 1),
-		restart:   make(chan struct{}, 1),
-		getenv:    os.Getenv,
+		log:     log,
+		addrs:   localIPs,
+		timings: defaultTimings(),
+		hurry:   make(chan struct{}),
+		getenv:  os.Getenv,
 	}
 	n.trees = proctree.NewLazy(log)
 	for _, o := range opts {
 		o(n)
 	}
-	n.hold = newRegisterHold(cfg.Node.Register)
 	n.mode = cfg.Mode()
 	n.newBridge() // bridge.go
-	n.decodeBudget = newBudget(n.timings.decodeBudget)
-	n.warnings = toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now)
 	n.baseCfg = cfg
 	cfg, ov, ovPath := n.withOverrides(cfg)
 	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})
@@ -199,6 +181,14 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	}
 	n.ph = feed.New(feed.Options{Log: log, Trees: n.trees.Get, Sandbox: n.sandbox, Guard: n.guard, Sources: n.phSources})
 	n.plugins = newPluginRuntime(log, n.getenv, n.trees, n.sandbox)
+	var serverTools hubsession.ServerTools // none in observer mode
+	if n.bridge != nil {
+		serverTools = n.bridge
+	}
+	n.hub = hubsession.New(hubHost{n}, hubsession.Options{
+		Log: log, Register: cfg.Node.Register, Timings: n.timings.Timings, Auth: &n.authWay,
+		Feed: n.ph, OutboxReady: n.plugins.outboxReady, Bridge: serverTools,
+	})
 	n.mcp = newMCPRuntime(log, n.getenv, n.trees, n.sandbox)
 	fail := func(err error) (*Node, error) {
 		n.plugins.close()
@@ -250,15 +240,10 @@ func (n *Node) Hurry() {
 }
 
 // Reconnect cuts a backoff wait short.
-func (n *Node) Reconnect() {
-	select {
-	case n.reconnect <- struct{}{}:
-	default:
-	}
-}
+func (n *Node) Reconnect() { n.hub.Reconnect() }
 
 // State returns a snapshot of the connection and a channel closed at the next change.
-func (n *Node) State() (ConnState, <-chan struct{}) { return n.state.get() }
+func (n *Node) State() (ConnState, <-chan struct{}) { return n.hub.State() }
 
 // Tools lists every registered tool with its exposure, timeout and limit.
 func (n *Node) Tools() []toolhost.ToolInfo { return n.disp.Tools() }
@@ -305,7 +290,7 @@ func (n *Node) Run(ctx context.Context) error {
 		<-ctx.Done()
 		// Refusing first: whoever sees "stopping" sees new calls refused.
 		n.disp.StopAccepting()
-		n.state.update(func(s *ConnState) { s.Phase = PhaseStopping })
+		n.hub.SetPhase(PhaseStopping)
 		grace := n.settings().cfg.Node.ShutdownGrace.D()
 		finish := finishWithin(grace, n.timings.killReserve)
 		n.log.Info().Dur("grace", grace).Dur("calls_may_run", finish).
@@ -334,7 +319,7 @@ func (n *Node) Run(ctx context.Context) error {
 		n.guard("approval events", func() { n.publishLocalApprovals(ctx) })
 	}()
 	if n.mode != config.ModeObserver {
-		n.guard("connect loop", func() { n.connectLoop(ctx, drained) })
+		n.guard("connect loop", func() { n.hub.Run(ctx, drained) })
 	} else {
 		// Observer mode: no node connection, only the observer channels.
 		n.log.Info().Msg("observer mode: no distributed session; only the observer channels")
@@ -343,7 +328,7 @@ func (n *Node) Run(ctx context.Context) error {
 	waitObservers()
 	<-approvalsDone
 	wg.Wait()
-	n.bg.Wait()
+	n.hub.Wait()
 	stopPlaceholders()
 	stopPlugins() // after the drain: in-flight plugin calls were given their grace
 	stopMCP()
@@ -352,7 +337,7 @@ func (n *Node) Run(ctx context.Context) error {
 		n.bridge.Close()
 	}
 	n.trees.Close() // every process starter has stopped
-	n.state.update(func(s *ConnState) { s.Phase = PhaseStopped })
+	n.hub.SetPhase(PhaseStopped)
 	if err := n.failed(); err != nil {
 		n.log.Error().Err(err).Msg("stopped after a fatal failure")
 		return err

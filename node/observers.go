@@ -22,7 +22,7 @@ func (n *Node) initEvents(cfg config.Config) {
 	if cfg.Observer.Notify {
 		opts.Notify = observer.NewDesktopNotifier(n.log, n.getenv)
 	}
-	t := observer.Timings{Retry: n.timings.retry, Jitter: n.timings.jitter, PerMinute: n.timings.connsPerMinute, Burst: n.timings.connBurst}
+	t := observer.Timings{Retry: n.timings.Retry, Jitter: n.timings.Jitter, PerMinute: n.timings.ConnsPerMinute, Burst: n.timings.ConnBurst}
 	if n.timings.observerRetry != nil {
 		t.Retry = *n.timings.observerRetry
 	}
@@ -58,15 +58,15 @@ func (n *Node) runObservers(ctx context.Context) (wait func()) {
 // now, and the tools are registered only once VCPlog is back (or after
 // wait, with a warning), so no call of them can wait on an approval this
 // node never heard of.
-func (n *Node) approvalChannelFirst(ctx context.Context, st *settings) {
+func (n *Node) approvalChannelFirst(ctx context.Context, cfg config.Config) {
 	if n.mode != config.ModeBoth {
 		return
 	}
 	n.obs.Kick()
-	if !slices.Contains(st.cfg.Observer.Channels, "VCPlog") {
+	if !slices.Contains(cfg.Observer.Channels, "VCPlog") {
 		return
 	}
-	wait := min(st.cfg.Hub.HandshakeTimeout.D(), st.cfg.Hub.PingInterval.D())
+	wait := min(cfg.Hub.HandshakeTimeout.D(), cfg.Hub.PingInterval.D())
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if err := n.obs.WaitConnected(ctx, "VCPlog"); err != nil {

@@ -19,9 +19,9 @@ import (
 func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
 	clk := newFakeClock()
 	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
-		tm.retry = hubconn.DefaultRetryPolicy()
-		tm.clock = clk
-		tm.jitter = func() float64 { return 0.5 }
+		tm.Retry = hubconn.DefaultRetryPolicy()
+		tm.Clock = clk
+		tm.Jitter = func() float64 { return 0.5 }
 	}})
 	first := h.accept()
 	h.hub.RefuseHandshakes(-1)
@@ -32,13 +32,13 @@ func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
 	// registered, so no drop is taken for an outage behind a proxy
 	// (TestDroppedHandshakesJustAfterASessionAreAnOutage).
 	p := hubconn.DefaultRetryPolicy()
-	for i := range h.node.timings.emptyHandshakesBeforeHint {
+	for i := range h.node.timings.EmptyHandshakesBeforeHint {
 		w := clk.next(h.ctx, t)
 		if !within(w.d, p.Steps[i]) {
 			t.Fatalf("wait %d = %v, want about %v", i, w.d, p.Steps[i])
 		}
 		if i == 0 {
-			clk.advance(h.node.timings.droppedHandshakeGrace)
+			clk.advance(h.node.timings.DroppedHandshakeGrace)
 		}
 		clk.fire(w)
 	}
@@ -46,7 +46,7 @@ func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
 	for i, want := range []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, time.Minute, time.Minute} {
 		last = clk.next(h.ctx, t)
 		if last.d != want {
-			t.Fatalf("wait after dropped handshake %d = %v, want %v", i+h.node.timings.emptyHandshakesBeforeHint, last.d, want)
+			t.Fatalf("wait after dropped handshake %d = %v, want %v", i+h.node.timings.EmptyHandshakesBeforeHint, last.d, want)
 		}
 		if i < 5 {
 			clk.fire(last)
@@ -88,15 +88,15 @@ func TestDroppedHandshakesJustAfterASessionAreAnOutage(t *testing.T) {
 	clk := newFakeClock()
 	// The key in the path only: each attempt is one handshake the hub refuses.
 	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Hub.Auth = "path" }, timings: func(tm *timings) {
-		tm.retry = hubconn.DefaultRetryPolicy()
-		tm.clock = clk
-		tm.jitter = func() float64 { return 0.5 }
+		tm.Retry = hubconn.DefaultRetryPolicy()
+		tm.Clock = clk
+		tm.Jitter = func() float64 { return 0.5 }
 	}})
 	first := h.accept()
 	if _, err := first.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
 		t.Fatal(err)
 	}
-	drops := 3 * h.node.timings.emptyHandshakesBeforeHint
+	drops := 3 * h.node.timings.EmptyHandshakesBeforeHint
 	h.hub.RefuseHandshakes(drops)
 	first.Drop()
 
@@ -140,9 +140,9 @@ func startWithWrongKeyFile(t *testing.T) (*harness, *fakeClock, string) {
 	h := startHarness(t, harnessOpt{
 		config: func(c *config.Config) { c.Hub.Key, c.Hub.KeyFile = "", keyFile },
 		timings: func(tm *timings) {
-			tm.retry = hubconn.DefaultRetryPolicy()
-			tm.clock = clk
-			tm.keyFilePoll = 10 * time.Millisecond
+			tm.Retry = hubconn.DefaultRetryPolicy()
+			tm.Clock = clk
+			tm.KeyFilePoll = 10 * time.Millisecond
 		},
 	})
 	return h, clk, keyFile
@@ -152,12 +152,12 @@ func startWithWrongKeyFile(t *testing.T) (*harness, *fakeClock, string) {
 // node notices and connects at once, with the new key.
 func TestChangedKeyFileRetriesAtOnce(t *testing.T) {
 	h, clk, keyFile := startWithWrongKeyFile(t)
-	for range h.node.timings.emptyHandshakesBeforeHint {
+	for range h.node.timings.EmptyHandshakesBeforeHint {
 		clk.fire(clk.next(h.ctx, t))
 	}
 	w := clk.next(h.ctx, t) // the first long wait: left pending
 	if w.d < 5*time.Second {
-		t.Fatalf("wait after %d dropped handshakes = %v, want the long backoff", h.node.timings.emptyHandshakesBeforeHint, w.d)
+		t.Fatalf("wait after %d dropped handshakes = %v, want the long backoff", h.node.timings.EmptyHandshakesBeforeHint, w.d)
 	}
 	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -69,9 +69,9 @@ func within(d, step time.Duration) bool {
 func TestReconnectLoopScheduleAndReset(t *testing.T) {
 	clk := newFakeClock()
 	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
-		tm.retry = hubconn.DefaultRetryPolicy()
-		tm.clock = clk
-		tm.jitter = func() float64 { return 0.999 }
+		tm.Retry = hubconn.DefaultRetryPolicy()
+		tm.Clock = clk
+		tm.Jitter = func() float64 { return 0.999 }
 	}})
 	first := h.accept()
 	if _, err := first.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
@@ -134,7 +134,7 @@ func TestReconnectFlappingServer(t *testing.T) {
 	}
 	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
 		d := defaultTimings()
-		tm.retry, tm.connsPerMinute, tm.connBurst = d.retry, d.connsPerMinute, d.connBurst
+		tm.Retry, tm.ConnsPerMinute, tm.ConnBurst = d.Retry, d.ConnsPerMinute, d.ConnBurst
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

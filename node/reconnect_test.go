@@ -76,7 +76,7 @@ func TestAnswersServerPings(t *testing.T) {
 }
 
 func TestOversizedFrameEndsOnlyTheSession(t *testing.T) {
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.readLimit = 4 * config.KiB }})
+	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.ReadLimit = 4 * config.KiB }})
 	first := h.accept()
 	big := `{"type":"some_broadcast","data":{"blob":"` + strings.Repeat("z", 8*config.KiB) + `"}}`
 	if err := first.SendRaw(h.ctx, []byte(big)); err != nil {
@@ -91,7 +91,7 @@ func TestOversizedFrameEndsOnlyTheSession(t *testing.T) {
 
 func TestReregistersAfterConnecting(t *testing.T) {
 	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
-		tm.reregister = []time.Duration{10 * time.Millisecond, 30 * time.Millisecond}
+		tm.Reregister = []time.Duration{10 * time.Millisecond, 30 * time.Millisecond}
 	}})
 	c := h.accept()
 	for i := range 3 {
@@ -120,7 +120,7 @@ func TestEmptyHandshakesGiveAHintOnce(t *testing.T) {
 	// No grace after the session: whether the drop lands before or after
 	// the node has registered, every dropped handshake counts at once
 	// (the grace has its own test, TestDroppedHandshakesJustAfterASessionAreAnOutage).
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.droppedHandshakeGrace = 0 }})
+	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.DroppedHandshakeGrace = 0 }})
 	c := h.accept()
 	h.waitState("registered", func(s ConnState) bool { return s.Registered })
 	h.hub.RefuseHandshakes(-1)
@@ -142,7 +142,7 @@ func TestEmptyHandshakesGiveAHintOnce(t *testing.T) {
 
 func TestReconnectCutsTheBackoffShort(t *testing.T) {
 	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
-		tm.retry = hourRetries()
+		tm.Retry = hourRetries()
 	}})
 	first := h.accept()
 	first.Drop()

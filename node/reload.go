@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 
 	"reflect"
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/hubsession"
 	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
@@ -68,26 +68,12 @@ func (n *Node) reload(base config.Config) (controlapi.ReloadReport, error) {
 	for _, w := range warnings {
 		n.log.Warn().Msg(w)
 	}
-	if !sameHub(old, st) || !sameManifests(before, after) || placeholdersRemoved {
+	if !hubsession.SameHub(old.hub, st.hub) || !sameManifests(before, after) || placeholdersRemoved {
 		rep.Reconnected = true
-		n.restartSession()
+		n.hub.Restart()
 	}
 	n.log.Info().Strs("changed", rep.Changed).Bool("reconnect", rep.Reconnected).Msg("config reloaded")
 	return rep, nil
-}
-
-// restartSession makes the connected session close and the loop reconnect at
-// once; while disconnected it cuts the backoff short, since the next attempt
-// already uses the new settings.
-func (n *Node) restartSession() {
-	if s, _ := n.state.get(); s.Phase == PhaseConnected {
-		select {
-		case n.restart <- struct{}{}:
-		default:
-		}
-		return
-	}
-	n.Reconnect()
 }
 
 // CallLocal runs a tool through the same pipeline as a remote call (limits,
@@ -101,13 +87,6 @@ func (n *Node) CallLocal(ctx context.Context, requestID, tool string, args map[s
 		return toolhost.Outcome{RequestID: requestID, Err: fmt.Sprintf("request id %q is already in flight", requestID)}
 	}
 	return <-done
-}
-
-// sameHub says whether two settings connect the same way, as the same node.
-func sameHub(a, b *settings) bool {
-	return a.hubURL.String() == b.hubURL.String() && a.name == b.name && a.cfg.Hub == b.cfg.Hub &&
-		maps.Equal(a.cfg.Node.Labels, b.cfg.Node.Labels) && // sent with register_tools
-		sameWireNames(a.cfg, b.cfg) // names.go
 }
 
 func sameManifests(a, b []json.RawMessage) bool {

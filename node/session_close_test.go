@@ -78,7 +78,7 @@ func resultBeforeClose(t *testing.T, h *harness, c *fakehub.Conn, requestID, wan
 func TestShutdownAnswersCallsReadBeforeTheCloseFrame(t *testing.T) {
 	closing, proceed := make(chan struct{}), make(chan struct{})
 	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
-		tm.beforeClose = func() { close(closing); <-proceed }
+		tm.BeforeClose = func() { close(closing); <-proceed }
 	}})
 	reached, release := holdReply(h.node, "late")
 	c := h.accept()
@@ -126,7 +126,7 @@ func TestRestartAnswersCallsReadBeforeTheCloseFrame(t *testing.T) {
 	case <-h.ctx.Done():
 		t.Fatal("the call was never run")
 	}
-	h.node.restartSession()
+	h.node.hub.Restart()
 	h.waitCloseOrLog(c, "answering the calls already read")
 	close(release)
 	resultBeforeClose(t, h, c, "busy", "")
@@ -138,7 +138,7 @@ func TestRestartAnswersCallsReadBeforeTheCloseFrame(t *testing.T) {
 func TestCallsOfAnEndedConnectionAreCancelled(t *testing.T) {
 	gate := newGateTool()
 	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, timings: func(tm *timings) {
-		tm.sessionCallGrace = 50 * time.Millisecond
+		tm.SessionCallGrace = 50 * time.Millisecond
 	}})
 	c := h.accept()
 	for _, id := range []string{"a", "b"} {
@@ -170,7 +170,7 @@ func TestCallsOfAnEndedConnectionAreCancelled(t *testing.T) {
 func TestCallOfAnEndedConnectionMayFinishWithinTheGrace(t *testing.T) {
 	gate := newGateTool()
 	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, timings: func(tm *timings) {
-		tm.sessionCallGrace = time.Hour
+		tm.SessionCallGrace = time.Hour
 	}})
 	c := h.accept()
 	if err := c.Execute(h.ctx, wsproto.ExecuteTool{RequestID: "slow", ToolName: "Gate"}); err != nil {

@@ -28,7 +28,7 @@ func TestEndedConnectionsCallsNeverDelayTheNext(t *testing.T) {
 			c.Node.MaxConcurrent = 2
 			c.Node.ExposedTools = append(c.Node.ExposedTools, "Mark")
 		},
-		timings: func(tm *timings) { tm.sessionCallGrace = time.Minute },
+		timings: func(tm *timings) { tm.SessionCallGrace = time.Minute },
 	})
 	defer close(gate.release)
 	first := h.accept()

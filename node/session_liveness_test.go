@@ -40,7 +40,7 @@ func liveHarness(t *testing.T, o harnessOpt) (*harness, *freezer) {
 	})
 	base := o.timings
 	o.timings = func(tm *timings) {
-		tm.busyWait = time.Minute
+		tm.BusyWait = time.Minute
 		if base != nil {
 			base(tm)
 		}
@@ -173,8 +173,8 @@ func TestFrozenServerWhileTheDecoderIsFullIsDetected(t *testing.T) {
 	hold := make(chan struct{})
 	var held atomic.Bool
 	h, fz := liveHarness(t, harnessOpt{timings: func(tm *timings) {
-		tm.decodeBudget = 64 * config.KiB
-		tm.beforeDecode = func(n int) {
+		tm.DecodeBudget = 64 * config.KiB
+		tm.BeforeDecode = func(n int) {
 			if n > heldSize && held.CompareAndSwap(false, true) {
 				<-hold
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/hubsession"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -65,7 +66,7 @@ func TestLargeFrameKeepsTheConnection(t *testing.T) {
 			c.Node.ExposedTools = append(c.Node.ExposedTools, "Size")
 		},
 		timings: func(tm *timings) {
-			tm.beforeDecode = func(n int) {
+			tm.BeforeDecode = func(n int) {
 				if n > size {
 					close(decoding)
 					<-resume
@@ -146,8 +147,8 @@ func TestFrameOverTheDecodeBudgetIsAnsweredBusy(t *testing.T) {
 			c.Node.ExposedTools = append(c.Node.ExposedTools, "Size")
 		},
 		timings: func(tm *timings) {
-			tm.decodeBudget = 8 * config.KiB
-			tm.busyWait = 20 * time.Millisecond
+			tm.DecodeBudget = 8 * config.KiB
+			tm.BusyWait = 20 * time.Millisecond
 		},
 	})
 	c := h.accept()
@@ -208,7 +209,7 @@ func TestGarbageFloodLogsBoundedLines(t *testing.T) {
 			t.Errorf("a log line of %d bytes: %.200s…", len(line), line)
 		}
 	}
-	if strings.Count(logs, strings.Repeat("r", maxLogValue+1)) != 0 {
+	if strings.Count(logs, strings.Repeat("r", hubsession.MaxLogValue+1)) != 0 {
 		t.Error("a request id longer than the clip length reached the log")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/hubsession"
 	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/builtin"
@@ -112,10 +113,10 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 		return nil, err
 	}
 	// The key file's content as of before the key is read: a change made
-	// at any moment after this differs from it (reconnect.go).
+	// at any moment after this differs from it (hubsession.Settings).
 	var keyFileSum [sha256.Size]byte
 	if cfg.Hub.KeyFile != "" {
-		keyFileSum = fileSum(cfg.Hub.KeyFile)
+		keyFileSum = hubsession.FileSum(cfg.Hub.KeyFile)
 	}
 	key, err := cfg.Key(n.getenv)
 	if err != nil {
@@ -125,10 +126,11 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &settings{cfg: cfg, hubURL: hubURL, key: key, keyFileSum: keyFileSum, name: cfg.Hub.Name}
+	st := &settings{cfg: cfg, hubURL: hubURL, key: key, name: cfg.Hub.Name}
 	if st.name == "" {
 		st.name, _ = os.Hostname()
 	}
+	st.hub = &hubsession.Settings{Config: cfg, HubURL: hubURL, Key: key, KeyFileSum: keyFileSum, Name: st.name}
 	if len(cfg.MCP.Servers) > 0 {
 		if err := n.mcp.checkOpen(); err != nil {
 			return nil, err

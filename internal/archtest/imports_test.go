@@ -73,6 +73,9 @@ func TestImportDirections(t *testing.T) {
 		{module + "/events", true, []string{gorilla, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The observer channels reach the socket through hubconn only.
 		{module + "/observer", true, []string{module + "/node", module + "/cmd/vcpnode"}},
+		// The hub session reaches the socket through hubconn and the node
+		// through its Host interface; the bridge through ServerTools.
+		{module + "/hubsession", true, []string{module + "/node", module + "/cmd/vcpnode", module + "/control", module + "/observer", module + "/bridge"}},
 		// The systemd notifier knows the sd_notify socket only.
 		{module + "/sdnotify", true, []string{gorilla, module + "/node", module + "/wsproto", module + "/hubconn", module + "/cmd/vcpnode"}},
 		// The outbox knows files and plugin names, not connections.
@@ -131,6 +134,9 @@ func TestModuleImportsAllowed(t *testing.T) {
 		"events": {"config", "controlapi", "toolhost"},
 		// The observer channels: liveness is hubconn's, events go to events.
 		"observer": {"config", "controlapi", "events", "hubconn", "toolhost", "wsproto"},
+		// The hub session: liveness is hubconn's, calls and tools the
+		// node's (Host), placeholder pushes the feed's, callbacks the outbox's.
+		"hubsession": {"config", "controlapi", "hubconn", "internal/inflight", "outbox", "placeholders/feed", "toolhost", "wsproto"},
 		// sd_notify: the status line is redacted with config's rule.
 		"sdnotify": {"config"},
 		// The outbox stores callbacks; the session hands it a send function.
@@ -353,8 +359,8 @@ var floors = [][]string{
 	{"toolhost/files", "toolhost/plugin", "toolhost/mcp", "toolhost/textproto", "toolhost/builtin", "toolhost/direct",
 		"bridge", "outbox"},
 	// The config turned into options, the control API and its servers,
-	// events, the placeholder feed, the observer channels.
-	{"toolconfig", "controlapi", "control", "events", "placeholders/feed", "observer", "internal/controltest"},
+	// events, the placeholder feed, the observer channels, the hub session.
+	{"toolconfig", "controlapi", "control", "events", "placeholders/feed", "observer", "hubsession", "internal/controltest"},
 	// The daemon's composition.
 	{"node"},
 	// Programs.

@@ -1,4 +1,4 @@
-package node
+package hubsession
 
 import (
 	"encoding/json"
@@ -134,18 +134,18 @@ func (s *session) discardQueued() {
 // startOutbox begins the outbox's part of a new connection: what an earlier
 // one wrote without confirmation goes out again first, and pongs confirm.
 func (s *session) startOutbox() {
-	s.n.plugins.outbox().Rewind()
-	s.conn.OnPong(func(data string) { s.n.plugins.outbox().Confirm(data) })
+	s.e.host.Outbox().Rewind()
+	s.conn.OnPong(func(data string) { s.e.host.Outbox().Confirm(data) })
 }
 
 // sendOutbox writes the stored callbacks on this connection, in order, and
 // then a ping, whose pong confirms them promptly. It runs in the session's
 // writer (run), like every other data frame.
 func (s *session) sendOutbox() error {
-	box := s.n.plugins.outbox()
+	box := s.e.host.Outbox()
 	before := box.Mark()
 	err := box.Drain(func(body json.RawMessage) error {
-		return s.writeMessage(wsproto.PluginCallbackForward{ServerName: s.st.name, CallbackData: body})
+		return s.writeMessage(wsproto.PluginCallbackForward{ServerName: s.st.Name, CallbackData: body})
 	})
 	if m := box.Mark(); err == nil && m != before && m != "" {
 		return s.conn.PingWith(m)
@@ -155,9 +155,9 @@ func (s *session) sendOutbox() error {
 
 // ping is the session's periodic ping; it also confirms the callbacks
 // written so far.
-func (s *session) ping() error { return s.conn.PingWith(s.n.plugins.outbox().Mark()) }
+func (s *session) ping() error { return s.conn.PingWith(s.e.host.Outbox().Mark()) }
 
 // writePlaceholders sends placeholder values (the feed's Push decides which).
 func (s *session) writePlaceholders(values map[string]string) error {
-	return s.writeMessage(wsproto.UpdateStaticPlaceholders{ServerName: s.st.name, Placeholders: values})
+	return s.writeMessage(wsproto.UpdateStaticPlaceholders{ServerName: s.st.Name, Placeholders: values})
 }

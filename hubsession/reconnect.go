@@ -1,4 +1,4 @@
-package node
+package hubsession
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/hubconn"
-	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
 // connectLoop dials, runs a session, and waits between attempts, until ctx
@@ -18,10 +18,10 @@ import (
 // accepted and register_tools sent, however short the session then is; the
 // connection limiter, not slow retries, protects the server from a node
 // whose sessions keep dying.
-func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
-	clk := n.timings.clock
-	sched := hubconn.NewRetrySchedule(n.timings.retry, clk.Now, n.timings.jitter)
-	limit := hubconn.NewConnLimiter(n.timings.connsPerMinute, n.timings.connBurst, clk.Now)
+func (e *Engine) connectLoop(ctx context.Context, drained <-chan struct{}) {
+	clk := e.timings.Clock
+	sched := hubconn.NewRetrySchedule(e.timings.Retry, clk.Now, e.timings.Jitter)
+	limit := hubconn.NewConnLimiter(e.timings.ConnsPerMinute, e.timings.ConnBurst, clk.Now)
 
 	emptyHandshakes := 0
 	hinted, limited := false, false
@@ -33,70 +33,70 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 	// settings' key was read from, or the content of a change already
 	// acted on whose re-read failed (so it does not wake every wait).
 	var keyBase struct {
-		st  *settings
+		st  *Settings
 		sum [sha256.Size]byte
 	}
 	for ctx.Err() == nil {
 		if d := limit.Delay(); d > 0 {
 			if !limited {
 				limited = true
-				n.log.Warn().Int("per_minute", n.timings.connsPerMinute).Dur("wait", d.Round(time.Millisecond)).
+				e.log.Warn().Int("per_minute", e.timings.ConnsPerMinute).Dur("wait", d.Round(time.Millisecond)).
 					Msg("connecting too often: waiting before the next attempt to spare the server")
 			}
-			n.state.update(func(s *ConnState) { s.Phase = PhaseBackoff; s.RetryAt = clk.Now().Add(d) })
-			if !n.sleep(ctx, d) {
+			e.state.update(func(s *connState) { s.Phase = controlapi.PhaseBackoff; s.RetryAt = clk.Now().Add(d) })
+			if !e.sleep(ctx, d) {
 				return
 			}
 			continue
 		}
 		limited = false
-		n.state.update(func(s *ConnState) { s.Phase = PhaseConnecting; s.RetryAt = time.Time{} })
-		st := n.settings()
-		conn, err := n.dial(ctx, st)
+		e.state.update(func(s *connState) { s.Phase = controlapi.PhaseConnecting; s.RetryAt = time.Time{} })
+		st := e.host.Settings()
+		conn, err := e.dial(ctx, st)
 		if hubconn.ReachedServer(err) {
 			limit.Take()
 		}
 		if err == nil {
 			emptyHandshakes, hinted = 0, false
 			started := clk.Now()
-			n.state.update(func(s *ConnState) {
-				s.Phase = PhaseConnected
+			e.state.update(func(s *connState) {
+				s.Phase = controlapi.PhaseConnected
 				s.ServerID = ""
 				s.Attempt = 0
 				s.HandshakesDropped = 0
 				s.Sessions++
 			})
-			n.log.Info().Str("hub", config.RedactedURL(st.hubURL)).Msg("connected")
-			sess := newSession(n, conn, st)
+			e.log.Info().Str("hub", config.RedactedURL(st.HubURL)).Msg("connected")
+			sess := newSession(e, conn, st)
 			soakBrokenSessionStarted(sess)
 			err = sess.run(ctx, drained)
-			n.warnings.Flush(n.log)
+			e.warnings.Flush(e.log)
 			if sess.registered {
 				sched.Reset()
-				lastRegURL, lastRegEnd = st.hubURL.String(), clk.Now()
+				lastRegURL, lastRegEnd = st.HubURL.String(), clk.Now()
 			}
 			if ctx.Err() != nil {
 				return
 			}
 			if errors.Is(err, errRestartRequested) {
-				n.log.Info().Msg("reconnecting so the server sees the new tool set")
+				e.log.Info().Msg("reconnecting so the server sees the new tool set")
 				continue
 			}
-			n.log.Warn().Err(err).Dur("up", clk.Now().Sub(started).Round(time.Millisecond)).Msg("connection lost")
+			e.log.Warn().Err(err).Dur("up", clk.Now().Sub(started).Round(time.Millisecond)).Msg("connection lost")
 		} else {
 			if ctx.Err() != nil {
 				return
 			}
-			recent := st.hubURL.String() == lastRegURL && clk.Now().Sub(lastRegEnd) < n.timings.droppedHandshakeGrace
+			recent := st.HubURL.String() == lastRegURL && clk.Now().Sub(lastRegEnd) < e.timings.DroppedHandshakeGrace
 			switch {
 			case errors.Is(err, hubconn.ErrEmptyHandshake) && recent:
 				// The server took this key and path moments ago: an
 				// outage behind a proxy, not a wrong key. Ordinary schedule.
 			case errors.Is(err, hubconn.ErrEmptyHandshake):
 				emptyHandshakes++
-				if emptyHandshakes >= n.timings.emptyHandshakesBeforeHint && !hinted {
+				if emptyHandshakes >= e.timings.EmptyHandshakesBeforeHint && !hinted {
 					hinted = true
-					n.log.Warn().Int("attempts", emptyHandshakes).Dur("backing_off_to", maxDroppedHandshakeWait).
+					e.log.Warn().Int("attempts", emptyHandshakes).Dur("backing_off_to", maxDroppedHandshakeWait).
 						Msg(droppedHandshakesHint)
 				}
 			default:
@@ -108,27 +108,27 @@ func (n *Node) connectLoop(ctx context.Context, drained <-chan struct{}) {
 		// path far more often than an outage: past a few in a row they back
 		// off to a minute, sparing the server a log line every half second.
 		// A reload, `vcpnode reconnect` or a changed key file cuts it short.
-		dropped := emptyHandshakes >= n.timings.emptyHandshakesBeforeHint
+		dropped := emptyHandshakes >= e.timings.EmptyHandshakesBeforeHint
 		if dropped {
-			wait = max(wait, droppedHandshakeWait(emptyHandshakes-n.timings.emptyHandshakesBeforeHint))
+			wait = max(wait, droppedHandshakeWait(emptyHandshakes-e.timings.EmptyHandshakesBeforeHint))
 		}
 		msg := err.Error()
-		n.state.update(func(s *ConnState) {
-			s.Phase = PhaseBackoff
+		e.state.update(func(s *connState) {
+			s.Phase = controlapi.PhaseBackoff
 			s.Attempt = sched.Attempts()
 			s.RetryAt = clk.Now().Add(wait)
 			s.LastError = msg
 			s.HandshakesDropped = emptyHandshakes
 		})
-		n.log.Info().Err(err).Dur("retry_in", wait.Round(time.Millisecond)).Msg("will reconnect")
+		e.log.Info().Err(err).Dur("retry_in", wait.Round(time.Millisecond)).Msg("will reconnect")
 		var keyFile string
 		if dropped {
-			keyFile = st.cfg.Hub.KeyFile
+			keyFile = st.Config.Hub.KeyFile
 		}
 		if keyBase.st != st {
-			keyBase.st, keyBase.sum = st, st.keyFileSum
+			keyBase.st, keyBase.sum = st, st.KeyFileSum
 		}
-		if !n.sleepWatching(ctx, wait, keyFile, &keyBase.sum) {
+		if !e.sleepWatching(ctx, wait, keyFile, &keyBase.sum) {
 			return
 		}
 	}
@@ -168,9 +168,9 @@ func droppedHandshakeWait(k int) time.Duration {
 // made at any moment since (during the attempt, before this wait) ends the
 // wait at once; it becomes the content seen, so that a change whose
 // re-read fails wakes one wait, not every one.
-func (n *Node) sleepWatching(ctx context.Context, d time.Duration, keyFile string, was *[sha256.Size]byte) bool {
+func (e *Engine) sleepWatching(ctx context.Context, d time.Duration, keyFile string, was *[sha256.Size]byte) bool {
 	if keyFile == "" {
-		return n.sleep(ctx, d)
+		return e.sleep(ctx, d)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -179,31 +179,32 @@ func (n *Node) sleepWatching(ctx context.Context, d time.Duration, keyFile strin
 	base := *was
 	go func() {
 		defer close(watched)
-		if now, ok := watchFile(ctx, keyFile, base, n.timings.keyFilePoll); ok {
+		if now, ok := watchFile(ctx, keyFile, base, e.timings.KeyFilePoll); ok {
 			changed <- now
-			n.Reconnect()
+			e.Reconnect()
 		}
 	}()
-	ok := n.sleep(ctx, d)
+	ok := e.sleep(ctx, d)
 	cancel()
 	<-watched
 	select {
 	case now := <-changed:
 		*was = now
 		select {
-		case <-n.reconnect: // the watch's own, if the wait ended otherwise
+		case <-e.reconnect: // the watch's own, if the wait ended otherwise
 		default:
 		}
-		n.log.Info().Msg("the key file changed: re-reading the config and connecting now")
-		if _, err := n.Rescan(); err != nil {
-			n.log.Warn().Err(err).Msg("cannot re-read the config after the key file changed")
+		e.log.Info().Msg("the key file changed: re-reading the config and connecting now")
+		if err := e.host.Rescan(); err != nil {
+			e.log.Warn().Err(err).Msg("cannot re-read the config after the key file changed")
 		}
 	default:
 	}
 	return ok
 }
 
-func fileSum(path string) [sha256.Size]byte {
+// FileSum is the content of path, hashed: what Settings.KeyFileSum holds.
+func FileSum(path string) [sha256.Size]byte {
 	data, _ := os.ReadFile(path) // a missing file is a content too
 	return sha256.Sum256(data)
 }
@@ -214,7 +215,7 @@ func watchFile(ctx context.Context, path string, was [sha256.Size]byte, poll tim
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
-		if now := fileSum(path); now != was {
+		if now := FileSum(path); now != was {
 			return now, true
 		}
 		select {
@@ -226,14 +227,14 @@ func watchFile(ctx context.Context, path string, was [sha256.Size]byte, poll tim
 }
 
 // sleep waits d, or less when ctx ends (false) or `vcpnode reconnect` asks (true).
-func (n *Node) sleep(ctx context.Context, d time.Duration) bool {
-	fire, stop := n.timings.clock.Timer(d)
+func (e *Engine) sleep(ctx context.Context, d time.Duration) bool {
+	fire, stop := e.timings.Clock.Timer(d)
 	defer stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-n.reconnect:
-		n.log.Info().Msg("reconnecting now, as asked")
+	case <-e.reconnect:
+		e.log.Info().Msg("reconnecting now, as asked")
 		return true
 	case <-fire:
 		return true
@@ -242,77 +243,66 @@ func (n *Node) sleep(ctx context.Context, d time.Duration) bool {
 
 // dial opens the WebSocket, with the key where [hub] auth says (the way
 // that worked is in the state). Every error it returns is redacted.
-func (n *Node) dial(ctx context.Context, st *settings) (*hubconn.Conn, error) {
-	e := hubconn.Endpoint{Keyed: st.hubURL, Keyless: config.KeylessURL(st.hubURL), Key: st.key}
-	c, way, err := hubconn.DialAuth(ctx, e, st.cfg.Hub.Auth, &n.authWay, hubconn.Options{
-		HandshakeTimeout: st.cfg.Hub.HandshakeTimeout.D(),
-		Liveness:         hubconn.LivenessOf(st.cfg.Hub),
-		ReadLimit:        n.timings.readLimit,
+func (e *Engine) dial(ctx context.Context, st *Settings) (*hubconn.Conn, error) {
+	ep := hubconn.Endpoint{Keyed: st.HubURL, Keyless: config.KeylessURL(st.HubURL), Key: st.Key}
+	c, way, err := hubconn.DialAuth(ctx, ep, st.Config.Hub.Auth, e.authWay, hubconn.Options{
+		HandshakeTimeout: st.Config.Hub.HandshakeTimeout.D(),
+		Liveness:         hubconn.LivenessOf(st.Config.Hub),
+		ReadLimit:        e.timings.ReadLimit,
 	})
 	if err == nil {
-		n.state.update(func(s *ConnState) { s.Auth = way })
+		e.state.update(func(s *connState) { s.Auth = way })
 	}
 	return c, err
 }
 
-// Timings the reconnect loop and session use; tests shorten them.
-type timings struct {
-	retry                     hubconn.RetryPolicy // waits between attempts (hubconn/backoff.go)
-	connsPerMinute, connBurst int                 // connections that reach the server; 0: unlimited
-	clock                     hubconn.Clock
-	jitter                    func() float64  // uniform in [0, 1); nil: math/rand
-	reregister                []time.Duration // re-send register_tools this long after connecting
-	closeWait                 time.Duration   // how long to wait for the server's close reply
-	emptyHandshakesBeforeHint int
-	droppedHandshakeGrace     time.Duration // see defaultDroppedHandshakeGrace
-	keyFilePoll               time.Duration // how often a dropped-handshake backoff checks the key file
-	readLimit                 int64         // largest frame accepted from the server
+// Timings are the reconnect loop's and the session's intervals and
+// bounds; tests shorten them.
+type Timings struct {
+	Retry                     hubconn.RetryPolicy // waits between attempts (hubconn/backoff.go)
+	ConnsPerMinute, ConnBurst int                 // connections that reach the server; 0: unlimited
+	Clock                     hubconn.Clock
+	Jitter                    func() float64  // uniform in [0, 1); nil: math/rand
+	Reregister                []time.Duration // re-send register_tools this long after connecting
+	CloseWait                 time.Duration   // how long to wait for the server's close reply
+	EmptyHandshakesBeforeHint int
+	DroppedHandshakeGrace     time.Duration // see defaultDroppedHandshakeGrace
+	KeyFilePoll               time.Duration // how often a dropped-handshake backoff checks the key file
+	ReadLimit                 int64         // largest frame accepted from the server
 
-	// sessionCallGrace is how long calls of an ended connection may still
+	// SessionCallGrace is how long calls of an ended connection may still
 	// finish before they are cancelled.
-	sessionCallGrace time.Duration
+	SessionCallGrace time.Duration
 
-	// killReserve is the part of shutdown_grace kept for the kill step:
-	// plugin processes get SIGKILL this long after SIGTERM.
-	killReserve time.Duration
-
-	// beforeClose, if set, runs when a session has decided to close and
+	// BeforeClose, if set, runs when a session has decided to close and
 	// before it stops taking calls: a seam for tests of that window.
-	beforeClose func()
-	// decodeBudget bounds the bytes of frames read but not yet decoded;
-	// a frame that finds no room within busyWait (at most half of what is
+	BeforeClose func()
+	// DecodeBudget bounds the bytes of frames read but not yet decoded;
+	// a frame that finds no room within BusyWait (at most half of what is
 	// left of the liveness window) is refused as "node busy".
-	// Above readLimit, so that a frame the server may send always fits.
-	decodeBudget int64
-	busyWait     time.Duration
-	// observerRetry, when set, is the observer channels' schedule instead
-	// of retry: a seam for tests of a node connection that comes back first.
-	observerRetry *hubconn.RetryPolicy
-	// gpuProc replaces /proc/driver/nvidia/gpus (tests).
-	gpuProc string
-	// bridgeListWait bounds the wait for the server's tool list (zero:
-	// the bridge's default).
-	bridgeListWait time.Duration
-	// beforeDecode, if set, runs on the decoder goroutine before each frame
+	// Above ReadLimit, so that a frame the server may send always fits.
+	DecodeBudget int64
+	BusyWait     time.Duration
+	// BeforeDecode, if set, runs on the decoder goroutine before each frame
 	// is decoded: a seam for tests that hold a decode to watch the reader.
-	beforeDecode func(frameBytes int)
+	BeforeDecode func(frameBytes int)
 }
 
-func defaultTimings() timings {
-	return timings{
-		retry:                     hubconn.DefaultRetryPolicy(),
-		connsPerMinute:            hubconn.DefaultConnsPerMinute,
-		connBurst:                 hubconn.DefaultConnBurst,
-		clock:                     hubconn.RealClock{},
-		reregister:                []time.Duration{10 * time.Second, 60 * time.Second},
-		closeWait:                 2 * time.Second,
-		emptyHandshakesBeforeHint: 3,
-		droppedHandshakeGrace:     defaultDroppedHandshakeGrace,
-		keyFilePoll:               time.Second,
-		readLimit:                 config.ServerFrameLimit,
-		sessionCallGrace:          5 * time.Second,
-		killReserve:               plugin.DefaultKillGrace,
-		decodeBudget:              config.ServerFrameLimit + 4*config.MiB,
-		busyWait:                  5 * time.Second,
+// DefaultTimings are the production ones.
+func DefaultTimings() Timings {
+	return Timings{
+		Retry:                     hubconn.DefaultRetryPolicy(),
+		ConnsPerMinute:            hubconn.DefaultConnsPerMinute,
+		ConnBurst:                 hubconn.DefaultConnBurst,
+		Clock:                     hubconn.RealClock{},
+		Reregister:                []time.Duration{10 * time.Second, 60 * time.Second},
+		CloseWait:                 2 * time.Second,
+		EmptyHandshakesBeforeHint: 3,
+		DroppedHandshakeGrace:     defaultDroppedHandshakeGrace,
+		KeyFilePoll:               time.Second,
+		ReadLimit:                 config.ServerFrameLimit,
+		SessionCallGrace:          5 * time.Second,
+		DecodeBudget:              config.ServerFrameLimit + 4*config.MiB,
+		BusyWait:                  5 * time.Second,
 	}
 }

@@ -1,4 +1,4 @@
-package node
+package hubsession
 
 import (
 	"context"
@@ -22,14 +22,16 @@ const outboxDepth = 256
 var (
 	errSessionEnded     = errors.New("the connection this message belonged to has ended")
 	errRestartRequested = errors.New("reconnect requested")
+	// errReaderPanicked ends a session whose reader panicked.
+	errReaderPanicked = errors.New("the connection's reader failed")
 )
 
 // session is one WebSocket connection to the hub. It owns conn: readLoop is
 // the only reader and run is the only writer of data frames (control frames
 // may go out from any goroutine). conn keeps the liveness (hubconn).
 type session struct {
-	n    *Node
-	st   *settings // the config this connection was made with
+	e    *Engine
+	st   *Settings // the config this connection was made with
 	conn *hubconn.Conn
 	log  zerolog.Logger
 	out  chan outFrame
@@ -49,17 +51,17 @@ type session struct {
 	// for the decoder belong to a dead connection and are dropped.
 	readEnded atomic.Bool
 	// bridgeOn is set before the reader may hand bridge frames on: the
-	// bridge knows this connection (bridge.go).
+	// bridge knows this connection (ServerTools.Connected).
 	bridgeOn atomic.Bool
 }
 
-func newSession(n *Node, conn *hubconn.Conn, st *settings) *session {
+func newSession(e *Engine, conn *hubconn.Conn, st *Settings) *session {
 	callCtx, cancelCalls := context.WithCancelCause(context.Background())
 	return &session{
-		n:           n,
+		e:           e,
 		st:          st,
 		conn:        conn,
-		log:         n.log,
+		log:         e.log,
 		out:         make(chan outFrame, outboxDepth),
 		done:        make(chan struct{}),
 		callCtx:     callCtx,
@@ -78,24 +80,24 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	// one: it registers the tools as they are now. Only hub settings changed
 	// by a reload that slipped in while dialing make it give way at once.
 	select {
-	case <-s.n.restart:
+	case <-s.e.restart:
 	default:
 	}
-	if !sameHub(s.st, s.n.settings()) {
-		s.n.restartSession()
+	if !SameHub(s.st, s.e.host.Settings()) {
+		s.e.Restart()
 	}
 
 	readerDone := make(chan error, 1)
 	go func() {
 		err := errReaderPanicked
 		defer func() { readerDone <- err }()
-		s.n.guard("session reader", func() { err = s.readLoop() })
+		s.e.host.Guard("session reader", func() { err = s.readLoop() })
 	}()
 	// Whatever ends the session, the reader must have returned before run does.
 	stop := func(err error) error {
 		close(s.done)
 		if s.bridgeOn.Load() {
-			s.n.sessionBridge.Disconnected() // its calls fail now, never hang
+			s.e.bridge.Disconnected() // its calls fail now, never hang
 		}
 		s.conn.Close()
 		readErr := <-readerDone
@@ -110,17 +112,17 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 		return err
 	}
 
-	s.n.approvalChannelFirst(ctx, s.st) // observers.go
+	s.e.host.Connected(ctx, s.st)
 	if err := s.sendState(); err != nil {
 		return stop(err)
 	}
 	s.registered = true
 	if s.toolsSent {
-		s.n.state.update(func(st *ConnState) { st.Registered = true })
+		s.e.state.update(func(st *connState) { st.Registered = true })
 	} else {
 		s.log.Info().Msg("connected with the tools held back until `vcpnode register` ([node] register = false)")
 	}
-	ph := s.n.ph.NewPush(s.st.cfg.Placeholders.PushInterval.D(), s.writePlaceholders, s.log)
+	ph := s.e.feed.NewPush(s.st.Config.Placeholders.PushInterval.D(), s.writePlaceholders, s.log)
 	defer ph.Stop()
 	if err := ph.SendSnapshot(); err != nil {
 		return stop(err)
@@ -129,14 +131,14 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 	if err := s.sendOutbox(); err != nil { // callbacks stored while disconnected
 		return stop(err)
 	}
-	if s.n.sessionBridge != nil {
+	if s.e.bridge != nil {
 		s.bridgeOn.Store(true)
-		s.n.sessionBridge.Connected(s.sendMessage) // asks for the server's tools
+		s.e.bridge.Connected(s.sendMessage) // asks for the server's tools
 	}
 
-	ping := time.NewTicker(s.st.cfg.Hub.PingInterval.D())
+	ping := time.NewTicker(s.st.Config.Hub.PingInterval.D())
 	defer ping.Stop()
-	rereg := s.n.timings.reregister
+	rereg := s.e.timings.Reregister
 	reregTimer := time.NewTimer(time.Hour)
 	reregTimer.Stop()
 	startRereg := func() {
@@ -155,7 +157,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 			if err := s.writeQueued(frame); err != nil { // session_write.go
 				return stop(err)
 			}
-		case <-s.n.plugins.outboxReady:
+		case <-s.e.outReady:
 			if err := s.sendOutbox(); err != nil {
 				return stop(err)
 			}
@@ -181,7 +183,7 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 				reregTimer.Reset(rereg[1] - rereg[0])
 			}
 			rereg = rereg[1:]
-		case <-s.n.hold.now:
+		case <-s.e.hold.now:
 			if s.toolsSent {
 				break // registered at connect: Register came before it
 			}
@@ -189,21 +191,21 @@ func (s *session) run(ctx context.Context, drained <-chan struct{}) error {
 				return stop(err)
 			}
 			s.toolsSent = true
-			s.n.state.update(func(st *ConnState) { st.Registered = true })
+			s.e.state.update(func(st *connState) { st.Registered = true })
 			s.log.Info().Msg("registered the tools")
 			startRereg()
 		case err := <-readerDone:
 			readerDone <- err // stop waits on it
 			return stop(err)
 		case <-drained:
-			if s.n.timings.beforeClose != nil {
-				s.n.timings.beforeClose()
+			if s.e.timings.BeforeClose != nil {
+				s.e.timings.BeforeClose()
 			}
-			s.answerPending(s.n.timings.closeWait) // session_calls.go
+			s.answerPending(s.e.timings.CloseWait) // session_calls.go
 			s.closeGracefully(readerDone, "node shutting down")
 			return stop(nil)
-		case <-s.n.restart:
-			s.answerPending(s.n.timings.closeWait)
+		case <-s.e.restart:
+			s.answerPending(s.e.timings.CloseWait)
 			s.closeGracefully(readerDone, "node reloading its tools")
 			return stop(errRestartRequested)
 		}
@@ -228,7 +230,7 @@ func (s *session) closeGracefully(readerDone chan error, reason string) {
 	if err := s.conn.SendClose(reason, hubconn.ControlWait); err != nil {
 		return
 	}
-	t := time.NewTimer(s.n.timings.closeWait)
+	t := time.NewTimer(s.e.timings.CloseWait)
 	defer t.Stop()
 	select {
 	case err := <-readerDone: // the server answered our close frame
@@ -247,7 +249,7 @@ func (s *session) handle(data []byte) {
 			// A call we cannot run is still a call the server waits on.
 			s.answer(toolhost.Outcome{RequestID: de.RequestID, Err: "the node could not read this call: " + err.Error()})
 		}
-		s.n.warnings.Warn(s.log, "malformed", func(e *zerolog.Event) {
+		s.e.warnings.Warn(s.log, "malformed", func(e *zerolog.Event) {
 			e.Err(err).Int("bytes", len(data)).Msg("ignored a malformed frame")
 		})
 		return
@@ -257,16 +259,16 @@ func (s *session) handle(data []byte) {
 		s.log.Debug().Str("request_id", clip(m.RequestID)).Str("tool", clip(m.ToolName)).Msg("execute_tool")
 		s.dispatch(m) // session_calls.go
 	case wsproto.CancelTool:
-		if s.n.disp.Cancel(m.RequestID) {
+		if s.e.host.Cancel(m.RequestID) {
 			s.log.Info().Str("request_id", clip(m.RequestID)).Msg("server cancelled a call after its own timeout")
 		}
 	case wsproto.VCPManifestResponse, wsproto.VCPToolResult, wsproto.VCPToolStatus:
 		if s.bridgeOn.Load() {
-			s.n.sessionBridge.Handle(m)
+			s.e.bridge.Handle(m)
 		}
 	case wsproto.ConnectionAck:
 		// Only recorded: old servers never send it, so nothing waits on it.
-		s.n.state.update(func(st *ConnState) { st.ServerID = m.ServerID })
+		s.e.state.update(func(st *connState) { st.ServerID = m.ServerID })
 		s.log.Info().Str("server_id", clip(m.ServerID)).Msg("server acknowledged the connection")
 	default:
 		s.log.Debug().Str("type", clip(string(msg.MessageType()))).Msg("ignored a frame the node does not handle")
@@ -314,7 +316,7 @@ func (s *session) sendResult(o toolhost.Outcome) {
 	}
 	if err := s.enqueue(out); err != nil {
 		out.discard()
-		s.n.warnings.Warn(s.log, "result-dropped", func(e *zerolog.Event) {
+		s.e.warnings.Warn(s.log, "result-dropped", func(e *zerolog.Event) {
 			e.Str("request_id", clip(o.RequestID)).Msg("result dropped: the connection that carried the call is gone, and the server has already failed it")
 		})
 	}
@@ -371,7 +373,7 @@ func (s *session) writeMessage(m wsproto.Message) error {
 // With the tools held back ([node] register = false), register_tools
 // waits for Register (register.go).
 func (s *session) sendState() error {
-	if s.n.hold.isAllowed() {
+	if s.e.hold.isAllowed() {
 		if err := s.writeMessage(s.registerTools()); err != nil {
 			return err
 		}
@@ -381,7 +383,7 @@ func (s *session) sendState() error {
 }
 
 func (s *session) registerTools() wsproto.RegisterTools {
-	tools, err := s.n.disp.Manifests()
+	tools, err := s.e.host.Manifests(s.st)
 	if err != nil {
 		// A manifest that cannot be built is left out rather than sent broken.
 		s.log.Error().Err(err).Msg("cannot build some tool manifests")
@@ -389,23 +391,20 @@ func (s *session) registerTools() wsproto.RegisterTools {
 	if tools == nil {
 		tools = []json.RawMessage{}
 	}
-	if renames(s.st.cfg) {
-		tools = wireManifests(s.st.cfg, tools) // names.go
-	}
 	return wsproto.RegisterTools{
-		ServerName:   s.st.name,
-		Capabilities: s.n.capabilities(s.st), // machine.go
+		ServerName:   s.st.Name,
+		Capabilities: s.e.host.Capabilities(s.st),
 		Tools:        tools,
 	}
 }
 
 func (s *session) reportIP() wsproto.ReportIP {
-	ips, err := s.n.addrs()
+	ips, err := s.e.host.LocalIPs()
 	if err != nil {
 		s.log.Warn().Err(err).Msg("cannot list local addresses; reporting none")
 	}
 	if ips == nil {
 		ips = []string{}
 	}
-	return wsproto.ReportIP{ServerName: s.st.name, LocalIPs: ips, PublicIP: s.st.cfg.Hub.PublicIP}
+	return wsproto.ReportIP{ServerName: s.st.Name, LocalIPs: ips, PublicIP: s.st.Config.Hub.PublicIP}
 }

@@ -1,4 +1,4 @@
-package node
+package hubsession
 
 import (
 	"bytes"
@@ -102,9 +102,9 @@ func (s *session) readLoop() error {
 		for in := range inbox {
 			// A panic is a fatal stop, but the frames read go on being
 			// handled (refused, since the node is stopping) and counted.
-			s.n.guard("session decoder", func() {
-				if s.n.timings.beforeDecode != nil {
-					s.n.timings.beforeDecode(len(in.frame))
+			s.e.host.Guard("session decoder", func() {
+				if s.e.timings.BeforeDecode != nil {
+					s.e.timings.BeforeDecode(len(in.frame))
 				}
 				// The server failed every call of a connection that has
 				// ended: running them would be work for nothing.
@@ -112,7 +112,7 @@ func (s *session) readLoop() error {
 					s.handle(in.frame)
 				}
 			})
-			s.n.decodeBudget.release(in.cost)
+			s.e.decodeBudget.release(in.cost)
 			if in.counted {
 				s.calls.End()
 			}
@@ -127,7 +127,7 @@ func (s *session) readLoop() error {
 		close(inbox)
 	}()
 
-	minCost := s.n.decodeBudget.size / inboxDepth
+	minCost := s.e.decodeBudget.size / inboxDepth
 	congested := false
 	for {
 		r, err := s.conn.NextReader()
@@ -146,7 +146,7 @@ func (s *session) readLoop() error {
 		if congested {
 			wait = 0
 		}
-		if !s.n.decodeBudget.acquire(cost, wait, s.done) {
+		if !s.e.decodeBudget.acquire(cost, wait, s.done) {
 			congested = true
 			s.refuseBusy(frame)
 			continue
@@ -206,7 +206,7 @@ func (s *session) dropQueued(inbox chan inbound) {
 		select {
 		case in := <-inbox:
 			dropped++
-			s.n.decodeBudget.release(in.cost)
+			s.e.decodeBudget.release(in.cost)
 			if in.counted {
 				s.calls.End()
 			}
@@ -225,7 +225,7 @@ func (s *session) dropQueued(inbox chan inbound) {
 // reader reads again (and sees a pong) before the window closes.
 func (s *session) roomWait() time.Duration {
 	left := time.Until(s.conn.LiveUntil())
-	return max(0, min(s.n.timings.busyWait, left/2))
+	return max(0, min(s.e.timings.BusyWait, left/2))
 }
 
 // refuseBusy answers a frame the decoder had no room for within busyWait:
@@ -235,27 +235,27 @@ func (s *session) refuseBusy(frame []byte) {
 	typ, id := wsproto.PeekCall(frame)
 	if typ == wsproto.TypeExecuteTool && id != "" {
 		s.answer(toolhost.Outcome{RequestID: id,
-			Err: fmt.Sprintf("node busy: %d bytes of frames are already waiting to be decoded; try again later", s.n.decodeBudget.size)})
+			Err: fmt.Sprintf("node busy: %d bytes of frames are already waiting to be decoded; try again later", s.e.decodeBudget.size)})
 	}
-	s.n.warnings.Warn(s.log, "busy", func(e *zerolog.Event) {
+	s.e.warnings.Warn(s.log, "busy", func(e *zerolog.Event) {
 		e.Str("type", clip(string(typ))).Str("request_id", clip(id)).Int("bytes", len(frame)).
 			Msg("node busy decoding earlier frames: refused a frame")
 	})
 }
 
-// Warnings the server can cause at any rate go through n.warnings, a
+// Warnings the server can cause at any rate go through e.warnings, a
 // toolhost.WarnLimiter; values taken from the wire are clipped.
 
-// maxLogValue bounds a value taken from the wire in a log line: a requestId
+// MaxLogValue bounds a value taken from the wire in a log line: a requestId
 // can be megabytes long.
-const maxLogValue = 128
+const MaxLogValue = 128
 
 // clip shortens a value from the wire for a log line, saying how long it was.
 func clip(s string) string {
-	if len(s) <= maxLogValue {
+	if len(s) <= MaxLogValue {
 		return s
 	}
-	cut := maxLogValue
+	cut := MaxLogValue
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}

@@ -1,6 +1,6 @@
 //go:build !soakbroken || !linux
 
-package node
+package hubsession
 
 import "github.com/vcpnode/vcpnode/toolhost"
 

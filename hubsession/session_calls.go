@@ -1,7 +1,6 @@
-package node
+package hubsession
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -17,18 +16,11 @@ func (s *session) dispatch(m wsproto.ExecuteTool) {
 		return
 	}
 	call := toolhost.Call{RequestID: m.RequestID, Args: m.ToolArgs, Context: m.VCPContext, Streams: true, Origin: s.origin}
-	s.n.callStarted(m.RequestID, m.ToolName, false)
 	reply := func(o toolhost.Outcome) {
 		s.sendResult(o)
 		s.calls.End()
 	}
-	tool, known := s.n.localName(s.st.cfg, m.ToolName) // names.go
-	if !known {
-		err := fmt.Errorf("%w %q", toolhost.ErrUnknownTool, m.ToolName)
-		reply(toolhost.Outcome{RequestID: m.RequestID, Err: err.Error(), Cause: err})
-		return
-	}
-	if !s.n.disp.Dispatch(s.callCtx, tool, call, reply) {
+	if !s.e.host.Dispatch(s.callCtx, s.st, m.ToolName, call, reply) {
 		s.calls.End() // a duplicate: no reply will come
 	}
 }
@@ -81,7 +73,7 @@ func (s *session) answerPending(wait time.Duration) {
 // than be killed halfway through its work. Neither holds up the calls of
 // the next connection (toolhost.Dispatcher.EndOrigin).
 func (s *session) endCalls() {
-	if dropped, _ := s.n.disp.EndOrigin(s.origin, errSessionEnded); dropped > 0 {
+	if dropped := s.e.host.EndOrigin(s.origin, errSessionEnded); dropped > 0 {
 		s.log.Info().Int("calls", dropped).
 			Msg("connection ended: dropped the calls it carried that had not started (the server has already failed them)")
 	}
@@ -90,10 +82,10 @@ func (s *session) endCalls() {
 		s.cancelCalls(errSessionEnded)
 		return
 	}
-	grace := s.n.timings.sessionCallGrace
+	grace := s.e.timings.SessionCallGrace
 	s.log.Warn().Int("calls", n).Dur("grace", grace).
 		Msg("connection ended with calls still running; the server has already failed them, so they are cancelled unless they finish within the grace period")
-	s.n.bg.Go(func() { s.n.guard("ended session's calls", func() { s.cancelAfter(idle, grace) }) })
+	s.e.bg.Go(func() { s.e.host.Guard("ended session's calls", func() { s.cancelAfter(idle, grace) }) })
 }
 
 // cancelAfter cancels the calls of an ended connection once they are done

@@ -1,0 +1,62 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/vcpnode/vcpnode/hubsession"
+	"github.com/vcpnode/vcpnode/outbox"
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// hubHost is the node as the hub session engine sees it (hubsession.Host).
+type hubHost struct{ n *Node }
+
+func (h hubHost) Settings() *hubsession.Settings { return h.n.settings().hub }
+
+func (h hubHost) Dispatch(ctx context.Context, st *hubsession.Settings, wire string, call toolhost.Call, reply func(toolhost.Outcome)) bool {
+	h.n.callStarted(call.RequestID, wire, false)
+	tool, known := h.n.localName(st.Config, wire) // names.go
+	if !known {
+		err := fmt.Errorf("%w %q", toolhost.ErrUnknownTool, wire)
+		reply(toolhost.Outcome{RequestID: call.RequestID, Err: err.Error(), Cause: err})
+		return true
+	}
+	return h.n.disp.Dispatch(ctx, tool, call, reply)
+}
+
+func (h hubHost) Cancel(requestID string) bool { return h.n.disp.Cancel(requestID) }
+
+func (h hubHost) EndOrigin(o *toolhost.Origin, cause error) int {
+	dropped, _ := h.n.disp.EndOrigin(o, cause)
+	return dropped
+}
+
+func (h hubHost) Manifests(st *hubsession.Settings) ([]json.RawMessage, error) {
+	tools, err := h.n.disp.Manifests()
+	if renames(st.Config) {
+		tools = wireManifests(st.Config, tools) // names.go
+	}
+	return tools, err
+}
+
+func (h hubHost) Capabilities(st *hubsession.Settings) wsproto.Capabilities {
+	return h.n.capabilities(st.Config.Node.Labels) // machine.go
+}
+
+func (h hubHost) LocalIPs() ([]string, error) { return h.n.addrs() }
+
+func (h hubHost) Connected(ctx context.Context, st *hubsession.Settings) {
+	h.n.approvalChannelFirst(ctx, st.Config) // observers.go
+}
+
+func (h hubHost) Outbox() *outbox.Box { return h.n.plugins.outbox() }
+
+func (h hubHost) Rescan() error {
+	_, err := h.n.Rescan()
+	return err
+}
+
+func (h hubHost) Guard(what string, f func()) { h.n.guard(what, f) }
