@@ -395,18 +395,10 @@ func taskIDOf(result json.RawMessage) string {
 	var r struct {
 		TaskID json.RawMessage `json:"taskId"`
 	}
-	if len(result) == 0 || result[0] != '{' || json.Unmarshal(result, &r) != nil || len(r.TaskID) == 0 {
+	if len(result) == 0 || result[0] != '{' || json.Unmarshal(result, &r) != nil {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(r.TaskID, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(r.TaskID, &n) == nil {
-		return n.String()
-	}
-	return ""
+	return wsproto.ScalarText(r.TaskID)
 }
 
 // Call runs the server's tool name with args and waits for its result: for

@@ -152,7 +152,7 @@ func decodeVCPToolStatus(env *envelope) (Message, error) {
 	m := VCPToolStatus{BridgeType: ids.BridgeType, Data: append(json.RawMessage(nil), env.Data...)}
 	// The server takes job_id first, then taskId; either may be a number.
 	for _, raw := range []json.RawMessage{ids.JobID, ids.TaskID} {
-		if id := scalarText(raw); id != "" {
+		if id := ScalarText(raw); id != "" {
 			m.TaskID = id
 			break
 		}
@@ -160,8 +160,10 @@ func decodeVCPToolStatus(env *envelope) (Message, error) {
 	return m, nil
 }
 
-// scalarText is a JSON string's text or a number's digits; "" otherwise.
-func scalarText(raw json.RawMessage) string {
+// ScalarText is a JSON string's text or a number's digits; "" for
+// anything else, absent or null. The server's bridge reads a task's id so,
+// wherever it stands.
+func ScalarText(raw json.RawMessage) string {
 	if isAbsent(raw) {
 		return ""
 	}
@@ -216,7 +218,7 @@ func (p *VCPPlugin) UnmarshalJSON(b []byte) error {
 	var cmds []json.RawMessage
 	_ = json.Unmarshal(caps.InvocationCommands, &cmds)
 	*p = VCPPlugin{Name: textOf(raw.Name), DisplayName: textOf(raw.DisplayName),
-		Description: textOf(raw.Description), Version: scalarText(raw.Version)}
+		Description: textOf(raw.Description), Version: ScalarText(raw.Version)}
 	for _, c := range cmds {
 		var cmd VCPCommand
 		if err := json.Unmarshal(c, &cmd); err == nil {
