@@ -35,8 +35,8 @@ func TestInstallAndPurgeSystemd(t *testing.T) {
 		"systemd-sysusers /etc/sysusers.d/vcpnode.conf", "chgrp vcpnode /etc/vcpnode/config.toml",
 		"systemctl daemon-reload", "systemctl enable vcpnode.service", "systemctl restart vcpnode.service",
 	}
-	if !slices.Equal(cmds.ran, want) {
-		t.Errorf("ran %q, want %q", cmds.ran, want)
+	if got := cmds.Take(); !slices.Equal(got, want) {
+		t.Errorf("ran %q, want %q", got, want)
 	}
 	unit, err := os.ReadFile(filepath.Join(h.FSRoot, l.UnitPath))
 	if err != nil || !strings.Contains(string(unit), "\nLoadCredential=vcp_key:/etc/vcpnode/secret\n") {
@@ -53,14 +53,14 @@ func TestInstallAndPurgeSystemd(t *testing.T) {
 	// The user install made is there now; purge removes it with the rest.
 	h.touch(t, "/etc/passwd", "root:x:0:0::/root:/bin/sh\nvcpnode:x:990:990::/:/usr/sbin/nologin\n")
 	h.touch(t, "/var/lib/vcpnode/state.json", "{}")
-	cmds.ran = nil
+	cmds.Take()
 	out.Reset()
 	if err := h.Do(context.Background(), &out, l, Uninstall, Options{Purge: true}); err != nil {
 		t.Fatalf("uninstall: %v\n%s", err, out.String())
 	}
 	want = []string{"systemctl disable --now vcpnode.service", "systemctl daemon-reload", "systemctl reset-failed vcpnode.service", "userdel vcpnode"}
-	if !slices.Equal(cmds.ran, want) {
-		t.Errorf("ran %q, want %q", cmds.ran, want)
+	if got := cmds.Take(); !slices.Equal(got, want) {
+		t.Errorf("ran %q, want %q", got, want)
 	}
 	for _, p := range []string{l.UnitPath, l.Config, "/etc/vcpnode/secret", "/etc/vcpnode", "/var/lib/vcpnode", sysusersPath} {
 		if h.exists(p) {
@@ -83,8 +83,8 @@ func TestInstallUserSystemdWithoutAKey(t *testing.T) {
 	if err := h.Do(context.Background(), &out, l, Install, Options{}); err != nil {
 		t.Fatalf("install: %v\n%s", err, out.String())
 	}
-	if want := []string{"systemctl --user daemon-reload", "systemctl --user enable vcpnode.service"}; !slices.Equal(cmds.ran, want) {
-		t.Errorf("ran %q, want %q (not started without a key)", cmds.ran, want)
+	if got, want := cmds.Take(), []string{"systemctl --user daemon-reload", "systemctl --user enable vcpnode.service"}; !slices.Equal(got, want) {
+		t.Errorf("ran %q, want %q (not started without a key)", got, want)
 	}
 	if !strings.Contains(out.String(), "note: not started: ") || !strings.Contains(out.String(), "then: systemctl --user start vcpnode.service") {
 		t.Errorf("no note on why it did not start:\n%s", out.String())
@@ -95,7 +95,7 @@ func TestInstallUserSystemdWithoutAKey(t *testing.T) {
 	}
 
 	// Uninstall without --purge keeps the config and names it.
-	cmds.ran = nil
+	cmds.Take()
 	out.Reset()
 	if err := h.Do(context.Background(), &out, l, Uninstall, Options{}); err != nil {
 		t.Fatal(err)
@@ -114,41 +114,41 @@ func TestInstallLaunchd(t *testing.T) {
 	h.touch(t, "/Users/alice/.config/vcpnode/key", "k3y\n")
 	l.Config, l.Binary = "/Users/alice/.config/vcpnode/config.toml", "/usr/local/bin/vcpnode"
 	l.NewConfig = []byte("[hub]\nurl = \"ws://127.0.0.1:6005\"\nkey_file = \"" + l.DefaultKeyFile() + "\"\n")
-	cmds.fail["launchctl print"] = 113 // not loaded yet
+	cmds.Fail["launchctl print"] = 113 // not loaded yet
 	var out strings.Builder
 	if err := h.Do(context.Background(), &out, l, Install, Options{}); err != nil {
 		t.Fatalf("install: %v\n%s", err, out.String())
 	}
 	target := "gui/501/com.github.vcpnode"
 	want := []string{"launchctl print " + target, "launchctl enable " + target, "launchctl bootstrap gui/501 " + l.UnitPath}
-	if !slices.Equal(cmds.ran, want) {
-		t.Errorf("ran %q, want %q", cmds.ran, want)
+	if got := cmds.Take(); !slices.Equal(got, want) {
+		t.Errorf("ran %q, want %q", got, want)
 	}
 
 	// Loaded and unchanged: a restart; loaded and changed: reloaded.
-	delete(cmds.fail, "launchctl print")
-	cmds.ran = nil
+	delete(cmds.Fail, "launchctl print")
+	cmds.Take()
 	if err := h.Do(context.Background(), &out, l, Install, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"launchctl print " + target, "launchctl kickstart -k " + target}; !slices.Equal(cmds.ran, want) {
-		t.Errorf("ran %q, want %q", cmds.ran, want)
+	if got, want := cmds.Take(), []string{"launchctl print " + target, "launchctl kickstart -k " + target}; !slices.Equal(got, want) {
+		t.Errorf("ran %q, want %q", got, want)
 	}
 	l.Binary = "/opt/vcpnode"
-	cmds.ran = nil
+	cmds.Take()
 	if err := h.Do(context.Background(), &out, l, Install, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"launchctl print " + target, "launchctl bootout " + target, "launchctl enable " + target, "launchctl bootstrap gui/501 " + l.UnitPath}; !slices.Equal(cmds.ran, want) {
-		t.Errorf("ran %q, want %q", cmds.ran, want)
+	if got, want := cmds.Take(), []string{"launchctl print " + target, "launchctl bootout " + target, "launchctl enable " + target, "launchctl bootstrap gui/501 " + l.UnitPath}; !slices.Equal(got, want) {
+		t.Errorf("ran %q, want %q", got, want)
 	}
 
-	cmds.ran = nil
+	cmds.Take()
 	if err := h.Do(context.Background(), &out, l, Uninstall, Options{Purge: true}); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"launchctl print " + target, "launchctl bootout " + target}; !slices.Equal(cmds.ran, want) {
-		t.Errorf("ran %q, want %q", cmds.ran, want)
+	if got, want := cmds.Take(), []string{"launchctl print " + target, "launchctl bootout " + target}; !slices.Equal(got, want) {
+		t.Errorf("ran %q, want %q", got, want)
 	}
 	for _, p := range []string{l.UnitPath, l.Config, l.DefaultKeyFile(), l.LogDir} {
 		if h.exists(p) {
@@ -171,7 +171,7 @@ func TestInstallRefusesABrokenConfig(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "fix the config first") {
 		t.Errorf("err = %v", err)
 	}
-	if len(cmds.ran) != 0 || h.exists(l.UnitPath) {
-		t.Errorf("a refused install ran %q or wrote the unit", cmds.ran)
+	if ran := cmds.Take(); len(ran) != 0 || h.exists(l.UnitPath) {
+		t.Errorf("a refused install ran %q or wrote the unit", ran)
 	}
 }

@@ -4,47 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/vcpnode/vcpnode/service/servicetest"
 )
-
-// fakeCommands stands in for systemctl and launchctl: it records every
-// command and fails those whose line starts with a prefix in fail.
-type fakeCommands struct {
-	mu   sync.Mutex
-	ran  []string
-	fail map[string]int
-}
-
-type exitCode int
-
-func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
-func (e exitCode) ExitCode() int { return int(e) }
-
-func (f *fakeCommands) Run(_ context.Context, out io.Writer, argv []string) error {
-	line := strings.Join(argv, " ")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ran = append(f.ran, line)
-	for prefix, code := range f.fail {
-		if strings.HasPrefix(line, prefix) {
-			fmt.Fprintf(out, "%s failed\n", argv[0])
-			return exitCode(code)
-		}
-	}
-	return nil
-}
 
 // testHost is a host whose file system is rooted in a temporary directory,
 // with systemd's sockets there for both scopes.
-func testHost(t *testing.T, goos string, euid int, env map[string]string) (*Host, *fakeCommands) {
+func testHost(t *testing.T, goos string, euid int, env map[string]string) (*Host, *servicetest.Commands) {
 	t.Helper()
-	cmds := &fakeCommands{fail: map[string]int{}}
+	cmds := servicetest.New()
 	h := &Host{GOOS: goos, EUID: euid, Commands: cmds, FSRoot: t.TempDir(),
 		Getenv: func(k string) string { return env[k] }}
 	return h, cmds
@@ -206,7 +179,7 @@ func TestControlPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	macCmds.fail["launchctl print"] = 113 // not loaded
+	macCmds.Fail["launchctl print"] = 113 // not loaded
 	p, err := mac.Plan(context.Background(), ml, Stop, false)
 	if err != nil || len(p) != 1 || p[0].kind != actNote {
 		t.Errorf("stop of an unloaded job: %+v, %v", p, err)
@@ -215,7 +188,7 @@ func TestControlPlans(t *testing.T) {
 	if err != nil || len(p) != 2 || p[1].argv[1] != "bootstrap" {
 		t.Errorf("start of an unloaded job: %+v, %v", p, err)
 	}
-	delete(macCmds.fail, "launchctl print")
+	delete(macCmds.Fail, "launchctl print")
 	p, err = mac.Plan(context.Background(), ml, Start, false)
 	if err != nil || len(p) != 1 || p[0].argv[1] != "kickstart" {
 		t.Errorf("start of a loaded job: %+v, %v", p, err)
@@ -225,7 +198,7 @@ func TestControlPlans(t *testing.T) {
 	h.touch(t, SystemdBootedDir+"/.keep", "")
 	h.Getenv = func(k string) string { return map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000"}[k] }
 	h.touch(t, "/run/user/1000/bus", "")
-	cmds.fail["systemctl --user status"] = 3
+	cmds.Fail["systemctl --user status"] = 3
 	var out strings.Builder
 	if err := h.Do(context.Background(), &out, l, Status, Options{}); !errors.Is(err, ErrNotRunning) {
 		t.Errorf("status of a stopped service: %v", err)
@@ -240,7 +213,7 @@ func TestControlPlans(t *testing.T) {
 
 func TestRunnerDryRunChangesNothing(t *testing.T) {
 	root := t.TempDir()
-	cmds := &fakeCommands{}
+	cmds := servicetest.New()
 	var out strings.Builder
 	r := &Runner{Out: &out, Commands: cmds, FSRoot: root, DryRun: true, Header: "config /etc/x (test)"}
 	p := Plan{
@@ -254,8 +227,8 @@ func TestRunnerDryRunChangesNothing(t *testing.T) {
 	if err := r.Execute(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	if entries, _ := os.ReadDir(root); len(entries) != 0 || len(cmds.ran) != 0 {
-		t.Errorf("a dry run changed %v and ran %v", entries, cmds.ran)
+	if entries, _ := os.ReadDir(root); len(entries) != 0 || len(cmds.Take()) != 0 {
+		t.Errorf("a dry run changed %v or ran a command", entries)
 	}
 	want := "dry run: nothing is changed; this is what would be done\nconfig /etc/x (test)\n" +
 		"create directory /etc/x (0755)\nwrite /etc/x/unit (0644):\n    line 1\n    line 2\n" +
@@ -273,7 +246,8 @@ func TestRunnerUndoesAFailedPlan(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "etc/kept"), []byte("old"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	cmds := &fakeCommands{fail: map[string]int{"systemctl restart": 1}}
+	cmds := servicetest.New()
+	cmds.Fail["systemctl restart"] = 1
 	var out strings.Builder
 	r := &Runner{Out: &out, Commands: cmds, FSRoot: root, UndoOnFailure: true}
 	enable := runAction("systemctl", "enable")
@@ -288,7 +262,7 @@ func TestRunnerUndoesAFailedPlan(t *testing.T) {
 		runAction("systemctl", "restart"),
 		runAction("never", "run"),
 	}
-	cmds.fail["systemctl reset-failed"] = 5
+	cmds.Fail["systemctl reset-failed"] = 5
 	err := r.Execute(context.Background(), p)
 	if err == nil || !strings.Contains(err.Error(), "everything it had done is undone") {
 		t.Fatalf("err = %v\n%s", err, out.String())
@@ -304,8 +278,8 @@ func TestRunnerUndoesAFailedPlan(t *testing.T) {
 		t.Errorf("the restored file's mode: %v, %v", fi.Mode(), err)
 	}
 	want := []string{"systemctl reset-failed", "systemctl enable", "systemctl restart", "systemctl disable"}
-	if !slices.Equal(cmds.ran, want) {
-		t.Errorf("ran %q, want %q", cmds.ran, want)
+	if got := cmds.Take(); !slices.Equal(got, want) {
+		t.Errorf("ran %q, want %q", got, want)
 	}
 	for _, said := range []string{"keep existing /etc/kept", "(systemctl: exit status 5; going on)", "undone: systemctl disable"} {
 		if !strings.Contains(out.String(), said) {

@@ -78,7 +78,7 @@ func TestServiceInstallChangesNothingItCannotFinish(t *testing.T) {
 			if after := tree(t, st.root); !slices.Equal(before, after) {
 				t.Errorf("install changed files:\nbefore %q\nafter  %q", before, after)
 			}
-			if ran := st.cmds.take(); len(ran) != 0 {
+			if ran := st.cmds.Take(); len(ran) != 0 {
 				t.Errorf("install ran %q", ran)
 			}
 		})
@@ -99,7 +99,7 @@ func TestServiceInstallUndoesAFailedStep(t *testing.T) {
 			}
 			st.writeFile(t, "/etc/passwd", passwd, 0o644)
 			st.writeFile(t, "/etc/systemd/system/vcpnode.service", "[Service]\n# an older unit\n", 0o640)
-			st.cmds.fail["systemctl enable"] = 1
+			st.cmds.Fail["systemctl enable"] = 1
 			before := tree(t, st.root)
 
 			if code := st.run("service", "install"); code != exitError {
@@ -115,7 +115,7 @@ func TestServiceInstallUndoesAFailedStep(t *testing.T) {
 			if !userExisted {
 				want = append(want, "userdel vcpnode")
 			}
-			if ran := st.cmds.take(); !slices.Equal(ran, want) {
+			if ran := st.cmds.Take(); !slices.Equal(ran, want) {
 				t.Errorf("ran %q, want %q", ran, want)
 			}
 		})
@@ -196,10 +196,10 @@ func TestServicePurgeRemovesWhatInstallMade(t *testing.T) {
 				// What systemd-sysusers does for real.
 				st.writeFile(t, "/etc/passwd", passwd+user, 0o644)
 			}
-			st.cmds.take()
+			st.cmds.Take()
 
 			out := st.mustRun(t, "service", "uninstall", "--purge")
-			ran := st.cmds.take()
+			ran := st.cmds.Take()
 			if got := slices.Contains(ran, "userdel vcpnode"); got == userExisted {
 				t.Errorf("ran %q: userdel %v, want %v", ran, got, !userExisted)
 			}

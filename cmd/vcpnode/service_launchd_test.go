@@ -12,10 +12,10 @@ func TestServiceLaunchd(t *testing.T) {
 	st.writeFile(t, "/Users/alice/.config/vcpnode/key", "k\n", 0o600)
 
 	// Not loaded: bootstrap it.
-	st.cmds.fail["launchctl print"] = 113
+	st.cmds.Fail["launchctl print"] = 113
 	st.mustRun(t, "service", "install")
 	want := []string{"launchctl print gui/501/com.github.vcpnode", "launchctl enable gui/501/com.github.vcpnode", "launchctl bootstrap gui/501 " + plist}
-	if got := st.cmds.take(); !slices.Equal(got, want) {
+	if got := st.cmds.Take(); !slices.Equal(got, want) {
 		t.Errorf("first install ran %q, want %q", got, want)
 	}
 	if !st.exists("/Users/alice/Library/Logs/vcpnode") {
@@ -23,25 +23,25 @@ func TestServiceLaunchd(t *testing.T) {
 	}
 
 	// Loaded and unchanged: restart in place.
-	delete(st.cmds.fail, "launchctl print")
+	delete(st.cmds.Fail, "launchctl print")
 	st.mustRun(t, "service", "install")
-	if got := st.cmds.take(); !slices.Equal(got, []string{"launchctl print gui/501/com.github.vcpnode", "launchctl kickstart -k gui/501/com.github.vcpnode"}) {
+	if got := st.cmds.Take(); !slices.Equal(got, []string{"launchctl print gui/501/com.github.vcpnode", "launchctl kickstart -k gui/501/com.github.vcpnode"}) {
 		t.Errorf("second install ran %q", got)
 	}
 
 	// Loaded, plist changed (a new binary path): unload and load again.
 	st.mustRun(t, "service", "install", "--binary", "/opt/vcpnode")
 	want = []string{"launchctl print gui/501/com.github.vcpnode", "launchctl bootout gui/501/com.github.vcpnode", "launchctl enable gui/501/com.github.vcpnode", "launchctl bootstrap gui/501 " + plist}
-	if got := st.cmds.take(); !slices.Equal(got, want) {
+	if got := st.cmds.Take(); !slices.Equal(got, want) {
 		t.Errorf("install with a new binary ran %q, want %q", got, want)
 	}
 
 	st.mustRun(t, "service", "stop")
-	if got := st.cmds.take(); !slices.Equal(got, []string{"launchctl print gui/501/com.github.vcpnode", "launchctl bootout gui/501/com.github.vcpnode"}) {
+	if got := st.cmds.Take(); !slices.Equal(got, []string{"launchctl print gui/501/com.github.vcpnode", "launchctl bootout gui/501/com.github.vcpnode"}) {
 		t.Errorf("stop ran %q", got)
 	}
 	st.mustRun(t, "service", "uninstall", "--purge")
-	st.cmds.take()
+	st.cmds.Take()
 	for _, p := range []string{plist, "/Users/alice/.config/vcpnode", "/Users/alice/Library/Logs/vcpnode"} {
 		if st.exists(p) {
 			t.Errorf("%s survived uninstall --purge", p)
@@ -53,10 +53,10 @@ func TestServiceStatus(t *testing.T) {
 	st := newServiceTest(t, "linux", 1000)
 	st.withSystemd(t)
 	st.mustRun(t, "service", "status")
-	if got := st.cmds.take(); !slices.Equal(got, []string{"systemctl --user status --no-pager vcpnode.service"}) {
+	if got := st.cmds.Take(); !slices.Equal(got, []string{"systemctl --user status --no-pager vcpnode.service"}) {
 		t.Errorf("ran %q", got)
 	}
-	st.cmds.fail["systemctl --user status"] = 3
+	st.cmds.Fail["systemctl --user status"] = 3
 	if code := st.run("service", "status"); code != exitError {
 		t.Errorf("status of a stopped service: exit %d, want %d", code, exitError)
 	}
@@ -93,7 +93,7 @@ func TestServiceRefusals(t *testing.T) {
 			if got := st.stderr.String(); !strings.Contains(got, tt.want) {
 				t.Errorf("stderr = %q, want it to mention %q", got, tt.want)
 			}
-			if ran := st.cmds.take(); len(ran) > 0 {
+			if ran := st.cmds.Take(); len(ran) > 0 {
 				t.Errorf("ran %q", ran)
 			}
 		})

@@ -1,70 +1,32 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/vcpnode/vcpnode/service/servicetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// fakeCommands stands in for systemctl, launchctl and systemd-sysusers: it
-// records every command and fails those whose line starts with a prefix in
-// fail, with the exit code given.
-type fakeCommands struct {
-	mu   sync.Mutex
-	ran  []string
-	fail map[string]int
-}
-
-type exitCodeError int
-
-func (e exitCodeError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
-func (e exitCodeError) ExitCode() int { return int(e) }
-
-func (f *fakeCommands) Run(_ context.Context, out io.Writer, argv []string) error {
-	line := strings.Join(argv, " ")
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ran = append(f.ran, line)
-	for prefix, code := range f.fail {
-		if strings.HasPrefix(line, prefix) {
-			fmt.Fprintf(out, "%s failed\n", argv[0])
-			return exitCodeError(code)
-		}
-	}
-	return nil
-}
-
-func (f *fakeCommands) take() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ran := f.ran
-	f.ran = nil
-	return ran
-}
 
 // serviceTest is a test app with a host whose file system is rooted in a
 // temporary directory.
 type serviceTest struct {
 	*testApp
 	h    *host
-	cmds *fakeCommands
+	cmds *servicetest.Commands
 	root string
 }
 
 func newServiceTest(t *testing.T, goos string, euid int) *serviceTest {
 	t.Helper()
-	st := &serviceTest{testApp: newTestApp(t), cmds: &fakeCommands{fail: map[string]int{}}, root: t.TempDir()}
+	st := &serviceTest{testApp: newTestApp(t), cmds: servicetest.New(), root: t.TempDir()}
 	st.h = &host{
 		goos:            goos,
 		euid:            euid,
@@ -145,7 +107,7 @@ func TestServiceInstallDryRun(t *testing.T) {
 		name := tt.goos + strings.ReplaceAll(tt.scope, "--", "-")
 		t.Run(name, func(t *testing.T) {
 			st := newServiceTest(t, tt.goos, tt.euid)
-			st.cmds.fail["launchctl print"] = 113 // not loaded
+			st.cmds.Fail["launchctl print"] = 113 // not loaded
 			out := st.mustRun(t, "service", "install", tt.scope, "--dry-run")
 
 			golden := filepath.Join("testdata", "service-install-"+name+".golden")
@@ -166,7 +128,7 @@ func TestServiceInstallDryRun(t *testing.T) {
 			if entries, _ := os.ReadDir(st.root); len(entries) != 0 {
 				t.Errorf("a dry run created %v", entries)
 			}
-			for _, c := range st.cmds.take() {
+			for _, c := range st.cmds.Take() {
 				if !strings.HasPrefix(c, "launchctl print ") {
 					t.Errorf("a dry run ran %q", c)
 				}
@@ -187,7 +149,7 @@ func TestServiceInstallUserSystemdIsIdempotent(t *testing.T) {
 	// First run: no config and no key. The config is made, the unit written
 	// and enabled, but nothing is started.
 	out := st.mustRun(t, "service", "install")
-	if got := st.cmds.take(); !slices.Equal(got, []string{"systemctl --user daemon-reload", "systemctl --user enable vcpnode.service"}) {
+	if got := st.cmds.Take(); !slices.Equal(got, []string{"systemctl --user daemon-reload", "systemctl --user enable vcpnode.service"}) {
 		t.Errorf("first install ran %q", got)
 	}
 	if !strings.Contains(out, "note: not started: hub.key_file: open "+key) {
@@ -207,7 +169,7 @@ func TestServiceInstallUserSystemdIsIdempotent(t *testing.T) {
 	st.writeFile(t, key, "the-key\n", 0o600)
 	for i := range 2 {
 		out = st.mustRun(t, "service", "install", "--user")
-		if got := st.cmds.take(); !slices.Equal(got, []string{"systemctl --user daemon-reload", "systemctl --user enable vcpnode.service", "systemctl --user restart vcpnode.service"}) {
+		if got := st.cmds.Take(); !slices.Equal(got, []string{"systemctl --user daemon-reload", "systemctl --user enable vcpnode.service", "systemctl --user restart vcpnode.service"}) {
 			t.Errorf("install %d ran %q", i+2, got)
 		}
 		for _, want := range []string{"keep existing " + config, "unchanged " + unit, "loginctl enable-linger alice"} {
@@ -232,7 +194,7 @@ func TestServiceInstallSystemSystemd(t *testing.T) {
 		"systemd-sysusers /etc/sysusers.d/vcpnode.conf", "chgrp vcpnode /etc/vcpnode/config.toml",
 		"systemctl daemon-reload", "systemctl enable vcpnode.service", "systemctl restart vcpnode.service",
 	}
-	if got := st.cmds.take(); !slices.Equal(got, want) {
+	if got := st.cmds.Take(); !slices.Equal(got, want) {
 		t.Errorf("ran %q, want %q", got, want)
 	}
 	unit, _ := st.file(t, "/etc/systemd/system/vcpnode.service")
@@ -268,7 +230,7 @@ func TestServiceInstallRefusesABrokenConfig(t *testing.T) {
 	if got := st.stderr.String(); !strings.Contains(got, "fix the config first") || !strings.Contains(got, "urll") {
 		t.Errorf("stderr = %q", got)
 	}
-	if st.exists("/home/alice/.config/systemd/user/vcpnode.service") || len(st.cmds.take()) != 0 {
+	if st.exists("/home/alice/.config/systemd/user/vcpnode.service") || len(st.cmds.Take()) != 0 {
 		t.Error("install went on with a broken config")
 	}
 }
@@ -292,9 +254,9 @@ func TestServiceUninstall(t *testing.T) {
 
 	t.Run("keeps config and state", func(t *testing.T) {
 		st := setup(t)
-		st.cmds.fail["systemctl reset-failed"] = 1 // nothing had failed: tolerated
+		st.cmds.Fail["systemctl reset-failed"] = 1 // nothing had failed: tolerated
 		out := st.mustRun(t, "service", "uninstall")
-		if got := st.cmds.take(); !slices.Equal(got, wantCommands) {
+		if got := st.cmds.Take(); !slices.Equal(got, wantCommands) {
 			t.Errorf("ran %q", got)
 		}
 		if st.exists(unit) || !st.exists(config) || !st.exists(key) || !st.exists(state) {
@@ -333,8 +295,8 @@ func TestServiceWithoutAServiceManagerSaysSo(t *testing.T) {
 		if got := st.stderr.String(); got != want {
 			t.Errorf("service %s: stderr\n%q\nwant\n%q", op, got, want)
 		}
-		if len(st.cmds.ran) != 0 {
-			t.Errorf("service %s ran %q", op, st.cmds.ran)
+		if ran := st.cmds.Take(); len(ran) != 0 {
+			t.Errorf("service %s ran %q", op, ran)
 		}
 	}
 }

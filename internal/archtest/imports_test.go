@@ -347,7 +347,7 @@ func TestRulesNameModulesOfGoMod(t *testing.T) {
 var floors = [][]string{
 	// Text, the wire, process trees, assets: nothing of the node.
 	{"", "console", "wsproto", "toolhost/proctree", "internal/humantext", "internal/inflight", "internal/inheritfd",
-		"service/internal/servicetmpl", "internal/testwait", "internal/testlog", "internal/testnet", "internal/testuser", "internal/archtest",
+		"service/internal/servicetmpl", "service/servicetest", "internal/testwait", "internal/testlog", "internal/testnet", "internal/testuser", "internal/archtest",
 		"internal/doccheck", "internal/gendocs", "toolhost/proctree/proctreetest"},
 	// The config, the sandbox, parameter schemas, service files, the demo hub.
 	{"config", "toolhost/sandbox", "toolhost/schema", "service/systemd", "service/launchd", "demohub", "internal/fakehub",
