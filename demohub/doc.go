@@ -1,6 +1,6 @@
 // Package demohub is an in-process VCP main server, scriptable: the server
-// side of the distributed-node WebSocket (see shared/spec/protocol.md
-// §1–§3). `vcpnode demo` runs the node against it; the node's integration
+// side of the distributed-node WebSocket, as VCPToolBox's WebSocketServer.js
+// serves it. `vcpnode demo` runs the node against it; the node's integration
 // tests and benchmarks use it through internal/fakehub.
 //
 // It listens on 127.0.0.1 only. It behaves like the real server where the node

@@ -16,7 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// The observer channels beside the node endpoint (shared/spec/observer.md):
+// The observer channels beside the node endpoint, as VCPToolBox serves them:
 // the same key check and failure mode, connection_ack without data,
 // broadcasts, approval requests and answers, and the replay of missed
 // VCPLog broadcasts to a device that reconnects.

@@ -1,5 +1,5 @@
 // Package observer keeps the node's connections to the VCP server's
-// observer channels (/VCPlog/, /vcpinfo/; shared/spec/observer.md): one per
+// observer channels (/VCPlog/, /vcpinfo/ of VCPToolBox's server): one per
 // channel beside the node connection, each with its own reconnect loop, so
 // a failing one never disturbs the node session or the other.
 //

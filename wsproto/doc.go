@@ -3,9 +3,8 @@
 // uses only the standard library.
 //
 // Every frame is an envelope {"type": "...", "data": {...}};
-// connection_ack also carries a "message" string. The protocol notes
-// (spec/protocol.md §1.5 and §2, beside the design document) describe what
-// the real server sends and reads.
+// connection_ack also carries a "message" string. What the real server
+// sends and reads is VCPToolBox's WebSocketServer.js; the types follow it.
 //
 // Decode turns a frame into a message value (ExecuteTool, CancelTool, …),
 // or Unknown for a type the node does not handle, which the node ignores.

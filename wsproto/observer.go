@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// The observer channels (/VCPlog/, /vcpinfo/; shared/spec/observer.md)
-// carry broadcasts with no fixed schema beside the node connection. These
+// The observer channels (/VCPlog/, /vcpinfo/ of VCPToolBox's
+// WebSocketServer.js) carry broadcasts with no fixed schema beside the node connection. These
 // are the shapes the node reads and the one frame it writes there.
 
 // Types on the observer channels.

@@ -4,8 +4,8 @@
 // of its own, started from a small host script embedded here (host.js), in
 // the plugin's folder with the environment a stdio plugin of that folder
 // gets. vcpnode and the host speak newline-delimited JSON over fd 3, never
-// stdout, which the plugin prints to freely (spec/plugins.md, "Direct
-// plugins").
+// stdout, which the plugin prints to freely (the contract VCPToolBox's
+// Plugin.js gives service and hybridservice plugins).
 //
 // It imports toolhost and toolhost/plugin (descriptors, environment and
 // result rules), never the node.

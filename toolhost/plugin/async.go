@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Asynchronous plugins (spec/plugins.md §3) answer at once with a JSON
+// Asynchronous plugins (VCPToolBox's Plugin.js) answer at once with a JSON
 // object, then keep working and report through the callback URL. The call
 // returns at the first answer object; the process stays under the host's
 // watch until it ends, until Options.AsyncMaxRuntime (counted from its

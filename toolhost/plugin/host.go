@@ -2,7 +2,8 @@
 // validates plugin-manifest.json files, builds each plugin's environment, and
 // runs synchronous, asynchronous and static stdio plugins as child processes,
 // each run a process tree of its own (package proctree) that is stopped
-// whole, whatever its processes do to their session or group (spec/plugins.md).
+// whole, whatever its processes do to their session or group. The plugin
+// format is VCPToolBox's (its Plugin.js).
 //
 // It imports toolhost and nothing of the node: the node registers Set.Tools
 // with its toolhost.Registry, hands Set.Static to the placeholder refresher,

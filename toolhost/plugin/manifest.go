@@ -15,7 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
-// Plugin types (spec/plugins.md §1.2). Only the stdio ones can be hosted.
+// Plugin types, as VCPToolBox's Plugin.js reads pluginType. Only the stdio ones can be hosted.
 const (
 	typeSynchronous  = "synchronous"
 	typeAsynchronous = "asynchronous"

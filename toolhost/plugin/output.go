@@ -11,7 +11,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
-// Reading a plugin's answer (spec/plugins.md §2.3, §7.6, §7.11). The
+// Reading a plugin's answer. The
 // official hosts need stdout to be exactly one JSON document (or match a
 // lazy regex); here stray log lines and pretty-printing are fine.
 
