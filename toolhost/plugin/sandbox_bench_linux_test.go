@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -28,9 +29,10 @@ func BenchmarkSandboxRoundTrip(b *testing.B) {
 		b.Skipf("no process trees here: %v", err)
 	}
 	b.Cleanup(trees.Close)
-	for _, profile := range []string{"none", "default", "offline"} {
-		b.Run(profile, func(b *testing.B) {
-			sb, err := sandbox.New(sandbox.Options{Default: profile, TempDir: b.TempDir(), Home: b.TempDir(), Trees: trees})
+	for _, name := range []string{"none", "default", "default-cold", "offline"} {
+		profile, cold := strings.CutSuffix(name, "-cold")
+		b.Run(name, func(b *testing.B) {
+			sb, err := sandbox.New(sandbox.Options{Default: profile, TempDir: b.TempDir(), Home: b.TempDir(), Trees: trees, ColdLaunch: cold})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -204,6 +204,11 @@ func (m *Manager) StartProcess(name string, argv []string, attr *os.ProcAttr) (*
 	return proc, t, nil
 }
 
+// Environ is env as StartProcess gives it to t's leader: with t's marker
+// in place of any inherited one. A leader started for one command and
+// handed another (the sandbox's waiting launchers) execs it with this.
+func (t *Tree) Environ(env []string) []string { return withMarker(env, t) }
+
 // withMarker is env with t's marker in place of any inherited one.
 func withMarker(env []string, t *Tree) []string {
 	out := make([]string, 0, len(env)+1)

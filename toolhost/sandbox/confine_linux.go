@@ -27,6 +27,9 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 		return err
 	}
 	r.pol = pol
+	if !o.ColdLaunch {
+		r.launchers = s.launchers
+	}
 	r.Env = withTemp(c.Env, tmp)
 	if len(pol.Ports) > 0 && !slices.ContainsFunc(r.Env, func(kv string) bool { return strings.HasPrefix(kv, "RES_OPTIONS=") }) {
 		// UDP is refused under connect_ports: glibc resolves names over TCP

@@ -28,6 +28,14 @@ type launch struct {
 	Policy *policy  `json:"policy"`
 	Path   string   `json:"path"`
 	Args   []string `json:"args"`
+	// A waiting launcher (pool_linux.go) was started before the call, so
+	// it is also told what a start would have given it: the environment,
+	// the working directory ("": the daemon's) and, for each of the
+	// command's fds from 0 on, the index of the file received with the
+	// launch that goes there (-1: none).
+	Env []string `json:"env,omitempty"`
+	Dir string   `json:"dir,omitempty"`
+	Fds []int    `json:"fds,omitempty"`
 }
 
 // launchFailure is what the launcher writes on its status pipe when it
@@ -44,7 +52,7 @@ type launchFailure struct {
 // and the write end of the status pipe.
 type launchFiles struct {
 	path          string   // the command's
-	spec          *os.File // memfd holding the launch
+	spec          *os.File // memfd holding the launch; nil for a waiting launcher
 	status, statw *os.File
 }
 
@@ -63,12 +71,22 @@ func (r *Run) newLaunchFiles(path string, args []string) (*launchFiles, error) {
 		spec.Close()
 		return nil, fmt.Errorf("sandbox launcher: %w", err)
 	}
-	status, statw, err := os.Pipe()
+	lf, err := newStatusPipe(path)
 	if err != nil {
 		spec.Close()
 		return nil, err
 	}
-	return &launchFiles{path: path, spec: spec, status: status, statw: statw}, nil
+	lf.spec = spec
+	return lf, nil
+}
+
+// newStatusPipe opens the status pipe of a launch of path.
+func newStatusPipe(path string) (*launchFiles, error) {
+	status, statw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	return &launchFiles{path: path, status: status, statw: statw}, nil
 }
 
 // args is the launcher's argv when its files are at fds first and first+1.
@@ -79,8 +97,7 @@ func (lf *launchFiles) args(first int) []string {
 // wait closes the daemon's copies of what the launcher got and waits for
 // its verdict: nil once the command was exec'd.
 func (lf *launchFiles) wait() error {
-	lf.spec.Close()
-	lf.statw.Close()
+	lf.closeSent()
 	defer lf.status.Close()
 	data, err := io.ReadAll(lf.status)
 	if err != nil {
@@ -105,10 +122,17 @@ func (lf *launchFiles) wait() error {
 	return fmt.Errorf("sandbox launcher: %s: %s", f.Step, f.Msg)
 }
 
+// closeSent closes the daemon's copies of what the launcher got.
+func (lf *launchFiles) closeSent() {
+	if lf.spec != nil {
+		lf.spec.Close()
+	}
+	lf.statw.Close()
+}
+
 // abandon closes everything after a start that did not happen.
 func (lf *launchFiles) abandon() {
-	lf.spec.Close()
-	lf.statw.Close()
+	lf.closeSent()
 	lf.status.Close()
 }
 
@@ -116,6 +140,9 @@ func (lf *launchFiles) abandon() {
 func (r *Run) startProcess(trees *proctree.Manager, a *os.ProcAttr) (*os.Process, *proctree.Tree, error) {
 	if r.pol == nil {
 		return trees.StartProcess(r.Path, r.Args, a)
+	}
+	if proc, tree, err, ok := r.launchers.launch(trees, r, a); ok {
+		return proc, tree, err
 	}
 	lf, err := r.newLaunchFiles(r.Path, r.Args)
 	if err != nil {
@@ -132,13 +159,18 @@ func (r *Run) startProcess(trees *proctree.Manager, a *os.ProcAttr) (*os.Process
 		return nil, nil, err
 	}
 	if err := lf.wait(); err != nil {
-		tree.KillAll()
-		_, _ = proc.Wait()
-		_ = tree.KillAndWait(launchKillWait)
-		tree.Release()
+		endFailed(proc, tree)
 		return nil, nil, err
 	}
 	return proc, tree, nil
+}
+
+// endFailed ends the tree of a launcher that did not start its command.
+func endFailed(proc *os.Process, tree *proctree.Tree) {
+	tree.KillAll()
+	_, _ = proc.Wait()
+	_ = tree.KillAndWait(launchKillWait)
+	tree.Release()
 }
 
 // startCmd is startProcess for an exec.Cmd: the launcher is told the

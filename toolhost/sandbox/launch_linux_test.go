@@ -26,7 +26,7 @@ type confinedEnv struct {
 
 // newConfinedEnv makes a sandbox with the built-ins plus specs; it skips,
 // saying why, where Landlock is missing.
-func newConfinedEnv(t *testing.T, specs map[string]Spec) *confinedEnv {
+func newConfinedEnv(t testing.TB, specs map[string]Spec) *confinedEnv {
 	t.Helper()
 	profiles, err := Resolve(specs)
 	if err != nil {

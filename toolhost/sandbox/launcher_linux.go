@@ -18,25 +18,33 @@ import (
 // before any other package that sorts after this one is initialised.
 func init() {
 	if len(os.Args) == 3 && os.Args[0] == launchArg0 {
+		if os.Args[1] == poolArg {
+			waitForLaunch(os.Args[2])
+		}
 		launcherMain(os.Args[1], os.Args[2])
 	}
 }
 
-// launcherMain reads the launch, confines one thread and execs the
-// command on it: execve keeps the calling thread only, so the command
-// gets exactly that thread's confinement. It never returns.
-//
-// The thread is libcap's launch thread (FuncLauncher): there its
-// capability calls change that thread alone, where elsewhere each would
-// stop and signal every thread of the runtime — dozens of times, for the
-// bounding set — which is what a per-call launcher cannot afford.
+// launcherMain reads the launch from the memfd at fd specArg, with the
+// status pipe at fd statusArg, and goes on with confineAndExec.
 func launcherMain(specArg, statusArg string) {
 	statusFd, err := strconv.Atoi(statusArg)
 	if err != nil {
 		os.Exit(126)
 	}
 	unix.CloseOnExec(statusFd) // a successful exec closes it: the daemon's EOF
-	fail := func(step string, err error) {
+	fail := statusReporter(statusFd)
+	l, err := readLaunch(specArg)
+	if err != nil {
+		fail("read", err)
+	}
+	confineAndExec(l, os.Environ(), fail)
+}
+
+// statusReporter returns how the launcher reports a failed step on the
+// status pipe at fd statusFd (close-on-exec) and exits.
+func statusReporter(statusFd int) func(step string, err error) {
+	return func(step string, err error) {
 		f := launchFailure{Step: step, Msg: err.Error(), NotEnforced: errors.Is(err, ErrNotEnforced)}
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
@@ -46,17 +54,24 @@ func launcherMain(specArg, statusArg string) {
 		_, _ = unix.Write(statusFd, data)
 		os.Exit(127)
 	}
-	l, err := readLaunch(specArg)
-	if err != nil {
-		fail("read", err)
-	}
+}
+
+// confineAndExec confines one thread and execs l's command with env on
+// it: execve keeps the calling thread only, so the command gets exactly
+// that thread's confinement. It never returns.
+//
+// The thread is libcap's launch thread (FuncLauncher): there its
+// capability calls change that thread alone, where elsewhere each would
+// stop and signal every thread of the runtime — dozens of times, for the
+// bounding set — which is what a per-call launcher cannot afford.
+func confineAndExec(l *launch, env []string, fail func(step string, err error)) {
 	step := "confine"
-	_, err = cap.FuncLauncher(func(any) error {
+	_, err := cap.FuncLauncher(func(any) error {
 		if err := l.Policy.apply(); err != nil {
 			return err
 		}
 		step = "exec"
-		return syscall.Exec(l.Path, l.Args, os.Environ()) // returns only on failure
+		return syscall.Exec(l.Path, l.Args, env) // returns only on failure
 	}).Launch(nil)
 	if err == nil {
 		err = errors.New("the command was not started")

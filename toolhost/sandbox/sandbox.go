@@ -39,7 +39,11 @@ type Options struct {
 	// Require makes a machine that cannot enforce every part of a profile
 	// in use an error instead of a warning.
 	Require bool
-	Log     zerolog.Logger
+	// ColdLaunch starts each confined command's launcher on the call's
+	// path instead of handing the command to one started ahead (for
+	// measurements; no launcher then waits between calls).
+	ColdLaunch bool
+	Log        zerolog.Logger
 	// OnRefusal, when set, is told what a run's profile refused each time
 	// Explain finds it (how `sandbox learn` collects them).
 	OnRefusal func(kind, tool string, refused []Refusal)
@@ -62,6 +66,8 @@ type Sandbox struct {
 	limits *limiter
 	// lastDerived: a tool's key → the derived grants of its last start.
 	lastDerived sync.Map
+	// launchers wait for confined commands (Linux).
+	launchers *launcherPool
 }
 
 // ErrNotEnforced: Require is set and the machine cannot enforce a profile in use.
@@ -69,7 +75,7 @@ var ErrNotEnforced = errors.New("sandbox profiles cannot be enforced here")
 
 // New checks opts and detects what the machine enforces.
 func New(opts Options) (*Sandbox, error) {
-	s := &Sandbox{}
+	s := &Sandbox{launchers: new(launcherPool)}
 	s.caps, s.limits = detect(opts.Trees)
 	if err := s.Update(opts); err != nil {
 		return nil, err
@@ -316,6 +322,8 @@ type Run struct {
 	limits  Profile // the limits asked for
 	tmp     string  // the per-call temporary directory
 	pol     *policy // nil: unconfined
+	// launchers: where a confined command's launcher may be waiting.
+	launchers *launcherPool
 	// For telling what the profile refused: the tool's folder, the home
 	// (~ in suggested grants), the node's own files.
 	dir, home string

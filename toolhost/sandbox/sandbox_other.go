@@ -13,6 +13,11 @@ import (
 // policy: nothing is applied here.
 type policy struct{}
 
+// launcherPool: no launchers here.
+type launcherPool struct{}
+
+func (*launcherPool) refill() {}
+
 // limiter: no limits here.
 type limiter struct{}
 

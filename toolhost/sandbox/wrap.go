@@ -161,6 +161,7 @@ func (r *Run) Close() {
 		removeTemp(r.tmp)
 		r.tmp = ""
 	}
+	r.launchers.refill()
 }
 
 // limitsHit names the limits the run reached, from its groups or, once

@@ -1,0 +1,54 @@
+package sandbox
+
+import (
+	"os"
+	"testing"
+
+	"github.com/vcpnode/vcpnode/internal/testwait"
+)
+
+// BenchmarkConfinedStart: start `true` and wait for it, unconfined (none),
+// confined through a launcher started for the call (cold), through one
+// that waited (pooled: the pool is full at each start, its refill outside
+// the timer), and back to back (the pool refills while the next calls run).
+func BenchmarkConfinedStart(b *testing.B) {
+	for _, mode := range []string{"none", "cold", "pooled", "back-to-back"} {
+		b.Run(mode, func(b *testing.B) {
+			e := newConfinedEnv(b, nil)
+			if mode == "cold" {
+				o := *e.sb.opts.Load()
+				o.ColdLaunch = true
+				_ = e.sb.Update(o)
+			}
+			profile := Default
+			if mode == "none" {
+				profile = None
+			}
+			start := func() {
+				r, err := e.sb.Wrap(Command{Tool: "probe", Profile: profile, Path: "/bin/true", Args: []string{"true"}, Dir: e.dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = proc.Wait()
+				_ = tree.KillAndWait(5e9)
+				tree.Release()
+				r.Close()
+			}
+			start()
+			start()
+			b.ResetTimer()
+			for range b.N {
+				if mode == "pooled" {
+					b.StopTimer()
+					testwait.For(b, "the pool to fill", func() bool { return e.sb.launchers.waiting() == poolSize })
+					b.StartTimer()
+				}
+				start()
+			}
+		})
+	}
+}

@@ -1,0 +1,338 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// Starting the launcher is most of a confined call's cost: a Go binary's
+// exec, runtime start and package initialisers come to a few milliseconds
+// before its init runs. A few launchers are therefore started ahead of
+// calls, each the leader of its own new process tree, blocked on a socket
+// until a call hands it its launch: the command, policy, environment,
+// working directory and fds (SCM_RIGHTS, the status pipe first). It then
+// does what a freshly started launcher does and execs. What makes a
+// waiting launcher safe to keep:
+//   - it holds nothing of a call before its job: its environment is its
+//     tree's marker alone, its fds the socket and /dev/null;
+//   - it serves one launch: it reads one message, closes the socket and
+//     execs or exits;
+//   - its tree (cgroup, process group) is new and empty but for it, and
+//     becomes the call's: nothing of the call runs outside it;
+//   - it dies with the daemon: the daemon's end of the socket closes with
+//     the daemon, and the launcher exits on end-of-file.
+//
+// The pool starts filling at the second confined call within poolIdle (a
+// one-off start such as `sandbox run` starts nothing ahead) and empties
+// after poolIdle without one, so an idle node keeps no launcher.
+
+// poolArg is a waiting launcher's argv[1]; argv[2] is its socket's fd.
+const poolArg = "wait"
+
+const (
+	// poolSize launchers wait at most.
+	poolSize = 2
+	// poolIdle without a confined call empties the pool.
+	poolIdle = time.Minute
+	// maxLaunchMsg bounds a launch handed over the socket (the launcher's
+	// receive buffer); a larger one goes to a launcher started for it.
+	maxLaunchMsg = 64 << 10
+	// maxLaunchFds bounds the fds handed with it.
+	maxLaunchFds = 64
+)
+
+// launcherPool keeps up to poolSize launchers waiting.
+type launcherPool struct {
+	mu       sync.Mutex
+	trees    *proctree.Manager // the first call's; others start cold
+	ready    []*waitingLauncher
+	starting int
+	// filled is signalled when a start ends, so that a call that found
+	// none ready takes the one already under way.
+	filled  *sync.Cond
+	lastUse time.Time
+	// active: calls come often enough to keep launchers waiting.
+	active bool
+	timer  *time.Timer
+}
+
+// waitingLauncher is a started launcher waiting for its launch.
+type waitingLauncher struct {
+	proc *os.Process
+	tree *proctree.Tree
+	conn *os.File // the daemon's end of the socket
+}
+
+// launch hands r's command to a waiting launcher; ok is false when none
+// can take it (the caller starts one), and then nothing was started.
+func (p *launcherPool) launch(trees *proctree.Manager, r *Run, a *os.ProcAttr) (proc *os.Process, tree *proctree.Tree, err error, ok bool) {
+	if p == nil || len(a.Files) > maxLaunchFds {
+		return nil, nil, nil, false
+	}
+	l := launch{Policy: r.pol, Path: r.Path, Args: r.Args, Dir: a.Dir}
+	var fds []int
+	for _, f := range a.Files {
+		if f == nil {
+			l.Fds = append(l.Fds, -1)
+			continue
+		}
+		l.Fds = append(l.Fds, len(fds))
+		fds = append(fds, int(f.Fd()))
+	}
+	for {
+		w := p.take(trees)
+		if w == nil {
+			return nil, nil, nil, false
+		}
+		l.Env = w.tree.Environ(a.Env)
+		data, err := json.Marshal(l)
+		if err != nil || len(data) > maxLaunchMsg {
+			p.putBack(w)
+			return nil, nil, nil, false
+		}
+		lf, err := newStatusPipe(r.Path)
+		if err != nil {
+			p.discard(w)
+			return nil, nil, err, true
+		}
+		rights := unix.UnixRights(append([]int{int(lf.statw.Fd())}, fds...)...)
+		err = unix.Sendmsg(int(w.conn.Fd()), data, rights, nil, unix.MSG_NOSIGNAL)
+		w.conn.Close()
+		if err != nil {
+			// It died waiting (killed, or its tree ended): the next one.
+			lf.abandon()
+			endFailed(w.proc, w.tree)
+			continue
+		}
+		if err := lf.wait(); err != nil {
+			endFailed(w.proc, w.tree)
+			return nil, nil, err, true
+		}
+		return w.proc, w.tree, nil, true
+	}
+}
+
+// take returns a waiting launcher of trees, or nil.
+func (p *launcherPool) take(trees *proctree.Manager) *waitingLauncher {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.trees == nil {
+		p.trees = trees
+	}
+	if p.trees != trees {
+		return nil
+	}
+	now := time.Now()
+	// A one-off (`sandbox run`, a probe) starts nothing ahead.
+	p.active = !p.lastUse.IsZero() && now.Sub(p.lastUse) < poolIdle
+	p.lastUse = now
+	if !p.active {
+		return nil
+	}
+	if p.timer == nil {
+		p.timer = time.AfterFunc(poolIdle, p.drainIfIdle)
+		p.filled = sync.NewCond(&p.mu)
+	} else {
+		p.timer.Reset(poolIdle)
+	}
+	// One under way is ready sooner than one started now.
+	for len(p.ready) == 0 && p.starting > 0 {
+		p.filled.Wait()
+	}
+	var w *waitingLauncher
+	if n := len(p.ready); n > 0 {
+		w = p.ready[0]
+		p.ready = p.ready[1:]
+	}
+	return w
+}
+
+// refill starts what the pool lacks. A run calls it when it closes, its
+// processes gone, so that a launcher's start — a few milliseconds of CPU —
+// does not compete with the call it would serve.
+func (p *launcherPool) refill() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.active {
+		return
+	}
+	for ; len(p.ready)+p.starting < poolSize; p.starting++ {
+		go p.fill()
+	}
+}
+
+// putBack returns an unused launcher to the pool.
+func (p *launcherPool) putBack(w *waitingLauncher) {
+	p.mu.Lock()
+	p.ready = append(p.ready, w)
+	p.mu.Unlock()
+}
+
+// waiting is how many launchers wait now.
+func (p *launcherPool) waiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.ready)
+}
+
+// fill starts one waiting launcher.
+func (p *launcherPool) fill() {
+	w, err := startWaiting(p.trees)
+	p.mu.Lock()
+	p.starting--
+	p.filled.Broadcast()
+	if err != nil || !p.active || time.Since(p.lastUse) >= poolIdle {
+		p.mu.Unlock()
+		if w != nil {
+			p.discard(w)
+		}
+		return
+	}
+	p.ready = append(p.ready, w)
+	p.mu.Unlock()
+}
+
+// drainIfIdle ends the waiting launchers after poolIdle without a call.
+func (p *launcherPool) drainIfIdle() {
+	p.mu.Lock()
+	if idle := time.Since(p.lastUse); idle < poolIdle {
+		p.timer.Reset(poolIdle - idle)
+		p.mu.Unlock()
+		return
+	}
+	ready := p.ready
+	p.ready, p.active = nil, false
+	p.mu.Unlock()
+	for _, w := range ready {
+		p.discard(w)
+	}
+}
+
+// discard ends a launcher that will get no launch.
+func (p *launcherPool) discard(w *waitingLauncher) {
+	w.conn.Close()
+	endFailed(w.proc, w.tree)
+}
+
+// startWaiting starts a launcher, as the leader of a new tree, that waits
+// on a socket for its launch.
+func startWaiting(trees *proctree.Manager) (*waitingLauncher, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "launcher"), os.NewFile(uintptr(fds[1]), "launcher")
+	defer theirs.Close()
+	proc, tree, err := trees.StartProcess("/proc/self/exe", []string{launchArg0, poolArg, "3"},
+		&os.ProcAttr{Files: []*os.File{nil, nil, nil, theirs}})
+	if err != nil {
+		ours.Close()
+		return nil, err
+	}
+	return &waitingLauncher{proc: proc, tree: tree, conn: ours}, nil
+}
+
+// waitForLaunch is a waiting launcher: it receives one launch on the
+// socket at fd sockArg, puts the files it got where the command expects
+// them, and goes on as a launcher started for that launch would. The
+// daemon closing the socket (it stopped, or the pool shrank) ends it.
+func waitForLaunch(sockArg string) {
+	sock, err := strconv.Atoi(sockArg)
+	if err != nil {
+		os.Exit(126)
+	}
+	unix.CloseOnExec(sock)
+	buf := make([]byte, maxLaunchMsg+1)
+	oob := make([]byte, unix.CmsgSpace(4*(maxLaunchFds+1)))
+	var n, oobn, flags int
+	for {
+		n, oobn, flags, _, err = unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	_ = unix.Close(sock)
+	if err != nil || n == 0 && oobn == 0 {
+		os.Exit(0)
+	}
+	var got []int
+	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+		for _, m := range msgs {
+			if fds, err := unix.ParseUnixRights(&m); err == nil {
+				got = append(got, fds...)
+			}
+		}
+	}
+	if len(got) == 0 {
+		os.Exit(126) // no status pipe to say why
+	}
+	// Above every fd the command gets, so that placing them keeps it.
+	status, err := unix.FcntlInt(uintptr(got[0]), unix.F_DUPFD_CLOEXEC, maxLaunchFds)
+	if err != nil {
+		os.Exit(126)
+	}
+	_ = unix.Close(got[0])
+	fail := statusReporter(status)
+	if flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
+		fail("read", errors.New("launch truncated"))
+	}
+	var l launch
+	if err := json.Unmarshal(buf[:n], &l); err != nil {
+		fail("read", err)
+	}
+	if l.Policy == nil || l.Path == "" || len(l.Args) == 0 || l.Env == nil || len(l.Fds) > maxLaunchFds {
+		fail("read", errors.New("incomplete launch"))
+	}
+	if err := placeFds(l.Fds, got[1:]); err != nil {
+		fail("read", err)
+	}
+	if l.Dir != "" {
+		if err := unix.Chdir(l.Dir); err != nil {
+			fail("exec", err) // as a start into a missing directory reports it
+		}
+	}
+	confineAndExec(&l, l.Env, fail)
+}
+
+// placeFds makes the command's fds: fd i is got[want[i]] (none where
+// want[i] is -1; 0 to 2 then stay the /dev/null the runtime opened, as in
+// a launcher started with them closed). Every other fd is closed on exec.
+func placeFds(want, got []int) error {
+	// First above every target, so that no dup3 overwrites a file still to place.
+	high := make([]int, len(got))
+	for i, fd := range got {
+		h, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, len(want))
+		if err != nil {
+			return err
+		}
+		high[i] = h
+		_ = unix.Close(fd)
+	}
+	for i, k := range want {
+		switch {
+		case k >= 0 && k < len(high):
+			if err := unix.Dup3(high[k], i, 0); err != nil {
+				return err
+			}
+		case k >= 0:
+			return errors.New("launch names a file it did not send")
+		case i > 2:
+			_ = unix.Close(i)
+		}
+	}
+	for _, h := range high {
+		_ = unix.Close(h)
+	}
+	return nil
+}
