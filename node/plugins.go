@@ -48,7 +48,7 @@ type pluginRuntime struct {
 	box       *outbox.Box
 	stateDir  string
 	callbacks *plugin.CallbackServer
-	pins      *plugin.Pins // each plugin folder's first-seen identity, under the first state directory
+	pins      *plugin.Pins // each plugin folder's first-seen identity, in the state directory in force
 	host      *plugin.Host
 	hostOpts  hostSettings
 	retired   []*plugin.Host // replaced by a reload; their async runs may still go on

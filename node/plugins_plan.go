@@ -98,6 +98,10 @@ func (rt *pluginRuntime) openShared(pp *pluginPlan) error {
 			if err != nil {
 				return fmt.Errorf("plugins: %w", err)
 			}
+			if _, err := plugin.OpenPins(stateDir); err != nil { // the pins move too
+				box.Close()
+				return fmt.Errorf("plugins: %w", err)
+			}
 			pp.moveTo, pp.moveDir = box, stateDir
 		}
 		return nil
@@ -135,6 +139,9 @@ func (rt *pluginRuntime) moveOutbox(box *outbox.Box, stateDir string) {
 	rt.box, rt.stateDir = box, stateDir
 	rt.mu.Unlock()
 	old.Close()
+	if perr := rt.pins.MoveTo(stateDir); perr != nil {
+		rt.log.Error().Err(perr).Str("from", oldDir).Str("to", stateDir).Msg("the plugin identities stay in the old state directory")
+	}
 	if err != nil {
 		rt.log.Error().Err(err).Str("from", oldDir).Str("to", stateDir).
 			Msg("some asynchronous results could not be moved to the new state directory; they stay in the old one")

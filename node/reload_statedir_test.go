@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/outbox"
+	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
 // outboxFiles lists the callbacks waiting in stateDir's outbox.
@@ -111,5 +113,41 @@ func TestReloadToAStateDirInUseIsRefused(t *testing.T) {
 	}
 	if _, err := outbox.Open(oldState, make(chan struct{}, 1), h.node.log); err == nil {
 		t.Error("the old state directory was released by a refused reload")
+	}
+}
+
+// TestReloadMovingStateDirCarriesThePins: each plugin folder's first name
+// moves with a reload that changes [plugins] state_dir, so that after a
+// restart on the new state directory a plugin that renamed itself in its
+// manifest still answers to its first name (and its owner's rules).
+func TestReloadMovingStateDirCarriesThePins(t *testing.T) {
+	plugins, oldState, newState := t.TempDir(), t.TempDir(), t.TempDir()
+	manifest := `{"name":"%s","pluginType":"synchronous","entryPoint":{"command":"sh run.sh"},"communication":{"protocol":"stdio","timeout":30000}}`
+	writePlugin(t, plugins, "Pinned", fmt.Sprintf(manifest, "Pinned"), map[string]string{"run.sh": `echo '{"status":"success","result":"ok"}'`})
+	h := startHarness(t, pluginHarness(oldState, false, plugins))
+	if names, _ := registered(t, h, h.accept()); !slices.Contains(names, "Pinned") {
+		t.Fatalf("registered %v", names)
+	}
+	cfg := h.cfg
+	cfg.Plugins.StateDir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(cfg.Plugins.StateDir, plugin.PinsFile), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.node.Reload(cfg); err == nil || !strings.Contains(err.Error(), "plugin identities") {
+		t.Errorf("a reload to a state directory with an unreadable identities file: %v, want it refused", err)
+	}
+	cfg.Plugins.StateDir = newState
+	if _, err := h.node.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+
+	writePlugin(t, plugins, "Pinned", fmt.Sprintf(manifest, "Freed"), nil)
+	h2 := startHarness(t, pluginHarness(newState, false, plugins))
+	names, _ := registered(t, h2, h2.accept())
+	if !slices.Contains(names, "Pinned") || slices.Contains(names, "Freed") {
+		t.Errorf("after a restart on the new state directory the renamed plugin registered as %v, want Pinned", names)
 	}
 }

@@ -52,7 +52,35 @@ func OpenPins(stateDir string) (*Pins, error) {
 }
 
 // Path is the file the pins are kept in.
-func (p *Pins) Path() string { return p.path }
+func (p *Pins) Path() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.path
+}
+
+// MoveTo keeps the pins in stateDir from now on (the state directory
+// moved): they are written there, merged with the pins a file already
+// there keeps of folders not pinned here (those in force win), so that
+// the next start, reading stateDir, still knows every folder's first
+// name. The old file stays as it was. On error nothing changes.
+func (p *Pins) MoveTo(stateDir string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	there, err := OpenPins(stateDir)
+	if err != nil {
+		return err
+	}
+	merged := there.pins
+	for folder, pin := range p.pins {
+		merged[folder] = pin
+	}
+	moved := &Pins{path: there.path, pins: merged}
+	if err := moved.save(); err != nil {
+		return err
+	}
+	p.path, p.pins = moved.path, merged
+	return nil
+}
 
 // apply gives m the name its folder was first seen with, pinning it if the
 // folder is new, and returns a notice for each part of its identity that
