@@ -77,9 +77,11 @@ func (m *Metrics) StateGauge(name, help, label string, states []string, current 
 }
 
 // Observe counts a finished call. The owner's local calls (vcpnode call)
-// are left out: the metrics describe the service the hub gets.
+// are left out: the metrics describe the service the hub gets; calls of
+// the server's own tools are counted whoever made them, as they are the
+// service this node takes from the server.
 func (m *Metrics) Observe(rec toolhost.CallRecord) {
-	if rec.Local {
+	if rec.Local && !rec.FromServer {
 		return
 	}
 	tool := rec.Tool

@@ -273,9 +273,12 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 		return true
 	}
 	// The owner's approval gate (approval.go). Local calls are the owner's
-	// own, unless Gated (an MCP client calling for its model).
+	// own, unless Gated (an MCP client calling for its model); a call of
+	// the server's own tools passes it whoever makes it, as it acts beyond
+	// this machine (the server's memory, its paid services).
 	mode, approvalWait := pol.Approval(e.spec)
 	gate := !in.Local || in.Gated
+	approve := gate || e.spec.FromServer
 	// The loop guard (repeat.go) stops a model that calls the same thing
 	// over and over; the owner's own calls are not a model's.
 	if gate {
@@ -286,11 +289,11 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 	}
 	var rule *ApprovalRule
 	command := CallCommand(e.spec, in.Args)
-	if gate {
+	if approve {
 		v := approvalGate(pol, d.ApprovalRules(), toolName, mode, command)
 		mode, rule = v.mode, v.rule
 	}
-	if gate && mode == ApprovalDeny {
+	if approve && mode == ApprovalDeny {
 		err := fmt.Errorf("tool %q %w", toolName, ErrRefused)
 		if rule != nil && rule.Reason != "" {
 			err = fmt.Errorf("tool %q %w: %s", toolName, ErrRefused, rule.Reason)
@@ -298,7 +301,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 		d.rejectLocked(in, toolName, reply, err)
 		return true
 	}
-	ask := gate && mode == ApprovalAsk
+	ask := approve && mode == ApprovalAsk
 	toolMax := pol.MaxConcurrent(toolName)
 	// A call awaiting approval takes no queue place yet: it is checked
 	// against the limits once approved.
@@ -324,7 +327,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 		ask:   ask, awaiting: ask, approvalWait: approvalWait, approval: DecisionAuto, command: command,
 	}
 	switch {
-	case !gate && mode != ApprovalAuto:
+	case !approve && mode != ApprovalAuto:
 		c.approval = DecisionLocal
 	case rule != nil:
 		c.approval = DecisionRemembered

@@ -214,6 +214,9 @@ type CallRecord struct {
 	Tool      string
 	RequestID string
 	Local     bool
+	// FromServer: the tool is one of the VCP server's own (Spec.FromServer),
+	// a call this node makes to the server rather than one it serves.
+	FromServer bool
 	// Outcome is one word: "ok", "error", "timeout", "busy", "denied"…
 	Outcome string
 	// Error is the error text, truncated; empty on success.
@@ -252,6 +255,9 @@ func (d *Dispatcher) logDone(tool string, in Call, o Outcome, total, queued time
 	rec := CallRecord{
 		Tool: tool, RequestID: in.RequestID, Local: in.Local, Outcome: outcomeKind(o), Result: o.Result,
 		Approval: approval, Duration: total, Queued: queued, Finished: time.Now(),
+	}
+	if e, _, ok := d.view.Load().reg.resolve(tool); ok {
+		rec.FromServer = e.spec.FromServer
 	}
 	ev := d.log.Info().Str(fieldTool, tool).Str(fieldRequestID, in.RequestID).
 		Dur(fieldDuration, total).Str(fieldOutcome, rec.Outcome)

@@ -108,8 +108,10 @@ func newServerCallCmd(a *app) *cobra.Command {
 		Long: "call runs the server's tool NAME (its name on the server, as `server tools` lists\n" +
 			"it) through the daemon, which sends it over its connection to the server's\n" +
 			"VCPToolBridge; the arguments are given as for `vcpnode call`. An asynchronous tool's\n" +
-			"final result is waited for. It is the owner's call, as `vcpnode call` is: the\n" +
-			"approval gate does not apply; the audit file records it. It exits 1 when the\n" +
+			"final result is waited for. Unlike a local tool's, the call passes the approval\n" +
+			"gate even though the owner makes it ([tools.vcp_<Name>] approval = \"ask\" waits\n" +
+			"for `vcpnode approve`): it acts beyond this machine. The audit file and the\n" +
+			"metrics record it. It exits 1 when the\n" +
 			"server answers with an error.",
 		Example: "  vcpnode server call SciCalculator expression='2+2'\n" +
 			"  vcpnode server call ScheduleManager --args '{\"command\": \"ListSchedules\"}' --json",
