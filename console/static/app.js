@@ -349,6 +349,56 @@ pages.tools = {
 $("#tools-search").addEventListener("input", renderTools);
 $("#tools-sort").addEventListener("change", renderTools);
 
+// ---- Server tools (GET /v1/server/tools) ---------------------------------------
+
+// serverToolCard is one of the server's tools: its commands as the server
+// describes them, and a button that opens the Executor on it (vcp_<Name>).
+function serverToolCard(t) {
+  const id = "server-" + domId(t.name);
+  const cmds = t.commands || [];
+  const first = cmds[0] || {};
+  return el("li", {class: "card", id, "aria-labelledby": id + "-h"},
+    el("h3", {id: id + "-h"}, t.displayName && t.displayName !== t.name ? `${t.displayName} ` : "", el("code", {}, t.name),
+      el("span", {class: t.offered ? "ok" : "muted", id: id + "-offered"}, t.offered ? "offered to MCP clients" : "not offered to MCP clients")),
+    t.description ? el("div", {}, t.description.split("\n")[0]) : null,
+    el("div", {class: "muted"}, `runs here as `, el("code", {}, t.local), t.version ? ` · version ${t.version}` : ""),
+    el("div", {class: "tool-controls"},
+      el("button", {type: "button", class: "secondary", id: id + "-load", onclick: () => loadIntoExecutor(t.local, first.command || "", first.example || ""),
+        title: "Open the Executor with this tool chosen and the arguments of its example"}, "Run in executor")),
+    cmds.length ? el("details", {}, el("summary", {}, `${cmds.length} command${cmds.length > 1 ? "s" : ""}`),
+      ...cmds.map((c, i) => el("div", {},
+        c.command ? el("h4", {}, el("code", {}, c.command)) : null,
+        c.description ? el("pre", {}, c.description) : null,
+        c.example ? el("pre", {}, c.example) : null,
+        cmds.length > 1 ? el("div", {class: "tool-controls"},
+          el("button", {type: "button", class: "secondary", id: `${id}-cmd-${i}-load`, onclick: () => loadIntoExecutor(t.local, c.command || "", c.example || "")},
+            `Run ${c.command || "this command"} in executor`)) : null))) : null);
+}
+
+async function refreshServerTools({refresh = false, poll = true} = {}) {
+  const res = await api("GET", "/v1/server/tools" + (refresh ? "?refresh=1" : ""), undefined, {poll});
+  const state = $("#server-state");
+  state.textContent = res.message;
+  state.className = res.state === "offered" ? "ok" : res.state === "asking" ? "muted" : "warn";
+  $("#server-error").textContent = res.error || "";
+  $("#server-error").hidden = !res.error;
+  const list = $("#server-list");
+  // Keep open details; replace the cards only when the list changed.
+  const key = JSON.stringify(res.tools);
+  if (list.dataset.key !== key) {
+    list.dataset.key = key;
+    list.replaceChildren(...res.tools.map(serverToolCard));
+  }
+}
+
+pages.server = every("server", 5000, () => refreshServerTools());
+$("#server-refresh").addEventListener("click", async (ev) => {
+  ev.target.disabled = true;
+  $("#server-state").textContent = "asking the server for its tools";
+  try { await refreshServerTools({refresh: true, poll: false}); } catch (e) { $("#server-error").textContent = e.message; $("#server-error").hidden = false; }
+  ev.target.disabled = false;
+});
+
 // ---- Executor ----------------------------------------------------------------
 
 const HISTORY_KEY = "vcpnode.runs";
