@@ -56,7 +56,7 @@ func (s Spec) Typed() bool {
 	return slices.ContainsFunc(s.Commands, func(c Command) bool { return c.Schema != nil })
 }
 
-// requestIDArg is a VCP block's request id (seed 000 §4.2.4), which the
+// requestIDArg is a VCP block's request id (as AIO Hub reads it), which the
 // server's parser passes on as an argument: the call's id, not the tool's
 // business.
 const requestIDArg = "request_id"

@@ -93,7 +93,7 @@ func (r *Registry) lookup(name string) (registered, bool) {
 }
 
 // resolve finds the tool a call names: by its name; else by an alias
-// (Spec.Aliases); else, as seed 000 routes {toolId}_{methodName}
+// (Spec.Aliases); else, as AIO Hub routes {toolId}_{methodName}
 // (UnitConverter_ListUnits), a multi-command tool named by the part before
 // an underscore with a command named by the part after it, which is
 // returned as command.

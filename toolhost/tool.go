@@ -78,7 +78,7 @@ type Spec struct {
 	// as the official node registers it.
 	Asynchronous bool
 	// Aliases are other names calls may use for the tool (the workspace
-	// tools answer to seed 002's snake_case names); it is registered, and
+	// tools answer to the snake_case names of other tool schemes); it is registered, and
 	// listed, under Name only. A registered tool's own name wins over an alias.
 	Aliases []string
 	// Approval is the tool's approval mode when [tools.NAME] approval is

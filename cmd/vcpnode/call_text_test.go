@@ -12,7 +12,7 @@ import (
 )
 
 // TestCallTextResults prints the results of a reply's calls as the model
-// reads them back: VCP <<<[TOOL_RESULT]>>> blocks and seed 004's
+// reads them back: VCP <<<[TOOL_RESULT]>>> blocks and the XML format's
 // tool_result event, in the order of the calls, failures included.
 func TestCallTextResults(t *testing.T) {
 	d := startDaemon(t, typedDaemonConfig, thumbTool{})
@@ -224,8 +224,8 @@ func TestCallTextSkipsExamples(t *testing.T) {
 	}
 }
 
-// The workspace tools answer to seed 002's snake_case names: `tools` lists
-// them, a reply calling list_directory in 002's <tool_code> runs
+// The workspace tools answer to snake_case names: `tools` lists
+// them, a reply calling list_directory in a <tool_code> tag runs
 // DirectoryTree, and the tool is registered once, under its own name.
 func TestSnakeCaseNames(t *testing.T) {
 	d := startDaemon(t, typedDaemonConfig, thumbTool{})

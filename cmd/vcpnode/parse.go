@@ -50,7 +50,7 @@ func newParseCmd(a *app) *cobra.Command {
 		Short: "Find the tool calls in a model's reply, as the VCP server would (no daemon needed)",
 		Long: "parse reads a model's reply from FILE (or standard input) and prints every tool call\n" +
 			"in it, in every format the node reads: VCP <<<[TOOL_REQUEST]>>> blocks exactly as the\n" +
-			"VCP server parses them (vcp), seed 004's <function_calls><invoke> XML (xml),\n" +
+			"VCP server parses them (vcp), <function_calls><invoke> XML (xml),\n" +
 			"<tool_code> and <function_call> tags around {\"name\", \"arguments\"} JSON (tool_code,\n" +
 			"function_call), {\"tool_name\", \"parameters\"} JSON (json) and {\"tool_calls\": [...]}\n" +
 			"objects (tool_calls). JSON with single quotes, trailing commas, unquoted keys or\n" +

@@ -29,7 +29,7 @@ func newToolsCmd(a *app) *cobra.Command {
 			"it is exposed or not (policy, hidden_tools, built-in, manifest).\n\n" +
 			"--prompt prints instead what a model is told about the exposed tools: the text the\n" +
 			"server builds from register_tools for {{VCPAllTools}} (--format vcp, the default),\n" +
-			"<<<[TOOL_DEFINITION]>>> blocks (vcp-definition), seed 004's <functions> block and\n" +
+			"<<<[TOOL_DEFINITION]>>> blocks (vcp-definition), the XML format's <functions> block and\n" +
 			"<output_instructions> (xml), the tools of an OpenAI (openai), Anthropic (anthropic)\n" +
 			"or Gemini (gemini) request, or, for a model without native function calling, the\n" +
 			"tools and the instructions to call them in a text format 'vcpnode parse' reads:\n" +

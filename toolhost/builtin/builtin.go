@@ -46,7 +46,7 @@ func New(access *files.Access, writeMaxBytes int64) []toolhost.Tool {
 
 // spec fills the parts every workspace tool shares. The command's
 // description and example are generated from its schema (toolhost).
-// snakeNames are the names seed 002 gives the workspace tools; calls may
+// snakeNames are the names other tool schemes give the workspace tools; calls may
 // use them (toolhost.Spec.Aliases).
 var snakeNames = map[string][]string{
 	DirectoryTreeName: {"list_directory"},

@@ -38,8 +38,8 @@ type candidate struct {
 	kind Format
 }
 
-// jsonScanner finds the call objects of seed 003's prompt-engineering
-// format ({"tool_name", "parameters"}) and seed 002's JSON_Strict format
+// jsonScanner finds the call objects of DeepChat's prompt-engineering
+// format ({"tool_name", "parameters"}) and the JSON_Strict format
 // ({"tool_calls": [{"function": {"name", "arguments"}}…]}) anywhere in the
 // text (in ```json fences or not). One pass tracks the nesting of braces,
 // strings (double- or single-quoted, only inside braces: prose quotes are

@@ -11,15 +11,15 @@ import (
 // Prompt formats: what a model is told about a set of tools.
 const (
 	PromptVCP           = "vcp"            // the server's {{VCPAllTools}} text
-	PromptVCPDefinition = "vcp-definition" // seed 000's <<<[TOOL_DEFINITION]>>> blocks
-	PromptXML           = "xml"            // seed 004's <functions> block and <output_instructions>
+	PromptVCPDefinition = "vcp-definition" // AIO Hub's <<<[TOOL_DEFINITION]>>> blocks
+	PromptXML           = "xml"            // the XML format's <functions> block and <output_instructions>
 	PromptOpenAI        = "openai"         // the "tools" of an OpenAI chat request
 	PromptAnthropic     = "anthropic"      // the "tools" of an Anthropic messages request
 	PromptGemini        = "gemini"         // the "tools" of a Gemini request (functionDeclarations)
 	// The text paradigms, named as Parse names the formats they teach.
-	PromptToolCode     = "tool_code"     // seed 002's <tool_code>{"name", "arguments"}</tool_code>
-	PromptFunctionCall = "function_call" // seed 003's <function_call>{"name", "arguments"}</function_call>
-	PromptJSON         = "json"          // seed 003's {"tool_name", "parameters"} wrap
+	PromptToolCode     = "tool_code"     // the XML_Tag strategy's <tool_code>{"name", "arguments"}</tool_code>
+	PromptFunctionCall = "function_call" // DeepChat's <function_call>{"name", "arguments"}</function_call>
+	PromptJSON         = "json"          // DeepChat's {"tool_name", "parameters"} wrap
 )
 
 // PromptFormats lists the formats a prompt is rendered in.

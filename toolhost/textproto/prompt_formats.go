@@ -37,7 +37,7 @@ func RenderSpecs(format string, specs []toolhost.Spec) (string, error) {
 	return OpenAITools(specs)
 }
 
-// OutputInstructions is seed 004's <output_instructions>: how to write a
+// OutputInstructions is the XML format's <output_instructions>: how to write a
 // <function_calls> block, put after the <functions> block.
 const OutputInstructions = `<output_instructions>
 如果需要调用工具，请使用以下格式：
@@ -55,7 +55,7 @@ const OutputInstructions = `<output_instructions>
 - 必需的参数不能省略
 </output_instructions>`
 
-// FunctionsXML is seed 004's <functions> block: one <function> line of
+// FunctionsXML is the XML format's <functions> block: one <function> line of
 // JSON per tool.
 func FunctionsXML(specs []toolhost.Spec) (string, error) {
 	fns, err := Functions(specs)
@@ -224,7 +224,7 @@ func dropKeywords(v any) any {
 	return v
 }
 
-// The markers of seed 000's definition blocks.
+// The markers of AIO Hub's definition blocks.
 const (
 	definitionStart = "<<<[TOOL_DEFINITION]>>>"
 	definitionEnd   = "<<<[END_TOOL_DEFINITION]>>>"
@@ -240,7 +240,7 @@ type definitionParam struct {
 	Enum        []json.RawMessage `json:"enum,omitempty"`
 }
 
-// VCPDefinitions is seed 000's tool definition text: one
+// VCPDefinitions is AIO Hub's tool definition text: one
 // <<<[TOOL_DEFINITION]>>> block per command, with its tool_name, command,
 // description, parameters (a JSON list: name, type, required, default…)
 // and example, each field written as a VCP value.

@@ -10,10 +10,10 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
-// Function is one tool as OpenAI-style function calling and seed 004's
-// <functions> block describe it.
+// Function is one tool as OpenAI-style function calling and the XML
+// format's <functions> block describe it.
 type Function struct {
-	// The field order is seed 004's.
+	// The field order is the XML format's.
 	Description string          `json:"description"`
 	Name        string          `json:"name"`
 	Parameters  json.RawMessage `json:"parameters"`

@@ -12,7 +12,7 @@ import (
 // TextParadigm teaches a model without native function calling to call
 // the tools in one of the text formats Parse reads: the tools as a
 // <tools> block, one JSON line {"name", "description", "parameters"} per
-// tool, then <output_instructions> (as seed 004 closes its prompt) saying
+// tool, then <output_instructions> (as the XML format closes its prompt) saying
 // how to write a call in that format, with an example of the first tool.
 // format is PromptToolCode, PromptFunctionCall or PromptJSON.
 func TextParadigm(format string, specs []toolhost.Spec) (string, error) {

@@ -11,12 +11,12 @@ import (
 // Result formats: how the results of a reply's calls are written back for
 // the model to read.
 const (
-	ResultsVCP            = "vcp"              // seed 000's <<<[TOOL_RESULT]>>> blocks
-	ResultsXML            = "xml"              // seed 004's tool_result event, for the XML format's agent loop
+	ResultsVCP            = "vcp"              // AIO Hub's <<<[TOOL_RESULT]>>> blocks
+	ResultsXML            = "xml"              // the XML format's tool_result event, for its agent loop
 	ResultsOpenAI         = "openai"           // OpenAI chat messages of role "tool"
 	ResultsAnthropic      = "anthropic"        // an Anthropic user message of tool_result blocks
 	ResultsGemini         = "gemini"           // a Gemini user content of functionResponse parts
-	ResultsToolCallResult = "tool_call_result" // seed 002's {"tool_call_result"} user message
+	ResultsToolCallResult = "tool_call_result" // the XML_Tag strategy's {"tool_call_result"} user message
 	ResultsJSON           = "json"             // the calls and the daemon's answers as they are
 )
 
@@ -78,14 +78,14 @@ func textParts(raw json.RawMessage) (string, bool) {
 	return strings.Join(texts, "\n"), true
 }
 
-// The markers of seed 000's result blocks.
+// The markers of AIO Hub's result blocks.
 const (
 	resultStart = "<<<[TOOL_RESULT]>>>"
 	resultEnd   = "<<<[END_TOOL_RESULT]>>>"
 )
 
 // VCPResults writes one <<<[TOOL_RESULT]>>> block per result, in order:
-// the tool's name, status (success or error, as seed 000's
+// the tool's name, status (success or error, as AIO Hub's
 // ToolExecutionResult), the call's id when it had one, and the content,
 // each as a VCP value.
 func VCPResults(results []ToolResult) string {
@@ -127,7 +127,7 @@ func FormatResults(format string, results []ToolResult, at time.Time) (string, e
 	return "", fmt.Errorf("result format %q is not one of %s", format, strings.Join(written, ", "))
 }
 
-// resultEvent is seed 004's event: {"type": "tool_result", "timestamp",
+// resultEvent is the XML format's event: {"type": "tool_result", "timestamp",
 // "data": {"results": [{"tool_name", "success", "result"}]}}.
 type resultEvent struct {
 	Type      string `json:"type"`
@@ -145,8 +145,8 @@ type eventResult struct {
 	Error    string          `json:"error,omitempty"`
 }
 
-// ResultEvent is seed 004's tool_result event for a batch, indented, its
-// timestamp at's local time as the seed writes it (no zone).
+// ResultEvent is the XML format's tool_result event for a batch, indented,
+// its timestamp at's local time as that format writes it (no zone).
 func ResultEvent(results []ToolResult, at time.Time) (string, error) {
 	ev := resultEvent{Type: "tool_result", Timestamp: at.Format("2006-01-02T15:04:05")}
 	ev.Data.Results = make([]eventResult, 0, len(results))

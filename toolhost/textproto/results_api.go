@@ -112,7 +112,7 @@ func GeminiResults(results []ToolResult) (string, error) {
 	return indentJSON(content)
 }
 
-// ToolCallResults is seed 002's answer, written back as a user message
+// ToolCallResults is the XML_Tag and JSON_Strict strategies' answer, written back as a user message
 // because the model called its tools in text: one {"tool_call_result":
 // {"toolCallId", "name", "result"}} object per result ("isError": true for
 // a failed call, its result the error text), separated by blank lines.

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// The tag-wrapped JSON formats: seed 002's XML_Tag strategy
-// (<tool_code>{"name": …, "arguments": {…}}</tool_code>) and seed 003's
+// The tag-wrapped JSON formats: the XML_Tag strategy
+// (<tool_code>{"name": …, "arguments": {…}}</tool_code>) and DeepChat's
 // prompt-engineering <function_call> block of the same shape.
 var taggedFormats = map[Format]string{
 	FormatToolCode:     "tool_code",

@@ -1,10 +1,10 @@
 // Package textproto turns a model's reply into tool calls. It reads the
 // VCP TOOL_REQUEST blocks exactly as the VCPToolBox server parses them
 // (docs/vcp-parsing.md, rule numbers cited as §N), the
-// <function_calls><invoke> XML of seed 004, the <tool_code> and
-// <function_call> tags around {"name", "arguments"} JSON (seeds 002 and
-// 003), the {"tool_name", "parameters"} JSON objects of seed 003 and the
-// {"tool_calls": […]} objects of seed 002; JSON a model meant but did not
+// <function_calls><invoke> XML, the <tool_code> and <function_call> tags
+// around {"name", "arguments"} JSON (the XML_Tag strategy and DeepChat),
+// DeepChat's {"tool_name", "parameters"} JSON objects and the JSON_Strict
+// {"tool_calls": […]} objects; JSON a model meant but did not
 // write strictly is mended and the call marked repaired. Where a block is
 // not a call, it says why and on which line instead of dropping it
 // silently. It does no I/O.
@@ -61,8 +61,8 @@ type Call struct {
 	Line int    `json:"line"`
 	Tool string `json:"tool"`
 	// ID is the call's own id where the block carries one: a tool_calls
-	// entry's or a tag payload's "id", a VCP block's request_id (seed 000
-	// §4.2.4), a {"tool_name"} object's "request_id" or "id", an XML
+	// entry's or a tag payload's "id", a VCP block's request_id (as AIO Hub
+	// reads it), a {"tool_name"} object's "request_id" or "id", an XML
 	// invoke's id attribute. EnsureIDs generates one for the others.
 	ID string `json:"id,omitempty"`
 	// Args as JSON values: always strings for VCP and XML (the server sends

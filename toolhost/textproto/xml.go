@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// The XML call format of seed 004.
+// The XML call format: <function_calls><invoke name=…><parameter name=…>.
 const (
 	xmlBlockOpen  = "<function_calls>"
 	xmlBlockClose = "</function_calls>"
