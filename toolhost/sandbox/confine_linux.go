@@ -23,6 +23,9 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 	} else {
 		pol.Ports = p.ConnectPorts
 	}
+	if err := pol.assembleFilters(); err != nil {
+		return err
+	}
 	if r.groups, err = s.limits.make(p, pol); err != nil {
 		return err
 	}

@@ -29,6 +29,9 @@ type policy struct {
 	TCPRules bool
 	// NoFilter: the kernel has no seccomp filters; the command gets none.
 	NoFilter bool
+	// Filters are the syscall filter programs (assembleFilters), loaded
+	// one over the other.
+	Filters [][]byte `json:",omitempty"`
 }
 
 // restrictThread confines the calling thread with no_new_privs and Landlock.

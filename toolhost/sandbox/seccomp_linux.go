@@ -1,12 +1,18 @@
 package sandbox
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
+	"sync"
+	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -179,6 +185,53 @@ func (p *policy) filterPolicies() ([]seccomp.Policy, error) {
 	return out, nil
 }
 
+// assembledFilters: a policy's network rules → its filters assembled (the
+// programs depend on nothing else). Assembling them costs more than the
+// rest of a launcher's confinement, so the daemon does it once per set of
+// rules, and the launcher loads the programs as they are.
+var assembledFilters sync.Map
+
+// assembleFilters sets p.Filters to p's filter programs, each a sequence
+// of struct sock_filter in this machine's byte order.
+func (p *policy) assembleFilters() error {
+	if p.NoFilter {
+		return nil
+	}
+	key := fmt.Sprint(p.NetDeny, p.TCPRules, p.Ports)
+	if progs, ok := assembledFilters.Load(key); ok {
+		p.Filters = progs.([][]byte)
+		return nil
+	}
+	pols, err := p.filterPolicies()
+	if err != nil {
+		return fmt.Errorf("syscall filter: %w", err)
+	}
+	progs := make([][]byte, 0, len(pols))
+	for _, pol := range pols {
+		insts, err := pol.Assemble()
+		if err != nil {
+			return fmt.Errorf("syscall filter: %w", err)
+		}
+		raw, err := bpf.Assemble(insts)
+		if err != nil {
+			return fmt.Errorf("syscall filter: %w", err)
+		}
+		prog := make([]byte, 0, sockFilterSize*len(raw))
+		for _, in := range raw {
+			prog = binary.NativeEndian.AppendUint16(prog, in.Op)
+			prog = append(prog, in.Jt, in.Jf)
+			prog = binary.NativeEndian.AppendUint32(prog, in.K)
+		}
+		progs = append(progs, prog)
+	}
+	assembledFilters.Store(key, progs)
+	p.Filters = progs
+	return nil
+}
+
+// sockFilterSize is the size of a struct sock_filter.
+const sockFilterSize = 8
+
 // loadFilter puts p's filters on the calling thread; execve keeps them,
 // and every process the command starts inherits them.
 func (p *policy) loadFilter() error {
@@ -188,13 +241,28 @@ func (p *policy) loadFilter() error {
 		}
 		return nil
 	}
-	pols, err := p.filterPolicies()
-	if err != nil {
-		return fmt.Errorf("syscall filter: %w", err)
+	if len(p.Filters) == 0 {
+		return errors.New("syscall filter: none was assembled")
 	}
-	for _, pol := range pols {
-		if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: pol}); err != nil {
-			return fmt.Errorf("syscall filter: %w", err)
+	// seccomp refuses a filter to a thread without it (or CAP_SYS_ADMIN).
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	for _, prog := range p.Filters {
+		n := len(prog) / sockFilterSize
+		if n == 0 || n > unix.BPF_MAXINSNS || len(prog)%sockFilterSize != 0 {
+			return fmt.Errorf("syscall filter: a program of %d bytes", len(prog))
+		}
+		insts := make([]unix.SockFilter, n)
+		for i := range insts {
+			b := prog[i*sockFilterSize:]
+			insts[i] = unix.SockFilter{Code: binary.NativeEndian.Uint16(b), Jt: b[2], Jf: b[3], K: binary.NativeEndian.Uint32(b[4:])}
+		}
+		fprog := unix.SockFprog{Len: uint16(n), Filter: &insts[0]}
+		_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog)))
+		runtime.KeepAlive(insts)
+		if errno != 0 {
+			return fmt.Errorf("syscall filter: seccomp: %w", errno)
 		}
 	}
 	return nil
