@@ -166,6 +166,10 @@ type Options struct {
 	// InitTimeout bounds starting a server and listing its tools; 0 means
 	// DefaultInitTimeout.
 	InitTimeout time.Duration
+	// FetchTimeout is InitTimeout for a server started through a package
+	// runner (npx, uvx, pipx run) until it has first run: that start may
+	// download the package first. 0 means DefaultFetchTimeout.
+	FetchTimeout time.Duration
 	// Backoff is the wait before restart attempt n (1, 2, …); nil means
 	// DefaultBackoff.
 	Backoff func(attempt int) time.Duration
@@ -191,6 +195,7 @@ type Options struct {
 const (
 	DefaultMaxMessageBytes = 64 << 20
 	DefaultInitTimeout     = 30 * time.Second
+	DefaultFetchTimeout    = 5 * time.Minute
 	// stableAfter: a session that stayed up this long resets the backoff.
 	stableAfter = 30 * time.Second
 )
@@ -211,6 +216,10 @@ func (o Options) withDefaults() Options {
 	if o.InitTimeout <= 0 {
 		o.InitTimeout = DefaultInitTimeout
 	}
+	if o.FetchTimeout <= 0 {
+		o.FetchTimeout = DefaultFetchTimeout
+	}
+	o.FetchTimeout = max(o.FetchTimeout, o.InitTimeout)
 	if o.Backoff == nil {
 		o.Backoff = DefaultBackoff
 	}

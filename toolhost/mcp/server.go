@@ -10,6 +10,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // State is where a server is in its life.
@@ -47,6 +49,7 @@ type server struct {
 	attempt  int       // failed attempts in a row, for status
 	retryAt  time.Time // when the next attempt starts, while restarting
 	set      *toolSet  // the last listing; nil before the first
+	ran      bool      // a session came up once: a package runner has its package
 }
 
 // session is one connection to the server, with what ended it.
@@ -161,8 +164,12 @@ func (s *server) firstDone() { s.once.Do(func() { close(s.first) }) }
 // connect starts (stdio) or reaches (HTTP, SSE) the server, initializes a
 // session and lists its tools, all within InitTimeout.
 func (s *server) connect(ctx context.Context) (*session, error) {
-	ictx, cancel := context.WithTimeoutCause(ctx, s.o.InitTimeout,
-		fmt.Errorf("no answer to initialize and tools/list within %s", s.o.InitTimeout))
+	budget, why := s.initBudget()
+	if why != "" {
+		s.log.Info().Dur("budget", budget).Msg("MCP server: a first start through a package runner, given longer to start" + why)
+	}
+	ictx, cancel := context.WithTimeoutCause(ctx, budget,
+		fmt.Errorf("no answer to initialize and tools/list within %s%s", budget, why))
 	defer cancel()
 	live := &session{ended: make(chan struct{})}
 	live.calls, live.stopCalls = context.WithCancel(context.Background())
@@ -216,12 +223,33 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 	old := s.set
 	// The list with the state: running never shows the last session's tools.
 	s.state, s.since, s.live, s.lastErr, s.set = StateRunning, time.Now(), live, "", set
-	s.attempt = 0
+	s.attempt, s.ran = 0, true
 	s.mu.Unlock()
 	s.log.Info().Int("tools", set.tools).Msg("MCP server running")
 	s.announce(old, set)
 	s.firstDone()
 	return live, nil
+}
+
+// initBudget is how long this start may take to initialize and list its
+// tools, and what the timeout's error adds to say why it is that long: a
+// server started through a package runner that has not run yet gets
+// FetchTimeout, since `npx -y` first downloads the package (a large one on
+// a slow line or a loaded machine takes minutes; killed at InitTimeout
+// it would be restarted for ever). Once it ran, the package is in the
+// runner's cache.
+func (s *server) initBudget() (time.Duration, string) {
+	runner := ""
+	if s.cfg.URL == "" {
+		runner = sandbox.PackageRunner(append([]string{s.cfg.Command}, s.cfg.Args...))
+	}
+	s.mu.Lock()
+	ran := s.ran
+	s.mu.Unlock()
+	if runner == "" || ran {
+		return s.o.InitTimeout, ""
+	}
+	return s.o.FetchTimeout, fmt.Sprintf(" (a first start through %s, which may be downloading the package)", runner)
 }
 
 // sessionLong connects a transport whose connection lives as long as the

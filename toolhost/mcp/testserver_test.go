@@ -58,6 +58,10 @@ npm error A complete log of this run can be found in: /root/.npm/_logs/debug-0.l
 	case "garbage":
 		fmt.Println("hello from a library that prints to stdout")
 		fmt.Println("{not json either")
+	case "gated": // a package runner still downloading: serves once its gate (a FIFO) is opened
+		if g, err := os.Open(filepath.Join(os.Getenv(envMarkerDir), "gate")); err == nil {
+			g.Close()
+		}
 	case "probe": // the sandbox tests' server (sandbox_test.go)
 		_ = newProbeServer().Run(context.Background(), &sdk.StdioTransport{})
 		return

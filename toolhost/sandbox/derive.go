@@ -231,6 +231,7 @@ func (d *deriver) command(path string, argv []string, depth int) {
 	if len(argv) > 1 {
 		args = argv[1:]
 	}
+	runner := PackageRunner(append([]string{prog}, args...))
 	switch {
 	case shells[prog]:
 		// sh -c "LINE": the line's first command, when it is a plain one.
@@ -268,20 +269,20 @@ func (d *deriver) command(path string, argv []string, depth int) {
 		if s := d.firstFile(args, nil, []string{"-c", "-m"}); s != "" {
 			d.script(s, []string{"pyproject.toml", "setup.py", "setup.cfg"})
 		}
-	case prog == "npx" || (prog == "npm" && len(args) > 0 && (args[0] == "exec" || args[0] == "x")):
+	case runner == "npx":
 		d.node = true
 		d.cache(d.npmCache())
 		if prefix := envValue(d.c.Env, "npm_config_prefix"); prefix != "" {
 			d.add(prefix, false, FromGlobal)
 		}
-	case prog == "uvx" || (prog == "uv" && len(args) > 1 && args[0] == "tool" && args[1] == "run"):
+	case runner == "uvx":
 		d.uv()
 	case prog == "uv" && len(args) > 0 && args[0] == "run":
 		d.uv()
 		if s := d.firstFile(args[1:], nil, []string{"-m", "--module"}); s != "" {
 			d.script(s, []string{"pyproject.toml", "setup.py", "setup.cfg"})
 		}
-	case prog == "pipx" && len(args) > 0 && args[0] == "run":
+	case runner == "pipx":
 		for _, dir := range []string{d.dir("PIPX_HOME", ".local/pipx"), d.dir("", ".local/share/pipx"), d.dir("", ".cache/pipx")} {
 			d.cache(dir)
 		}
@@ -291,6 +292,25 @@ func (d *deriver) command(path string, argv []string, depth int) {
 			d.command(interp, append(append([]string{interp}, iargs...), path), depth+1)
 		}
 	}
+}
+
+// PackageRunner names the package runner argv starts — "npx" (npx, npm
+// exec), "uvx" (uvx, uv tool run) or "pipx" (pipx run) — which fetches the
+// package into its cache before running it; "" for any other command.
+func PackageRunner(argv []string) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	prog, args := filepath.Base(argv[0]), argv[1:]
+	switch {
+	case prog == "npx" || prog == "npm" && len(args) > 0 && (args[0] == "exec" || args[0] == "x"):
+		return "npx"
+	case prog == "uvx" || prog == "uv" && len(args) > 1 && args[0] == "tool" && args[1] == "run":
+		return "uvx"
+	case prog == "pipx" && len(args) > 0 && args[0] == "run":
+		return "pipx"
+	}
+	return ""
 }
 
 // firstFile is the first argument naming an existing file, before any of
