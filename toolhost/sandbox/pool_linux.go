@@ -181,6 +181,9 @@ func (p *launcherPool) putBack(w *waitingLauncher) {
 
 // waiting is how many launchers wait now.
 func (p *launcherPool) waiting() int {
+	if p == nil {
+		return 0
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.ready)

@@ -261,6 +261,10 @@ func (c Capabilities) gapsFor(profiles map[string]Profile, names []string) []str
 	return out
 }
 
+// WaitingLaunchers is how many launchers wait for confined commands now
+// (started ahead of calls; Linux).
+func (s *Sandbox) WaitingLaunchers() int { return s.launchers.waiting() }
+
 // Capabilities reports what the machine enforces.
 func (s *Sandbox) Capabilities() Capabilities { return s.caps }
 
