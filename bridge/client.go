@@ -29,6 +29,11 @@ var (
 	ErrNoBridge = errors.New("the server offers no tools to nodes: its VCPToolBridge plugin is missing or turned off (Bridge_Enabled=false)")
 	// ErrNotOffered: the server's list does not hold the tool.
 	ErrNotOffered = errors.New("the server does not offer this tool to nodes")
+	// ErrNoFinalResult: an asynchronous tool's task was accepted and its
+	// final result did not come in time. VCPToolBox servers up to at least
+	// 3c070506 never forward one (nothing raises the event their bridge
+	// waits for); the server keeps it in its VCPAsyncResults directory.
+	ErrNoFinalResult = errors.New("the server accepted the task but sent no final result; servers that do not forward asynchronous results keep it in their VCPAsyncResults directory")
 )
 
 // Send puts a frame on the connection in place; it fails once that
@@ -371,6 +376,24 @@ func (c *Client) result(m wsproto.VCPToolResult) {
 	p.done <- outcome{result: res}
 }
 
+// noFinalResult is the error of a call whose task the server accepted and
+// whose final result did not come before the call's context ended.
+type noFinalResult struct {
+	tool, task string
+	cause      error
+}
+
+func (e *noFinalResult) Error() string {
+	return e.tool + ": " + e.TimeoutNote() + ": " + e.cause.Error()
+}
+
+// TimeoutNote is what the node's timeout message adds (toolhost.TimeoutNoter).
+func (e *noFinalResult) TimeoutNote() string {
+	return fmt.Sprintf("%s (task %s)", ErrNoFinalResult, e.task)
+}
+
+func (e *noFinalResult) Unwrap() []error { return []error{ErrNoFinalResult, e.cause} }
+
 // ToolError is the server's error answer for a call.
 type ToolError struct {
 	Tool string
@@ -434,12 +457,15 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]json.Raw
 	case o := <-p.done:
 		return o.result, o.err
 	case <-ctx.Done():
-		c.forget(p)
+		if task := c.forget(p); task != "" {
+			return nil, &noFinalResult{tool: name, task: task, cause: context.Cause(ctx)}
+		}
 		return nil, fmt.Errorf("%s: no result from the server: %w", name, context.Cause(ctx))
 	}
 }
 
-func (c *Client) forget(p *pending) {
+// forget drops p and returns the task the server accepted for it, if any.
+func (c *Client) forget(p *pending) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for id, q := range c.calls {
@@ -447,4 +473,5 @@ func (c *Client) forget(p *pending) {
 			delete(c.calls, id)
 		}
 	}
+	return p.taskID
 }

@@ -199,7 +199,9 @@ var ErrNoTask = errors.New("demohub: no bridged task with this id")
 
 // BridgeStatus sends a progress event of task to the connection that
 // started it, as the server forwards its vcp_log (kind "log") and vcp_info
-// ("info") events: the event's fields plus bridgeType. The event names the
+// ("info") events: the event's fields plus bridgeType. On the real server
+// only plugins that push such events themselves with the task's id produce
+// them; a stdio asynchronous plugin never does. The event names the
 // task by job_id unless data has job_id or taskId already.
 func (h *Hub) BridgeStatus(ctx context.Context, task, kind string, data map[string]any) error {
 	c := h.taskConn(task, false)
@@ -223,6 +225,10 @@ func (h *Hub) BridgeStatus(ctx context.Context, task, kind string, data map[stri
 
 // BridgeCallback sends task's late result to the connection that started
 // it, as vcp_tool_result with the taskId as requestId, and forgets the task.
+// The server's bridge sends this when its plugin_async_callback event fires;
+// VCPToolBox up to at least 3c070506 never raises that event (its
+// /plugin-callback route only stores the result), so a test of what a node
+// meets today leaves it uncalled.
 func (h *Hub) BridgeCallback(ctx context.Context, task string, data any) error {
 	c := h.taskConn(task, true)
 	if c == nil {

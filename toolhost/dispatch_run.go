@@ -169,7 +169,7 @@ func (d *Dispatcher) outcomeOf(c *call, r invocation) Outcome {
 	}
 	if r.err != nil {
 		if c.ctx.Err() != nil {
-			return d.interrupted(c)
+			return d.interruptedNoting(c, r.err)
 		}
 		return d.failed(c, r.err)
 	}
@@ -189,10 +189,25 @@ func (d *Dispatcher) outcomeOf(c *call, r invocation) Outcome {
 
 // interrupted is the outcome of a call whose context ended: timed out,
 // cancelled by the server, cancelled by Shutdown, or by the caller's ctx.
-func (d *Dispatcher) interrupted(c *call) Outcome {
+func (d *Dispatcher) interrupted(c *call) Outcome { return d.interruptedNoting(c, nil) }
+
+// TimeoutNoter is an error a tool returns when its context ended and it
+// knows more than "timed out" (a server that accepted a task and never
+// sent its result): the note joins the timeout's text.
+type TimeoutNoter interface {
+	error
+	TimeoutNote() string
+}
+
+// interruptedNoting is interrupted, keeping the note of toolErr (what the
+// tool returned) when it has one.
+func (d *Dispatcher) interruptedNoting(c *call, toolErr error) Outcome {
 	cause := context.Cause(c.ctx)
 	var err error
+	var noter TimeoutNoter
 	switch {
+	case errors.Is(cause, ErrTimeout) && errors.As(toolErr, &noter):
+		err = fmt.Errorf("tool %q %w after %s on the node: %s", c.name, ErrTimeout, secondsText(c.limit), noter.TimeoutNote())
 	case errors.Is(cause, ErrTimeout):
 		err = fmt.Errorf("tool %q %w after %s on the node", c.name, ErrTimeout, secondsText(c.limit))
 	case errors.Is(cause, ErrCancelled), errors.Is(cause, ErrShuttingDown):
