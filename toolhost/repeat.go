@@ -2,9 +2,13 @@ package toolhost
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/vcpnode/vcpnode/internal/humantext"
@@ -44,8 +48,7 @@ func (d *Dispatcher) repeatedLocked(pol *Policy, tool string, args map[string]js
 	if limit <= 0 || window <= 0 {
 		return nil
 	}
-	raw, _ := json.Marshal(args) // keys sorted: the same arguments, the same bytes
-	key := repeatKey{tool, sha256.Sum256(raw)}
+	key := repeatKey{tool, argsKey(args)}
 	if d.repeats == nil || len(d.repeats) >= repeatSweepAt {
 		d.sweepRepeatsLocked(now, window)
 	}
@@ -75,5 +78,48 @@ func (d *Dispatcher) sweepRepeatsLocked(now time.Time, window time.Duration) {
 		if len(times) == 0 || now.Sub(times[len(times)-1]) >= window {
 			delete(d.repeats, k)
 		}
+	}
+}
+
+// argsKey hashes a call's arguments as the guard compares them: the order
+// of the keys and the white space between JSON tokens do not count. It
+// copies nothing, so a call with a large argument costs no memory here.
+func argsKey(args map[string]json.RawMessage) [sha256.Size]byte {
+	h := sha256.New()
+	var n [8]byte
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(k)))
+		h.Write(n[:])
+		io.WriteString(h, k)
+		writeCompact(h, args[k])
+		h.Write([]byte{0xff}) // ends the value: no byte of UTF-8 text is 0xff
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// writeCompact writes a JSON value without the white space between its
+// tokens, a run of bytes at a time.
+func writeCompact(w io.Writer, raw []byte) {
+	start, inString, escaped := 0, false, false
+	for i, c := range raw {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped = c == '\\'
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			if start < i {
+				w.Write(raw[start:i])
+			}
+			start = i + 1
+		}
+	}
+	if start < len(raw) {
+		w.Write(raw[start:])
 	}
 }

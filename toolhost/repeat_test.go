@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,5 +55,65 @@ func TestLoopGuard(t *testing.T) {
 	d.mu.Unlock()
 	if err != nil {
 		t.Errorf("after the window: %v", err)
+	}
+}
+
+// The guard compares arguments without copying them: a call with a large
+// argument allocates next to nothing here, however large the argument.
+func TestLoopGuardCopiesNoArgument(t *testing.T) {
+	big := json.RawMessage(`"` + strings.Repeat(`a line, \"quoted\" `, 10<<20/20) + `"`)
+	if !json.Valid(big) {
+		t.Fatal("the argument is not JSON")
+	}
+	args := map[string]json.RawMessage{"content": big, "path": json.RawMessage(`"/tmp/x"`)}
+	pol := Policy{RepeatLimit: 10, RepeatWindow: time.Minute}
+	d := &Dispatcher{}
+	now := time.Now()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	d.mu.Lock()
+	err := d.repeatedLocked(&pol, "WriteFile", args, now)
+	d.mu.Unlock()
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<10 {
+		t.Errorf("checking a call with a 10 MiB argument allocated %d bytes", grew)
+	}
+}
+
+// What counts as the same arguments: the key order and the white space
+// between JSON tokens do not; a byte inside a string, or which key a
+// value belongs to, does.
+func TestLoopGuardSameArguments(t *testing.T) {
+	raw := func(kv ...string) map[string]json.RawMessage {
+		m := map[string]json.RawMessage{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = json.RawMessage(kv[i+1])
+		}
+		return m
+	}
+	same := [][2]map[string]json.RawMessage{
+		{raw("a", `{"x": [1, 2]}`, "b", `"s"`), raw("b", `"s"`, "a", "{\"x\":[1,\n2]}")},
+		{raw("a", ` "v" `), raw("a", `"v"`)},
+	}
+	for _, p := range same {
+		if argsKey(p[0]) != argsKey(p[1]) {
+			t.Errorf("%s and %s count as different", p[0], p[1])
+		}
+	}
+	different := [][2]map[string]json.RawMessage{
+		{raw("a", `"x y"`), raw("a", `"xy"`)},
+		{raw("a", `"q\" z"`), raw("a", `"q\"z"`)},
+		{raw("ab", `"c"`), raw("a", `"bc"`)},
+		{raw("a", `1`, "b", `2`), raw("a", `2`, "b", `1`)},
+		{raw("a", `"x"`), raw("a", `"x"`, "b", `null`)},
+	}
+	for _, p := range different {
+		if argsKey(p[0]) == argsKey(p[1]) {
+			t.Errorf("%s and %s count as the same", p[0], p[1])
+		}
 	}
 }
