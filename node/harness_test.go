@@ -258,3 +258,5 @@ func noEnv(t testing.TB) func(string) string {
 		return ""
 	}
 }
+
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }

@@ -4,10 +4,18 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// The liveness window of the outage test: 100 ms pings, 1 s pong timeout
+// (as hubsession's liveness tests).
+const (
+	livePing = 100 * time.Millisecond
+	livePong = time.Second
 )
 
 // forwardedTasks lists the task ids of the callbacks c received, in order.

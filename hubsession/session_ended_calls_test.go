@@ -1,4 +1,4 @@
-package node
+package hubsession
 
 import (
 	"encoding/json"
@@ -28,7 +28,7 @@ func TestEndedConnectionsCallsNeverDelayTheNext(t *testing.T) {
 			c.Node.MaxConcurrent = 2
 			c.Node.ExposedTools = append(c.Node.ExposedTools, "Mark")
 		},
-		timings: func(tm *timings) { tm.SessionCallGrace = time.Minute },
+		timings: func(tm *Timings) { tm.SessionCallGrace = time.Minute },
 	})
 	defer close(gate.release)
 	first := h.accept()
@@ -47,7 +47,7 @@ func TestEndedConnectionsCallsNeverDelayTheNext(t *testing.T) {
 		}
 	}
 	waitQueued := func() bool {
-		_, q := h.node.disp.Load()
+		_, q := h.host.disp.Load()
 		return q == queued
 	}
 	for !waitQueued() {
@@ -77,7 +77,7 @@ func TestEndedConnectionsCallsNeverDelayTheNext(t *testing.T) {
 			drained = true
 		}
 	}
-	if running, q := h.node.disp.Load(); q != 0 {
+	if running, q := h.host.disp.Load(); q != 0 {
 		t.Errorf("after the new call: %d running, %d queued; want the old queue gone", running, q)
 	}
 	h.waitLog("dropped the calls it carried that had not started")

@@ -1,4 +1,4 @@
-package node
+package hubsession
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -68,7 +69,7 @@ func within(d, step time.Duration) bool {
 // from the fast steps once a connection has registered, however short it was.
 func TestReconnectLoopScheduleAndReset(t *testing.T) {
 	clk := newFakeClock()
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
+	h := startHarness(t, harnessOpt{timings: func(tm *Timings) {
 		tm.Retry = hubconn.DefaultRetryPolicy()
 		tm.Clock = clk
 		tm.Jitter = func() float64 { return 0.999 }
@@ -93,8 +94,8 @@ func TestReconnectLoopScheduleAndReset(t *testing.T) {
 		}
 		clk.fire(w)
 	}
-	s, _ := h.node.State()
-	if s.Phase != PhaseBackoff && s.Phase != PhaseConnecting || s.Attempt < len(p.Steps) {
+	s, _ := h.engine.State()
+	if s.Phase != controlapi.PhaseBackoff && s.Phase != controlapi.PhaseConnecting || s.Attempt < len(p.Steps) {
 		t.Errorf("state while down = %+v", s)
 	}
 
@@ -115,7 +116,7 @@ func TestReconnectLoopScheduleAndReset(t *testing.T) {
 	if _, err := second.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
 		t.Fatal(err)
 	}
-	h.waitState("connected again", func(s ConnState) bool { return s.Phase == PhaseConnected && s.Attempt == 0 })
+	h.waitState("connected again", func(s connState) bool { return s.Phase == controlapi.PhaseConnected && s.Attempt == 0 })
 	second.Drop()
 	w = clk.next(h.ctx, t)
 	if !within(w.d, p.Steps[0]) {
@@ -132,8 +133,8 @@ func TestReconnectFlappingServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("takes about 15 s of real time (10 server restarts)")
 	}
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
-		d := defaultTimings()
+	h := startHarness(t, harnessOpt{timings: func(tm *Timings) {
+		d := DefaultTimings()
 		tm.Retry, tm.ConnsPerMinute, tm.ConnBurst = d.Retry, d.ConnsPerMinute, d.ConnBurst
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -158,7 +159,7 @@ func TestReconnectFlappingServer(t *testing.T) {
 		// this long before the next restart.
 		<-time.After(time.Until(listening.Add(upTime)))
 	}
-	if s, _ := h.node.State(); s.Sessions != flaps+1 {
+	if s, _ := h.engine.State(); s.Sessions != flaps+1 {
 		t.Errorf("sessions = %d, want %d", s.Sessions, flaps+1)
 	}
 }

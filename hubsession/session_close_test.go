@@ -1,11 +1,11 @@
-package node
+package hubsession
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -15,9 +15,9 @@ import (
 // holdReply makes the dispatcher's reply to requestID wait (observers run
 // after the "call finished" line and before the reply) until release is
 // closed; reached is closed when it got there.
-func holdReply(n *Node, requestID string) (reached, release chan struct{}) {
+func holdReply(d *toolhost.Dispatcher, requestID string) (reached, release chan struct{}) {
 	reached, release = make(chan struct{}), make(chan struct{})
-	n.disp.Observe(func(rec toolhost.CallRecord) {
+	d.Observe(func(rec toolhost.CallRecord) {
 		if rec.RequestID == requestID {
 			close(reached)
 			<-release
@@ -77,10 +77,10 @@ func resultBeforeClose(t *testing.T, h *harness, c *fakehub.Conn, requestID, wan
 // its "node is shutting down" answer before the close frame.
 func TestShutdownAnswersCallsReadBeforeTheCloseFrame(t *testing.T) {
 	closing, proceed := make(chan struct{}), make(chan struct{})
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
+	h := startHarness(t, harnessOpt{timings: func(tm *Timings) {
 		tm.BeforeClose = func() { close(closing); <-proceed }
 	}})
-	reached, release := holdReply(h.node, "late")
+	reached, release := holdReply(h.host.disp, "late")
 	c := h.accept()
 	if _, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
 		t.Fatal(err)
@@ -112,12 +112,12 @@ func TestShutdownAnswersCallsReadBeforeTheCloseFrame(t *testing.T) {
 // whose reply is still being made) before its close frame.
 func TestRestartAnswersCallsReadBeforeTheCloseFrame(t *testing.T) {
 	h := startHarness(t, harnessOpt{})
-	reached, release := holdReply(h.node, "busy")
+	reached, release := holdReply(h.host.disp, "busy")
 	c := h.accept()
 	if _, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
 		t.Fatal(err)
 	}
-	h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected })
+	h.waitState("connected", func(s connState) bool { return s.Phase == controlapi.PhaseConnected })
 	if err := c.Execute(h.ctx, wsproto.ExecuteTool{RequestID: "busy", ToolName: "Echo"}); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestRestartAnswersCallsReadBeforeTheCloseFrame(t *testing.T) {
 	case <-h.ctx.Done():
 		t.Fatal("the call was never run")
 	}
-	h.node.hub.Restart()
+	h.engine.Restart()
 	h.waitCloseOrLog(c, "answering the calls already read")
 	close(release)
 	resultBeforeClose(t, h, c, "busy", "")
@@ -137,7 +137,7 @@ func TestRestartAnswersCallsReadBeforeTheCloseFrame(t *testing.T) {
 // session's grace period, and the log says how many.
 func TestCallsOfAnEndedConnectionAreCancelled(t *testing.T) {
 	gate := newGateTool()
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, timings: func(tm *timings) {
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, timings: func(tm *Timings) {
 		tm.SessionCallGrace = 50 * time.Millisecond
 	}})
 	c := h.accept()
@@ -169,7 +169,7 @@ func TestCallsOfAnEndedConnectionAreCancelled(t *testing.T) {
 // no connection left to go to, and the log says so.
 func TestCallOfAnEndedConnectionMayFinishWithinTheGrace(t *testing.T) {
 	gate := newGateTool()
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, timings: func(tm *timings) {
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, timings: func(tm *Timings) {
 		tm.SessionCallGrace = time.Hour
 	}})
 	c := h.accept()
@@ -189,27 +189,5 @@ func TestCallOfAnEndedConnectionMayFinishWithinTheGrace(t *testing.T) {
 	}
 	if err := h.shutdown(); err != nil {
 		t.Fatalf("Run = %v, want nil", err)
-	}
-}
-
-// waitInFlight polls until the dispatcher holds n calls.
-func (h *harness) waitInFlight(n int) {
-	h.t.Helper()
-	if !testwait.Poll(h.ctx, func() bool { return len(h.node.InFlight()) == n }) {
-		h.t.Fatalf("in-flight calls = %v, want %d", h.node.InFlight(), n)
-	}
-}
-
-// Run returns nil after a stop asked through its context, whatever the
-// cause, and refuses a second run.
-func TestRunReturnValue(t *testing.T) {
-	h := startHarness(t, harnessOpt{})
-	h.accept()
-	h.stopWith(errors.New("SIGTERM"))
-	if err := h.shutdown(); err != nil {
-		t.Fatalf("Run after a stop asked with a cause = %v, want nil", err)
-	}
-	if err := h.node.Run(h.ctx); !errors.Is(err, errRunTwice) {
-		t.Fatalf("second Run = %v, want errRunTwice", err)
 	}
 }

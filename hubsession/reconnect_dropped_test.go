@@ -1,4 +1,4 @@
-package node
+package hubsession
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -18,7 +19,7 @@ import (
 // warn level, shows the count in its state, and retries at once when asked.
 func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
 	clk := newFakeClock()
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
+	h := startHarness(t, harnessOpt{timings: func(tm *Timings) {
 		tm.Retry = hubconn.DefaultRetryPolicy()
 		tm.Clock = clk
 		tm.Jitter = func() float64 { return 0.5 }
@@ -32,13 +33,13 @@ func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
 	// registered, so no drop is taken for an outage behind a proxy
 	// (TestDroppedHandshakesJustAfterASessionAreAnOutage).
 	p := hubconn.DefaultRetryPolicy()
-	for i := range h.node.timings.EmptyHandshakesBeforeHint {
+	for i := range h.engine.timings.EmptyHandshakesBeforeHint {
 		w := clk.next(h.ctx, t)
 		if !within(w.d, p.Steps[i]) {
 			t.Fatalf("wait %d = %v, want about %v", i, w.d, p.Steps[i])
 		}
 		if i == 0 {
-			clk.advance(h.node.timings.DroppedHandshakeGrace)
+			clk.advance(h.engine.timings.DroppedHandshakeGrace)
 		}
 		clk.fire(w)
 	}
@@ -46,7 +47,7 @@ func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
 	for i, want := range []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, time.Minute, time.Minute} {
 		last = clk.next(h.ctx, t)
 		if last.d != want {
-			t.Fatalf("wait after dropped handshake %d = %v, want %v", i+h.node.timings.EmptyHandshakesBeforeHint, last.d, want)
+			t.Fatalf("wait after dropped handshake %d = %v, want %v", i+h.engine.timings.EmptyHandshakesBeforeHint, last.d, want)
 		}
 		if i < 5 {
 			clk.fire(last)
@@ -61,21 +62,21 @@ func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
 			t.Errorf("the hint is not a warning: %s", line)
 		}
 	}
-	s, _ := h.node.State()
-	if s.Phase != PhaseBackoff || s.HandshakesDropped < 8 || s.Attempt < 9 {
+	s, _ := h.engine.State()
+	if s.Phase != controlapi.PhaseBackoff || s.HandshakesDropped < 8 || s.Attempt < 9 {
 		t.Errorf("state during the minute's wait = %+v", s)
 	}
 
 	// `vcpnode reconnect` while the minute runs: the next attempt is now.
 	_, refused := h.hub.Handshakes()
 	h.hub.RefuseHandshakes(0)
-	h.node.Reconnect()
+	h.engine.Reconnect()
 	if err := h.hub.WaitHandshakes(h.ctx, func(ok, r int) bool { return ok >= 2 }); err != nil {
 		t.Fatalf("no handshake after reconnect (refused before: %d): %v", refused, err)
 	}
 	h.accept()
-	h.waitState("connected, drops forgotten", func(s ConnState) bool {
-		return s.Phase == PhaseConnected && s.HandshakesDropped == 0
+	h.waitState("connected, drops forgotten", func(s connState) bool {
+		return s.Phase == controlapi.PhaseConnected && s.HandshakesDropped == 0
 	})
 }
 
@@ -87,7 +88,7 @@ func TestDroppedHandshakesBackOffToAMinute(t *testing.T) {
 func TestDroppedHandshakesJustAfterASessionAreAnOutage(t *testing.T) {
 	clk := newFakeClock()
 	// The key in the path only: each attempt is one handshake the hub refuses.
-	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Hub.Auth = "path" }, timings: func(tm *timings) {
+	h := startHarness(t, harnessOpt{config: func(c *config.Config) { c.Hub.Auth = "path" }, timings: func(tm *Timings) {
 		tm.Retry = hubconn.DefaultRetryPolicy()
 		tm.Clock = clk
 		tm.Jitter = func() float64 { return 0.5 }
@@ -96,7 +97,7 @@ func TestDroppedHandshakesJustAfterASessionAreAnOutage(t *testing.T) {
 	if _, err := first.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
 		t.Fatal(err)
 	}
-	drops := 3 * h.node.timings.EmptyHandshakesBeforeHint
+	drops := 3 * h.engine.timings.EmptyHandshakesBeforeHint
 	h.hub.RefuseHandshakes(drops)
 	first.Drop()
 
@@ -112,7 +113,7 @@ func TestDroppedHandshakesJustAfterASessionAreAnOutage(t *testing.T) {
 	if _, refused := h.hub.Handshakes(); refused != drops {
 		t.Errorf("the hub dropped %d handshakes, want %d", refused, drops)
 	}
-	s := h.waitState("connected again", func(s ConnState) bool { return s.Phase == PhaseConnected && s.Sessions == 2 })
+	s := h.waitState("connected again", func(s connState) bool { return s.Phase == controlapi.PhaseConnected && s.Sessions == 2 })
 	if s.HandshakesDropped != 0 {
 		t.Errorf("state counts %d dropped handshakes", s.HandshakesDropped)
 	}
@@ -139,7 +140,7 @@ func startWithWrongKeyFile(t *testing.T) (*harness, *fakeClock, string) {
 	clk := newFakeClock()
 	h := startHarness(t, harnessOpt{
 		config: func(c *config.Config) { c.Hub.Key, c.Hub.KeyFile = "", keyFile },
-		timings: func(tm *timings) {
+		timings: func(tm *Timings) {
 			tm.Retry = hubconn.DefaultRetryPolicy()
 			tm.Clock = clk
 			tm.KeyFilePoll = 10 * time.Millisecond
@@ -152,12 +153,12 @@ func startWithWrongKeyFile(t *testing.T) (*harness, *fakeClock, string) {
 // node notices and connects at once, with the new key.
 func TestChangedKeyFileRetriesAtOnce(t *testing.T) {
 	h, clk, keyFile := startWithWrongKeyFile(t)
-	for range h.node.timings.EmptyHandshakesBeforeHint {
+	for range h.engine.timings.EmptyHandshakesBeforeHint {
 		clk.fire(clk.next(h.ctx, t))
 	}
 	w := clk.next(h.ctx, t) // the first long wait: left pending
 	if w.d < 5*time.Second {
-		t.Fatalf("wait after %d dropped handshakes = %v, want the long backoff", h.node.timings.EmptyHandshakesBeforeHint, w.d)
+		t.Fatalf("wait after %d dropped handshakes = %v, want the long backoff", h.engine.timings.EmptyHandshakesBeforeHint, w.d)
 	}
 	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -193,7 +194,7 @@ func TestStateMarksAnEarlierConnectionsError(t *testing.T) {
 	first := h.accept()
 	first.CloseWith(4000, "going away for a test")
 	h.accept()
-	s := h.waitState("connected again", func(s ConnState) bool { return s.Phase == PhaseConnected && s.Sessions == 2 })
+	s := h.waitState("connected again", func(s connState) bool { return s.Phase == controlapi.PhaseConnected && s.Sessions == 2 })
 	if s.LastError == "" || !s.LastErrorEarlier || !s.LastErrorAt.Before(s.Since) {
 		t.Errorf("state after the reconnect: error %q, earlier %v, at %v, connected since %v; want the old error marked as earlier",
 			s.LastError, s.LastErrorEarlier, s.LastErrorAt, s.Since)

@@ -1,4 +1,4 @@
-package node
+package hubsession
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/hubsession"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -65,7 +64,7 @@ func TestLargeFrameKeepsTheConnection(t *testing.T) {
 			c.Hub.PongTimeout = config.Duration(time.Minute)
 			c.Node.ExposedTools = append(c.Node.ExposedTools, "Size")
 		},
-		timings: func(tm *timings) {
+		timings: func(tm *Timings) {
 			tm.BeforeDecode = func(n int) {
 				if n > size {
 					close(decoding)
@@ -133,7 +132,7 @@ func TestLargeFrameKeepsTheConnection(t *testing.T) {
 	if err := c.Ping(ctx); err != nil {
 		t.Fatalf("connection after the large frame: %v", err)
 	}
-	if s, _ := h.node.State(); s.Sessions != 1 {
+	if s, _ := h.engine.State(); s.Sessions != 1 {
 		t.Errorf("sessions = %d: the large frame cost the connection", s.Sessions)
 	}
 }
@@ -146,7 +145,7 @@ func TestFrameOverTheDecodeBudgetIsAnsweredBusy(t *testing.T) {
 		config: func(c *config.Config) {
 			c.Node.ExposedTools = append(c.Node.ExposedTools, "Size")
 		},
-		timings: func(tm *timings) {
+		timings: func(tm *Timings) {
 			tm.DecodeBudget = 8 * config.KiB
 			tm.BusyWait = 20 * time.Millisecond
 		},
@@ -209,9 +208,7 @@ func TestGarbageFloodLogsBoundedLines(t *testing.T) {
 			t.Errorf("a log line of %d bytes: %.200s…", len(line), line)
 		}
 	}
-	if strings.Count(logs, strings.Repeat("r", hubsession.MaxLogValue+1)) != 0 {
+	if strings.Count(logs, strings.Repeat("r", MaxLogValue+1)) != 0 {
 		t.Error("a request id longer than the clip length reached the log")
 	}
 }
-
-func tail(s string, n int) string { return s[max(0, len(s)-n):] }

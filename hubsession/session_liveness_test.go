@@ -1,4 +1,4 @@
-package node
+package hubsession
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func liveHarness(t *testing.T, o harnessOpt) (*harness, *freezer) {
 		c.Hub.PongTimeout = config.Duration(livePong)
 	})
 	base := o.timings
-	o.timings = func(tm *timings) {
+	o.timings = func(tm *Timings) {
 		tm.BusyWait = time.Minute
 		if base != nil {
 			base(tm)
@@ -172,7 +172,7 @@ func TestFrozenServerWhileTheDecoderIsFullIsDetected(t *testing.T) {
 	const heldSize = 3000
 	hold := make(chan struct{})
 	var held atomic.Bool
-	h, fz := liveHarness(t, harnessOpt{timings: func(tm *timings) {
+	h, fz := liveHarness(t, harnessOpt{timings: func(tm *Timings) {
 		tm.DecodeBudget = 64 * config.KiB
 		tm.BeforeDecode = func(n int) {
 			if n > heldSize && held.CompareAndSwap(false, true) {
@@ -215,7 +215,7 @@ func TestFrozenServerWhileTheDecoderIsFullIsDetected(t *testing.T) {
 	}
 	// The calls queued behind the held decode belonged to the dead
 	// connection: none of them ran.
-	for _, rec := range h.node.disp.InFlight() {
+	for _, rec := range h.host.disp.InFlight() {
 		if strings.HasPrefix(rec.RequestID, "burst-") {
 			t.Errorf("a call of the dead connection is in flight: %+v", rec)
 		}

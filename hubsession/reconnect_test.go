@@ -1,4 +1,4 @@
-package node
+package hubsession
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -29,7 +29,7 @@ func TestReconnectsAfterDrop(t *testing.T) {
 	if res := h.call(second, "Echo", map[string]any{"text": "again"}); res.Status != wsproto.StatusSuccess {
 		t.Fatalf("after reconnect: %+v", res)
 	}
-	h.waitState("second session with its own serverId", func(s ConnState) bool {
+	h.waitState("second session with its own serverId", func(s connState) bool {
 		return s.Sessions == 2 && s.ServerID == second.ServerID()
 	})
 }
@@ -76,7 +76,7 @@ func TestAnswersServerPings(t *testing.T) {
 }
 
 func TestOversizedFrameEndsOnlyTheSession(t *testing.T) {
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.ReadLimit = 4 * config.KiB }})
+	h := startHarness(t, harnessOpt{timings: func(tm *Timings) { tm.ReadLimit = 4 * config.KiB }})
 	first := h.accept()
 	big := `{"type":"some_broadcast","data":{"blob":"` + strings.Repeat("z", 8*config.KiB) + `"}}`
 	if err := first.SendRaw(h.ctx, []byte(big)); err != nil {
@@ -90,7 +90,7 @@ func TestOversizedFrameEndsOnlyTheSession(t *testing.T) {
 }
 
 func TestReregistersAfterConnecting(t *testing.T) {
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
+	h := startHarness(t, harnessOpt{timings: func(tm *Timings) {
 		tm.Reregister = []time.Duration{10 * time.Millisecond, 30 * time.Millisecond}
 	}})
 	c := h.accept()
@@ -120,9 +120,9 @@ func TestEmptyHandshakesGiveAHintOnce(t *testing.T) {
 	// No grace after the session: whether the drop lands before or after
 	// the node has registered, every dropped handshake counts at once
 	// (the grace has its own test, TestDroppedHandshakesJustAfterASessionAreAnOutage).
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) { tm.DroppedHandshakeGrace = 0 }})
+	h := startHarness(t, harnessOpt{timings: func(tm *Timings) { tm.DroppedHandshakeGrace = 0 }})
 	c := h.accept()
-	h.waitState("registered", func(s ConnState) bool { return s.Registered })
+	h.waitState("registered", func(s connState) bool { return s.Registered })
 	h.hub.RefuseHandshakes(-1)
 	c.Drop()
 	if err := h.hub.WaitHandshakes(h.ctx, func(_, refused int) bool { return refused >= 4 }); err != nil {
@@ -132,7 +132,7 @@ func TestEmptyHandshakesGiveAHintOnce(t *testing.T) {
 	if n := strings.Count(h.logs.String(), "likely a wrong key"); n != 1 {
 		t.Errorf("hint logged %d times, want once", n)
 	}
-	s, _ := h.node.State()
+	s, _ := h.engine.State()
 	if s.LastError == "" || strings.Contains(s.LastError, testKey) {
 		t.Errorf("state last error = %q", s.LastError)
 	}
@@ -141,99 +141,14 @@ func TestEmptyHandshakesGiveAHintOnce(t *testing.T) {
 }
 
 func TestReconnectCutsTheBackoffShort(t *testing.T) {
-	h := startHarness(t, harnessOpt{timings: func(tm *timings) {
+	h := startHarness(t, harnessOpt{timings: func(tm *Timings) {
 		tm.Retry = hourRetries()
 	}})
 	first := h.accept()
 	first.Drop()
-	h.waitState("an hour-long backoff", func(s ConnState) bool {
-		return s.Phase == PhaseBackoff && time.Until(s.RetryAt) > 10*time.Minute
+	h.waitState("an hour-long backoff", func(s connState) bool {
+		return s.Phase == controlapi.PhaseBackoff && time.Until(s.RetryAt) > 10*time.Minute
 	})
-	h.node.Reconnect()
+	h.engine.Reconnect()
 	h.accept()
-}
-
-func TestGracefulShutdownFinishesInFlightCalls(t *testing.T) {
-	gate := newGateTool()
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}})
-	c := h.accept()
-	if err := c.Execute(h.ctx, wsproto.ExecuteTool{RequestID: "inflight", ToolName: "Gate"}); err != nil {
-		t.Fatal(err)
-	}
-	h.waitStarted(gate, "inflight")
-	h.stop()
-	h.waitState("stopping", func(s ConnState) bool { return s.Phase == PhaseStopping })
-
-	// New calls are refused, but still answered.
-	res := h.call(c, "Echo", map[string]any{"text": "too late"})
-	if res.Status != wsproto.StatusError || !strings.Contains(res.Error, "shutting down") {
-		t.Fatalf("call during shutdown = %+v", res)
-	}
-	close(gate.release)
-	msg, err := c.WaitFor(h.ctx, func(m wsproto.Message) bool {
-		r, ok := m.(wsproto.ToolResult)
-		return ok && r.RequestID == "inflight"
-	})
-	if err != nil || msg.(wsproto.ToolResult).Status != wsproto.StatusSuccess {
-		t.Fatalf("in-flight call during shutdown: %+v, %v", msg, err)
-	}
-	select {
-	case <-c.Done():
-	case <-h.ctx.Done():
-		t.Fatal("connection not closed after shutdown")
-	}
-	if err := c.Err(); err == nil || !strings.Contains(err.Error(), "1001") {
-		t.Errorf("connection ended with %v, want a 1001 close frame", err)
-	}
-	if err := h.shutdown(); err != nil {
-		t.Fatalf("Run = %v, want nil", err)
-	}
-}
-
-func TestHurryCancelsInFlightCalls(t *testing.T) {
-	gate := newGateTool()
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, config: func(c *config.Config) {
-		c.Node.ShutdownGrace = config.Duration(time.Hour)
-	}})
-	c := h.accept()
-	if err := c.Execute(h.ctx, wsproto.ExecuteTool{RequestID: "stuck", ToolName: "Gate"}); err != nil {
-		t.Fatal(err)
-	}
-	h.waitStarted(gate, "stuck")
-	h.stop()
-	h.waitState("stopping", func(s ConnState) bool { return s.Phase == PhaseStopping })
-	h.node.Hurry()
-	select {
-	case <-gate.cancelled:
-	case <-h.ctx.Done():
-		t.Fatal("Hurry did not cancel the in-flight call")
-	}
-	msg, err := c.WaitFor(h.ctx, func(m wsproto.Message) bool {
-		r, ok := m.(wsproto.ToolResult)
-		return ok && r.RequestID == "stuck"
-	})
-	if err != nil || msg.(wsproto.ToolResult).Status != wsproto.StatusError {
-		t.Fatalf("hurried call: %+v, %v", msg, err)
-	}
-	if err := h.shutdown(); err != nil {
-		t.Fatalf("Run = %v", err)
-	}
-}
-
-func TestShutdownWhileDisconnected(t *testing.T) {
-	h := startHarness(t, harnessOpt{})
-	c := h.accept()
-	h.hub.RefuseHandshakes(-1)
-	c.Drop()
-	h.waitState("backoff", func(s ConnState) bool { return s.Phase == PhaseBackoff })
-	done := make(chan error, 1)
-	go func() { done <- h.shutdown() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run = %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("shutdown hung while disconnected")
-	}
 }

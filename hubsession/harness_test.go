@@ -1,0 +1,401 @@
+package hubsession
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/hubconn"
+	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testwait"
+	"github.com/vcpnode/vcpnode/outbox"
+	"github.com/vcpnode/vcpnode/placeholders/feed"
+	"github.com/vcpnode/vcpnode/toolconfig"
+	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/files"
+	"github.com/vcpnode/vcpnode/wsproto"
+)
+
+// testKey looks like a real key so that a leak into logs would be found.
+const testKey = "k3y-S3cr3t_vcp.Node~42"
+
+// fakeHost is the node as the engine sees it, made of the real pieces the
+// node composes (a dispatcher, an outbox, the config's key and URL) and
+// nothing else: no plugins, no observers, no reload but Rescan's.
+type fakeHost struct {
+	log  zerolog.Logger
+	disp *toolhost.Dispatcher
+	box  *outbox.Box
+
+	mu  sync.Mutex
+	cfg config.Config
+	st  *Settings
+
+	// fatal holds the first panic a Guard caught, as the node's fatal stop.
+	fatalMu sync.Mutex
+	fatal   error
+	stop    context.CancelCauseFunc
+}
+
+func newFakeHost(t *testing.T, cfg config.Config, log zerolog.Logger, tools []toolhost.Tool, ready chan struct{}) *fakeHost {
+	t.Helper()
+	reg := toolhost.NewRegistry()
+	fileOpts := files.Options{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes}
+	if err := reg.Replace(append([]toolhost.Tool{files.NewTool(fileOpts)}, tools...)); err != nil {
+		t.Fatalf("registry: %v", err)
+	}
+	queue := cfg.Node.Queue
+	if queue == 0 {
+		queue = -1 // toolhost reads 0 as "default"; the config means "no queue"
+	}
+	disp := toolhost.NewDispatcher(reg, toolconfig.Policy(cfg), toolhost.Limits{
+		MaxConcurrent: cfg.Node.MaxConcurrent, Queue: queue, MaxResultBytes: cfg.Node.MaxResultBytes,
+	}, log)
+	box, err := outbox.Open(t.TempDir(), ready, log)
+	if err != nil {
+		t.Fatalf("outbox: %v", err)
+	}
+	t.Cleanup(box.Close)
+	h := &fakeHost{log: log, disp: disp, box: box, cfg: cfg}
+	if err := h.Rescan(); err != nil {
+		t.Fatalf("settings: %v", err)
+	}
+	return h
+}
+
+func (h *fakeHost) Settings() *Settings {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.st
+}
+
+func (h *fakeHost) Dispatch(ctx context.Context, _ *Settings, wire string, call toolhost.Call, reply func(toolhost.Outcome)) bool {
+	return h.disp.Dispatch(ctx, wire, call, reply)
+}
+
+func (h *fakeHost) Cancel(requestID string) bool { return h.disp.Cancel(requestID) }
+
+func (h *fakeHost) EndOrigin(o *toolhost.Origin, cause error) int {
+	dropped, _ := h.disp.EndOrigin(o, cause)
+	return dropped
+}
+
+func (h *fakeHost) Manifests(*Settings) ([]json.RawMessage, error) { return h.disp.Manifests() }
+
+func (h *fakeHost) Capabilities(st *Settings) wsproto.Capabilities {
+	return wsproto.Capabilities{CancelTool: true, Labels: st.Config.Node.Labels}
+}
+
+func (h *fakeHost) LocalIPs() ([]string, error) { return []string{"192.0.2.10"}, nil }
+
+func (h *fakeHost) Connected(context.Context, *Settings) {}
+
+func (h *fakeHost) Outbox() *outbox.Box { return h.box }
+
+// Rescan reads the key again (hub.key_file) and makes new settings, as the
+// node's reload does for the hub.
+func (h *fakeHost) Rescan() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var sum [32]byte
+	if h.cfg.Hub.KeyFile != "" {
+		sum = FileSum(h.cfg.Hub.KeyFile)
+	}
+	key, err := h.cfg.Key(func(string) string { return "" })
+	if err != nil {
+		return err
+	}
+	u, err := config.HubURL(h.cfg.Hub.URL, key)
+	if err != nil {
+		return err
+	}
+	h.st = &Settings{Config: h.cfg, HubURL: u, Key: key, KeyFileSum: sum, Name: h.cfg.Hub.Name}
+	return nil
+}
+
+// Guard turns a panic into a stop of the harness's run, as the node's does.
+func (h *fakeHost) Guard(what string, f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			err := fmt.Errorf("%s panicked: %v", what, r)
+			h.log.Error().Err(err).Str("stack", string(debug.Stack())).Msg("fatal")
+			h.fatalMu.Lock()
+			if h.fatal == nil {
+				h.fatal = err
+			}
+			stop := h.stop
+			h.fatalMu.Unlock()
+			if stop != nil {
+				stop(err)
+			}
+		}
+	}()
+	f()
+}
+
+// harness is an engine running against a fake hub on loopback.
+type harness struct {
+	t      *testing.T
+	hub    *fakehub.Hub
+	engine *Engine
+	host   *fakeHost
+	feed   *feed.Feed // the placeholder values pushed on each connection
+	logs   *testlog.Buffer
+	ctx    context.Context // bounds every wait in the test
+	cfg    config.Config   // the config the engine started with
+
+	stopWith context.CancelCauseFunc
+	stopped  chan error
+}
+
+func (h *harness) stop() { h.stopWith(nil) }
+
+// testTimings are production behaviour at test speed.
+func testTimings() Timings {
+	t := DefaultTimings()
+	t.Retry = hubconn.RetryPolicy{Steps: []time.Duration{10 * time.Millisecond}, Floor: 10 * time.Millisecond, Ceiling: 50 * time.Millisecond, Patience: time.Hour, Max: 50 * time.Millisecond}
+	t.ConnsPerMinute = 0
+	t.Reregister = nil
+	t.CloseWait = 2 * time.Second
+	return t
+}
+
+type harnessOpt struct {
+	hubOpts fakehub.Options
+	config  func(*config.Config)
+	timings func(*Timings)
+	tools   []toolhost.Tool
+	// patience bounds every wait in the test (h.ctx); 0 means 30 s.
+	patience time.Duration
+	// bridge takes the server's tool frames; nil: none.
+	bridge ServerTools
+}
+
+// andConfig returns o with f applied after o's own config function.
+func (o harnessOpt) andConfig(f func(*config.Config)) harnessOpt {
+	base := o.config
+	o.config = func(c *config.Config) {
+		if base != nil {
+			base(c)
+		}
+		f(c)
+	}
+	return o
+}
+
+func startHarness(t *testing.T, o harnessOpt) *harness {
+	t.Helper()
+	patience := o.patience
+	if patience == 0 {
+		patience = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	t.Cleanup(cancel)
+
+	hubOpts := o.hubOpts
+	hubOpts.Key = testKey
+	hub, err := fakehub.Start(hubOpts)
+	if err != nil {
+		t.Fatalf("start fake hub: %v", err)
+	}
+	t.Cleanup(hub.Close)
+
+	cfg := config.Default()
+	cfg.Hub.URL = hub.BaseURL()
+	cfg.Hub.Key = testKey
+	cfg.Hub.Name = "test-node"
+	cfg.Hub.PublicIP = "203.0.113.7"
+	cfg.Node.ExposedTools = []string{"Echo", "Gate"}
+	cfg.Node.RepeatLimit = 0
+	if o.config != nil {
+		o.config(&cfg)
+	}
+	tm := testTimings()
+	if o.timings != nil {
+		o.timings(&tm)
+	}
+	logs := &testlog.Buffer{}
+	log := zerolog.New(logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
+	tools := append([]toolhost.Tool{toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())}, o.tools...)
+	ready := make(chan struct{}, 1)
+	host := newFakeHost(t, cfg, log, tools, ready)
+	ph := feed.New(feed.Options{Log: log})
+	ph.Apply(nil, cfg.Placeholders)
+	e := New(host, Options{Log: log, Register: cfg.Node.Register, Timings: tm, Feed: ph, OutboxReady: ready, Bridge: o.bridge})
+
+	runCtx, stop := context.WithCancelCause(context.Background())
+	host.stop = stop
+	h := &harness{t: t, hub: hub, engine: e, host: host, feed: ph, logs: logs, ctx: ctx, cfg: cfg, stopWith: stop, stopped: make(chan error, 1)}
+	go func() { h.stopped <- h.run(runCtx) }()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("log (last 8 KiB):\n%s", tail(logs.String(), 8<<10))
+		}
+		if err := h.shutdown(); err != nil {
+			t.Errorf("run = %v, want nil after a plain cancel", err)
+		}
+		if strings.Contains(logs.String(), testKey) {
+			t.Errorf("the key appears in the log:\n%s", logs.String())
+		}
+	})
+	return h
+}
+
+// run is the node's Run as far as the engine sees it: connected until ctx
+// ends, then calls refused, in-flight ones given the shutdown grace, and
+// the session closed once they are answered.
+func (h *harness) run(ctx context.Context) error {
+	drained := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(drained)
+		<-ctx.Done()
+		h.host.disp.StopAccepting()
+		h.engine.SetPhase("stopping")
+		grace, cancel := context.WithTimeout(context.Background(), h.cfg.Node.ShutdownGrace.D())
+		defer cancel()
+		_ = h.host.disp.Shutdown(grace)
+	}()
+	h.host.Guard("connect loop", func() { h.engine.Run(ctx, drained) })
+	wg.Wait()
+	h.engine.Wait()
+	h.engine.SetPhase("stopped")
+	h.host.fatalMu.Lock()
+	defer h.host.fatalMu.Unlock()
+	return h.host.fatal
+}
+
+// shutdown cancels the run and waits for it; safe to call twice.
+func (h *harness) shutdown() error {
+	h.t.Helper()
+	h.stop()
+	select {
+	case err, ok := <-h.stopped:
+		if ok {
+			close(h.stopped)
+		}
+		return err
+	case <-time.After(20 * time.Second):
+		h.t.Fatalf("the engine did not stop after shutdown")
+		return nil
+	}
+}
+
+func (h *harness) accept() *fakehub.Conn {
+	h.t.Helper()
+	c, err := h.hub.Accept(h.ctx)
+	if err != nil {
+		h.t.Fatalf("accept: %v", err)
+	}
+	return c
+}
+
+func (h *harness) call(c *fakehub.Conn, tool string, args map[string]any) wsproto.ToolResult {
+	h.t.Helper()
+	res, err := c.Call(h.ctx, tool, args)
+	if err != nil {
+		h.t.Fatalf("call %s: %v", tool, err)
+	}
+	return res
+}
+
+// waitState polls the state (by change notification) until ok holds.
+func (h *harness) waitState(what string, ok func(connState) bool) connState {
+	h.t.Helper()
+	for {
+		s, changed := h.engine.State()
+		if ok(s) {
+			return s
+		}
+		select {
+		case <-changed:
+		case <-h.ctx.Done():
+			h.t.Fatalf("timed out waiting for %s; state %+v", what, s)
+		}
+	}
+}
+
+// waitLog waits until the log holds substr. Logs have no change channel, so
+// this polls with a deadline.
+func (h *harness) waitLog(substr string) {
+	h.t.Helper()
+	if !testwait.Poll(h.ctx, func() bool { return strings.Contains(h.logs.String(), substr) }) {
+		h.t.Fatalf("log never said %q:\n%s", substr, h.logs.String())
+	}
+}
+
+// waitInFlight polls until the dispatcher holds n calls.
+func (h *harness) waitInFlight(n int) {
+	h.t.Helper()
+	if !testwait.Poll(h.ctx, func() bool { return len(h.host.disp.InFlight()) == n }) {
+		h.t.Fatalf("in-flight calls = %v, want %d", h.host.disp.InFlight(), n)
+	}
+}
+
+// gateTool blocks every call until released or cancelled, and reports both.
+type gateTool struct {
+	name      string
+	started   chan string
+	release   chan struct{}
+	cancelled chan string
+}
+
+func newGateTool() *gateTool {
+	return &gateTool{name: "Gate", started: make(chan string, 64), release: make(chan struct{}), cancelled: make(chan string, 64)}
+}
+
+func (g *gateTool) Spec() toolhost.Spec {
+	return toolhost.Spec{Name: g.name, Description: "blocks until the test releases it", Timeout: time.Minute, Builtin: true}
+}
+
+func (g *gateTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) {
+	g.started <- call.RequestID
+	select {
+	case <-g.release:
+		return "released " + call.RequestID, nil
+	case <-ctx.Done():
+		g.cancelled <- call.RequestID
+		return nil, ctx.Err()
+	}
+}
+
+func (h *harness) waitStarted(g *gateTool, want string) {
+	h.t.Helper()
+	select {
+	case id := <-g.started:
+		if id != want {
+			h.t.Fatalf("gate started %q, want %q", id, want)
+		}
+	case <-h.ctx.Done():
+		h.t.Fatalf("gate call %q never started", want)
+	}
+}
+
+// hourRetries makes every wait about an hour, for tests that cut it short.
+func hourRetries() hubconn.RetryPolicy {
+	return hubconn.RetryPolicy{Steps: []time.Duration{time.Hour}, Floor: time.Hour, Ceiling: time.Hour, Max: time.Hour}
+}
+
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }
+
+func firstText(t *testing.T, res wsproto.ToolResult) string {
+	t.Helper()
+	var body struct {
+		Content []struct{ Type, Text string }
+	}
+	if err := json.Unmarshal(res.Result, &body); err != nil || len(body.Content) == 0 {
+		t.Fatalf("result %s has no content parts (%v)", res.Result, err)
+	}
+	return body.Content[0].Text
+}
