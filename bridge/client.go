@@ -46,7 +46,9 @@ type Options struct {
 	// ListWait bounds the wait for the server's list; zero means DefaultListWait.
 	ListWait time.Duration
 	// OnChange, if set, is called (from the client's own goroutine) when
-	// the list of the server's tools changed.
+	// the list of the server's tools changed, before the state says so:
+	// what OnChange puts in force is in force once the state is offered
+	// (or none).
 	OnChange func()
 }
 
@@ -261,17 +263,17 @@ func (c *Client) Refresh(ctx context.Context) ([]wsproto.VCPPlugin, error) {
 	case <-t.C:
 		forget()
 		c.mu.Lock()
-		changed := len(c.plugins) > 0
-		if c.gen == gen {
-			c.plugins = nil
-			c.setStateLocked(StateNone)
-		} else {
-			changed = false
+		if c.gen != gen {
+			c.mu.Unlock()
+			return nil, ErrNoBridge
 		}
+		changed := len(c.plugins) > 0
+		c.plugins = nil
 		c.mu.Unlock()
 		if changed {
 			c.changed()
 		}
+		c.settle(gen, StateNone)
 		return nil, ErrNoBridge
 	case <-ctx.Done():
 		forget()
@@ -291,12 +293,22 @@ func (c *Client) setList(gen uint64, plugins []wsproto.VCPPlugin) []wsproto.VCPP
 	}
 	changed := !samePlugins(c.plugins, plugins)
 	c.plugins = plugins
-	c.setStateLocked(StateOffered)
 	c.mu.Unlock()
 	if changed {
 		c.changed()
 	}
+	c.settle(gen, StateOffered)
 	return slices.Clone(plugins)
+}
+
+// settle sets the state the list of connection gen led to, after
+// OnChange took the list in.
+func (c *Client) settle(gen uint64, s State) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen {
+		c.setStateLocked(s)
+	}
 }
 
 func samePlugins(a, b []wsproto.VCPPlugin) bool {

@@ -50,4 +50,7 @@ type ServerToolsStatus struct {
 	Tools   int    `json:"tools"`
 	Offered int    `json:"offered"` // to MCP clients, by [bridge] offer
 	Message string `json:"message"`
+	// Warnings name the server tools left out because a tool of this
+	// machine has their name.
+	Warnings []string `json:"warnings,omitempty"`
 }

@@ -83,7 +83,7 @@ type StatusResponse struct {
 	// ServerNames maps each exposed tool that [node] tool_names or
 	// [tools.NAME] name renames to the name the server knows it by.
 	ServerNames map[string]string `json:"serverNames,omitempty"`
-	// Sources are the tool sources added to the node (node.ToolSource)
+	// Sources are the tool sources added to the node (toolsource.Source)
 	// that report a state of their own.
 	Sources []ToolSourceStatus `json:"sources,omitempty"`
 }

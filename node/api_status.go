@@ -73,13 +73,12 @@ func (n *Node) Status() controlapi.StatusResponse {
 		PendingApprovals: n.Approvals().Len() + len(n.obs.Pending()), Placeholders: len(ph), PlaceholderErrors: phErrors,
 		Observers:     n.ObserverStatuses(),
 		MCPServers:    mcpServerStatus(n.MCPServers()),
-		Sandbox:       n.sandboxStatus(),     // sandbox.go
-		PluginChanges: n.PluginChanges(),     // plugins.go
-		Plugins:       n.PluginsStatus(),     // plugins.go
-		ServerTools:   n.serverToolsStatus(), // bridge.go
+		Sandbox:       n.sandboxStatus(), // sandbox.go
+		PluginChanges: n.PluginChanges(), // plugins.go
+		Plugins:       n.PluginsStatus(), // plugins.go
 		ServerNames:   renamed,
 	}
-	n.sourcesStatus(&st) // toolsource.go
+	n.sourcesStatus(&st) // toolsource.go: the server's tools and every other source
 	return st
 }
 

@@ -2,67 +2,26 @@ package node
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"time"
 
 	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolsource/servertools"
 )
 
 // The server's own tools (package bridge): the session hands the client
 // its frames and a send function; the tools join the registry as
 // vcp_<ServerTool>, never exposed back to the server.
 
-// newBridge makes the client of the server's bridge; observer mode has no
-// node connection, so no bridge.
+// newBridge makes the source of the server's tools and its client;
+// observer mode has no node connection, so no bridge.
 func (n *Node) newBridge() {
 	if n.mode == config.ModeObserver {
 		return
 	}
-	n.bridge = bridge.New(bridge.Options{Log: n.log, ListWait: n.timings.bridgeListWait, OnChange: n.serverToolsChanged})
-}
-
-// withServerTools is tools plus the server's, leaving out a server tool
-// whose name a tool of this machine has.
-func (n *Node) withServerTools(tools []toolhost.Tool, timeout time.Duration) ([]toolhost.Tool, []string) {
-	if n.bridge == nil {
-		return tools, nil
-	}
-	var warnings []string
-	out := slices.Clone(tools)
-	for _, t := range n.bridge.Tools(timeout) {
-		name := t.Spec().Name
-		if slices.ContainsFunc(tools, func(l toolhost.Tool) bool { return l.Spec().Name == name }) {
-			warnings = append(warnings, fmt.Sprintf("the server's tool %s is not offered: this machine has a tool of that name", name))
-			continue
-		}
-		out = append(out, t)
-	}
-	return out, warnings
-}
-
-// serverToolsChanged puts the server's new list in the registry beside
-// this machine's tools, as they are in force.
-func (n *Node) serverToolsChanged() {
-	n.reloadMu.Lock()
-	defer n.reloadMu.Unlock()
-	n.mu.Lock()
-	local := slices.Clone(n.localTools)
-	n.mu.Unlock()
-	tools, warnings := n.withServerTools(local, n.Config().Bridge.Timeout.D())
-	for _, w := range warnings {
-		n.log.Warn().Msg(w)
-	}
-	reg := toolhost.NewRegistry()
-	if err := reg.Replace(tools); err != nil {
-		n.log.Warn().Err(err).Msg("the server's tools could not be added")
-		return
-	}
-	n.disp.Swap(reg, n.disp.Policy())
-	n.log.Info().Int("server_tools", len(tools)-len(local)).Msg("the server's tools changed")
+	src := servertools.New(n.log, n.timings.bridgeListWait)
+	n.bridge = src.Client()
+	n.sources = append(n.sources, src)
 }
 
 // ServerTools is GET /v1/server/tools: the server's tools as this node
@@ -90,21 +49,6 @@ func (n *Node) ServerTools(ctx context.Context, refresh bool) controlapi.ServerT
 			t.Commands = append(t.Commands, controlapi.CommandStatus{Command: c.Command, Description: c.Description, Example: c.Example})
 		}
 		out.Tools = append(out.Tools, t)
-	}
-	return out
-}
-
-func (n *Node) serverToolsStatus() *controlapi.ServerToolsStatus {
-	if n.bridge == nil {
-		return nil
-	}
-	st := n.bridge.Status()
-	out := &controlapi.ServerToolsStatus{State: string(st.State), Tools: st.Tools, Message: st.Message}
-	cfg := n.Config()
-	for _, p := range n.bridge.Plugins() {
-		if cfg.Bridge.Offers(p.Name) {
-			out.Offered++
-		}
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -267,5 +268,71 @@ func TestServerToolCallDropMidCallAndReconnectRefreshes(t *testing.T) {
 		return h.node.bridge.Status().State == bridge.StateOffered && !h.hasTool("vcp_SciCalculator") && h.hasTool("vcp_VideoGen")
 	}) {
 		t.Fatalf("the reconnect did not refresh the list: %+v", h.node.ServerTools(h.ctx, false))
+	}
+}
+
+// A server tool whose name a tool of this machine has never refuses the
+// owner's config: the local tool wins, the server's is left out and status
+// says so, whether the clash comes with the node's own tools, a reload
+// that adds a plugin of that name, or a new list from the server.
+func TestServerToolClashNeverRefusesTheOwnersConfig(t *testing.T) {
+	t.Parallel()
+	plugins := t.TempDir()
+	h := startHarness(t, harnessOpt{
+		hubOpts: fakehub.Options{Bridge: &fakehub.Bridge{Plugins: serverPlugins(), Run: bridgeRuns(nil)}},
+		timings: func(tm *timings) { tm.bridgeListWait = 300 * time.Millisecond },
+		tools:   []toolhost.Tool{namedTool{"vcp_VideoGen"}},
+	})
+	h.accept()
+	h.waitServerState(bridge.StateOffered)
+	fromServer := func(name string) (local, server bool) {
+		for _, ti := range h.node.Tools() {
+			if ti.Spec.Name == name {
+				return !ti.Spec.FromServer, ti.Spec.FromServer
+			}
+		}
+		return false, false
+	}
+	warned := func(name string) bool {
+		st := h.node.Status().ServerTools
+		return st != nil && slices.ContainsFunc(st.Warnings, func(w string) bool {
+			return strings.Contains(w, name+" is not offered: this machine has a tool of that name")
+		})
+	}
+	h.waitUntil("the server's SciCalculator registered", func() bool { _, s := fromServer("vcp_SciCalculator"); return s })
+	if local, _ := fromServer("vcp_VideoGen"); !local || !warned("vcp_VideoGen") {
+		t.Fatalf("vcp_VideoGen: local %v, status %+v; want the local tool and a warning", local, h.node.Status().ServerTools)
+	}
+
+	// The owner adds a plugin named as a server tool: the reload is taken.
+	writePlugin(t, plugins, "clash", syncManifest("vcp_SciCalculator", "A local calculator."), map[string]string{"answer.sh": answerScript})
+	cfg := h.node.Config()
+	cfg.Plugins.Dirs, cfg.Plugins.StateDir = []string{plugins}, t.TempDir()
+	rep, err := h.node.Reload(cfg)
+	if err != nil {
+		t.Fatalf("a reload that adds a local vcp_SciCalculator was refused: %v", err)
+	}
+	if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, "vcp_SciCalculator is not offered") }) {
+		t.Errorf("reload warnings = %q, want the server tool left out", rep.Warnings)
+	}
+	if local, _ := fromServer("vcp_SciCalculator"); !local || !warned("vcp_SciCalculator") {
+		t.Fatalf("vcp_SciCalculator after the reload: local %v, status %+v", local, h.node.Status().ServerTools)
+	}
+
+	// The server's list changes: the new tool joins, the clashes stay out.
+	h.hub.SetBridgePlugins(append(serverPlugins(), fakehub.BridgePlugin{Name: "Weather",
+		InvocationCommands: []map[string]any{{"command": "now", "description": "The weather now."}}}))
+	if got := h.node.ServerTools(h.ctx, true); got.Error != "" {
+		t.Fatalf("refresh: %s", got.Error)
+	}
+	h.waitUntil("the server's new tool registered", func() bool { _, s := fromServer("vcp_Weather"); return s })
+	for _, name := range []string{"vcp_VideoGen", "vcp_SciCalculator"} {
+		if local, _ := fromServer(name); !local || !warned(name) {
+			t.Errorf("%s after the server's change: local %v, status %+v", name, local, h.node.Status().ServerTools)
+		}
+	}
+	o := h.node.CallLocal(h.ctx, "r1", "vcp_SciCalculator", nil)
+	if !o.OK() || !strings.Contains(string(o.Result), "answered by clash") {
+		t.Fatalf("vcp_SciCalculator = %+v (%s), want the local plugin's answer", o, o.Result)
 	}
 }

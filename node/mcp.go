@@ -37,7 +37,7 @@ type mcpRuntime struct {
 	sandbox *sandbox.Sandbox
 	// changed wakes the node when a server's tool changed (first listing,
 	// list_changed, a restart with other tools), or a tool source's
-	// (ToolEnv.Changed): a rescan re-registers.
+	// (toolsource.Env.Changed): a rescan re-registers.
 	changed chan struct{}
 
 	mu     sync.Mutex

@@ -25,6 +25,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+	"github.com/vcpnode/vcpnode/toolsource"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -49,14 +50,11 @@ type Node struct {
 	plugins    *pluginRuntime // plugin host, callbacks and outbox (plugins.go)
 	mcp        *mcpRuntime    // MCP servers as tools (mcp.go)
 	// bridge reaches the server's own tools (bridge.go); nil in observer mode.
-	bridge *bridge.Client
-	// localTools are this machine's tools in force, the registry without
-	// the server's (guarded by mu).
-	localTools []toolhost.Tool
-	sources    []ToolSource // toolsource.go
-	getenv     func(string) string
-	protected  []string // files never served, whatever the roots
-	onRefusal  func(kind, tool string, refused []sandbox.Refusal)
+	bridge    *bridge.Client
+	sources   []toolsource.Source // toolsource.go
+	getenv    func(string) string
+	protected []string // files never served, whatever the roots
+	onRefusal func(kind, tool string, refused []sandbox.Refusal)
 
 	// hub keeps the node connected to the server: the reconnect loop, the
 	// session, the connection state (hub.go is what it asks of the node).
@@ -332,11 +330,8 @@ func (n *Node) Run(ctx context.Context) error {
 	stopPlaceholders()
 	stopPlugins() // after the drain: in-flight plugin calls were given their grace
 	stopMCP()
-	n.closeSources()
-	if n.bridge != nil {
-		n.bridge.Close()
-	}
-	n.trees.Close() // every process starter has stopped
+	n.closeSources() // the bridge's client too
+	n.trees.Close()  // every process starter has stopped
 	n.hub.SetPhase(PhaseStopped)
 	if err := n.failed(); err != nil {
 		n.log.Error().Err(err).Msg("stopped after a fatal failure")

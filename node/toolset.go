@@ -17,6 +17,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
+	"github.com/vcpnode/vcpnode/toolsource"
 )
 
 // ToolSet is what a config registers: the file tool and the built-ins,
@@ -96,10 +97,13 @@ type plan struct {
 	st *settings
 	// tools are the tools that exist without starting anything; the MCP
 	// servers' and the direct plugins' tools are added once they run.
-	tools    []toolhost.Tool
-	servers  []mcp.ServerConfig // the MCP servers
-	plugins  *pluginPlan
-	sources  []PreparedTools // the tool sources' parts (toolsource.go)
+	tools   []toolhost.Tool
+	servers []mcp.ServerConfig // the MCP servers
+	plugins *pluginPlan
+	sources []toolsource.Prepared // the tool sources' parts (toolsource.go)
+	// taken are the names the plan's tools may have once everything runs:
+	// the tools a source names from outside the config yield to them.
+	taken    map[string]bool
 	warnings []string
 }
 
@@ -173,9 +177,11 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 		return fail(err)
 	}
 	// The tool sources' tools against all the others, before any starts.
-	if err := toolhost.NewRegistry().Replace(append(ts.All(), sourceSpecs(sources)...)); err != nil {
+	all := append(ts.All(), sourceSpecs(sources)...)
+	if err := toolhost.NewRegistry().Replace(all); err != nil {
 		return fail(fmt.Errorf("register tools: %w", err))
 	}
+	pl.taken = takenNames(all)
 	problems, warnings := ts.ConfigProblems(cfg)
 	if len(problems) > 0 {
 		return fail(errors.New(strings.Join(problems, "; ")))
@@ -213,7 +219,7 @@ func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
 	directTools, warn := n.plugins.commit(pl.plugins)
 	warnings = append(warnings, warn...)
 	n.auditChanged(pl.plugins)
-	sourceTools, warn := n.commitSources(pl.sources)
+	sourceTools, yielding, warn := n.commitSources(pl.sources, pl.taken)
 	warnings = append(warnings, warn...)
 	reg := toolhost.NewRegistry()
 	local := append(append(append(slices.Clone(pl.tools), mcpTools...), directTools...), sourceTools...)
@@ -222,13 +228,14 @@ func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
 		// still clash, the tools that exist without processes stay usable.
 		warnings = append(warnings, fmt.Sprintf("register tools: %v; MCP servers and direct plugins are not offered until the next reload", err))
 		local = pl.tools
+		_ = reg.Replace(local)
 	}
-	// The server's own tools last: a name of this machine's wins (bridge.go).
-	all, warn := n.withServerTools(local, pl.st.cfg.Bridge.Timeout.D())
-	warnings = append(warnings, warn...)
-	_ = reg.Replace(all)
-	n.mu.Lock()
-	n.localTools = local
-	n.mu.Unlock()
+	// The tools named from outside the config (the server's own) last:
+	// should they not register, this machine's stay.
+	if len(yielding) > 0 {
+		if err := reg.Replace(append(slices.Clone(local), yielding...)); err != nil {
+			warnings = append(warnings, fmt.Sprintf("register tools: %v; the tools named from outside the config are not offered", err))
+		}
+	}
 	return reg, warnings
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolsource"
 )
 
 // toySource is a tool source written outside package node, as a new kind
@@ -29,14 +30,14 @@ type toySource struct {
 	mu        sync.Mutex
 	tools     []toolhost.Tool // committed
 	live      []string
-	env       node.ToolEnv
+	env       toolsource.Env
 	commits   int
 	discards  int
 	closes    int
 	refuseFor string // a tool name whose table makes Prepare refuse the config
 }
 
-func (s *toySource) Prepare(cfg config.Config, env node.ToolEnv) (node.PreparedTools, error) {
+func (s *toySource) Prepare(cfg config.Config, env toolsource.Env) (toolsource.Prepared, error) {
 	var names []string
 	for name := range cfg.Tools {
 		if name == s.refuseFor {
@@ -99,7 +100,7 @@ func (p *toyPrepared) Specs() []toolhost.Spec {
 	return specs
 }
 
-func (p *toyPrepared) Commit() []string {
+func (p *toyPrepared) Commit(func(string) bool) []string {
 	tools := make([]toolhost.Tool, len(p.names))
 	for i, n := range p.names {
 		tools[i] = toyTool{n}

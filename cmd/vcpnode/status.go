@@ -179,6 +179,9 @@ func printToolsStatus(p *statusLines, st controlapi.StatusResponse) {
 	}
 	if b := st.ServerTools; b != nil {
 		p.line("server tools", "%s", serverToolsLine(b))
+		for _, w := range b.Warnings {
+			p.line("server tools", "%s", ctlClip(w, 200))
+		}
 	}
 	for _, s := range st.Sources {
 		p.line("source "+s.Name, "%s", s.Summary)

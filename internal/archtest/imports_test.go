@@ -359,8 +359,10 @@ var floors = [][]string{
 	{"toolhost/files", "toolhost/plugin", "toolhost/mcp", "toolhost/textproto", "toolhost/builtin", "toolhost/direct",
 		"bridge", "outbox"},
 	// The config turned into options, the control API and its servers,
-	// events, the placeholder feed, the observer channels, the hub session.
-	{"toolconfig", "controlapi", "control", "events", "placeholders/feed", "observer", "hubsession", "internal/controltest"},
+	// events, the placeholder feed, the observer channels, the hub session;
+	// the shape of a tool source and the sources the node composes.
+	{"toolconfig", "controlapi", "control", "events", "placeholders/feed", "observer", "hubsession", "internal/controltest",
+		"toolsource", "toolsource/servertools"},
 	// The daemon's composition.
 	{"node"},
 	// Programs.
