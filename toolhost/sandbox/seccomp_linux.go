@@ -202,15 +202,21 @@ func (p *policy) assembleFilters() error {
 		p.Filters = progs.([][]byte)
 		return nil
 	}
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return fmt.Errorf("syscall filter: %w", err)
+	}
 	pols, err := p.filterPolicies()
 	if err != nil {
 		return fmt.Errorf("syscall filter: %w", err)
 	}
-	progs := make([][]byte, 0, len(pols))
-	for _, pol := range pols {
-		insts, err := pol.Assemble()
-		if err != nil {
-			return fmt.Errorf("syscall filter: %w", err)
+	progs := make([][]byte, 0, 1+len(pols))
+	for i := -1; i < len(pols); i++ {
+		insts := nativeOnly(info)
+		if i >= 0 {
+			if insts, err = pols[i].Assemble(); err != nil {
+				return fmt.Errorf("syscall filter: %w", err)
+			}
 		}
 		raw, err := bpf.Assemble(insts)
 		if err != nil {
@@ -227,6 +233,21 @@ func (p *policy) assembleFilters() error {
 	assembledFilters.Store(key, progs)
 	p.Filters = progs
 	return nil
+}
+
+// nativeOnly is the filter that answers ENOSYS to every syscall made
+// through another architecture's calling convention (on x86-64, i386's
+// int 0x80): the library's programs check the numbers of this
+// architecture and let any other through as their default action, which
+// for a list of refusals is to allow — the whole list could otherwise be
+// bypassed under the other numbering. 32-bit programs cannot run confined.
+func nativeOnly(info *arch.Info) []bpf.Instruction {
+	return []bpf.Instruction{
+		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
+		bpf.RetConstant{Val: uint32(errnoAction(unix.ENOSYS))},
+		bpf.RetConstant{Val: uint32(seccomp.ActionAllow)},
+	}
 }
 
 // sockFilterSize is the size of a struct sock_filter.
