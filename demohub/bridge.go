@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -29,6 +30,8 @@ type Bridge struct {
 	ExcludedTools           []string
 	ExcludedDisplayKeywords []string
 	// Run runs a plugin the server has; a nil Run answers {"status":"success"}.
+	// What it returns goes through the server's result handling (see
+	// serverResult) as a plugin's answer does.
 	// An error's text is what the server's plugin threw: JSON with
 	// plugin_error or plugin_execution_error is unwrapped as the server does.
 	// It runs on its own goroutine, with a context ended by Close.
@@ -127,6 +130,9 @@ func (c *Conn) bridgeExecute(ctx context.Context, b *Bridge, m wsproto.ExecuteVC
 	} else {
 		result, err = b.Run(ctx, m.ToolName, m.ToolArgs)
 	}
+	if err == nil {
+		result, err = serverResult(m.ToolName, m.ToolArgs, result, time.Now())
+	}
 	if err != nil {
 		c.sendBridge(ctx, wsproto.TypeVCPToolResult, map[string]any{"requestId": m.RequestID, "status": "error", "error": serverErrorText(err)})
 		return
@@ -139,11 +145,44 @@ func (c *Conn) bridgeExecute(ctx context.Context, b *Bridge, m wsproto.ExecuteVC
 		c.hub.bridgeTasks[task] = c
 		c.hub.mu.Unlock()
 	}
-	data := map[string]any{"requestId": m.RequestID, "status": "success"}
-	if result != nil { // undefined is left out of the JSON, as the server's is
-		data["result"] = result
+	c.sendBridge(ctx, wsproto.TypeVCPToolResult, map[string]any{"requestId": m.RequestID, "status": "success", "result": result})
+}
+
+// serverResult is what the server's PluginManager makes of a plugin's
+// answer before its bridge sends it: a top-level status "error" becomes a
+// failure (its error or message the text), {status:"success", result:{…}}
+// is unwrapped, anything but an object is wrapped as original_plugin_output,
+// and MaidName (from a maid argument) and timestamp are added.
+func serverResult(tool string, args map[string]json.RawMessage, result any, now time.Time) (map[string]any, error) {
+	var obj map[string]any
+	if raw, err := json.Marshal(result); err == nil && result != nil {
+		_ = json.Unmarshal(raw, &obj)
 	}
-	c.sendBridge(ctx, wsproto.TypeVCPToolResult, data)
+	if obj != nil && obj["status"] == "error" {
+		text := fmt.Sprintf("Plugin %q reported an unspecified error.", tool)
+		for _, k := range []string{"error", "message"} {
+			if v, ok := obj[k]; ok && v != nil && v != "" && v != false {
+				text = fmt.Sprint(v)
+				break
+			}
+		}
+		return nil, BridgeTaskError(text)
+	}
+	if inner, ok := obj["result"].(map[string]any); ok && obj["status"] == "success" {
+		obj = inner
+	}
+	if obj == nil {
+		obj = map[string]any{}
+		if result != nil { // undefined leaves the key out of the JSON
+			obj["original_plugin_output"] = result
+		}
+	}
+	var maid string
+	if json.Unmarshal(args["maid"], &maid) == nil && maid != "" {
+		obj["MaidName"] = maid
+	}
+	obj["timestamp"] = now.Format("2006-01-02T15:04:05.000-07:00")
+	return obj, nil
 }
 
 // serverErrorText is the bridge's error text: a JSON error message gives
