@@ -139,6 +139,28 @@ func (t ToolConfig) ApprovalWindowProblem(name string, own time.Duration) (key, 
 		what, humantext.Duration(wait), whose, humantext.Duration(deadline), from, prefix)
 }
 
+// ApprovalWindowCut says, for an "ask" tool that sets no timeout anywhere
+// (neither [tools.NAME] timeout nor the tool itself), that its calls end
+// at the default timeout def before the approval wait would: the owner
+// gets less than the wait the config shows. A warning, not a problem: the
+// call still ends, with a timeout. "" when the window fits.
+func (t ToolConfig) ApprovalWindowCut(name string, def time.Duration) (key, warning string) {
+	if t.Timeout != 0 || (t.Approval != ApprovalAsk && !t.asksForCommand()) {
+		return "", ""
+	}
+	prefix := keyPath("tools", name)
+	wait, what, key := t.ApprovalTimeout.D(), "approval_timeout", prefix+".approval_timeout"
+	if wait == 0 {
+		wait, what, key = DefaultApprovalTimeout, "approval_timeout (default)", prefix+".approval"
+	}
+	if wait < def {
+		return "", ""
+	}
+	return key, fmt.Sprintf("%s %s is cut to less than %s: the tool sets no timeout of its own, so its calls end at the default %s "+
+		"while the owner is still asked; set [%s] timeout above %s (the wait, then the run), or approval_timeout below %s",
+		what, humantext.Duration(wait), humantext.Duration(def), humantext.Duration(def), prefix, humantext.Duration(wait), humantext.Duration(def))
+}
+
 // asksForCommand reports whether one of the tool's commands is "ask".
 func (t ToolConfig) asksForCommand() bool {
 	for _, c := range t.Commands {

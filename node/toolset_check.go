@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/humantext"
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
@@ -61,6 +62,8 @@ func (ts ToolSet) ConfigProblems(cfg config.Config) (problems, warnings []string
 			if at, msg := t.ApprovalWindowProblem(name, d); msg != "" {
 				problems = append(problems, at+": "+msg)
 			}
+		} else if at, msg := t.ApprovalWindowCut(name, toolhost.DefaultTimeout); !known && slices.Contains(ts.Known, name) && msg != "" {
+			warnings = append(warnings, at+": "+msg)
 		}
 		if !slices.Contains(ts.Known, name) {
 			warnings = append(warnings, fmt.Sprintf("[tools.%s] names no tool this node hosts%s", name, ts.hint(name)))

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -88,6 +89,39 @@ func TestToolsShowTheEffectiveApprovalWindow(t *testing.T) {
 	for _, ts := range h.node.ToolStatuses().Tools {
 		if ts.Name == "Echo" && (ts.ApprovalTimeoutMs != toolhost.DefaultTimeout.Milliseconds() || ts.TimeoutMs != ts.ApprovalTimeoutMs) {
 			t.Errorf("Echo: approval window %d ms, timeout %d ms; want both %d ms", ts.ApprovalTimeoutMs, ts.TimeoutMs, toolhost.DefaultTimeout.Milliseconds())
+		}
+	}
+}
+
+// An "ask" tool that sets no timeout anywhere is cut to the default
+// per-call timeout before its approval wait ends: a reload (and `config
+// check`, from the same list) warns, naming both ways out; a timeout set
+// for it, or a wait below the default, says nothing.
+func TestApprovalWindowCutByTheDefaultTimeoutWarns(t *testing.T) {
+	h := startHarness(t, harnessOpt{})
+	h.accept()
+	const want = `tools.Echo.approval: approval_timeout (default) 2m is cut to less than 1m: the tool sets no timeout of its own, ` +
+		`so its calls end at the default 1m while the owner is still asked; set [tools.Echo] timeout above 2m (the wait, then the run), or approval_timeout below 1m`
+	for _, c := range []struct {
+		name string
+		tool config.ToolConfig
+		warn bool
+	}{
+		{"no timeout", config.ToolConfig{Approval: "ask"}, true},
+		{"a command asks", config.ToolConfig{Commands: map[string]config.ToolCommandConfig{"x": {Approval: "ask"}}}, true},
+		{"its own timeout", config.ToolConfig{Approval: "ask", Timeout: config.Duration(3 * time.Minute)}, false},
+		{"a short wait", config.ToolConfig{Approval: "ask", ApprovalTimeout: config.Duration(30 * time.Second)}, false},
+		{"auto", config.ToolConfig{}, false},
+	} {
+		cfg := h.cfg
+		cfg.Tools = map[string]config.ToolConfig{"Echo": c.tool}
+		rep, err := h.node.Reload(cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		cut := slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, "is cut to less than") })
+		if cut != c.warn || c.warn && !slices.Contains(rep.Warnings, want) {
+			t.Errorf("%s: warnings %q\nwant the cut warned: %t", c.name, rep.Warnings, c.warn)
 		}
 	}
 }
