@@ -60,9 +60,17 @@ func (d *Dispatcher) repeatedLocked(pol *Policy, tool string, args map[string]js
 	}
 	if len(recent) >= limit {
 		d.repeats[key] = recent
+		// The owner reads the log, the model the error: a tool polled on
+		// purpose (a status or progress query) is the owner's to allow, and
+		// a model that polls can space its calls to fit the guard.
+		d.log.Warn().Str(fieldTool, tool).Int("limit", limit).Dur("window", window).
+			Msgf("loop guard: a call of %s refused, its arguments repeated %d times within %s; a tool polled on purpose "+
+				"(a status or progress query) needs a higher [tools.%s] repeat_limit (0: no guard for it)",
+				tool, len(recent), humantext.Duration(window), tool)
 		return fmt.Errorf("%w: %s was already called with these same arguments %d times in the last %s. "+
-			"You are repeating yourself: use the results you already have, change the arguments, or stop calling it",
-			ErrRepeated, tool, len(recent), humantext.Duration(window))
+			"You are repeating yourself: use the results you already have, change the arguments, or stop calling it; "+
+			"to wait for something to finish, call it at most once every %s with the same arguments",
+			ErrRepeated, tool, len(recent), humantext.Duration(window), humantext.Duration(window/time.Duration(limit)))
 	}
 	d.repeats[key] = append(recent, now)
 	return nil

@@ -1,6 +1,7 @@
 package toolhost
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,7 +36,8 @@ func TestLoopGuard(t *testing.T) {
 	wantText(t, call("T", "2", reordered, false), "2", "ok")
 	o := call("T", "3", same, false)
 	wantErr(t, o, "3", "repeated call: T was already called with these same arguments 2 times in the last 1h. "+
-		"You are repeating yourself: use the results you already have, change the arguments, or stop calling it", ErrRepeated)
+		"You are repeating yourself: use the results you already have, change the arguments, or stop calling it; "+
+		"to wait for something to finish, call it at most once every 30m with the same arguments", ErrRepeated)
 	if OutcomeKind(o) != "repeated" {
 		t.Errorf("outcome %q: %s", OutcomeKind(o), o.Err)
 	}
@@ -114,6 +116,43 @@ func TestLoopGuardSameArguments(t *testing.T) {
 	for _, p := range different {
 		if argsKey(p[0]) == argsKey(p[1]) {
 			t.Errorf("%s and %s count as the same", p[0], p[1])
+		}
+	}
+}
+
+// A model polling a status tool with the same arguments is refused at the
+// default limit only when it polls faster than the error tells it to; the
+// owner's log names the setting that allows a tool polled on purpose.
+func TestLoopGuardPolling(t *testing.T) {
+	var log bytes.Buffer
+	pol := Policy{RepeatLimit: 10, RepeatWindow: time.Minute}
+	d := newLoggedDispatcher(t, pol, Limits{}, &log)
+	args := map[string]json.RawMessage{"taskId": json.RawMessage(`"t-1"`)}
+	poll := func(at time.Time) error {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.repeatedLocked(&pol, "Status", args, at)
+	}
+	start := time.Now()
+	var err error
+	for i := range 11 { // every 5 s: the eleventh call is refused
+		if err = poll(start.Add(time.Duration(i) * 5 * time.Second)); err != nil && i < 10 {
+			t.Fatalf("call %d refused: %v", i+1, err)
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "call it at most once every 6s with the same arguments") {
+		t.Fatalf("the eleventh call in 50s: %v, want the interval to poll at", err)
+	}
+	for _, want := range []string{`"tool":"Status"`, "needs a higher [tools.Status] repeat_limit (0: no guard for it)"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, log.String())
+		}
+	}
+	// Polled as the error says, the calls go through for good.
+	start = start.Add(time.Hour)
+	for i := range 30 {
+		if err := poll(start.Add(time.Duration(i) * 6 * time.Second)); err != nil {
+			t.Fatalf("poll %d at the interval the error gave: %v", i+1, err)
 		}
 	}
 }
