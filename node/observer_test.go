@@ -1,11 +1,11 @@
 package node
 
+// The observer channels beside a running node; the observer's own tests
+// are in package observer.
+
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +13,6 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
-	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 func observerHarness(t *testing.T, hubOpts fakehub.Options, more func(*config.Config)) (*harness, *controlapi.ControlClient) {
@@ -104,6 +103,7 @@ func waitObserversConnected(t *testing.T, h *harness, c *controlapi.ControlClien
 	}
 }
 
+// Stays with the node: the node's own session must be untouched by an observer drop.
 func TestObserverConnectionsBesideTheNode(t *testing.T) {
 	h, client := observerHarness(t, fakehub.Options{}, nil)
 	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
@@ -133,6 +133,7 @@ func TestObserverConnectionsBesideTheNode(t *testing.T) {
 	h.call(nodeConn, "Echo", map[string]any{"message": "still here"})
 }
 
+// Stays with the node: server and node events in one GET /v1/events stream.
 func TestEventsStreamServerAndNode(t *testing.T) {
 	h, client := observerHarness(t, fakehub.Options{}, nil)
 	h.acceptObserver(fakehub.ChannelVCPLog)
@@ -178,30 +179,7 @@ func TestEventsStreamServerAndNode(t *testing.T) {
 	}
 }
 
-func TestBadBroadcastsAreDroppedWithAWarning(t *testing.T) {
-	h, client := observerHarness(t, fakehub.Options{}, nil)
-	h.acceptObserver(fakehub.ChannelVCPLog)
-	h.acceptObserver(fakehub.ChannelVCPInfo)
-	waitObserversConnected(t, h, client, 1)
-	evs := eventStream(t, h, client, controlapi.EventsQuery{})
-	for range 20 {
-		h.hub.Broadcast(fakehub.ChannelVCPLog, []byte("{not json"))
-	}
-	h.hub.Broadcast(fakehub.ChannelVCPLog, []byte(`{"type":"vcp_log","data":{"content":"`+strings.Repeat("x", 1<<20)+`"}}`))
-	h.hub.LogToolResult("After", "success", "fine")
-	if ev := nextEvent(t, h, evs); ev.Tool != "After" {
-		t.Fatalf("first event after bad input %+v", ev)
-	}
-	h.waitLog("malformed observer broadcast")
-	h.waitLog("observer broadcast too large: dropped")
-	if n := strings.Count(h.logs.String(), "malformed observer broadcast"); n > toolhost.WarnBurst {
-		t.Fatalf("%d malformed warnings: not rate-limited", n)
-	}
-	if st, _ := client.Status(h.ctx); st.Observers[0].Sessions != 1 {
-		t.Fatalf("bad input cost the connection: %+v", st.Observers[0])
-	}
-}
-
+// Stays with the node: server approvals answered through the control API.
 func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 	h, client := observerHarness(t, fakehub.Options{}, nil)
 	h.acceptObserver(fakehub.ChannelVCPLog)
@@ -271,113 +249,7 @@ func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 	}
 }
 
-// An approval that came before the VCPlog connection dropped can be
-// answered as soon as status shows that channel connected again.
-func TestServerApprovalAnsweredRightAfterAReconnect(t *testing.T) {
-	h, client := observerHarness(t, fakehub.Options{}, nil)
-	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
-	h.acceptObserver(fakehub.ChannelVCPInfo)
-	waitObserversConnected(t, h, client, 1)
-	evs := eventStream(t, h, client, controlapi.EventsQuery{})
-	id, err := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", TTL: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ev := nextEvent(t, h, evs); ev.Kind != controlapi.EventApprovalRequest || ev.RequestID != id {
-		t.Fatalf("approval event %+v", ev)
-	}
-	logConn.Drop()
-	h.acceptObserver(fakehub.ChannelVCPLog)
-	waitObserversConnected(t, h, client, 2)
-	if _, err := client.Decide(h.ctx, id, true, ""); err != nil {
-		t.Fatalf("answer once status shows the channel connected: %v", err)
-	}
-	if ans, err := h.hub.WaitApprovalAnswer(h.ctx, id); err != nil || !ans.Approved {
-		t.Fatalf("hub got %+v, %v", ans, err)
-	}
-}
-
-func TestReplayedBroadcastsAreNotShownTwice(t *testing.T) {
-	h, client := observerHarness(t, fakehub.Options{ReplayDelay: 20 * time.Millisecond, ReplayInterval: time.Millisecond, ReplayOverlap: 3}, nil)
-	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
-	h.acceptObserver(fakehub.ChannelVCPInfo)
-	waitObserversConnected(t, h, client, 1)
-	evs := eventStream(t, h, client, controlapi.EventsQuery{EventFilter: controlapi.EventFilter{Kinds: []string{controlapi.EventToolLog, controlapi.EventApprovalRequest}}})
-
-	h.hub.LogToolResult("Seen", "success", "once")
-	answered, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Answered", TTL: time.Minute})
-	pending, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Pending", TTL: time.Minute})
-	for range 3 {
-		nextEvent(t, h, evs)
-	}
-	if _, err := client.Decide(h.ctx, answered, true, ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.hub.WaitApprovalAnswer(h.ctx, answered); err != nil {
-		t.Fatal(err)
-	}
-	logConn.Drop()
-	<-logConn.Done()
-	h.hub.LogToolResult("Missed", "success", "while away")
-	h.acceptObserver(fakehub.ChannelVCPLog)
-	if err := h.hub.WaitReplays(h.ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	h.hub.LogToolResult("Live", "success", "after the replay")
-	var got []string
-	for {
-		ev := nextEvent(t, h, evs)
-		got = append(got, ev.Tool)
-		if ev.Tool == "Live" {
-			break
-		}
-	}
-	if strings.Join(got, ",") != "Missed,Live" {
-		t.Fatalf("after reconnect got %v, want the missed broadcast once and no replayed duplicates", got)
-	}
-	list, _ := client.Approvals(h.ctx)
-	if len(list.Pending) != 1 || list.Pending[0].ID != pending {
-		t.Fatalf("approvals after replay %+v", list.Pending)
-	}
-}
-
-func TestApprovalNotifiesWithoutBlocking(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "notified")
-	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$@\" > %q.tmp && mv %q.tmp %q\nexec sleep 20\n", out, out, out)
-	if err := os.WriteFile(filepath.Join(dir, "notify-send"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	h, client := observerHarness(t, fakehub.Options{}, func(c *config.Config) { c.Observer.Notify = true })
-	h.acceptObserver(fakehub.ChannelVCPLog)
-	h.acceptObserver(fakehub.ChannelVCPInfo)
-	waitObserversConnected(t, h, client, 1)
-	evs := eventStream(t, h, client, controlapi.EventsQuery{})
-	first, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", TTL: time.Minute})
-	// The first notifier hangs (sleep 20): the next approval still arrives at once.
-	second, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", TTL: time.Minute})
-	for _, id := range []string{first, second} {
-		if ev := nextEvent(t, h, evs); ev.RequestID != id {
-			t.Fatalf("event %+v, want %s", ev, id)
-		}
-	}
-	for {
-		data, err := os.ReadFile(out)
-		if err == nil {
-			if s := string(data); !strings.Contains(s, "Shell (asked by Nova)") || !strings.Contains(s, "vcpnode approve "+first) {
-				t.Fatalf("notification said %q", s)
-			}
-			break
-		}
-		select {
-		case <-h.ctx.Done():
-			t.Fatal("notify-send never ran")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
+// Stays with the node: the node's own approvals become events.
 func TestLocalApprovalIsAnEvent(t *testing.T) {
 	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
 		c.Tools = map[string]config.ToolConfig{"Echo": {Approval: "ask"}}
@@ -399,6 +271,7 @@ func TestLocalApprovalIsAnEvent(t *testing.T) {
 	}
 }
 
+// Stays with the node: the node's session must live through the observer's reconnect.
 func TestObserverWithoutPongsReconnects(t *testing.T) {
 	h, client := observerHarness(t, fakehub.Options{}, func(c *config.Config) {
 		// The node's own session shares these, and must live through a

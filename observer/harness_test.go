@@ -1,0 +1,160 @@
+package observer
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/events"
+	"github.com/vcpnode/vcpnode/hubconn"
+	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testwait"
+)
+
+// testKey looks like a real key so that a leak into logs would be found.
+const testKey = "k3y-S3cr3t_vcp.Node~42"
+
+// harness is a Set of observer connections to a fake hub on loopback,
+// with the event log they publish to.
+type harness struct {
+	t     *testing.T
+	hub   *fakehub.Hub
+	set   *Set
+	evlog *events.Log
+	logs  *testlog.Buffer
+	ctx   context.Context // bounds every wait in the test
+}
+
+type harnessOpt struct {
+	hubOpts fakehub.Options
+	hub     func(*config.HubConfig)
+	// notify shows approvals with the desktop notifier, given no environment.
+	notify bool
+}
+
+func startHarness(t *testing.T, o harnessOpt) *harness {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	hubOpts := o.hubOpts
+	hubOpts.Key = testKey
+	hub, err := fakehub.Start(hubOpts)
+	if err != nil {
+		t.Fatalf("start fake hub: %v", err)
+	}
+	t.Cleanup(hub.Close)
+
+	cfg := config.Default()
+	if o.hub != nil {
+		o.hub(&cfg.Hub)
+	}
+	st := Settings{Base: hub.BaseURL(), Key: testKey, Device: "test-node", Hub: cfg.Hub}
+	logs := &testlog.Buffer{}
+	log := zerolog.New(logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
+	evlog := events.New(cfg.Observer.Buffer)
+	tm := Timings{Retry: hubconn.RetryPolicy{Steps: []time.Duration{10 * time.Millisecond}, Floor: 10 * time.Millisecond,
+		Ceiling: 50 * time.Millisecond, Patience: time.Hour, Max: 50 * time.Millisecond}}
+	var opts Options
+	if o.notify {
+		opts.Notify = NewDesktopNotifier(log, func(string) string { return "" })
+	}
+	set := New(log, evlog, func() Settings { return st }, tm, opts)
+	runCtx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		set.Run(runCtx, cfg.Observer.Channels)
+	}()
+	t.Cleanup(func() {
+		stop()
+		wg.Wait()
+		if t.Failed() {
+			t.Logf("log:\n%s", logs.String())
+		}
+		if strings.Contains(logs.String(), testKey) {
+			t.Errorf("the key appears in the log:\n%s", logs.String())
+		}
+	})
+	return &harness{t: t, hub: hub, set: set, evlog: evlog, logs: logs, ctx: ctx}
+}
+
+func (h *harness) acceptObserver(channel string) *fakehub.ObserverConn {
+	h.t.Helper()
+	o, err := h.hub.AcceptObserver(h.ctx, channel)
+	if err != nil {
+		h.t.Fatalf("accept observer %s: %v", channel, err)
+	}
+	return o
+}
+
+// eventStream hands on the events the log gets from now on that pass f.
+func (h *harness) eventStream(f controlapi.EventFilter) <-chan controlapi.Event {
+	h.t.Helper()
+	sub, _ := h.evlog.Subscribe(false, 0)
+	ctx, cancel := context.WithCancel(h.ctx)
+	out := make(chan controlapi.Event, 1024)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			evs, _, err := sub.Next(ctx, nil)
+			if err != nil {
+				return
+			}
+			for _, ev := range evs {
+				if f.Match(ev) {
+					out <- ev
+				}
+			}
+		}
+	}()
+	h.t.Cleanup(func() { cancel(); <-done; h.evlog.Unsubscribe(sub) })
+	return out
+}
+
+// nextEvent returns the next event.
+func (h *harness) nextEvent(evs <-chan controlapi.Event) controlapi.Event {
+	h.t.Helper()
+	select {
+	case ev := <-evs:
+		return ev
+	case <-h.ctx.Done():
+		h.t.Fatal("no event came")
+		return controlapi.Event{}
+	}
+}
+
+// waitConnected waits until both channels are connected, VCPlog's for at
+// least the sessions-th time, and returns their statuses.
+func (h *harness) waitConnected(sessions int) []controlapi.ObserverStatus {
+	h.t.Helper()
+	var st []controlapi.ObserverStatus
+	ok := testwait.Poll(h.ctx, func() bool {
+		st = h.set.Statuses()
+		ok := len(st) == 2 && st[0].Sessions >= sessions
+		for _, o := range st {
+			ok = ok && o.Phase == controlapi.PhaseConnected
+		}
+		return ok
+	})
+	if !ok {
+		h.t.Fatalf("observers never connected: %+v", st)
+	}
+	return st
+}
+
+// waitLog waits until the log holds substr.
+func (h *harness) waitLog(substr string) {
+	h.t.Helper()
+	if !testwait.Poll(h.ctx, func() bool { return strings.Contains(h.logs.String(), substr) }) {
+		h.t.Fatalf("log never said %q:\n%s", substr, h.logs.String())
+	}
+}
