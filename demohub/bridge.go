@@ -153,9 +153,14 @@ func (c *Conn) bridgeExecute(ctx context.Context, b *Bridge, m wsproto.ExecuteVC
 // failure (its error or message the text), {status:"success", result:{…}}
 // is unwrapped, anything but an object is wrapped as original_plugin_output,
 // and MaidName (from a maid argument) and timestamp are added.
-func serverResult(tool string, args map[string]json.RawMessage, result any, now time.Time) (map[string]any, error) {
+func serverResult(tool string, args map[string]json.RawMessage, result any, now time.Time) (any, error) {
 	var obj map[string]any
 	if raw, err := json.Marshal(result); err == nil && result != nil {
+		if len(raw) > 0 && raw[0] == '[' {
+			// An array is an object to the server: the fields it adds are
+			// lost when it is sent.
+			return result, nil
+		}
 		_ = json.Unmarshal(raw, &obj)
 	}
 	if obj != nil && obj["status"] == "error" {

@@ -3,6 +3,7 @@ package demohub
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"testing"
 
@@ -19,6 +20,7 @@ func TestBridgeResultsAsTheServerShapesThem(t *testing.T) {
 		"Failed":  map[string]any{"status": "error", "error": "ProbeSlow failed on purpose: bad"},
 		"Bare":    map[string]any{"status": "error"},
 		"Task":    map[string]any{"content": "accepted", "taskId": "probe-1"},
+		"List":    []any{"a", 1},
 	}
 	var plugins []BridgePlugin
 	for name := range answers {
@@ -66,6 +68,9 @@ func TestBridgeResultsAsTheServerShapesThem(t *testing.T) {
 	check(call("Text", `{}`), map[string]any{"original_plugin_output": "当前没有日程。"})
 	check(call("Wrapped", `{"maid":"Nova"}`), map[string]any{"content": "inner", "MaidName": "Nova"})
 	check(call("Task", `{}`), map[string]any{"content": "accepted", "taskId": "probe-1"})
+	if d := call("List", `{}`); d["status"] != "success" || fmt.Sprint(d["result"]) != "[a 1]" {
+		t.Fatalf("List = %v, want the array as it was", d)
+	}
 	if d := call("Failed", `{}`); d["status"] != "error" || d["error"] != "ProbeSlow failed on purpose: bad" {
 		t.Fatalf("Failed = %v, want the plugin's error text", d)
 	}
