@@ -68,7 +68,7 @@ func (s *Sandbox) Probe(trees *proctree.Manager, profile string, uid int) ([]Pro
 	seen("no capabilities", noCaps, fmt.Sprintf("CapEff %x CapPrm %x CapBnd %x", status["CapEff"], status["CapPrm"], status["CapBnd"]))
 	seen("no_new_privs", status["NoNewPrivs"] == 1, "")
 	if s.caps.Seccomp {
-		seen("syscall filter", status["Seccomp"] == 2, fmt.Sprintf("Seccomp %d, %d filters", status["Seccomp"], status["Seccomp_filters"]))
+		seen("syscall filter", status["Seccomp"] == 2, fmt.Sprintf("Seccomp %d, filters %d", status["Seccomp"], status["Seccomp_filters"]))
 	}
 	if uid == 0 {
 		// A tmpfs of its own mounted over the machine's.

@@ -30,7 +30,7 @@ type policy struct {
 	// NoFilter: the kernel has no seccomp filters; the command gets none.
 	NoFilter bool
 	// Filters are the syscall filter programs (assembleFilters), loaded
-	// one over the other.
+	// in order; the daemon makes one.
 	Filters [][]byte `json:",omitempty"`
 }
 

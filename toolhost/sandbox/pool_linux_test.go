@@ -71,14 +71,8 @@ cat /dev/shm/left 2>/dev/null; echo x > /dev/shm/left`
 // normalState replaces what differs from call to call in stateScript's
 // output (pids, the tree's name and cgroup, the pipes' inodes).
 func normalState(out string) string {
-	var pid string
-	for _, line := range strings.Split(out, "\n") {
-		if p, ok := strings.CutPrefix(line, "pid="); ok {
-			pid = p
-		}
-	}
-	out = strings.ReplaceAll(out, pid, "PID")
 	for _, re := range []struct{ re, to string }{
+		{`(pid|pgrp)=\d+`, "$1=PID"},
 		{proctree.EnvMarker + `=\S+`, proctree.EnvMarker + "=TREE"},
 		{`(?m)^0::.*$`, "0::CGROUP"},
 		{`pipe:\[\d+\]`, "pipe"},

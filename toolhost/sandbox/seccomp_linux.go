@@ -140,11 +140,11 @@ func (p *policy) socketRules() []seccomp.ArgumentConditions {
 }
 
 // filterPolicies are the syscall filters of p for this machine's
-// architecture, loaded one over the other (the kernel runs them all; any
-// refusal wins). A syscall whose arguments are checked has a filter of its
-// own: the library's programs leave an argument, not the syscall number, in
-// the register after a check that failed, so no other syscall's check may
-// follow one in the same program.
+// architecture, chained into one program (chain). A syscall whose
+// arguments are checked has a policy of its own: the library's programs
+// leave an argument, not the syscall number, in the register after a check
+// that failed, so no other syscall's check may follow one in the same
+// policy; each program loads the number afresh.
 func (p *policy) filterPolicies() ([]seccomp.Policy, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
@@ -185,14 +185,14 @@ func (p *policy) filterPolicies() ([]seccomp.Policy, error) {
 	return out, nil
 }
 
-// assembledFilters: a policy's network rules → its filters assembled (the
-// programs depend on nothing else). Assembling them costs more than the
-// rest of a launcher's confinement, so the daemon does it once per set of
-// rules, and the launcher loads the programs as they are.
+// assembledFilters: a policy's network rules → its filter assembled (the
+// program depends on nothing else). Assembling it costs more than the rest
+// of a launcher's confinement, so the daemon does it once per set of
+// rules, and the launcher loads the program as it is.
 var assembledFilters sync.Map
 
-// assembleFilters sets p.Filters to p's filter programs, each a sequence
-// of struct sock_filter in this machine's byte order.
+// assembleFilters sets p.Filters to p's filter program, a sequence of
+// struct sock_filter in this machine's byte order.
 func (p *policy) assembleFilters() error {
 	if p.NoFilter {
 		return nil
@@ -202,37 +202,73 @@ func (p *policy) assembleFilters() error {
 		p.Filters = progs.([][]byte)
 		return nil
 	}
-	info, err := arch.GetInfo("")
+	progs, err := p.filterPrograms()
 	if err != nil {
 		return fmt.Errorf("syscall filter: %w", err)
+	}
+	raw, err := bpf.Assemble(chain(progs))
+	if err != nil {
+		return fmt.Errorf("syscall filter: %w", err)
+	}
+	if len(raw) > unix.BPF_MAXINSNS {
+		return fmt.Errorf("syscall filter: %d instructions", len(raw))
+	}
+	prog := make([]byte, 0, sockFilterSize*len(raw))
+	for _, in := range raw {
+		prog = binary.NativeEndian.AppendUint16(prog, in.Op)
+		prog = append(prog, in.Jt, in.Jf)
+		prog = binary.NativeEndian.AppendUint32(prog, in.K)
+	}
+	p.Filters = [][]byte{prog}
+	assembledFilters.Store(key, p.Filters)
+	return nil
+}
+
+// filterPrograms are p's filters as separate programs: nativeOnly, then
+// the library's (filterPolicies).
+func (p *policy) filterPrograms() ([][]bpf.Instruction, error) {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return nil, err
 	}
 	pols, err := p.filterPolicies()
 	if err != nil {
-		return fmt.Errorf("syscall filter: %w", err)
+		return nil, err
 	}
-	progs := make([][]byte, 0, 1+len(pols))
-	for i := -1; i < len(pols); i++ {
-		insts := nativeOnly(info)
-		if i >= 0 {
-			if insts, err = pols[i].Assemble(); err != nil {
-				return fmt.Errorf("syscall filter: %w", err)
+	progs := [][]bpf.Instruction{nativeOnly(info)}
+	for _, pol := range pols {
+		insts, err := pol.Assemble()
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range insts {
+			if _, ok := in.(bpf.RetA); ok {
+				return nil, errors.New("a program returns what it computed")
 			}
 		}
-		raw, err := bpf.Assemble(insts)
-		if err != nil {
-			return fmt.Errorf("syscall filter: %w", err)
-		}
-		prog := make([]byte, 0, sockFilterSize*len(raw))
-		for _, in := range raw {
-			prog = binary.NativeEndian.AppendUint16(prog, in.Op)
-			prog = append(prog, in.Jt, in.Jf)
-			prog = binary.NativeEndian.AppendUint32(prog, in.K)
-		}
-		progs = append(progs, prog)
+		progs = append(progs, insts)
 	}
-	assembledFilters.Store(key, progs)
-	p.Filters = progs
-	return nil
+	return progs, nil
+}
+
+// chain joins programs into one that answers as the kernel answers for
+// them loaded one over the other: where one allows the syscall, the next
+// decides. Each program starts by loading what it checks, so none depends
+// on what the one before it left in the registers; the kernel loads one
+// program in one seccomp call and runs it once per syscall. That it
+// answers as the stack does for every syscall and argument the programs
+// check is TestChainedFilterAnswersAsStacked's.
+func chain(progs [][]bpf.Instruction) []bpf.Instruction {
+	var out []bpf.Instruction
+	for i, prog := range progs {
+		for j, in := range prog {
+			if r, ok := in.(bpf.RetConstant); ok && r.Val == uint32(seccomp.ActionAllow) && i < len(progs)-1 {
+				in = bpf.Jump{Skip: uint32(len(prog) - j - 1)} // to the next program's start
+			}
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 // nativeOnly is the filter that answers ENOSYS to every syscall made
