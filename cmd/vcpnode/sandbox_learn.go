@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/node"
+	"github.com/vcpnode/vcpnode/placeholders/feed"
 	"github.com/vcpnode/vcpnode/toolhost/mcp"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -23,26 +25,31 @@ import (
 const learnRuns = 8
 
 func newSandboxLearnCmd(a *app) *cobra.Command {
-	var configFlag, mcpName string
+	var configFlag, mcpName, placeholder string
 	var timeout time.Duration
 	learn := &cobra.Command{
-		Use:   "learn TOOL [key=value...] | learn --mcp NAME [TOOL key=value...]",
-		Short: "Run one call (or one MCP server start) and print the profile that allows what it was refused",
+		Use:   "learn TOOL [key=value...] | learn --mcp NAME [TOOL key=value...] | learn --placeholder NAME",
+		Short: "Run one call (an MCP server's start, a placeholder's source) and print the profile that allows what it was refused",
 		Long: "learn runs one call of TOOL with the arguments given (key=value, key:=JSON), or with --mcp\n" +
-			"one start of the MCP server NAME (and a call when a tool and arguments follow), as the daemon\n" +
+			"one start of the MCP server NAME (and a call when a tool and arguments follow), or with\n" +
+			"--placeholder one run of the [[placeholders.command]] NAME or of the static plugin NAME, as the daemon\n" +
 			"would, under the tool's profile. What the profile refused is granted and the run repeated\n" +
 			"until it is refused nothing more; then the profile that allowed it is printed for you to\n" +
 			"review and add to the config. Nothing is granted or saved by learn itself. The node's own\n" +
 			"files are never granted.",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if mcpName == "" && len(args) == 0 {
-				return usageErrorf("name a TOOL, or an MCP server with --mcp NAME")
+			switch {
+			case mcpName == "" && placeholder == "" && len(args) == 0:
+				return usageErrorf("name a TOOL, an MCP server with --mcp NAME, or a placeholder's source with --placeholder NAME")
+			case placeholder != "" && (mcpName != "" || len(args) > 0):
+				return usageErrorf("--placeholder NAME takes no tool, arguments or --mcp")
 			}
-			return a.sandboxLearn(cmd.Context(), configFlag, mcpName, timeout, args)
+			return a.sandboxLearn(cmd.Context(), configFlag, mcpName, placeholder, timeout, args)
 		},
 	}
 	learn.Flags().StringVarP(&configFlag, "config", "c", "", "config `FILE` (where vcpnode run looks by default)")
 	learn.Flags().StringVar(&mcpName, "mcp", "", "learn the start of the MCP server `NAME` ([mcp.servers.NAME])")
+	learn.Flags().StringVar(&placeholder, "placeholder", "", "learn one run of the placeholder command or static plugin `NAME`")
 	learn.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "the `DURATION` one run (a call, a server start) may take")
 	return learn
 }
@@ -52,7 +59,9 @@ func newSandboxLearnCmd(a *app) *cobra.Command {
 type learner struct {
 	a        *app
 	cfg      config.Config
-	kind     string // "plugin" or "MCP server"
+	path     string // the config file
+	kind     string // "plugin", "MCP server" or "placeholder command"
+	static   bool   // the plugin is a static one: run as a placeholder source
 	tool     string // the VCP tool called
 	key      string // its name in the profile's messages: the plugin, or the server
 	base     string // the profile the tool has
@@ -64,7 +73,7 @@ type learner struct {
 	refusals []sandbox.Refusal
 }
 
-func (a *app) sandboxLearn(ctx context.Context, configFlag, mcpName string, timeout time.Duration, args []string) error {
+func (a *app) sandboxLearn(ctx context.Context, configFlag, mcpName, placeholder string, timeout time.Duration, args []string) error {
 	path := a.findConfig(configFlag)
 	if path == "" {
 		return usageErrorf("no config file found: pass --config FILE")
@@ -73,8 +82,12 @@ func (a *app) sandboxLearn(ctx context.Context, configFlag, mcpName string, time
 	if err != nil {
 		return err
 	}
-	l := &learner{a: a, cfg: cfg, timeout: timeout, call: true}
-	if mcpName != "" {
+	l := &learner{a: a, cfg: cfg, path: path, timeout: timeout, call: true}
+	switch {
+	case placeholder != "":
+		l.learnSource(strings.Trim(placeholder, "{}"))
+		args = nil
+	case mcpName != "":
 		s, ok := cfg.MCP.Servers[mcpName]
 		if !ok || s.Command == "" {
 			return usageErrorf("no MCP stdio server %q in %s", mcpName, path)
@@ -87,7 +100,7 @@ func (a *app) sandboxLearn(ctx context.Context, configFlag, mcpName string, time
 		if l.call {
 			args = args[1:] // the tool's name: the server's one VCP tool
 		}
-	} else {
+	default:
 		l.kind, l.key, l.tool = "plugin", args[0], args[0]
 		l.base = cfg.Tools[args[0]].Sandbox
 		l.cfg.MCP.Servers = nil
@@ -107,6 +120,26 @@ func (a *app) sandboxLearn(ctx context.Context, configFlag, mcpName string, time
 		l.own = sandbox.ProfileName(l.key)
 	}
 	return l.learn(ctx, path)
+}
+
+// learnSource sets l to learn the placeholder command name, else the
+// static plugin name: one run of that source alone, as the daemon's
+// refresher runs it.
+func (l *learner) learnSource(name string) {
+	l.call = false
+	l.cfg.MCP.Servers = nil
+	ph := &l.cfg.Placeholders
+	cmds := ph.Command
+	ph.Values, ph.Command, ph.System.Enabled = nil, nil, false // the one source alone
+	if i := slices.IndexFunc(cmds, func(c config.CommandPlaceholderConfig) bool { return strings.Trim(c.Name, "{}") == name }); i >= 0 {
+		l.kind, l.key, l.tool = "placeholder command", cmds[i].Name, cmds[i].Name
+		l.base = cmds[i].Sandbox
+		ph.Command = cmds[i : i+1]
+		l.cfg.Plugins.Dirs = nil
+		return
+	}
+	l.kind, l.key, l.tool, l.static = "plugin", name, name, true
+	l.base = l.cfg.Tools[name].Sandbox
 }
 
 func cmpOr(a, b string) string {
@@ -147,7 +180,10 @@ func (l *learner) learn(ctx context.Context, path string) error {
 		}
 	}
 	what := "the call"
-	if !l.call {
+	switch {
+	case l.kind == "placeholder command" || l.static:
+		what = "the placeholder's run"
+	case !l.call:
 		what = "the server's start"
 	}
 	switch {
@@ -185,11 +221,16 @@ func (l *learner) run(ctx context.Context) (refused []sandbox.Refusal, outcome s
 	spec := cfg.Sandbox.Profiles[l.own]
 	if l.own != l.base {
 		spec = config.SandboxSpec{Extends: l.base}
-		if l.kind == "MCP server" {
+		switch l.kind {
+		case "MCP server":
 			s := cfg.MCP.Servers[l.key]
 			s.Sandbox = l.own
 			cfg.MCP.Servers = map[string]config.MCPServerConfig{l.key: s}
-		} else {
+		case "placeholder command":
+			c := cfg.Placeholders.Command[0]
+			c.Sandbox = l.own
+			cfg.Placeholders.Command = []config.CommandPlaceholderConfig{c}
+		default:
 			cfg.Tools = maps.Clone(cfg.Tools)
 			if cfg.Tools == nil {
 				cfg.Tools = map[string]config.ToolConfig{}
@@ -214,6 +255,12 @@ func (l *learner) run(ctx context.Context) (refused []sandbox.Refusal, outcome s
 		defer mu.Unlock()
 		refused = append(refused, rs...)
 	}
+	if l.kind == "placeholder command" || l.static {
+		outcome, failed, err = l.runSource(ctx, cfg, collect)
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(refused), firstLine(outcome), failed, err
+	}
 	n, err := node.New(cfg, zerolog.Nop(), node.WithGetenv(l.a.getenv), node.WithSandboxRefusals(collect))
 	if err != nil {
 		return nil, "", false, err
@@ -234,6 +281,35 @@ func (l *learner) run(ctx context.Context) (refused []sandbox.Refusal, outcome s
 	mu.Lock()
 	defer mu.Unlock()
 	return slices.Clone(refused), firstLine(outcome), failed, nil
+}
+
+// runSource runs the placeholder source once, as `placeholders --local`
+// does, and tells how it ended: its value, or its error.
+func (l *learner) runSource(ctx context.Context, cfg config.Config, collect func(string, string, []sandbox.Refusal)) (string, bool, error) {
+	rctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	eo := feed.EvalOptions{Protected: l.a.protectedFiles(l.path), Log: zerolog.Nop(), OnRefusal: collect}
+	if l.static {
+		eo.Static = func(name string) bool { return name == l.key }
+	}
+	resp, warnings, err := feed.EvaluateWith(rctx, cfg, eo)
+	if err != nil {
+		return "", false, err
+	}
+	if len(resp.Placeholders) == 0 {
+		why := "no [[placeholders.command]] or static plugin is named %q"
+		if len(warnings) > 0 {
+			why += " (" + strings.Join(warnings, "; ") + ")"
+		}
+		return "", false, usageErrorf(why, l.key)
+	}
+	for _, p := range resp.Placeholders {
+		if p.LastError != "" {
+			return p.LastError, true, nil
+		}
+	}
+	p := resp.Placeholders[0]
+	return fmt.Sprintf("%s = %q", p.Key, p.Value), false, nil
 }
 
 // awaitServer waits for the MCP server's first start to end: running, or

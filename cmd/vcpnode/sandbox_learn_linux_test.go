@@ -147,3 +147,53 @@ func TestSandboxLearnNamesWhatNoGrantGives(t *testing.T) {
 		t.Errorf("stderr does not name Chromium's sandbox and its flag:\n%s", errOut)
 	}
 }
+
+// TestSandboxLearnPlaceholderSources: `sandbox learn --placeholder` runs a
+// placeholder command, or a static plugin, once as the refresher would and
+// prints the profile that lets it read what it was refused, in the table
+// the source's profile is named in; saved, the run is refused nothing.
+func TestSandboxLearnPlaceholderSources(t *testing.T) {
+	sandboxtest.NeedLandlock(t)
+	dir, outside := t.TempDir(), t.TempDir()
+	data := filepath.Join(outside, "data")
+	for path, body := range map[string]string{
+		filepath.Join(data, "city.txt"): "Lisbon\n",
+		filepath.Join(dir, "plugins", "Sky", "plugin-manifest.json"): `{"name":"Sky","pluginType":"static","entryPoint":{"command":"sh sky.sh"},` +
+			`"capabilities":{"systemPromptPlaceholders":[{"placeholder":"{{Sky}}"}]}}`,
+		filepath.Join(dir, "plugins", "Sky", "sky.sh"): fmt.Sprintf("cat %q\n", filepath.Join(data, "city.txt")),
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfgPath := filepath.Join(dir, "config.toml")
+	doc := fmt.Sprintf("[hub]\nurl = \"ws://127.0.0.1:1\"\nkey = \"test-key\"\n\n[plugins]\ndirs = [%q]\nstate_dir = %q\n\n"+
+		"[[placeholders.command]]\nname = \"City\"\ncommand = \"cat %s\"\n",
+		filepath.Join(dir, "plugins"), filepath.Join(dir, "state"), filepath.Join(data, "city.txt"))
+	if err := os.WriteFile(cfgPath, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, table string }{
+		{"City", "[[placeholders.command]]\nname = \"City\"\nsandbox = \"city\"   # in this command's table\n"},
+		{"Sky", "[tools.Sky]\nsandbox = \"sky\"\n"},
+	} {
+		code, out, errOut := vcpnodeProc(t, dir, "sandbox", "learn", "-c", cfgPath, "--placeholder", c.name)
+		want := fmt.Sprintf("[sandbox.profiles.%s]\nextends = \"default\"\nread = [%q]\n\n%s", strings.ToLower(c.name), data, c.table)
+		if code != 0 || !strings.Contains(out, "# the placeholder's run succeeds with this profile (2 runs)") || !strings.HasSuffix(out, want) {
+			t.Errorf("learn --placeholder %s: code %d, stdout:\n%s\nwant it to end with:\n%s\nstderr:\n%s", c.name, code, out, want, errOut)
+		}
+		if !strings.Contains(errOut, "run 1 was refused read "+filepath.Join(data, "city.txt")) {
+			t.Errorf("learn --placeholder %s: stderr:\n%s", c.name, errOut)
+		}
+	}
+	if b, _ := os.ReadFile(cfgPath); string(b) != doc {
+		t.Errorf("learn changed the config:\n%s", b)
+	}
+	code, _, errOut := vcpnodeProc(t, dir, "sandbox", "learn", "-c", cfgPath, "--placeholder", "Nowhere")
+	if code == 0 || !strings.Contains(errOut, `no [[placeholders.command]] or static plugin is named "Nowhere"`) {
+		t.Errorf("learn --placeholder Nowhere: code %d, stderr:\n%s", code, errOut)
+	}
+}

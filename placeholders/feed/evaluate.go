@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/rs/zerolog"
 
@@ -23,21 +24,41 @@ import (
 // name (its own path, the credential), as a daemon is given them: no
 // command may read them, whatever its profile grants.
 func Evaluate(ctx context.Context, cfg config.Config, protected []string, log zerolog.Logger, sources ...Source) (controlapi.PlaceholdersResponse, []string, error) {
+	return EvaluateWith(ctx, cfg, EvalOptions{Protected: protected, Log: log, Sources: sources})
+}
+
+// EvalOptions are Evaluate's, and what `sandbox learn` adds.
+type EvalOptions struct {
+	Protected []string
+	Log       zerolog.Logger
+	Sources   []Source
+	// OnRefusal is told what a source's sandbox profile refused.
+	OnRefusal func(kind, tool string, refused []sandbox.Refusal)
+	// Static, when set, picks the static plugins that run, by name.
+	Static func(name string) bool
+}
+
+// EvaluateWith is Evaluate with options.
+func EvaluateWith(ctx context.Context, cfg config.Config, eo EvalOptions) (controlapi.PlaceholdersResponse, []string, error) {
+	log := eo.Log
 	if err := cfg.Validate(toolconfig.Check); err != nil {
 		return controlapi.PlaceholdersResponse{}, nil, err
 	}
 	trees := proctree.NewLazy(log)
 	defer trees.Close() // deferred first, so it runs after the plugin host's close
-	sb, err := oneShotSandbox(cfg, protected, trees, log)
+	sb, err := oneShotSandbox(cfg, eo.Protected, trees, log, eo.OnRefusal)
 	if err != nil {
 		return controlapi.PlaceholdersResponse{}, nil, err
 	}
-	f := New(Options{Log: log, Trees: trees.Get, Sandbox: sb, Sources: sources})
+	f := New(Options{Log: log, Trees: trees.Get, Sandbox: sb, Sources: eo.Sources})
 	static, warnings, closeHost, err := scanStaticPlugins(cfg, trees, sb, log)
 	if err != nil {
 		return controlapi.PlaceholdersResponse{}, nil, err
 	}
 	defer closeHost()
+	if eo.Static != nil {
+		static = slices.DeleteFunc(static, func(p *plugin.StaticPlugin) bool { return !eo.Static(p.Name) })
+	}
 	jobs, warn, err := f.Jobs(cfg, static)
 	if err != nil {
 		return controlapi.PlaceholdersResponse{}, nil, fmt.Errorf("placeholders: %w", err)
@@ -52,13 +73,14 @@ func Evaluate(ctx context.Context, cfg config.Config, protected []string, log ze
 // oneShotSandbox is cfg's sandbox for a run with no daemon: its processes
 // are confined as the daemon's would be, protected joining the config's
 // own files as the daemon's do.
-func oneShotSandbox(cfg config.Config, protected []string, trees *proctree.Lazy, log zerolog.Logger) (*sandbox.Sandbox, error) {
+func oneShotSandbox(cfg config.Config, protected []string, trees *proctree.Lazy, log zerolog.Logger,
+	onRefusal func(kind, tool string, refused []sandbox.Refusal)) (*sandbox.Sandbox, error) {
 	opts, err := toolconfig.SandboxOptions(cfg, "", os.Getenv, os.Geteuid())
 	if err != nil {
 		return nil, err
 	}
 	opts.Protected = append(opts.Protected, protected...)
-	opts.Trees, opts.Log = trees.Get(), log
+	opts.Trees, opts.Log, opts.OnRefusal = trees.Get(), log, onRefusal
 	return sandbox.New(opts)
 }
 
