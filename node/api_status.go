@@ -72,13 +72,12 @@ func (n *Node) Status() controlapi.StatusResponse {
 		Name: n.Name(), HubURL: n.HubURL(), Mode: n.mode, Connection: conn, Tools: counts, InFlight: inflight,
 		PendingApprovals: n.Approvals().Len() + len(n.obs.Pending()), Placeholders: len(ph), PlaceholderErrors: phErrors,
 		Observers:     n.ObserverStatuses(),
-		MCPServers:    mcpServerStatus(n.MCPServers()),
 		Sandbox:       n.sandboxStatus(), // sandbox.go
 		PluginChanges: n.PluginChanges(), // plugins.go
 		Plugins:       n.PluginsStatus(), // plugins.go
 		ServerNames:   renamed,
 	}
-	n.sourcesStatus(&st) // toolsource.go: the server's tools and every other source
+	n.sourcesStatus(&st) // toolsource.go: MCP servers, the server's tools, every other source
 	return st
 }
 

@@ -8,10 +8,8 @@ import (
 	"strings"
 
 	"github.com/vcpnode/vcpnode/bridge"
-	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
-	"github.com/vcpnode/vcpnode/toolhost/mcp"
 	"github.com/vcpnode/vcpnode/toolhost/textproto"
 )
 
@@ -65,7 +63,7 @@ func (n *Node) callMCP(ctx context.Context, requestID, tool string, args map[str
 	if names := n.Config().MCP.Serve.Tools; !served && (len(names) == 0 || slices.Contains(names, tool)) {
 		// The tool of an MCP server that has not listed yet: the
 		// dispatcher says it is not running.
-		_, down := n.mcp.missing(tool)
+		_, down := n.mcp.Missing(tool)
 		served = down != nil
 	}
 	if !served {
@@ -114,18 +112,4 @@ func mcpTool(s toolhost.Spec) (controlapi.MCPTool, error) {
 	}
 	t.InputSchema = params
 	return t, nil
-}
-
-func mcpServerStatus(in []mcp.Status) []controlapi.MCPServerStatus {
-	var out []controlapi.MCPServerStatus
-	for _, st := range in {
-		last, _, _ := strings.Cut(strings.TrimSpace(st.LastError), "\n")
-		out = append(out, controlapi.MCPServerStatus{
-			Name: st.Name, Tool: st.Tool, Transport: st.Transport, State: string(st.State), Since: st.Since,
-			Tools: st.Tools, Restarts: st.Restarts, Attempt: st.Attempt, RetryAt: st.RetryAt,
-			// The server's own words may echo anything, the key included.
-			LastError: config.Redact(last),
-		})
-	}
-	return out
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 	"github.com/vcpnode/vcpnode/toolsource"
+	"github.com/vcpnode/vcpnode/toolsource/mcpservers"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -47,8 +48,10 @@ type Node struct {
 	timings timings
 
 	extraTools []toolhost.Tool
-	plugins    *pluginRuntime // plugin host, callbacks and outbox (plugins.go)
-	mcp        *mcpRuntime    // MCP servers as tools (mcp.go)
+	plugins    *pluginRuntime     // plugin host, callbacks and outbox (plugins.go)
+	mcp        *mcpservers.Source // MCP servers as tools, one of sources
+	// changed wakes the follower when a source's tools changed (mcp.go).
+	changed chan struct{}
 	// bridge reaches the server's own tools (bridge.go); nil in observer mode.
 	bridge    *bridge.Client
 	sources   []toolsource.Source // toolsource.go
@@ -161,6 +164,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		addrs:   localIPs,
 		timings: defaultTimings(),
 		hurry:   make(chan struct{}),
+		changed: make(chan struct{}, 1),
 		getenv:  os.Getenv,
 	}
 	n.trees = proctree.NewLazy(log)
@@ -168,6 +172,9 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		o(n)
 	}
 	n.mode = cfg.Mode()
+	// The sources every node has, after those of WithToolSource.
+	n.mcp = mcpservers.New()
+	n.sources = append(n.sources, n.mcp)
 	n.newBridge() // bridge.go
 	n.baseCfg = cfg
 	cfg, ov, ovPath := n.withOverrides(cfg)
@@ -187,10 +194,8 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		Log: log, Register: cfg.Node.Register, Timings: n.timings.Timings, Auth: &n.authWay,
 		Feed: n.ph, OutboxReady: n.plugins.outboxReady, Bridge: serverTools,
 	})
-	n.mcp = newMCPRuntime(log, n.getenv, n.trees, n.sandbox)
 	fail := func(err error) (*Node, error) {
 		n.plugins.close()
-		n.mcp.close()
 		n.closeSources()
 		n.trees.Close() // after every process starter
 		return nil, err
@@ -216,7 +221,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		MaxResultBytes: cfg.Node.MaxResultBytes,
 	}, log)
 	// A call of an MCP server's tool before it listed: "not running".
-	n.disp.SetMissing(n.mcp.missing)
+	n.disp.SetMissing(n.mcp.Missing)
 	n.loadApprovalRules(n.baseCfg) // approval_rules.go
 	n.initEvents(cfg)              // observers.go
 	if err := n.startTelemetry(cfg); err != nil {
@@ -308,7 +313,7 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 	}()
 	stopPlugins := n.startPlugins(ctx)
-	stopMCP := n.startMCP(ctx)
+	stopFollow := n.startFollow(ctx) // mcp.go
 	stopPlaceholders := n.ph.Start()
 	waitObservers := n.runObservers(ctx)
 	approvalsDone := make(chan struct{})
@@ -329,8 +334,8 @@ func (n *Node) Run(ctx context.Context) error {
 	n.hub.Wait()
 	stopPlaceholders()
 	stopPlugins() // after the drain: in-flight plugin calls were given their grace
-	stopMCP()
-	n.closeSources() // the bridge's client too
+	stopFollow()
+	n.closeSources() // MCP servers, the bridge's client and the rest
 	n.trees.Close()  // every process starter has stopped
 	n.hub.SetPhase(PhaseStopped)
 	if err := n.failed(); err != nil {

@@ -125,9 +125,7 @@ func TestSandboxDefaultAnswersLikeNone(t *testing.T) {
 		closeNode := func() {
 			if !closed {
 				closed = true
-				n.mcp.close()
-				n.plugins.close()
-				n.trees.Close()
+				n.CloseLocal()
 			}
 		}
 		t.Cleanup(closeNode)

@@ -265,15 +265,13 @@ func TestSandboxThirdPartyAnswersLikeNone(t *testing.T) {
 		}
 		// Servers that come up after New's bounded wait (npx installing)
 		// are registered by the follower Run starts.
-		stopMCP := nd.startMCP(t.Context())
+		stopFollow := nd.startFollow(t.Context())
 		closed := false
 		closeNode := func() {
 			if !closed {
 				closed = true
-				stopMCP()
-				nd.mcp.close()
-				nd.plugins.close()
-				nd.trees.Close()
+				stopFollow()
+				nd.CloseLocal()
 			}
 		}
 		t.Cleanup(closeNode)

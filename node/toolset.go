@@ -15,49 +15,53 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/builtin"
 	"github.com/vcpnode/vcpnode/toolhost/files"
-	"github.com/vcpnode/vcpnode/toolhost/mcp"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 	"github.com/vcpnode/vcpnode/toolsource"
+	"github.com/vcpnode/vcpnode/toolsource/mcpservers"
 )
 
 // ToolSet is what a config registers: the file tool and the built-ins,
 // the plugins of a scan of its folders, the caller's own tools, and a
-// stand-in for each tool a process gives once it runs (one per MCP server,
-// one per direct plugin that answers calls).
+// stand-in for each tool a process gives once it runs (the tool sources'
+// specs, one per MCP server; one per direct plugin that answers calls).
 type ToolSet struct {
 	// Tools exist without starting a process.
 	Tools []toolhost.Tool
-	// Pending stand for the MCP servers' and direct plugins' tools; they
+	// Pending stand for the tool sources' and direct plugins' tools; they
 	// are never registered or called, only checked.
 	Pending []toolhost.Tool
-	// Servers are the [mcp.servers] tables as the MCP host takes them.
-	Servers []mcp.ServerConfig
 	// Known is every tool name the config may refer to, sorted.
 	Known []string
 }
 
-// BuildToolSet builds the tool set of cfg from scan (nil: no plugin folder)
-// and extra, starting nothing, and refuses what the node refuses: MCP
-// servers that cannot be applied, or two tools of one name, both sources
-// named. New, every reload and `vcpnode config check` build it here, so
-// that the check refuses exactly what `run` refuses. deny are files the
-// file tools never serve.
-func BuildToolSet(cfg config.Config, scan *plugin.Set, deny []string, extra []toolhost.Tool) (ToolSet, error) {
-	ts := ToolSet{Servers: serverConfigs(cfg)}
-	if len(ts.Servers) > 0 {
-		if err := mcp.Check(ts.Servers); err != nil {
-			return ToolSet{}, fmt.Errorf("mcp: %w", err)
-		}
+// CheckToolSet builds the tool set of cfg from scan (nil: no plugin
+// folder) for `vcpnode config check`, as New and every reload build it:
+// the sources whose tool names the config decides are prepared with cfg,
+// starting nothing, and discarded.
+func CheckToolSet(cfg config.Config, scan *plugin.Set) (ToolSet, error) {
+	p, err := mcpservers.New().Prepare(cfg, toolsource.Env{})
+	if err != nil {
+		return ToolSet{}, err
 	}
+	defer p.Discard()
+	return buildToolSet(cfg, scan, nil, nil, []toolsource.Prepared{p})
+}
+
+// buildToolSet builds the tool set of cfg from scan (nil: no plugin
+// folder), extra and what the tool sources prepared, starting nothing,
+// and refuses two tools of one name, both sources named. New, every
+// reload and `vcpnode config check` build it here, so that the check
+// refuses exactly what `run` refuses. deny are files the file tools never
+// serve.
+func buildToolSet(cfg config.Config, scan *plugin.Set, deny []string, extra []toolhost.Tool, sources []toolsource.Prepared) (ToolSet, error) {
+	var ts ToolSet
 	fileOpts := files.Options{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes, Deny: deny}
 	ts.Tools = append([]toolhost.Tool{files.NewTool(fileOpts)}, builtin.New(files.NewAccess(fileOpts), cfg.Files.WriteMaxBytes)...)
 	if scan != nil {
 		ts.Tools = append(ts.Tools, scan.Tools...)
 	}
 	ts.Tools = append(ts.Tools, extra...)
-	for _, c := range ts.Servers {
-		ts.Pending = append(ts.Pending, pendingTool{toolhost.Spec{Name: c.ToolName(), Source: "mcp:" + c.Name}})
-	}
+	ts.Pending = sourceSpecs(sources) // toolsource.go
 	if scan != nil {
 		for _, p := range scan.Direct {
 			if p.Answers() {
@@ -98,7 +102,6 @@ type plan struct {
 	// tools are the tools that exist without starting anything; the MCP
 	// servers' and the direct plugins' tools are added once they run.
 	tools   []toolhost.Tool
-	servers []mcp.ServerConfig // the MCP servers
 	plugins *pluginPlan
 	sources []toolsource.Prepared // the tool sources' parts (toolsource.go)
 	// taken are the names the plan's tools may have once everything runs:
@@ -135,11 +138,6 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 		st.name, _ = os.Hostname()
 	}
 	st.hub = &hubsession.Settings{Config: cfg, HubURL: hubURL, Key: key, KeyFileSum: keyFileSum, Name: st.name}
-	if len(cfg.MCP.Servers) > 0 {
-		if err := n.mcp.checkOpen(); err != nil {
-			return nil, err
-		}
-	}
 	// The node's own files are never read or written, even inside a root.
 	deny := cfg.OwnFiles("", n.getenv, os.Geteuid())
 	for _, p := range n.protected {
@@ -172,16 +170,11 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	}
 	st.placeholderJobs = jobs
 	pl.warnings = append(append(pp.warnings, pl.warnings...), warn...)
-	ts, err := BuildToolSet(cfg, pp.set, deny, n.extraTools)
+	ts, err := buildToolSet(cfg, pp.set, deny, n.extraTools, sources)
 	if err != nil {
 		return fail(err)
 	}
-	// The tool sources' tools against all the others, before any starts.
-	all := append(ts.All(), sourceSpecs(sources)...)
-	if err := toolhost.NewRegistry().Replace(all); err != nil {
-		return fail(fmt.Errorf("register tools: %w", err))
-	}
-	pl.taken = takenNames(all)
+	pl.taken = takenNames(ts.All())
 	problems, warnings := ts.ConfigProblems(cfg)
 	if len(problems) > 0 {
 		return fail(errors.New(strings.Join(problems, "; ")))
@@ -192,7 +185,7 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if err := checkWireNames(cfg, ts.All()); err != nil { // names.go
 		return fail(err)
 	}
-	pl.tools, pl.servers = ts.Tools, ts.Servers
+	pl.tools = ts.Tools
 	return pl, nil
 }
 
@@ -213,16 +206,15 @@ func (n *Node) commit(pl *plan) (warnings []string) {
 // start runs what pl needs running and returns the registry of its tools.
 // New calls it before the dispatcher exists; later, commit.
 func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
-	// MCP first: it may wait for new servers to list their tools, and the
-	// plugin scan, once published, should not wait long for its registry.
-	mcpTools, warnings := n.mcp.apply(pl.st.cfg, pl.servers)
+	// The sources first: MCP servers may wait for new servers to list their
+	// tools, and the plugin scan, once published, should not wait long for
+	// its registry.
+	sourceTools, yielding, warnings := n.commitSources(pl.sources, pl.taken)
 	directTools, warn := n.plugins.commit(pl.plugins)
 	warnings = append(warnings, warn...)
 	n.auditChanged(pl.plugins)
-	sourceTools, yielding, warn := n.commitSources(pl.sources, pl.taken)
-	warnings = append(warnings, warn...)
 	reg := toolhost.NewRegistry()
-	local := append(append(append(slices.Clone(pl.tools), mcpTools...), directTools...), sourceTools...)
+	local := append(append(slices.Clone(pl.tools), sourceTools...), directTools...)
 	if err := reg.Replace(local); err != nil {
 		// prepare checked every name these tools can have; should one
 		// still clash, the tools that exist without processes stay usable.

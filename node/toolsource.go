@@ -19,7 +19,7 @@ func WithToolSource(src toolsource.Source) Option {
 
 // toolEnv is the ToolEnv the node gives its sources.
 func (n *Node) toolEnv() toolsource.Env {
-	return toolsource.Env{Log: n.log, Trees: n.trees.Get, Sandbox: n.sandbox, Getenv: n.getenv, Changed: n.mcp.signalChange}
+	return toolsource.Env{Log: n.log, Trees: n.trees.Get, Sandbox: n.sandbox, Getenv: n.getenv, Changed: n.sourcesChanged}
 }
 
 // prepareSources prepares every source with cfg; on an error it discards

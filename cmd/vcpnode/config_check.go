@@ -184,7 +184,7 @@ func scanTools(cfg config.Config) (*hostedTools, error) {
 		}
 		h.scanWarnings = scan.Warnings()
 	}
-	ts, err := node.BuildToolSet(cfg, scan, nil, nil)
+	ts, err := node.CheckToolSet(cfg, scan)
 	if err != nil {
 		return nil, err
 	}

@@ -362,7 +362,7 @@ var floors = [][]string{
 	// events, the placeholder feed, the observer channels, the hub session;
 	// the shape of a tool source and the sources the node composes.
 	{"toolconfig", "controlapi", "control", "events", "placeholders/feed", "observer", "hubsession", "internal/controltest",
-		"toolsource", "toolsource/servertools"},
+		"toolsource", "toolsource/servertools", "toolsource/mcpservers"},
 	// The daemon's composition.
 	{"node"},
 	// Programs.
