@@ -71,13 +71,11 @@ func (n *Node) Status() controlapi.StatusResponse {
 		StartedAt: n.tel.started, Now: time.Now(),
 		Name: n.Name(), HubURL: n.HubURL(), Mode: n.mode, Connection: conn, Tools: counts, InFlight: inflight,
 		PendingApprovals: n.Approvals().Len() + len(n.obs.Pending()), Placeholders: len(ph), PlaceholderErrors: phErrors,
-		Observers:     n.ObserverStatuses(),
-		Sandbox:       n.sandboxStatus(), // sandbox.go
-		PluginChanges: n.PluginChanges(), // plugins.go
-		Plugins:       n.PluginsStatus(), // plugins.go
-		ServerNames:   renamed,
+		Observers:   n.ObserverStatuses(),
+		Sandbox:     n.sandboxStatus(), // sandbox.go
+		ServerNames: renamed,
 	}
-	n.sourcesStatus(&st) // toolsource.go: MCP servers, the server's tools, every other source
+	n.sourcesStatus(&st) // toolsource.go: MCP servers, plugins, the server's tools, every other source
 	return st
 }
 

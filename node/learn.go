@@ -12,7 +12,6 @@ func WithSandboxRefusals(f func(kind, tool string, refused []sandbox.Refusal)) O
 // process trees — for a node that was never Run and is done with (a
 // one-off local use such as `vcpnode sandbox learn`).
 func (n *Node) CloseLocal() {
-	n.plugins.close()
 	n.closeSources()
 	n.trees.Close()
 }

@@ -172,10 +172,11 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		o(n)
 	}
 	n.mode = cfg.Mode()
-	// The sources every node has, after those of WithToolSource.
+	// The sources every node has, after those of WithToolSource: the MCP
+	// servers, the plugin folders (below, once the sandbox exists) and the
+	// server's own tools.
 	n.mcp = mcpservers.New()
 	n.sources = append(n.sources, n.mcp)
-	n.newBridge() // bridge.go
 	n.baseCfg = cfg
 	cfg, ov, ovPath := n.withOverrides(cfg)
 	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})
@@ -186,6 +187,9 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	}
 	n.ph = feed.New(feed.Options{Log: log, Trees: n.trees.Get, Sandbox: n.sandbox, Guard: n.guard, Sources: n.phSources})
 	n.plugins = newPluginRuntime(log, n.getenv, n.trees, n.sandbox)
+	n.plugins.audit = n.auditRecord
+	n.sources = append(n.sources, n.plugins)
+	n.newBridge()                          // bridge.go
 	var serverTools hubsession.ServerTools // none in observer mode
 	if n.bridge != nil {
 		serverTools = n.bridge
@@ -195,7 +199,6 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		Feed: n.ph, OutboxReady: n.plugins.outboxReady, Bridge: serverTools,
 	})
 	fail := func(err error) (*Node, error) {
-		n.plugins.close()
 		n.closeSources()
 		n.trees.Close() // after every process starter
 		return nil, err

@@ -65,8 +65,11 @@ type pluginRuntime struct {
 	dirs            []string        // the dirs of the last scan, for the watcher
 	watch           bool
 	// direct runs the Node.js hosts of direct plugins (service, hybridservice).
-	direct     *direct.Host
-	directDirs map[string]bool // folders of the direct plugins of the last scan
+	direct      *direct.Host
+	directDirs  map[string]bool // folders of the direct plugins of the last scan
+	directTools []toolhost.Tool // the direct plugins' tools, as last committed
+	// audit records a plugin whose identity changed (nil: none yet).
+	audit func(toolhost.CallRecord)
 }
 
 // hostSettings are the [plugins] settings a Host is built with; a reload
@@ -189,6 +192,10 @@ func (rt *pluginRuntime) watchTargets() []string {
 // too), then the callback listener. Later scans fail.
 func (rt *pluginRuntime) close() {
 	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return
+	}
 	rt.closed = true
 	hosts := append(slices.Clone(rt.retired), rt.host)
 	callbacks, box := rt.callbacks, rt.box
@@ -276,11 +283,13 @@ func (n *Node) StaticPlugins() []*plugin.StaticPlugin {
 // PluginProcesses is how many plugin processes run a call, asynchronous
 // ones still working after their answer included; warm interpreters
 // waiting for a call are not counted (PluginsStatus has them).
-func (n *Node) PluginProcesses() int {
-	n.plugins.mu.Lock()
-	hosts := append(slices.Clone(n.plugins.retired), n.plugins.host)
-	n.plugins.mu.Unlock()
-	total := n.plugins.direct.Running()
+func (n *Node) PluginProcesses() int { return n.plugins.processes() }
+
+func (rt *pluginRuntime) processes() int {
+	rt.mu.Lock()
+	hosts := append(slices.Clone(rt.retired), rt.host)
+	rt.mu.Unlock()
+	total := rt.direct.Running()
 	for _, h := range hosts {
 		if h != nil {
 			total += h.Calls()
@@ -290,13 +299,16 @@ func (n *Node) PluginProcesses() int {
 }
 
 // PluginsStatus is the plugins section of the status: the calls running,
-// and the warm pools (only the current host has any: a reload drops the
-// pools of the host it retires).
-func (n *Node) PluginsStatus() controlapi.PluginsStatus {
-	st := controlapi.PluginsStatus{Calls: n.PluginProcesses(), WarmCalls: n.PluginWarmCalls()}
-	n.plugins.mu.Lock()
-	h := n.plugins.host
-	n.plugins.mu.Unlock()
+// and the warm pools.
+func (n *Node) PluginsStatus() controlapi.PluginsStatus { return n.plugins.status() }
+
+// status counts the calls running and lists the warm pools (only the
+// current host has any: a reload drops the pools of the host it retires).
+func (rt *pluginRuntime) status() controlapi.PluginsStatus {
+	st := controlapi.PluginsStatus{Calls: rt.processes(), WarmCalls: rt.warmCalls()}
+	rt.mu.Lock()
+	h := rt.host
+	rt.mu.Unlock()
 	if h == nil {
 		return st
 	}
@@ -309,11 +321,13 @@ func (n *Node) PluginsStatus() controlapi.PluginsStatus {
 
 // PluginWarmCalls is how many calls warm interpreters ran, over every
 // plugin host this node had.
-func (n *Node) PluginWarmCalls() uint64 {
-	n.plugins.mu.Lock()
-	hosts := append(slices.Clone(n.plugins.retired), n.plugins.host)
-	total := n.plugins.prunedWarmCalls
-	n.plugins.mu.Unlock()
+func (n *Node) PluginWarmCalls() uint64 { return n.plugins.warmCalls() }
+
+func (rt *pluginRuntime) warmCalls() uint64 {
+	rt.mu.Lock()
+	hosts := append(slices.Clone(rt.retired), rt.host)
+	total := rt.prunedWarmCalls
+	rt.mu.Unlock()
 	for _, h := range hosts {
 		if h != nil {
 			total += h.WarmCalls()
@@ -354,8 +368,7 @@ func (n *Node) PluginKills() uint64 {
 func (n *Node) OutboxWaiting() int { return n.plugins.outbox().Waiting() }
 
 // startPlugins starts the folder watcher; the returned function, called when
-// Run ends (after in-flight calls were drained), stops it and then every
-// plugin process and the callback listener.
+// Run ends, stops it. The plugin processes stop with the other sources.
 func (n *Node) startPlugins(ctx context.Context) (stop func()) {
 	watchCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -363,18 +376,5 @@ func (n *Node) startPlugins(ctx context.Context) (stop func()) {
 	return func() {
 		cancel()
 		wg.Wait()
-		n.plugins.close()
-	}
-}
-
-// auditChanged writes to the audit file each plugin whose manifest changed
-// its identity since its folder was first seen (the owner's rules follow
-// the folder; plugin.Pins).
-func (n *Node) auditChanged(pp *pluginPlan) {
-	if pp == nil || pp.set == nil || n.tel == nil {
-		return
-	}
-	for _, e := range pp.set.Changed {
-		n.tel.audit.Record(toolhost.CallRecord{Tool: e.Name, Outcome: "manifest changed", Error: e.Reason, Finished: time.Now()})
 	}
 }

@@ -23,6 +23,7 @@ import (
 // process: commit puts it in force (and loads the direct plugins),
 // discard undoes the little that preparing it had to do.
 type pluginPlan struct {
+	rt       *pluginRuntime
 	p        config.PluginsConfig
 	set      *plugin.Set // nil when no folder is configured
 	host     *plugin.Host
@@ -51,7 +52,7 @@ type directLoad struct {
 // and the first time the callback listener); discard closes them again.
 func (rt *pluginRuntime) prepare(cfg config.Config) (*pluginPlan, error) {
 	p := cfg.Plugins
-	pp := &pluginPlan{p: p, direct: directLoad{cfg: cfg}}
+	pp := &pluginPlan{rt: rt, p: p, direct: directLoad{cfg: cfg}}
 	if len(p.Dirs) == 0 {
 		return pp, nil
 	}

@@ -102,7 +102,6 @@ type plan struct {
 	// tools are the tools that exist without starting anything; the MCP
 	// servers' and the direct plugins' tools are added once they run.
 	tools   []toolhost.Tool
-	plugins *pluginPlan
 	sources []toolsource.Prepared // the tool sources' parts (toolsource.go)
 	// taken are the names the plan's tools may have once everything runs:
 	// the tools a source names from outside the config yield to them.
@@ -145,21 +144,17 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 			deny = append(deny, p)
 		}
 	}
-	pp, err := n.plugins.prepare(cfg)
-	if err != nil {
-		return nil, err
-	}
 	sources, err := n.prepareSources(cfg) // toolsource.go
 	if err != nil {
-		n.plugins.discard(pp)
 		return nil, err
 	}
-	pl := &plan{st: st, plugins: pp, sources: sources}
+	pl := &plan{st: st, sources: sources}
 	fail := func(err error) (*plan, error) {
-		n.plugins.discard(pp)
 		discardSources(sources)
 		return nil, err
 	}
+	// The plugin scan feeds the placeholders and the tool set too.
+	pp := pluginPlanOf(sources)
 	var static []*plugin.StaticPlugin
 	if pp.set != nil {
 		static = pp.set.Static
@@ -210,11 +205,8 @@ func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
 	// tools, and the plugin scan, once published, should not wait long for
 	// its registry.
 	sourceTools, yielding, warnings := n.commitSources(pl.sources, pl.taken)
-	directTools, warn := n.plugins.commit(pl.plugins)
-	warnings = append(warnings, warn...)
-	n.auditChanged(pl.plugins)
 	reg := toolhost.NewRegistry()
-	local := append(append(slices.Clone(pl.tools), sourceTools...), directTools...)
+	local := append(slices.Clone(pl.tools), sourceTools...)
 	if err := reg.Replace(local); err != nil {
 		// prepare checked every name these tools can have; should one
 		// still clash, the tools that exist without processes stay usable.
