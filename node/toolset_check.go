@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -65,7 +66,9 @@ func (ts ToolSet) ConfigProblems(cfg config.Config) (problems, warnings []string
 		} else if at, msg := t.ApprovalWindowCut(name, toolhost.DefaultTimeout); !known && slices.Contains(ts.Known, name) && msg != "" {
 			warnings = append(warnings, at+": "+msg)
 		}
-		if !slices.Contains(ts.Known, name) {
+		// A vcp_ table sets one of the server's own tools, which only the
+		// server's list (known once connected) can confirm.
+		if _, server := bridge.ServerName(name); !server && !slices.Contains(ts.Known, name) {
 			warnings = append(warnings, fmt.Sprintf("[tools.%s] names no tool this node hosts%s", name, ts.hint(name)))
 		}
 	}

@@ -63,7 +63,8 @@ func TestUnknownToolNamesWarnAtReload(t *testing.T) {
 	cfg := h.cfg
 	cfg.Node.ExposedTools = []string{"Echo", "NodeInfp"}
 	cfg.Node.HiddenTools = []string{"NoSuchToolAtAll"}
-	cfg.Tools = map[string]config.ToolConfig{"echo": {Timeout: config.Duration(5e9)}}
+	cfg.Tools = map[string]config.ToolConfig{"echo": {Timeout: config.Duration(5e9)},
+		"vcp_ScheduleManager": {Timeout: config.Duration(5e9)}} // the server's tool: not this node's to judge
 	rep, err := h.node.Reload(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +77,9 @@ func TestUnknownToolNamesWarnAtReload(t *testing.T) {
 		if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
 			t.Errorf("warnings %q\nwant one starting with: %s", rep.Warnings, want)
 		}
+	}
+	if slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, "vcp_ScheduleManager") }) {
+		t.Errorf("warnings %q name [tools.vcp_ScheduleManager], a server tool's table", rep.Warnings)
 	}
 }
 
