@@ -1,11 +1,14 @@
 package plugin
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vcpnode/vcpnode/internal/testuser"
 )
@@ -66,4 +69,81 @@ func TestSandboxChromium(t *testing.T) {
 func TestSandboxChromiumAsUser(t *testing.T) {
 	t.Parallel()
 	testuser.Rerun(t, "^TestSandboxChromium$")
+}
+
+// puppeteerShot renders page.html of its folder with puppeteer-core and the
+// system's Chromium, ARGS its launch arguments.
+const puppeteerShot = `const puppeteer = require('puppeteer-core');
+(async () => {
+  const browser = await puppeteer.launch({executablePath: process.argv[2], headless: true, args: ARGS});
+  try {
+    const page = await browser.newPage();
+    await page.goto('file://' + __dirname + '/page.html');
+    const text = await page.$eval('p', el => el.textContent);
+    process.stdout.write(JSON.stringify({status: 'success', result: text}));
+  } finally { await browser.close(); }
+})().catch(e => { process.stderr.write(String(e) + '\n'); process.exit(1); });
+`
+
+// TestSandboxPuppeteer: a plugin driving the system's Chromium through a
+// real puppeteer-core from npm, installed in its folder, under default:
+// without --no-sandbox the failure names the flag; with it the page is
+// rendered (puppeteer makes its profile folder in TMPDIR itself).
+func TestSandboxPuppeteer(t *testing.T) {
+	t.Parallel() // mostly waiting on npm and the registry
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("no chromium on PATH: the real browser is what this test drives")
+	}
+	for _, c := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(c); err != nil {
+			t.Skipf("no %s on PATH: the plugin is a Node.js one using puppeteer from npm", c)
+		}
+	}
+	if testing.Short() {
+		t.Skip("-short: this test installs puppeteer-core from the npm registry")
+	}
+	short, err := os.MkdirTemp("/tmp", "vc") // Chromium's socket in TMPDIR: a short path
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(short) })
+	e := newSandboxEnvTemp(t, "default", nil, short)
+	dir := filepath.Join(e.root, "Probe")
+	writeFile(t, dir, "package.json", "{}\n")
+	writeFile(t, dir, "page.html", "<html><body><p>rendered by puppeteer under default</p></body></html>\n")
+	cache := filepath.Join(os.Getenv("STATE_DIRECTORY"), "npm-cache") // shared by the run's tests, removed after it
+	if os.Getenv("STATE_DIRECTORY") == "" {
+		cache = t.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	npm := exec.CommandContext(ctx, "npm", "install", "puppeteer-core")
+	npm.Dir = dir
+	npm.Env = append(os.Environ(), "HOME="+t.TempDir(), "npm_config_cache="+cache, "npm_config_update_notifier=false",
+		"npm_config_fund=false", "npm_config_audit=false", "npm_config_prefer_offline=true")
+	if out, err := npm.CombinedOutput(); err != nil {
+		if os.Getenv("CI") == "" && regexp.MustCompile(`ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|network`).Match(out) {
+			t.Skipf("the npm registry cannot be reached: npm install: %v\n%s", err, out)
+		}
+		t.Fatalf("npm install puppeteer-core: %v\n%s", err, out)
+	}
+	run := func(args string) (string, error) {
+		writeFile(t, dir, "shot.js", strings.Replace(puppeteerShot, "ARGS", args, 1))
+		writeFile(t, dir, manifestFile, `{"name":"Probe","pluginType":"synchronous","entryPoint":{"command":"node shot.js `+chromium+`"},`+
+			`"communication":{"protocol":"stdio","timeout":120000}}`)
+		res, err := call(t.Context(), findTool(t, scan(t, e.host, e.root), "Probe"), nil)
+		if err != nil {
+			return "", err
+		}
+		return textOf(t, res), nil
+	}
+	if _, err := run("[]"); err == nil || !strings.Contains(err.Error(), "Chromium's own sandbox") ||
+		!strings.Contains(err.Error(), "puppeteer: args: ['--no-sandbox']") {
+		t.Errorf("puppeteer with Chromium's own sandbox: got %v, want the --no-sandbox hint", err)
+	}
+	out, err := run("['--no-sandbox']")
+	if err != nil || out != "rendered by puppeteer under default" {
+		t.Errorf("puppeteer with --no-sandbox: %q, %v", out, err)
+	}
 }
