@@ -133,7 +133,11 @@ func (a *app) runCall(ctx context.Context, c *controlapi.ControlClient, tool str
 	if asJSON {
 		return nil
 	}
-	fmt.Fprintf(a.stderr, "local call of %s (request %s): ok after %s; the server would receive this result:\n", res.Tool, res.RequestID, ctlAge(took))
+	if server, ok := strings.CutPrefix(res.Tool, bridgePrefix); ok {
+		fmt.Fprintf(a.stderr, "call of the server's %s through its bridge (request %s): ok after %s; its result:\n", server, res.RequestID, ctlAge(took))
+	} else {
+		fmt.Fprintf(a.stderr, "local call of %s (request %s): ok after %s; the server would receive this result:\n", res.Tool, res.RequestID, ctlAge(took))
+	}
 	var pretty bytes.Buffer
 	if err := json.Indent(&pretty, res.Result, "", "  "); err != nil {
 		pretty.Reset()

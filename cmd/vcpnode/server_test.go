@@ -69,7 +69,8 @@ func TestServerToolsAndCallCommands(t *testing.T) {
 	}
 
 	code, out, errOut = d.ctl("server", "call", "SciCalculator", "expression=1+1")
-	if code != exitOK || !strings.Contains(out, "SciCalculator says 1+1 = 2") {
+	if code != exitOK || !strings.Contains(out, "SciCalculator says 1+1 = 2") ||
+		!strings.Contains(errOut, "call of the server's SciCalculator through its bridge") {
 		t.Fatalf("server call: %d\n%s\n%s", code, out, errOut)
 	}
 	code, _, errOut = d.ctl("server", "call", "SciCalculator", "expression=1/0")
