@@ -219,11 +219,11 @@ func TestDuplicateRequestIDIsNotRunTwice(t *testing.T) {
 		t.Fatalf("after the duplicate: %+v", res)
 	}
 	select {
-	case id := <-gate.started:
+	case id := <-gate.Started:
 		t.Fatalf("the duplicate %q ran", id)
 	default:
 	}
-	close(gate.release)
+	close(gate.Release)
 	if _, err := c.WaitType(h.ctx, wsproto.TypeToolResult); err != nil {
 		t.Fatal(err)
 	}

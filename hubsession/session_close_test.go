@@ -151,7 +151,7 @@ func TestCallsOfAnEndedConnectionAreCancelled(t *testing.T) {
 	got := map[string]bool{}
 	for len(got) < 2 {
 		select {
-		case id := <-gate.cancelled:
+		case id := <-gate.Cancelled:
 			got[id] = true
 		case <-h.ctx.Done():
 			t.Fatalf("calls of the dropped connection were not cancelled (cancelled: %v)", got)
@@ -179,11 +179,11 @@ func TestCallOfAnEndedConnectionMayFinishWithinTheGrace(t *testing.T) {
 	h.waitStarted(gate, "slow")
 	c.Drop()
 	h.waitLog("connection ended with calls still running")
-	close(gate.release)
+	close(gate.Release)
 	h.waitLog("result dropped")
 	h.waitInFlight(0)
 	select {
-	case id := <-gate.cancelled:
+	case id := <-gate.Cancelled:
 		t.Fatalf("call %s was cancelled although it finished within the grace", id)
 	default:
 	}

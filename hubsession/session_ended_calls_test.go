@@ -20,8 +20,8 @@ import (
 func TestEndedConnectionsCallsNeverDelayTheNext(t *testing.T) {
 	gate := newGateTool()
 	mark := newGateTool() // records each start and returns at once
-	mark.name = "Mark"
-	close(mark.release)
+	mark.Name = "Mark"
+	close(mark.Release)
 	h := startHarness(t, harnessOpt{
 		tools: []toolhost.Tool{gate, mark},
 		config: func(c *config.Config) {
@@ -30,7 +30,7 @@ func TestEndedConnectionsCallsNeverDelayTheNext(t *testing.T) {
 		},
 		timings: func(tm *Timings) { tm.SessionCallGrace = time.Minute },
 	})
-	defer close(gate.release)
+	defer close(gate.Release)
 	first := h.accept()
 	for i := range 2 {
 		id := fmt.Sprintf("old-running-%d", i)
@@ -52,7 +52,7 @@ func TestEndedConnectionsCallsNeverDelayTheNext(t *testing.T) {
 	}
 	for !waitQueued() {
 		select {
-		case id := <-mark.started:
+		case id := <-mark.Started:
 			t.Fatalf("%s started while every slot was taken", id)
 		case <-h.ctx.Done():
 			t.Fatal("the calls never queued")
@@ -69,7 +69,7 @@ func TestEndedConnectionsCallsNeverDelayTheNext(t *testing.T) {
 	// Only the new call started; the old gates are still running.
 	for drained := false; !drained; {
 		select {
-		case id := <-mark.started:
+		case id := <-mark.Started:
 			if id != res.RequestID {
 				t.Errorf("%s of the ended connection started", id)
 			}

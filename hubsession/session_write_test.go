@@ -117,12 +117,12 @@ func TestResultsReadyTogetherAllArriveWhole(t *testing.T) {
 	}
 	for range calls {
 		select {
-		case <-gate.started:
+		case <-gate.Started:
 		case <-h.ctx.Done():
 			t.Fatal("not every call started")
 		}
 	}
-	close(gate.release)
+	close(gate.Release)
 	seen := map[string]bool{}
 	for range calls {
 		m, err := conn.WaitType(h.ctx, wsproto.TypeToolResult)

@@ -128,7 +128,7 @@ func TestControlStatus(t *testing.T) {
 	case st.StartedAt.After(st.Now) || st.Now.Sub(st.StartedAt) > time.Minute || st.Metrics != "127.0.0.1:9464":
 		t.Errorf("times = %v, %v; metrics %q", st.StartedAt, st.Now, st.Metrics)
 	}
-	close(gate.release)
+	close(gate.Release)
 	if res := waitResult(h, pending); res.Status != wsproto.StatusSuccess {
 		t.Fatalf("gate call: %+v", res)
 	}

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -13,13 +12,14 @@ import (
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testtool"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
 // testKey looks like a real key so that a leak into logs would be found.
-const testKey = "k3y-S3cr3t_vcp.Node~42"
+const testKey = fakehub.TestKey
 
 // harness is a node running against a fake hub on loopback.
 type harness struct {
@@ -80,23 +80,8 @@ func startHarness(t *testing.T, o harnessOpt) *harness {
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	t.Cleanup(cancel)
 
-	hubOpts := o.hubOpts
-	hubOpts.Key = testKey
-	hub, err := fakehub.Start(hubOpts)
-	if err != nil {
-		t.Fatalf("start fake hub: %v", err)
-	}
-	t.Cleanup(hub.Close)
-
-	cfg := config.Default()
-	cfg.Hub.URL = hub.BaseURL()
-	cfg.Hub.Key = testKey
-	cfg.Hub.Name = "test-node"
-	cfg.Hub.PublicIP = "203.0.113.7"
-	cfg.Node.ExposedTools = []string{"Echo", "Gate"}
-	// Many tests call one tool with the same arguments over and over; the
-	// loop guard's own tests switch it on.
-	cfg.Node.RepeatLimit = 0
+	// The loop guard is off; its own tests switch it on.
+	hub, cfg := fakehub.StartForNode(t, o.hubOpts)
 	if o.config != nil {
 		o.config(&cfg)
 	}
@@ -193,52 +178,17 @@ func (h *harness) waitLog(substr string) {
 
 func firstText(t *testing.T, res wsproto.ToolResult) string {
 	t.Helper()
-	var body struct {
-		Content []struct{ Type, Text string }
-	}
-	if err := json.Unmarshal(res.Result, &body); err != nil || len(body.Content) == 0 {
-		t.Fatalf("result %s has no content parts (%v)", res.Result, err)
-	}
-	return body.Content[0].Text
+	return testtool.FirstText(t, res)
 }
 
 // gateTool blocks every call until released or cancelled, and reports both.
-type gateTool struct {
-	name      string
-	started   chan string
-	release   chan struct{}
-	cancelled chan string
-}
+type gateTool = testtool.Gate
 
-func newGateTool() *gateTool {
-	return &gateTool{name: "Gate", started: make(chan string, 64), release: make(chan struct{}), cancelled: make(chan string, 64)}
-}
-
-func (g *gateTool) Spec() toolhost.Spec {
-	return toolhost.Spec{Name: g.name, Description: "blocks until the test releases it", Timeout: time.Minute, Builtin: true}
-}
-
-func (g *gateTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) {
-	g.started <- call.RequestID
-	select {
-	case <-g.release:
-		return "released " + call.RequestID, nil
-	case <-ctx.Done():
-		g.cancelled <- call.RequestID
-		return nil, ctx.Err()
-	}
-}
+func newGateTool() *gateTool { return testtool.NewGate() }
 
 func (h *harness) waitStarted(g *gateTool, want string) {
 	h.t.Helper()
-	select {
-	case id := <-g.started:
-		if id != want {
-			h.t.Fatalf("gate started %q, want %q", id, want)
-		}
-	case <-h.ctx.Done():
-		h.t.Fatalf("gate call %q never started", want)
-	}
+	g.WaitStarted(h.ctx, h.t, want)
 }
 
 // hourRetries makes every wait about an hour, for tests that cut it short.

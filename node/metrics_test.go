@@ -149,7 +149,7 @@ func TestMetricsScrape(t *testing.T) {
 		t.Error("the Go runtime metrics are missing")
 	}
 
-	close(gate.release)
+	close(gate.Release)
 	for _, ch := range []<-chan wsproto.ToolResult{held, queued} {
 		if res := waitResult(h, ch); res.Status != wsproto.StatusSuccess {
 			t.Fatalf("result %+v", res)

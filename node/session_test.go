@@ -171,7 +171,7 @@ func TestCancelToolCancelsTheCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case id := <-gate.cancelled:
+	case id := <-gate.Cancelled:
 		if id != "slow-1" {
 			t.Fatalf("cancelled %q", id)
 		}
@@ -203,11 +203,11 @@ func TestDuplicateRequestIDIsIgnored(t *testing.T) {
 	// duplicate has been seen and must not have started a second run.
 	h.call(c, "Echo", map[string]any{"text": "barrier"})
 	select {
-	case id := <-gate.started:
+	case id := <-gate.Started:
 		t.Fatalf("duplicate started a second run (%s)", id)
 	default:
 	}
-	close(gate.release)
+	close(gate.Release)
 	if _, err := c.WaitFor(h.ctx, func(m wsproto.Message) bool {
 		r, ok := m.(wsproto.ToolResult)
 		return ok && r.RequestID == "dup-1"
@@ -241,7 +241,7 @@ func TestBusyNodeAnswersAtOnce(t *testing.T) {
 	if res.Status != wsproto.StatusError || !strings.Contains(res.Error, "node busy") {
 		t.Fatalf("call past the limit = %+v, want node busy", res)
 	}
-	close(gate.release)
+	close(gate.Release)
 }
 
 func TestResultCapAndFileServing(t *testing.T) {

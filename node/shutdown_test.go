@@ -27,7 +27,7 @@ func TestGracefulShutdownFinishesInFlightCalls(t *testing.T) {
 	if res.Status != wsproto.StatusError || !strings.Contains(res.Error, "shutting down") {
 		t.Fatalf("call during shutdown = %+v", res)
 	}
-	close(gate.release)
+	close(gate.Release)
 	msg, err := c.WaitFor(h.ctx, func(m wsproto.Message) bool {
 		r, ok := m.(wsproto.ToolResult)
 		return ok && r.RequestID == "inflight"
@@ -62,7 +62,7 @@ func TestHurryCancelsInFlightCalls(t *testing.T) {
 	h.waitState("stopping", func(s ConnState) bool { return s.Phase == PhaseStopping })
 	h.node.Hurry()
 	select {
-	case <-gate.cancelled:
+	case <-gate.Cancelled:
 	case <-h.ctx.Done():
 		t.Fatal("Hurry did not cancel the in-flight call")
 	}

@@ -19,7 +19,7 @@ import (
 )
 
 // testKey looks like a real key so that a leak into logs would be found.
-const testKey = "k3y-S3cr3t_vcp.Node~42"
+const testKey = fakehub.TestKey
 
 // harness is a Set of observer connections to a fake hub on loopback,
 // with the event log they publish to.
@@ -43,15 +43,7 @@ func startHarness(t *testing.T, o harnessOpt) *harness {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	hubOpts := o.hubOpts
-	hubOpts.Key = testKey
-	hub, err := fakehub.Start(hubOpts)
-	if err != nil {
-		t.Fatalf("start fake hub: %v", err)
-	}
-	t.Cleanup(hub.Close)
-
-	cfg := config.Default()
+	hub, cfg := fakehub.StartForNode(t, o.hubOpts)
 	if o.hub != nil {
 		o.hub(&cfg.Hub)
 	}

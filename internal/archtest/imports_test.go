@@ -238,6 +238,7 @@ var testHelpers = []string{
 	module + "/internal/testwait",
 	module + "/internal/testlog",
 	module + "/internal/testnet",
+	module + "/internal/testtool",
 	module + "/internal/testuser",
 	module + "/internal/controltest",
 }
@@ -353,8 +354,8 @@ var floors = [][]string{
 	{"config", "toolhost/sandbox", "toolhost/schema", "service/systemd", "service/launchd", "demohub", "internal/fakehub",
 		"toolhost/sandbox/sandboxtest"},
 	// The tool contract, placeholders, the liveness core, sd_notify, the
-	// service commands' logic.
-	{"toolhost", "placeholders", "hubconn", "sdnotify", "service"},
+	// service commands' logic, the tests' tools.
+	{"toolhost", "placeholders", "hubconn", "sdnotify", "service", "internal/testtool"},
 	// Tool sources and what they share: files, plugins, MCP, the bridge.
 	{"toolhost/files", "toolhost/plugin", "toolhost/mcp", "toolhost/textproto", "toolhost/builtin", "toolhost/direct",
 		"bridge", "outbox"},

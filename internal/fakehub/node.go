@@ -1,0 +1,33 @@
+package fakehub
+
+import (
+	"testing"
+
+	"github.com/vcpnode/vcpnode/config"
+)
+
+// TestKey is the key of a hub StartForNode starts. It looks like a real
+// key, so that a leak into a log would be found.
+const TestKey = "k3y-S3cr3t_vcp.Node~42"
+
+// StartForNode starts a hub that takes TestKey, closed when t ends, and
+// returns it with the config of a node under test that connects to it:
+// named "test-node", with Echo and Gate exposed and the loop guard off
+// (many tests call one tool with the same arguments over and over).
+func StartForNode(t testing.TB, opts Options) (*Hub, config.Config) {
+	t.Helper()
+	opts.Key = TestKey
+	hub, err := Start(opts)
+	if err != nil {
+		t.Fatalf("start fake hub: %v", err)
+	}
+	t.Cleanup(hub.Close)
+	cfg := config.Default()
+	cfg.Hub.URL = hub.BaseURL()
+	cfg.Hub.Key = TestKey
+	cfg.Hub.Name = "test-node"
+	cfg.Hub.PublicIP = "203.0.113.7"
+	cfg.Node.ExposedTools = []string{"Echo", "Gate"}
+	cfg.Node.RepeatLimit = 0
+	return hub, cfg
+}
