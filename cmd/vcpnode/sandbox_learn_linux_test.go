@@ -20,21 +20,14 @@ func TestSandboxLearn(t *testing.T) {
 	sandboxtest.NeedLandlock(t)
 	dir, outside := t.TempDir(), t.TempDir()
 	data, logs := filepath.Join(outside, "data"), filepath.Join(outside, "logs")
-	for path, body := range map[string]string{
+	writeFiles(t, map[string]string{
 		filepath.Join(data, "city.txt"): "Lisbon\n",
 		filepath.Join(logs, ".keep"):    "",
 		filepath.Join(dir, "plugins", "Reader", "plugin-manifest.json"): `{"name":"Reader","pluginType":"synchronous",` +
 			`"entryPoint":{"command":"sh read.sh"},"communication":{"protocol":"stdio","timeout":60000}}`,
 		filepath.Join(dir, "plugins", "Reader", "read.sh"): fmt.Sprintf("city=$(cat %q) || exit 1\necho \"$city\" >> %q || exit 1\n"+
 			"printf '{\"status\":\"success\",\"result\":\"%%s\"}' \"$city\"\n", filepath.Join(data, "city.txt"), filepath.Join(logs, "calls.log")),
-	} {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	cfgPath := filepath.Join(dir, "config.toml")
 	doc := fmt.Sprintf("[hub]\nurl = \"ws://127.0.0.1:1\"\nkey = \"test-key\"\n\n[plugins]\ndirs = [%q]\nstate_dir = %q\n",
 		filepath.Join(dir, "plugins"), filepath.Join(dir, "state"))
@@ -89,14 +82,7 @@ for line in sys.stdin:
         result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "u", "version": "1"}}
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n"); sys.stdout.flush()
 `
-	for path, body := range map[string]string{filepath.Join(data, "unit.txt"): "pears\n", filepath.Join(dir, "srv", "server.py"): server} {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, map[string]string{filepath.Join(data, "unit.txt"): "pears\n", filepath.Join(dir, "srv", "server.py"): server})
 	cfgPath := filepath.Join(dir, "config.toml")
 	doc := fmt.Sprintf("[hub]\nurl = \"ws://127.0.0.1:1\"\nkey = \"test-key\"\n\n[plugins]\nstate_dir = %q\n\n"+
 		"[mcp.servers.files]\ncommand = %q\nargs = [%q]\n", filepath.Join(dir, "state"), python, filepath.Join(dir, "srv", "server.py"))
@@ -120,19 +106,12 @@ func TestSandboxLearnNamesWhatNoGrantGives(t *testing.T) {
 	}
 	dir := t.TempDir()
 	plugin := filepath.Join(dir, "plugins", "Shot")
-	for path, body := range map[string]string{
+	writeFiles(t, map[string]string{
 		filepath.Join(plugin, "plugin-manifest.json"): `{"name":"Shot","pluginType":"synchronous",` +
 			`"entryPoint":{"command":"sh shot.sh"},"communication":{"protocol":"stdio","timeout":60000}}`,
 		filepath.Join(plugin, "page.html"): "<p>hi</p>\n",
 		filepath.Join(plugin, "shot.sh"):   `exec chromium --headless --disable-gpu --user-data-dir="$TMPDIR/chromium" --dump-dom "file://$PWD/page.html"` + "\n",
-	} {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	cfgPath := filepath.Join(dir, "config.toml")
 	doc := fmt.Sprintf("[hub]\nurl = \"ws://127.0.0.1:1\"\nkey = \"test-key\"\n\n[plugins]\ndirs = [%q]\nstate_dir = %q\n",
 		filepath.Join(dir, "plugins"), filepath.Join(dir, "state"))
@@ -156,19 +135,12 @@ func TestSandboxLearnPlaceholderSources(t *testing.T) {
 	sandboxtest.NeedLandlock(t)
 	dir, outside := t.TempDir(), t.TempDir()
 	data := filepath.Join(outside, "data")
-	for path, body := range map[string]string{
+	writeFiles(t, map[string]string{
 		filepath.Join(data, "city.txt"): "Lisbon\n",
 		filepath.Join(dir, "plugins", "Sky", "plugin-manifest.json"): `{"name":"Sky","pluginType":"static","entryPoint":{"command":"sh sky.sh"},` +
 			`"capabilities":{"systemPromptPlaceholders":[{"placeholder":"{{Sky}}"}]}}`,
 		filepath.Join(dir, "plugins", "Sky", "sky.sh"): fmt.Sprintf("cat %q\n", filepath.Join(data, "city.txt")),
-	} {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	cfgPath := filepath.Join(dir, "config.toml")
 	doc := fmt.Sprintf("[hub]\nurl = \"ws://127.0.0.1:1\"\nkey = \"test-key\"\n\n[plugins]\ndirs = [%q]\nstate_dir = %q\n\n"+
 		"[[placeholders.command]]\nname = \"City\"\ncommand = \"cat %s\"\n",
@@ -195,5 +167,18 @@ func TestSandboxLearnPlaceholderSources(t *testing.T) {
 	code, _, errOut := vcpnodeProc(t, dir, "sandbox", "learn", "-c", cfgPath, "--placeholder", "Nowhere")
 	if code == 0 || !strings.Contains(errOut, `no [[placeholders.command]] or static plugin is named "Nowhere"`) {
 		t.Errorf("learn --placeholder Nowhere: code %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// writeFiles writes each file (path → content), making its folders.
+func writeFiles(t *testing.T, files map[string]string) {
+	t.Helper()
+	for path, body := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
