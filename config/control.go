@@ -128,10 +128,7 @@ func (t ToolConfig) ApprovalWindowProblem(name string, own time.Duration) (key, 
 		return "", ""
 	}
 	prefix := keyPath("tools", name)
-	wait, what, key := t.ApprovalTimeout.D(), "approval_timeout", prefix+".approval_timeout"
-	if wait == 0 {
-		wait, what, key = DefaultApprovalTimeout, "approval_timeout (default)", prefix+".approval"
-	}
+	wait, what, key := t.approvalWait(prefix)
 	if wait < deadline {
 		return "", ""
 	}
@@ -149,16 +146,22 @@ func (t ToolConfig) ApprovalWindowCut(name string, def time.Duration) (key, warn
 		return "", ""
 	}
 	prefix := keyPath("tools", name)
-	wait, what, key := t.ApprovalTimeout.D(), "approval_timeout", prefix+".approval_timeout"
-	if wait == 0 {
-		wait, what, key = DefaultApprovalTimeout, "approval_timeout (default)", prefix+".approval"
-	}
+	wait, what, key := t.approvalWait(prefix)
 	if wait < def {
 		return "", ""
 	}
 	return key, fmt.Sprintf("%s %s is cut to less than %s: the tool sets no timeout of its own, so its calls end at the default %s "+
 		"while the owner is still asked; set [%s] timeout above %s (the wait, then the run), or approval_timeout below %s",
 		what, humantext.Duration(wait), humantext.Duration(def), humantext.Duration(def), prefix, humantext.Duration(wait), humantext.Duration(def))
+}
+
+// approvalWait is how long an "ask" call waits for the owner, how to name
+// it, and the key a problem with it belongs to.
+func (t ToolConfig) approvalWait(prefix string) (wait time.Duration, what, key string) {
+	if t.ApprovalTimeout != 0 {
+		return t.ApprovalTimeout.D(), "approval_timeout", prefix + ".approval_timeout"
+	}
+	return DefaultApprovalTimeout, "approval_timeout (default)", prefix + ".approval"
 }
 
 // asksForCommand reports whether one of the tool's commands is "ask".
