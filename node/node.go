@@ -26,6 +26,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 	"github.com/vcpnode/vcpnode/toolsource"
+	"github.com/vcpnode/vcpnode/toolsource/builtins"
 	"github.com/vcpnode/vcpnode/toolsource/mcpservers"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -172,11 +173,11 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		o(n)
 	}
 	n.mode = cfg.Mode()
-	// The sources every node has, after those of WithToolSource: the MCP
-	// servers, the plugin folders (below, once the sandbox exists) and the
+	// The sources every node has, after those of WithToolSource: the file
+	// tool and the built-ins, the MCP servers, the plugin folders (below, once the sandbox exists) and the
 	// server's own tools.
 	n.mcp = mcpservers.New()
-	n.sources = append(n.sources, n.mcp)
+	n.sources = append(n.sources, builtins.New(), n.mcp)
 	n.baseCfg = cfg
 	cfg, ov, ovPath := n.withOverrides(cfg)
 	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})

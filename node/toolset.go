@@ -13,17 +13,17 @@ import (
 	"github.com/vcpnode/vcpnode/hubsession"
 	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
-	"github.com/vcpnode/vcpnode/toolhost/builtin"
-	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 	"github.com/vcpnode/vcpnode/toolsource"
+	"github.com/vcpnode/vcpnode/toolsource/builtins"
 	"github.com/vcpnode/vcpnode/toolsource/mcpservers"
 )
 
-// ToolSet is what a config registers: the file tool and the built-ins,
-// the plugins of a scan of its folders, the caller's own tools, and a
-// stand-in for each tool a process gives once it runs (the tool sources'
-// specs, one per MCP server; one per direct plugin that answers calls).
+// ToolSet is what a config registers: the tools of the sources that need
+// no process (the file tool and the built-ins), the plugins of a scan of
+// its folders, the caller's own tools, and a stand-in for each tool a
+// process gives once it runs (the other sources' specs, one per MCP
+// server; one per direct plugin that answers calls).
 type ToolSet struct {
 	// Tools exist without starting a process.
 	Tools []toolhost.Tool
@@ -39,24 +39,26 @@ type ToolSet struct {
 // the sources whose tool names the config decides are prepared with cfg,
 // starting nothing, and discarded.
 func CheckToolSet(cfg config.Config, scan *plugin.Set) (ToolSet, error) {
-	p, err := mcpservers.New().Prepare(cfg, toolsource.Env{})
-	if err != nil {
-		return ToolSet{}, err
+	var prepared []toolsource.Prepared
+	defer func() { discardSources(prepared) }()
+	for _, src := range []toolsource.Source{builtins.New(), mcpservers.New()} {
+		p, err := src.Prepare(cfg, toolsource.Env{})
+		if err != nil {
+			return ToolSet{}, err
+		}
+		prepared = append(prepared, p)
 	}
-	defer p.Discard()
-	return buildToolSet(cfg, scan, nil, nil, []toolsource.Prepared{p})
+	return buildToolSet(scan, nil, prepared)
 }
 
-// buildToolSet builds the tool set of cfg from scan (nil: no plugin
-// folder), extra and what the tool sources prepared, starting nothing,
-// and refuses two tools of one name, both sources named. New, every
-// reload and `vcpnode config check` build it here, so that the check
-// refuses exactly what `run` refuses. deny are files the file tools never
-// serve.
-func buildToolSet(cfg config.Config, scan *plugin.Set, deny []string, extra []toolhost.Tool, sources []toolsource.Prepared) (ToolSet, error) {
+// buildToolSet builds the tool set from what the tool sources prepared,
+// scan (nil: no plugin folder) and extra, starting nothing, and refuses
+// two tools of one name, both sources named. New, every reload and
+// `vcpnode config check` build it here, so that the check refuses exactly
+// what `run` refuses.
+func buildToolSet(scan *plugin.Set, extra []toolhost.Tool, sources []toolsource.Prepared) (ToolSet, error) {
 	var ts ToolSet
-	fileOpts := files.Options{Roots: cfg.Files.Roots, MaxBytes: cfg.Files.MaxBytes, Deny: deny}
-	ts.Tools = append([]toolhost.Tool{files.NewTool(fileOpts)}, builtin.New(files.NewAccess(fileOpts), cfg.Files.WriteMaxBytes)...)
+	ts.Tools = readyTools(sources) // toolsource.go: the file tool and the built-ins
 	if scan != nil {
 		ts.Tools = append(ts.Tools, scan.Tools...)
 	}
@@ -137,13 +139,6 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 		st.name, _ = os.Hostname()
 	}
 	st.hub = &hubsession.Settings{Config: cfg, HubURL: hubURL, Key: key, KeyFileSum: keyFileSum, Name: st.name}
-	// The node's own files are never read or written, even inside a root.
-	deny := cfg.OwnFiles("", n.getenv, os.Geteuid())
-	for _, p := range n.protected {
-		if p != "" {
-			deny = append(deny, p)
-		}
-	}
 	sources, err := n.prepareSources(cfg) // toolsource.go
 	if err != nil {
 		return nil, err
@@ -165,7 +160,7 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	}
 	st.placeholderJobs = jobs
 	pl.warnings = append(append(pp.warnings, pl.warnings...), warn...)
-	ts, err := buildToolSet(cfg, pp.set, deny, n.extraTools, sources)
+	ts, err := buildToolSet(pp.set, n.extraTools, sources)
 	if err != nil {
 		return fail(err)
 	}

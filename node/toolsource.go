@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
@@ -18,15 +19,22 @@ func WithToolSource(src toolsource.Source) Option {
 }
 
 // toolEnv is the ToolEnv the node gives its sources.
-func (n *Node) toolEnv() toolsource.Env {
-	return toolsource.Env{Log: n.log, Trees: n.trees.Get, Sandbox: n.sandbox, Getenv: n.getenv, Changed: n.sourcesChanged}
+func (n *Node) toolEnv(cfg config.Config) toolsource.Env {
+	// The node's own files are never read or written, even inside a root.
+	deny := cfg.OwnFiles("", n.getenv, os.Geteuid())
+	for _, p := range n.protected {
+		if p != "" {
+			deny = append(deny, p)
+		}
+	}
+	return toolsource.Env{Log: n.log, Trees: n.trees.Get, Sandbox: n.sandbox, Getenv: n.getenv, Changed: n.sourcesChanged, Protected: deny}
 }
 
 // prepareSources prepares every source with cfg; on an error it discards
 // what the others prepared.
 func (n *Node) prepareSources(cfg config.Config) ([]toolsource.Prepared, error) {
 	prepared := make([]toolsource.Prepared, 0, len(n.sources))
-	env := n.toolEnv()
+	env := n.toolEnv(cfg)
 	for _, src := range n.sources {
 		p, err := src.Prepare(cfg, env)
 		if err != nil {
@@ -45,12 +53,26 @@ func discardSources(prepared []toolsource.Prepared) {
 }
 
 // sourceSpecs stand for the tools the prepared sources may offer, for the
-// tool set's name check.
+// tool set's name check; a Ready source's tools are in readyTools.
 func sourceSpecs(prepared []toolsource.Prepared) []toolhost.Tool {
 	var out []toolhost.Tool
 	for _, p := range prepared {
+		if _, ready := p.(toolsource.Ready); ready {
+			continue
+		}
 		for _, s := range p.Specs() {
 			out = append(out, pendingTool{s})
+		}
+	}
+	return out
+}
+
+// readyTools are the tools of the prepared sources that need no process.
+func readyTools(prepared []toolsource.Prepared) []toolhost.Tool {
+	var out []toolhost.Tool
+	for _, p := range prepared {
+		if r, ok := p.(toolsource.Ready); ok {
+			out = append(out, r.Ready()...)
 		}
 	}
 	return out
@@ -64,7 +86,10 @@ func (n *Node) commitSources(prepared []toolsource.Prepared, taken map[string]bo
 	for _, p := range prepared {
 		warnings = append(warnings, p.Commit(isTaken)...)
 	}
-	for _, src := range n.sources {
+	for i, src := range n.sources {
+		if _, ready := prepared[i].(toolsource.Ready); ready {
+			continue // in the plan's tools since prepare
+		}
 		for _, t := range src.Tools() {
 			if taken[t.Spec().Name] {
 				claimed = append(claimed, t)

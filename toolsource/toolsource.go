@@ -53,6 +53,15 @@ type Prepared interface {
 	Discard()
 }
 
+// Ready is a Prepared whose tools exist before Commit and need no process
+// (the file tool and the built-ins): the node checks and registers them
+// as they are, their commands known, as it does the stdio plugins'.
+// Specs are theirs; Tools, after Commit, the same.
+type Ready interface {
+	Prepared
+	Ready() []toolhost.Tool
+}
+
 // Env is what the node shares with its tool sources.
 type Env struct {
 	Log zerolog.Logger
@@ -61,6 +70,9 @@ type Env struct {
 	Trees   func() *proctree.Manager
 	Sandbox *sandbox.Sandbox
 	Getenv  func(string) string
+	// Protected are files no tool may serve, whatever its roots: the
+	// node's own (config, key, state).
+	Protected []string
 	// Changed tells the node the source's tools changed while in force (a
 	// server came up, listed other tools): it prepares and commits every
 	// source again, as a rescan does. It never blocks.

@@ -363,7 +363,7 @@ var floors = [][]string{
 	// events, the placeholder feed, the observer channels, the hub session;
 	// the shape of a tool source and the sources the node composes.
 	{"toolconfig", "controlapi", "control", "events", "placeholders/feed", "observer", "hubsession", "internal/controltest",
-		"toolsource", "toolsource/servertools", "toolsource/mcpservers"},
+		"toolsource", "toolsource/servertools", "toolsource/mcpservers", "toolsource/builtins"},
 	// The daemon's composition.
 	{"node"},
 	// Programs.
