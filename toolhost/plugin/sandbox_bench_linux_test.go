@@ -32,22 +32,13 @@ func BenchmarkSandboxRoundTrip(b *testing.B) {
 	}
 	b.Cleanup(trees.Close)
 	for _, name := range []string{"none", "default", "default-cold", "offline"} {
-		profile, cold := strings.CutSuffix(name, "-cold")
 		b.Run(name, func(b *testing.B) {
-			sb, err := sandbox.New(sandbox.Options{Default: profile, TempDir: b.TempDir(), Home: b.TempDir(), Trees: trees, ColdLaunch: cold})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if profile != "none" {
-				sandboxtest.NeedFiles(b, sb.Capabilities())
-			}
-			set := scan(b, newHost(b, Options{Sandbox: sb, ProcessTrees: trees}), pluginRoot(b, "BenchShell"))
-			tool := findTool(b, set, "BenchShell")
+			_, shCall := benchShell(b, trees, name)
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			cpu0, kids0 := daemonCPU(), childrenCPU()
-			sequential(b, func() error { _, err := call(context.Background(), tool, nil); return err })
+			sequential(b, shCall)
 			b.ReportMetric(float64((daemonCPU()-cpu0).Microseconds())/float64(b.N), "daemon-cpu-µs/op")
 			// The plugin's processes, and the launcher that confines them.
 			b.ReportMetric(float64((childrenCPU()-kids0).Microseconds())/float64(b.N), "children-cpu-µs/op")
@@ -85,17 +76,8 @@ func BenchmarkSandboxCallLatency(b *testing.B) {
 	}
 	var modes []*mode
 	for _, name := range []string{"none", "default", "default-cold"} {
-		profile, cold := strings.CutSuffix(name, "-cold")
-		sb, err := sandbox.New(sandbox.Options{Default: profile, TempDir: b.TempDir(), Home: b.TempDir(), Trees: trees, ColdLaunch: cold})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if profile != "none" {
-			sandboxtest.NeedFiles(b, sb.Capabilities())
-		}
-		set := scan(b, newHost(b, Options{Sandbox: sb, ProcessTrees: trees}), pluginRoot(b, "BenchShell"))
-		tool := findTool(b, set, "BenchShell")
-		m := &mode{name: name, sb: sb, call: func() error { _, err := call(context.Background(), tool, nil); return err }}
+		sb, shCall := benchShell(b, trees, name)
+		m := &mode{name: name, sb: sb, call: shCall}
 		for range 2 { // the second starts the pool
 			if err := m.call(); err != nil {
 				b.Fatal(err)
@@ -138,6 +120,22 @@ func BenchmarkSandboxCallLatency(b *testing.B) {
 		b.ReportMetric(ms(sum/time.Duration(len(m.wall))), m.name+"-mean-ms")
 		b.ReportMetric(ms(m.cpu/time.Duration(len(m.wall))), m.name+"-daemon-cpu-ms")
 	}
+}
+
+// benchShell is the BenchShell plugin's call under the profile name
+// names (a "-cold" suffix: ColdLaunch) and its sandbox.
+func benchShell(b *testing.B, trees *proctree.Manager, name string) (*sandbox.Sandbox, func() error) {
+	profile, cold := strings.CutSuffix(name, "-cold")
+	sb, err := sandbox.New(sandbox.Options{Default: profile, TempDir: b.TempDir(), Home: b.TempDir(), Trees: trees, ColdLaunch: cold})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if profile != "none" {
+		sandboxtest.NeedFiles(b, sb.Capabilities())
+	}
+	set := scan(b, newHost(b, Options{Sandbox: sb, ProcessTrees: trees}), pluginRoot(b, "BenchShell"))
+	tool := findTool(b, set, "BenchShell")
+	return sb, func() error { _, err := call(context.Background(), tool, nil); return err }
 }
 
 // daemonCPU is the user and system time this process has used.

@@ -2,8 +2,9 @@ package sandbox
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -373,15 +374,6 @@ func TestPooledAttacksAreRefused(t *testing.T) {
 	}
 }
 
-func readAll(t *testing.T, f *os.File) string {
-	t.Helper()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
 // pidOf is the pid a stateScript-like output names.
 func pidOf(t *testing.T, out string) int {
 	t.Helper()
@@ -391,4 +383,30 @@ func pidOf(t *testing.T, out string) int {
 	}
 	pid, _ := strconv.Atoi(m[1])
 	return pid
+}
+
+// TestPooledLaunchReportsExecErrors: a command a launcher that waited
+// cannot exec, or a working directory it cannot enter, fails the start as
+// a plain start fails, and that launcher's tree ends.
+func TestPooledLaunchReportsExecErrors(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	missing := filepath.Join(e.dir, "missing")
+	for _, c := range []struct{ path, dir string }{{missing, e.dir}, {"/bin/true", missing}} {
+		waiting := e.prime(t)
+		r, err := e.sb.Wrap(Command{Tool: "probe", Profile: Default, Path: c.path, Args: []string{c.path}, Dir: e.dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = r.StartProcess(e.trees, &os.ProcAttr{Dir: c.dir})
+		r.Close()
+		var pe *os.PathError
+		if !errors.As(err, &pe) || pe.Path != c.path || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("start %s in %s: %v (%T), want a *PathError for it that is ErrNotExist", c.path, c.dir, err, err)
+		}
+		// The first that waited took the start (they are taken in turn).
+		if running(waiting[0]) || !running(waiting[1]) {
+			t.Errorf("of the launchers that waited %v, the first should have ended, the second wait", waiting)
+		}
+	}
 }
