@@ -202,7 +202,7 @@ func TestResultOverTheFrameLimitIsAnError(t *testing.T) {
 
 // A second execute_tool with the id of a call still running is not run,
 // and the session still closes without waiting for an answer to it.
-func TestDuplicateRequestIDIsNotRunTwice(t *testing.T) {
+func TestDuplicateRequestIDDoesNotHoldTheClose(t *testing.T) {
 	gate := newGateTool()
 	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{gate}, timings: func(tm *Timings) {
 		tm.CloseWait = 10 * time.Second
