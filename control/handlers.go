@@ -58,6 +58,10 @@ func (s *Server) handleCall(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("via %q: the only caller named is \"mcp\"", req.Via))
 		return
 	}
+	if req.Progress {
+		s.callStreaming(w, r, req) // progress.go
+		return
+	}
 	// The request's context ends when the client goes away (Ctrl-C), which
 	// cancels the call.
 	out, err := s.b.Call(r.Context(), req)

@@ -321,6 +321,9 @@ type CallRequest struct {
 	// Via is "mcp" for `vcpnode mcp`: only the tools offered to MCP
 	// clients may be called, and the approval gate applies (see MCPTools).
 	Via string `json:"via,omitempty"`
+	// Progress asks for the call's progress as it comes (an asynchronous
+	// server tool's task): the answer is then JSON lines, CallStreamLine.
+	Progress bool `json:"progress,omitempty"`
 }
 
 // CallResponse is the outcome of a local call: what the server would have

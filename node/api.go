@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/observer"
@@ -35,6 +36,12 @@ func (n *Node) Call(ctx context.Context, req controlapi.CallRequest) (controlapi
 	}
 	id := "local-" + rand.Text()[:8]
 	started := time.Now()
+	if f := controlapi.ProgressOf(ctx); f != nil {
+		// An asynchronous server tool's task: accepted, then its events.
+		ctx = bridge.WithProgress(ctx, func(p bridge.Progress) {
+			f(controlapi.CallProgress{TaskID: p.TaskID, Kind: p.Kind, Message: progressText(p), Data: p.Data})
+		})
+	}
 	var o toolhost.Outcome
 	if req.Via == controlapi.ViaMCP {
 		id = "mcp-" + rand.Text()[:8]

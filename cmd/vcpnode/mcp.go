@@ -127,7 +127,20 @@ func (b *mcpBridge) callTool(name string) sdk.ToolHandler {
 		}
 		// No timeout here: the tool's own deadline bounds the call in
 		// the daemon; the client's cancellation ends this request.
-		res, err := b.c.Call(ctx, controlapi.CallRequest{Tool: name, Args: args, Via: "mcp"})
+		call := controlapi.CallRequest{Tool: name, Args: args, Via: controlapi.ViaMCP}
+		var res controlapi.CallResponse
+		var err error
+		if token := req.Params.GetProgressToken(); token != nil {
+			// The client follows progress: an asynchronous server tool's
+			// task events become progress notifications, in order.
+			n := 0
+			res, err = b.c.CallWithProgress(ctx, call, func(p controlapi.CallProgress) {
+				n++
+				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: p.Message})
+			})
+		} else {
+			res, err = b.c.Call(ctx, call)
+		}
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}

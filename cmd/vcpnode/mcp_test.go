@@ -194,6 +194,12 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // closes the session and checks the command exits cleanly on SIGTERM.
 func mcpHTTPSession(t *testing.T, d *testDaemon) (string, *sdk.ClientSession, func()) {
 	t.Helper()
+	return mcpHTTPSessionWith(t, d, nil)
+}
+
+// mcpHTTPSessionWith is mcpHTTPSession with client options.
+func mcpHTTPSessionWith(t *testing.T, d *testDaemon, opts *sdk.ClientOptions) (string, *sdk.ClientSession, func()) {
+	t.Helper()
 	const token = "0123456789abcdef0123456789abcdef"
 	tok := writeFile(t, "token", token+"\n", 0o600)
 	cfg := writeFile(t, "mcp.toml", testHubConfig(d.hub, "[mcp.serve]\nlisten = \"127.0.0.1:0\"\ntoken_file = \""+tok+"\"\n"), 0o600)
@@ -208,7 +214,7 @@ func mcpHTTPSession(t *testing.T, d *testDaemon) (string, *sdk.ClientSession, fu
 	}) {
 		t.Fatalf("timed out waiting for the listening line:\n%s", ta.stderr.String())
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "web", Version: "1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "web", Version: "1"}, opts)
 	cs, err := client.Connect(d.ctx, &sdk.StreamableClientTransport{Endpoint: url,
 		HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
 	if err != nil {

@@ -40,11 +40,17 @@ func serverBridge() *fakehub.Bridge {
 // waitServerTools waits until the daemon has the server's list.
 func (d *testDaemon) waitServerTools() {
 	d.t.Helper()
+	d.waitServerToolsN(2)
+}
+
+// waitServerToolsN waits until the daemon has the server's list of n tools.
+func (d *testDaemon) waitServerToolsN(n int) {
+	d.t.Helper()
 	c := controlapi.NewControlClient(d.socket)
 	defer c.Close()
 	if !testwait.Poll(d.ctx, func() bool {
 		res, err := c.ServerTools(d.ctx, false)
-		return err == nil && res.State == "offered" && len(res.Tools) == 2
+		return err == nil && res.State == "offered" && len(res.Tools) == n
 	}) {
 		d.t.Fatal("the daemon never got the server's tools")
 	}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vcpnode/vcpnode/internal/fakehub"
+)
+
+// asyncBridge is a server whose VideoGen answers with a task, as an
+// asynchronous VCP plugin does; started hears each call's task.
+func asyncBridge(started chan<- string) *fakehub.Bridge {
+	var n atomic.Int32
+	return &fakehub.Bridge{
+		Plugins: []fakehub.BridgePlugin{{Name: "VideoGen", Description: "Makes videos, later.",
+			InvocationCommands: []map[string]any{{"command": "submit", "description": "prompt (string, required)"}}}},
+		Run: func(_ context.Context, _ string, _ map[string]json.RawMessage) (any, error) {
+			task := fmt.Sprintf("task-%d", n.Add(1))
+			started <- task
+			return map[string]any{"status": "success", "taskId": task, "message": "submitted"}, nil
+		},
+	}
+}
+
+// progressSession is an MCP session to `vcpnode mcp` whose progress
+// notifications arrive on the returned channel.
+type progressSession func(t *testing.T, d *testDaemon, opts *sdk.ClientOptions) *sdk.ClientSession
+
+// runAsyncServerToolOverMCP calls the async server tool with a progress
+// token: the task's acceptance and each of its events reach the client
+// as progress notifications in order, and the late final result ends the
+// call. A second call's connection drops mid-task: a clear error, no hang.
+func runAsyncServerToolOverMCP(t *testing.T, open progressSession) {
+	started := make(chan string, 2)
+	d := startDaemonHub(t, fakehub.Options{Bridge: asyncBridge(started)}, "[bridge]\noffer = [\"VideoGen\"]\n")
+	conn := d.accept()
+	d.waitServerToolsN(1)
+	progress := make(chan *sdk.ProgressNotificationParams, 16)
+	cs := open(t, d, &sdk.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+		progress <- r.Params
+	}})
+	call := func() <-chan *sdk.CallToolResult {
+		done := make(chan *sdk.CallToolResult, 1)
+		go func() {
+			p := &sdk.CallToolParams{Name: "vcp_VideoGen", Arguments: map[string]any{"prompt": "sunset"}}
+			p.SetProgressToken("tok-1")
+			res, err := cs.CallTool(d.ctx, p)
+			if err != nil {
+				res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "call error: " + err.Error()}}}
+			}
+			done <- res
+		}()
+		return done
+	}
+	next := func(want string, n float64) {
+		t.Helper()
+		select {
+		case p := <-progress:
+			if p.Message != want || p.Progress != n || p.ProgressToken != "tok-1" {
+				t.Fatalf("progress %v: %q (token %v), want %v: %q", p.Progress, p.Message, p.ProgressToken, n, want)
+			}
+		case <-d.ctx.Done():
+			t.Fatalf("no progress notification %q", want)
+		}
+	}
+	await := func(ch <-chan string) string {
+		t.Helper()
+		select {
+		case s := <-ch:
+			return s
+		case <-d.ctx.Done():
+			t.Fatal("the server never ran the tool")
+			return ""
+		}
+	}
+
+	done := call()
+	task := await(started)
+	next("the server started task "+task+": submitted", 1)
+	if err := d.hub.BridgeStatus(d.ctx, task, "log", map[string]any{"status": "running", "content": "50% rendered"}); err != nil {
+		t.Fatal(err)
+	}
+	next("50% rendered", 2)
+	if err := d.hub.BridgeStatus(d.ctx, task, "info", map[string]any{"status": "almost"}); err != nil {
+		t.Fatal(err)
+	}
+	next("almost", 3)
+	select {
+	case res := <-done:
+		t.Fatalf("the call ended before the task's result: %+v", res)
+	default:
+	}
+	if err := d.hub.BridgeCallback(d.ctx, task, map[string]any{"content": []map[string]any{{"type": "text", "text": "video at /v/" + task + ".mp4"}}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		if res.IsError || callText(t, res) != "video at /v/"+task+".mp4" {
+			t.Fatalf("final result = %+v %q", res, callText(t, res))
+		}
+	case <-d.ctx.Done():
+		t.Fatal("the task's final result never ended the call")
+	}
+
+	// A tool not offered is refused as without progress.
+	p := &sdk.CallToolParams{Name: "vcp_Nope", Arguments: map[string]any{}}
+	p.SetProgressToken("tok-2")
+	if res, err := cs.CallTool(d.ctx, p); err == nil && (!res.IsError || !strings.Contains(callText(t, res), "not offered to MCP clients")) {
+		t.Fatalf("a tool not offered, with progress = %+v %q", res, callText(t, res))
+	}
+
+	// The connection drops while the second task runs.
+	done = call()
+	await(started)
+	next("the server started task task-2: submitted", 1)
+	conn.Drop()
+	select {
+	case res := <-done:
+		if !res.IsError || !strings.Contains(callText(t, res), "the connection to the VCP server dropped while the call ran") {
+			t.Fatalf("call across a drop = %+v %q", res, callText(t, res))
+		}
+	case <-d.ctx.Done():
+		t.Fatal("a call across a dropped connection hung")
+	}
+}
+
+func TestMCPAsyncServerToolProgressStdio(t *testing.T) {
+	runAsyncServerToolOverMCP(t, func(t *testing.T, d *testDaemon, opts *sdk.ClientOptions) *sdk.ClientSession {
+		return mcpSessionWith(t, d, opts, 0)
+	})
+}
+
+func TestMCPAsyncServerToolProgressHTTP(t *testing.T) {
+	runAsyncServerToolOverMCP(t, func(t *testing.T, d *testDaemon, opts *sdk.ClientOptions) *sdk.ClientSession {
+		_, cs, stop := mcpHTTPSessionWith(t, d, opts)
+		t.Cleanup(stop)
+		return cs
+	})
+}
