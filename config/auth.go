@@ -2,6 +2,7 @@ package config
 
 import (
 	"net/url"
+	"path/filepath"
 	"strings"
 )
 
@@ -20,4 +21,18 @@ func KeylessURL(keyed *url.URL) *url.URL {
 	}
 	u.RawPath = ""
 	return &u
+}
+
+// HubAuthFile is the file in the state directory, beside OverridesFile,
+// where [hub] auth = "auto" remembers the way each endpoint took the key
+// (header or path) for the next start. It holds no key.
+const HubAuthFile = "hub-auth.json"
+
+// HubAuthPath is where a node with this config remembers its ways.
+func (c Config) HubAuthPath(getenv func(string) string, euid int) (string, error) {
+	dir, err := c.Plugins.StateDirectory(getenv, euid)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, HubAuthFile), nil
 }

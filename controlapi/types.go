@@ -167,6 +167,9 @@ type ConnectionStatus struct {
 	// Auth is how the connection in place (or the last) carried the key:
 	// "header" (Authorization on the key-less path) or "path".
 	Auth string `json:"auth,omitempty"`
+	// AuthRemembered: [hub] auth = "auto" took the way remembered in the
+	// state directory from an earlier run, and it worked at the first try.
+	AuthRemembered bool `json:"authRemembered,omitempty"`
 }
 
 // ObserverStatus is one observer connection as `vcpnode status` shows it.

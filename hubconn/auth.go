@@ -25,10 +25,20 @@ type Endpoint struct {
 }
 
 // Remembered is the way that worked last, shared by a dialer's attempts.
-// The zero value remembers nothing. Safe for concurrent use.
+// The zero value remembers in memory only; with File set the way also
+// outlives the process (remember.go). Safe for concurrent use.
 type Remembered struct {
-	mu  sync.Mutex
-	way string
+	// File, if set, keeps the way for the next start of the process, by
+	// endpoint (the key-less URL, never the key).
+	File string
+	// OnSaveError, if set, hears why File could not be written; the way is
+	// still remembered in memory.
+	OnSaveError func(error)
+
+	mu       sync.Mutex
+	way      string
+	endpoint string // the key-less URL way worked with
+	recalled bool   // the way in use came from File and worked at once
 }
 
 // Way is the way that worked last, or "".
@@ -38,15 +48,18 @@ func (r *Remembered) Way() string {
 	return r.way
 }
 
-func (r *Remembered) set(way string) {
+// Recalled says whether the way in use was remembered from File (an
+// earlier run) and worked at the first try, rather than learned anew.
+func (r *Remembered) Recalled() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.way = way
+	return r.recalled
 }
 
 // DialAuth dials e the way mode says and returns the way that worked
 // (AuthHeader or AuthPath). In AuthAuto it tries the way that worked last
-// first (the header when none did), and the other one when the server
+// first (in this process, else the one mem.File kept from an earlier one;
+// the header when none did), and the other one when the server
 // refuses the first without an answer or with an HTTP error: a server
 // before the migration drops a key-less handshake exactly as it drops a
 // wrong key, so only both refused is a refusal. A network failure is not
@@ -59,7 +72,7 @@ func DialAuth(ctx context.Context, e Endpoint, mode string, mem *Remembered, o O
 	case AuthPath:
 		order = order[1:]
 	default:
-		if mem != nil && mem.Way() == AuthPath {
+		if mem != nil && mem.first(e.Keyless.String()) == AuthPath {
 			order = []string{AuthPath, AuthHeader}
 		}
 	}
@@ -74,8 +87,8 @@ func DialAuth(ctx context.Context, e Endpoint, mode string, mem *Remembered, o O
 		var c *Conn
 		c, err = Dial(ctx, u, opts)
 		if err == nil {
-			if mem != nil {
-				mem.set(way)
+			if mem != nil && len(order) > 1 { // a fixed way needs no remembering
+				mem.worked(e.Keyless.String(), way, i == 0)
 			}
 			return c, way, nil
 		}

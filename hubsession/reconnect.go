@@ -251,7 +251,8 @@ func (e *Engine) dial(ctx context.Context, st *Settings) (*hubconn.Conn, error) 
 		ReadLimit:        e.timings.ReadLimit,
 	})
 	if err == nil {
-		e.state.update(func(s *connState) { s.Auth = way })
+		recalled := e.authWay.Recalled()
+		e.state.update(func(s *connState) { s.Auth, s.AuthRemembered = way, recalled })
 	}
 	return c, err
 }

@@ -18,7 +18,7 @@ import (
 
 func (n *Node) initEvents(cfg config.Config) {
 	n.events = events.New(cfg.Observer.Buffer)
-	opts := observer.Options{Guard: n.guard}
+	opts := observer.Options{Guard: n.guard, AuthFile: n.authWay.File}
 	if cfg.Observer.Notify {
 		opts.Notify = observer.NewDesktopNotifier(n.log, n.getenv)
 	}

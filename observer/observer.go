@@ -47,6 +47,9 @@ type Options struct {
 	// Guard, if set, runs each connection's loop; the node's turns a panic
 	// into a fatal stop of its Run.
 	Guard func(what string, f func())
+	// AuthFile, if set, keeps the way each channel took the key for the
+	// next start ([hub] auth = "auto"; hubconn.Remembered's File).
+	AuthFile string
 }
 
 // Set owns the observer connections, the server approvals they bring and
@@ -64,6 +67,7 @@ type Set struct {
 	warnings  *toolhost.WarnLimiter
 	notify    func(Approval) // nil: none
 	guard     func(what string, f func())
+	authFile  string
 
 	mu    sync.Mutex
 	conns map[string]*observerConn // by channel
@@ -91,7 +95,7 @@ type observerConn struct {
 func New(log zerolog.Logger, evlog *events.Log, settings func() Settings, t Timings, opts Options) *Set {
 	o := &Set{
 		log: log, settings: settings, retry: t.Retry, jitter: t.Jitter,
-		perMinute: t.PerMinute, burst: t.Burst, notify: opts.Notify, guard: opts.Guard,
+		perMinute: t.PerMinute, burst: t.Burst, notify: opts.Notify, guard: opts.Guard, authFile: opts.AuthFile,
 		events: evlog, warnings: toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now),
 		conns: map[string]*observerConn{}, changed: make(chan struct{}),
 	}
@@ -105,6 +109,10 @@ func (o *Set) Run(ctx context.Context, channels []string) {
 	for _, ch := range channels {
 		c := &observerConn{channel: ch, st: controlapi.ObserverStatus{Channel: ch, Phase: controlapi.PhaseConnecting, Since: time.Now()},
 			kick: make(chan struct{}, 1), set: o}
+		c.authWay.File = o.authFile
+		c.authWay.OnSaveError = func(err error) {
+			o.log.Warn().Err(err).Str("channel", ch).Msg("the way the server took the key is not remembered for the next start")
+		}
 		o.mu.Lock()
 		o.conns[ch] = c
 		o.order = append(o.order, ch)

@@ -73,8 +73,10 @@ func startDaemonHub(t *testing.T, hubOpts fakehub.Options, extra string, more ..
 	n, err := node.New(cfg, zerolog.New(logs).Level(zerolog.DebugLevel),
 		node.WithTools(append([]toolhost.Tool{toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())}, more...)...),
 		node.WithLocalIPs(func() ([]string, error) { return []string{"192.0.2.10"}, nil }),
-		// None of the runner's environment ($VCPNODE_KEY above all).
-		node.WithGetenv(func(string) string { return "" }))
+		// None of the runner's environment ($VCPNODE_KEY above all), and a
+		// state directory of the test's own (as root the default would be
+		// /var/lib/vcpnode).
+		node.WithGetenv(testStateEnv(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +113,18 @@ func startDaemonHub(t *testing.T, hubOpts fakehub.Options, extra string, more ..
 	}
 	t.Cleanup(d.stop)
 	return d
+}
+
+// testStateEnv is an environment with nothing but a STATE_DIRECTORY of
+// the test's own.
+func testStateEnv(t *testing.T) func(string) string {
+	dir := t.TempDir()
+	return func(name string) string {
+		if name == "STATE_DIRECTORY" {
+			return dir
+		}
+		return ""
+	}
 }
 
 // configFile is the file the daemon reloads.

@@ -132,11 +132,15 @@ func (p *statusLines) next(at time.Time) string {
 
 func printHubStatus(p *statusLines, st controlapi.StatusResponse) {
 	p.line("hub", "%s", st.HubURL)
+	remembered := ""
+	if st.Connection.AuthRemembered {
+		remembered = "; the way remembered from an earlier run"
+	}
 	switch st.Connection.Auth {
 	case "header":
-		p.line("key sent", "in the Authorization header, on the key-less path")
+		p.line("key sent", "in the Authorization header, on the key-less path%s", remembered)
 	case "path":
-		p.line("key sent", "in the URL path (the server does not take the header)")
+		p.line("key sent", "in the URL path (the server does not take the header)%s", remembered)
 	}
 	serverID := st.Connection.ServerID
 	if serverID == "" {
