@@ -93,8 +93,6 @@ type Options struct {
 	Timings Timings
 	// Auth remembers the way the key was taken last ([hub] auth); nil: a new one.
 	Auth *hubconn.Remembered
-	// Warnings limits the warnings the server can cause at any rate.
-	Warnings *toolhost.WarnLimiter
 	// Feed pushes the placeholder values on each connection.
 	Feed *feed.Feed
 	// OutboxReady wakes the connected session when a callback was stored.
@@ -109,7 +107,7 @@ type Engine struct {
 	log      zerolog.Logger
 	timings  Timings
 	authWay  *hubconn.Remembered
-	warnings *toolhost.WarnLimiter
+	warnings *toolhost.WarnLimiter // the warnings the server can cause at any rate
 	feed     *feed.Feed
 	outReady <-chan struct{}
 	bridge   ServerTools
@@ -134,7 +132,7 @@ func New(host Host, o Options) *Engine {
 		log:       o.Log,
 		timings:   o.Timings,
 		authWay:   o.Auth,
-		warnings:  o.Warnings,
+		warnings:  toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now),
 		feed:      o.Feed,
 		outReady:  o.OutboxReady,
 		bridge:    o.Bridge,
@@ -145,9 +143,6 @@ func New(host Host, o Options) *Engine {
 	}
 	if e.authWay == nil {
 		e.authWay = &hubconn.Remembered{}
-	}
-	if e.warnings == nil {
-		e.warnings = toolhost.NewWarnLimiter(toolhost.WarnEvery, toolhost.WarnBurst, time.Now)
 	}
 	e.decodeBudget = newBudget(e.timings.DecodeBudget)
 	return e
