@@ -200,6 +200,9 @@ type MCPServerStatus struct {
 	// LastError is why it is not running (its last stderr line or exit),
 	// one line, key redacted.
 	LastError string `json:"lastError,omitempty"`
+	// StartBudget is how long the start under way may take, when longer
+	// than usual (a package runner's first start), and why.
+	StartBudget string `json:"startBudget,omitempty"`
 }
 
 // ToolCounts sums up the registered tools under the current policy.

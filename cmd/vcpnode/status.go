@@ -268,6 +268,9 @@ func mcpServerLine(m controlapi.MCPServerStatus, now time.Time) string {
 		fmt.Fprintf(&b, "restarting with backoff: next attempt %s (attempt %d, %s)", next, m.Attempt, count(m.Restarts, "restart"))
 	default:
 		fmt.Fprintf(&b, "%s for %s (%s)", m.State, ago(m.Since), m.Transport)
+		if m.StartBudget != "" {
+			fmt.Fprintf(&b, ", %s", m.StartBudget)
+		}
 	}
 	if m.State != "running" && m.LastError != "" {
 		fmt.Fprintf(&b, "; last error: %s", ctlClip(m.LastError, 160))

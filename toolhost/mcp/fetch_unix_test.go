@@ -37,6 +37,9 @@ func TestPackageRunnerFirstStartGetsTheFetchBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := f.pid("fetch") // started, and "downloading" until the gate opens
+	if st := f.status("fetch"); st.StartBudget != "up to 30s (a first start through npx, which may be downloading the package)" {
+		t.Errorf("status while starting says %q of its budget", st.StartBudget)
+	}
 
 	// Watched for longer than a start cut at InitTimeout would take to be
 	// stopped (stdin closed, stopGrace, SIGTERM): it must go on, unkilled.
@@ -63,8 +66,8 @@ watching:
 	}
 	open()
 	testwait.For(t, "the server to run", func() bool { return f.status("fetch").State == StateRunning })
-	if st := f.status("fetch"); st.Restarts != 0 {
-		t.Errorf("restarted on the way: %+v", st)
+	if st := f.status("fetch"); st.Restarts != 0 || st.StartBudget != "" {
+		t.Errorf("restarted on the way, or a budget shown while running: %+v", st)
 	}
 
 	// It ran: the package is cached; a start that hangs now is cut at InitTimeout.

@@ -189,6 +189,9 @@ type Status struct {
 	RetryAt   *time.Time `json:"retryAt,omitempty"`
 	LastError string     `json:"lastError,omitempty"`
 	Warnings  []string   `json:"warnings,omitempty"`
+	// StartBudget is how long the start under way may take and why, while
+	// starting with a longer budget than usual.
+	StartBudget string `json:"startBudget,omitempty"`
 }
 
 // Status lists every server, by name.
@@ -204,6 +207,9 @@ func (h *Host) Status() []Status {
 		}
 		if s.set != nil {
 			st.Tools, st.Warnings = s.set.tools, slices.Clone(s.set.warnings)
+		}
+		if s.state == StateStarting {
+			st.StartBudget = s.budget
 		}
 		s.mu.Unlock()
 		out = append(out, st)

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
@@ -50,6 +51,7 @@ type server struct {
 	retryAt  time.Time // when the next attempt starts, while restarting
 	set      *toolSet  // the last listing; nil before the first
 	ran      bool      // a session came up once: a package runner has its package
+	budget   string    // a start's longer budget and why, for status; "" for the usual one
 }
 
 // session is one connection to the server, with what ended it.
@@ -165,11 +167,16 @@ func (s *server) firstDone() { s.once.Do(func() { close(s.first) }) }
 // session and lists its tools, all within InitTimeout.
 func (s *server) connect(ctx context.Context) (*session, error) {
 	budget, why := s.initBudget()
+	note := ""
 	if why != "" {
+		note = "up to " + humantext.Duration(budget) + why
 		s.log.Info().Dur("budget", budget).Msg("MCP server: a first start through a package runner, given longer to start" + why)
 	}
+	s.mu.Lock()
+	s.budget = note
+	s.mu.Unlock()
 	ictx, cancel := context.WithTimeoutCause(ctx, budget,
-		fmt.Errorf("no answer to initialize and tools/list within %s%s", budget, why))
+		fmt.Errorf("no answer to initialize and tools/list within %s%s", humantext.Duration(budget), why))
 	defer cancel()
 	live := &session{ended: make(chan struct{})}
 	live.calls, live.stopCalls = context.WithCancel(context.Background())

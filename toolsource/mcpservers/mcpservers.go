@@ -214,7 +214,7 @@ func statusOf(in []mcp.Status) []controlapi.MCPServerStatus {
 			Name: st.Name, Tool: st.Tool, Transport: st.Transport, State: string(st.State), Since: st.Since,
 			Tools: st.Tools, Restarts: st.Restarts, Attempt: st.Attempt, RetryAt: st.RetryAt,
 			// The server's own words may echo anything, the key included.
-			LastError: config.Redact(last),
+			LastError: config.Redact(last), StartBudget: st.StartBudget,
 		})
 	}
 	return out
