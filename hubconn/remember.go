@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,10 +22,16 @@ import (
 // waysMu orders the rewrites of the file by the process's connections.
 var waysMu sync.Mutex
 
+// maxWays bounds the endpoints kept: a daemon has one per connection
+// (the node's, each observer channel's); past it the longest unwritten go.
+const maxWays = 16
+
 // waysFile is the file's content.
 type waysFile struct {
 	// Ways is the way ("header" or "path") by key-less endpoint URL.
 	Ways map[string]string `json:"ways"`
+	// Recent are Ways' endpoints, the last written first.
+	Recent []string `json:"recent,omitempty"`
 }
 
 // first is the way to try first for endpoint: the one that worked last in
@@ -83,6 +90,7 @@ func (r *Remembered) worked(endpoint, way string, atFirst bool) {
 		f.Ways = map[string]string{}
 	}
 	f.Ways[endpoint] = way
+	f.keepRecent(endpoint)
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err == nil {
 		err = os.MkdirAll(filepath.Dir(r.File), 0o700)
@@ -93,6 +101,28 @@ func (r *Remembered) worked(endpoint, way string, atFirst bool) {
 	if err != nil {
 		r.saveErrorLocked(err)
 	}
+}
+
+// keepRecent puts endpoint first in Recent and keeps maxWays endpoints.
+func (f *waysFile) keepRecent(endpoint string) {
+	recent := []string{endpoint}
+	for _, ep := range f.Recent {
+		if _, ok := f.Ways[ep]; ok && !slices.Contains(recent, ep) {
+			recent = append(recent, ep)
+		}
+	}
+	for _, ep := range slices.Sorted(maps.Keys(f.Ways)) { // written before Recent was
+		if !slices.Contains(recent, ep) {
+			recent = append(recent, ep)
+		}
+	}
+	if len(recent) > maxWays {
+		for _, ep := range recent[maxWays:] {
+			delete(f.Ways, ep)
+		}
+		recent = recent[:maxWays]
+	}
+	f.Recent = recent
 }
 
 func (r *Remembered) saveErrorLocked(err error) {

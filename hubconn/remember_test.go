@@ -1,6 +1,7 @@
 package hubconn
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,19 @@ func TestRememberedKeepsEachEndpointsWay(t *testing.T) {
 	r2.worked(obs, AuthHeader, true)
 	if r3 := (&Remembered{File: file}); r3.first(node) != AuthHeader {
 		t.Errorf("the way learned anew was not kept")
+	}
+
+	// Endpoints come and go (a changed hub.url): the file keeps the last
+	// written, never more than maxWays.
+	for i := range 2 * maxWays {
+		r2.worked(fmt.Sprintf("ws://h%d:6005/vcp-distributed-server", i), AuthPath, false)
+	}
+	f, err := readWays(file)
+	if err != nil || len(f.Ways) != maxWays || len(f.Recent) != maxWays || f.Recent[0] != fmt.Sprintf("ws://h%d:6005/vcp-distributed-server", 2*maxWays-1) {
+		t.Fatalf("after many endpoints: %d ways, recent %v, %v", len(f.Ways), f.Recent, err)
+	}
+	if _, kept := f.Ways[node]; kept {
+		t.Errorf("the oldest endpoint was kept over newer ones")
 	}
 
 	// A file that is not ours: reported, then replaced.

@@ -135,7 +135,7 @@ func TestHubAuthRememberedAcrossRestart(t *testing.T) {
 	if s, _ := n.State(); s.Auth != "path" || s.AuthRemembered || s.HandshakesDropped != 0 {
 		t.Errorf("after falling back: %+v", s)
 	}
-	if again, _ := os.ReadFile(file); string(again) != string(data) {
+	if again, _ := os.ReadFile(file); strings.Count(string(again), `": "path"`) != 2 || strings.Contains(string(again), "header") {
 		t.Errorf("the way was not learned anew:\n%s", again)
 	}
 }

@@ -103,7 +103,10 @@ func newRecipeRig(t *testing.T, uid int) *recipeRig {
 			}
 		}
 	}
-	r.env = []string{"PATH=" + r.bin + ":/usr/bin:/bin", "HOME=" + dir, "VCPNODE_CONFIG=" + r.cfg, "TMUX_TMPDIR=" + dir, "LANG=C.UTF-8"}
+	// A state directory of the test's own: as root the default would be
+	// /var/lib/vcpnode.
+	r.env = []string{"PATH=" + r.bin + ":/usr/bin:/bin", "HOME=" + dir, "VCPNODE_CONFIG=" + r.cfg, "TMUX_TMPDIR=" + dir, "LANG=C.UTF-8",
+		"STATE_DIRECTORY=" + filepath.Join(dir, "state")}
 	ctx, cancel := testwait.Long(t)
 	t.Cleanup(cancel)
 	r.ctx = ctx
