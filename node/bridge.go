@@ -6,6 +6,7 @@ import (
 	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/toolsource"
 	"github.com/vcpnode/vcpnode/toolsource/servertools"
 )
 
@@ -21,7 +22,9 @@ func (n *Node) newBridge() {
 	}
 	src := servertools.New(n.log, n.timings.bridgeListWait)
 	n.bridge = src.Client()
-	n.sources = append(n.sources, src)
+	// First: its Prepare never refuses, so every pass that follows a new
+	// list commits or discards it, and the list's wait ends.
+	n.sources = append([]toolsource.Source{src}, n.sources...)
 }
 
 // ServerTools is GET /v1/server/tools: the server's tools as this node

@@ -174,8 +174,8 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	}
 	n.mode = cfg.Mode()
 	// The sources every node has, after those of WithToolSource: the file
-	// tool and the built-ins, the MCP servers, the plugin folders (below, once the sandbox exists) and the
-	// server's own tools.
+	// tool and the built-ins, the MCP servers, the plugin folders (below,
+	// once the sandbox exists); the server's own tools go first (bridge.go).
 	n.mcp = mcpservers.New()
 	n.sources = append(n.sources, builtins.New(), n.mcp)
 	n.baseCfg = cfg

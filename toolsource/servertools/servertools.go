@@ -36,17 +36,18 @@ type Source struct {
 	cfg     config.Config
 	tools   []toolhost.Tool
 	left    []string // warnings: the server tools left out at the last commit
-	// lists counts the lists the client reported; inForce is the count a
-	// commit read, and committed is closed (and replaced) by each commit.
-	lists, inForce uint64
-	committed      chan struct{}
+	// lists counts the lists the client reported; settled is the count
+	// the last pass that ended read: a commit took those lists in, or
+	// the config was refused. ended is closed (and replaced) by each.
+	lists, settled uint64
+	ended          chan struct{}
 }
 
 // New makes the source and the client of the server's bridge; the session
 // hands the client its frames (Client). listWait bounds the wait for the
 // server's list (zero: bridge.DefaultListWait).
 func New(log zerolog.Logger, listWait time.Duration) *Source {
-	s := &Source{closed: make(chan struct{}), committed: make(chan struct{})}
+	s := &Source{closed: make(chan struct{}), ended: make(chan struct{})}
 	s.client = bridge.New(bridge.Options{Log: log, ListWait: listWait, OnChange: s.listChanged})
 	return s
 }
@@ -55,8 +56,10 @@ func New(log zerolog.Logger, listWait time.Duration) *Source {
 func (s *Source) Client() *bridge.Client { return s.client }
 
 // listChanged tells the node the server's list changed and waits
-// (bounded) until a commit took it in: the client says the list is
-// offered once this returns, and then its tools are registered.
+// (bounded) until a pass over the sources prepared after the change
+// ended: the client says the list is offered once this returns, and then
+// its tools are registered (or the new tool set was refused, and the
+// previous one stays, as the log says).
 func (s *Source) listChanged() {
 	s.mu.Lock()
 	changed := s.changed
@@ -71,7 +74,7 @@ func (s *Source) listChanged() {
 	defer timeout.Stop()
 	for {
 		s.mu.Lock()
-		done, next := s.inForce >= want, s.committed
+		done, next := s.settled >= want, s.ended
 		s.mu.Unlock()
 		if done {
 			return
@@ -91,26 +94,38 @@ func (s *Source) listChanged() {
 func (s *Source) Prepare(cfg config.Config, env toolsource.Env) (toolsource.Prepared, error) {
 	s.mu.Lock()
 	s.changed = env.Changed
+	lists := s.lists // what Commit reads from the client includes these
 	s.mu.Unlock()
-	return prepared{s: s, cfg: cfg}, nil
+	return prepared{s: s, cfg: cfg, lists: lists}, nil
 }
 
 type prepared struct {
-	s   *Source
-	cfg config.Config
+	s     *Source
+	cfg   config.Config
+	lists uint64
+}
+
+// end records that a pass which read lists ended, and wakes listChanged.
+func (s *Source) end(lists uint64) {
+	s.settled = max(s.settled, lists)
+	close(s.ended)
+	s.ended = make(chan struct{})
 }
 
 func (prepared) Specs() []toolhost.Spec { return nil }
 
-func (prepared) Discard() {}
+// Discard ends the pass: the config was refused, the list waits for the
+// next one.
+func (p prepared) Discard() {
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	p.s.end(p.lists)
+}
 
 // Commit takes the server's list as it is now, leaving out a tool whose
 // name is taken by a tool of this machine (or by an earlier tool of the
 // list).
 func (p prepared) Commit(taken func(string) bool) []string {
-	p.s.mu.Lock()
-	lists := p.s.lists // every list counted so far is in the client's, read below
-	p.s.mu.Unlock()
 	var tools []toolhost.Tool
 	var left []string
 	seen := map[string]bool{}
@@ -125,9 +140,7 @@ func (p prepared) Commit(taken func(string) bool) []string {
 	}
 	p.s.mu.Lock()
 	p.s.cfg, p.s.tools, p.s.left = p.cfg, tools, left
-	p.s.inForce = lists
-	close(p.s.committed)
-	p.s.committed = make(chan struct{})
+	p.s.end(p.lists)
 	p.s.mu.Unlock()
 	return left
 }

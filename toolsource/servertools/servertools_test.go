@@ -17,9 +17,10 @@ import (
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
-// A new list from the server is said to be offered only once a commit took
-// it in, and a server tool whose name is taken is left out with a warning
-// in the commit and in status, never an error.
+// A new list from the server is said to be offered only once a pass over
+// the sources ended (committed or refused), and a server tool whose name
+// is taken is left out with a warning in the commit and in status, never
+// an error.
 func TestAListIsOfferedOnceCommittedAndClashesAreLeftOut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -59,14 +60,25 @@ func TestAListIsOfferedOnceCommittedAndClashesAreLeftOut(t *testing.T) {
 		t.Fatalf("state %q before any commit took the list in", st)
 	}
 
+	// A pass that is refused (another source's error) ends the wait too:
+	// the previous tools stay, and the client does not hang.
+	p, err = s.Prepare(cfg, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Discard()
+	if !testwait.Poll(ctx, func() bool { return s.Client().Status().State == bridge.StateOffered }) {
+		t.Fatalf("never offered after a refused pass: %+v", s.Client().Status())
+	}
+	if len(s.Tools()) != 0 {
+		t.Fatalf("a refused pass put tools in force: %v", s.Tools())
+	}
+
 	p, err = s.Prepare(cfg, env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	warnings := p.Commit(func(name string) bool { return name == "vcp_Mine" })
-	if !testwait.Poll(ctx, func() bool { return s.Client().Status().State == bridge.StateOffered }) {
-		t.Fatalf("never offered after the commit: %+v", s.Client().Status())
-	}
 	var names []string
 	for _, tl := range s.Tools() {
 		names = append(names, tl.Spec().Name)
