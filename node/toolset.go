@@ -196,9 +196,9 @@ func (n *Node) commit(pl *plan) (warnings []string) {
 // start runs what pl needs running and returns the registry of its tools.
 // New calls it before the dispatcher exists; later, commit.
 func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
-	// The sources first: MCP servers may wait for new servers to list their
-	// tools, and the plugin scan, once published, should not wait long for
-	// its registry.
+	// The sources in their order: the MCP servers, which may wait for new
+	// servers to list their tools, before the plugin folders, whose scan,
+	// once published, should not wait long for its registry.
 	sourceTools, yielding, warnings := n.commitSources(pl.sources, pl.taken)
 	reg := toolhost.NewRegistry()
 	local := append(slices.Clone(pl.tools), sourceTools...)

@@ -18,7 +18,7 @@ func WithToolSource(src toolsource.Source) Option {
 	return func(n *Node) { n.sources = append(n.sources, src) }
 }
 
-// toolEnv is the ToolEnv the node gives its sources.
+// toolEnv is what the node gives its sources to prepare cfg with.
 func (n *Node) toolEnv(cfg config.Config) toolsource.Env {
 	// The node's own files are never read or written, even inside a root.
 	deny := cfg.OwnFiles("", n.getenv, os.Geteuid())
