@@ -15,12 +15,17 @@ import (
 // the descriptors it places). vcpnode itself needs none of them: systemd's
 // notify socket is a path in $NOTIFY_SOCKET, and the control socket is
 // one vcpnode opens. Call it before the first child starts.
-func KeepFromChildren() error {
-	err := unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
+func KeepFromChildren() error { return CloseOnExecFrom(3) }
+
+// CloseOnExecFrom marks every file descriptor from first up close-on-exec:
+// the sandbox's launcher calls it with the number of descriptors its
+// command is given, whatever the process that started it held.
+func CloseOnExecFrom(first int) error {
+	err := unix.CloseRange(uint(first), math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC)
 	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL) {
 		// close_range before Linux 5.9, or without CLOSE_RANGE_CLOEXEC
 		// before 5.11 (or a seccomp filter refusing it).
-		return closeOnExecListed("/proc/self/fd")
+		return closeOnExecListed("/proc/self/fd", first)
 	}
 	return err
 }

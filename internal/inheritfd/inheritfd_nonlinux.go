@@ -6,4 +6,4 @@ package inheritfd
 // close-on-exec (see the Linux one for why). /dev/fd lists them on macOS;
 // on a BSD without fdescfs it lists only 0-2, and inherited descriptors
 // above those stay open in children.
-func KeepFromChildren() error { return closeOnExecListed("/dev/fd") }
+func KeepFromChildren() error { return closeOnExecListed("/dev/fd", 3) }

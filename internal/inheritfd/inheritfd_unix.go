@@ -9,11 +9,11 @@ import (
 	"syscall"
 )
 
-// closeOnExecListed marks close-on-exec every descriptor above stderr that
+// closeOnExecListed marks close-on-exec every descriptor from first up that
 // dir (/proc/self/fd, /dev/fd) lists. The one reading dir is closed again
 // by then, and marking a descriptor that already has the flag, or is
 // gone, changes nothing.
-func closeOnExecListed(dir string) error {
+func closeOnExecListed(dir string, first int) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("list open files: %w", err)
@@ -24,7 +24,7 @@ func closeOnExecListed(dir string) error {
 		return fmt.Errorf("list open files: %w", err)
 	}
 	for _, name := range names {
-		if fd, err := strconv.Atoi(name); err == nil && fd > 2 {
+		if fd, err := strconv.Atoi(name); err == nil && fd >= first {
 			syscall.CloseOnExec(fd)
 		}
 	}

@@ -53,13 +53,13 @@ func TestKeepFromChildren(t *testing.T) {
 // macOS).
 func TestCloseOnExecListed(t *testing.T) {
 	fd := inheritedFD(t)
-	if err := closeOnExecListed("/dev/fd"); err != nil {
+	if err := closeOnExecListed("/dev/fd", 3); err != nil {
 		t.Fatal(err)
 	}
 	if !closeOnExec(t, fd) {
 		t.Errorf("fd %d still has no close-on-exec", fd)
 	}
-	if err := closeOnExecListed(t.TempDir() + "/missing"); err == nil {
+	if err := closeOnExecListed(t.TempDir()+"/missing", 3); err == nil {
 		t.Error("no error for a directory that does not exist")
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	"kernel.org/pub/linux/libs/security/libcap/cap"
+
+	"github.com/vcpnode/vcpnode/internal/inheritfd"
 )
 
 // The launcher side: a binary that imports this package and is started
@@ -36,6 +38,11 @@ func launcherMain(specArg, statusArg string) {
 	fail := statusReporter(statusFd)
 	l, err := readLaunch(specArg)
 	if err != nil {
+		fail("read", err)
+	}
+	// The command's fds are those below the launch's (launchFiles.args).
+	first, _ := strconv.Atoi(specArg)
+	if err := inheritfd.CloseOnExecFrom(first); err != nil {
 		fail("read", err)
 	}
 	confineAndExec(l, os.Environ(), fail)
