@@ -13,6 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -248,7 +249,7 @@ func TestLongWireValuesAreClippedInTheLog(t *testing.T) {
 	}
 	h.waitLog(fmt.Sprintf("…(%d bytes)", len(long)))
 	for _, line := range strings.Split(h.logs.String(), "\n") {
-		if strings.Contains(line, `"message":"execute_tool"`) && strings.Contains(line, strings.Repeat("x", MaxLogValue+1)) {
+		if strings.Contains(line, `"message":"execute_tool"`) && strings.Contains(line, strings.Repeat("x", humantext.WireLogBytes+1)) {
 			t.Fatalf("the session logged the tool name whole: %.300s…", line)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/hubconn"
+	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/internal/inflight"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -256,11 +257,11 @@ func (s *session) handle(data []byte) {
 	}
 	switch m := msg.(type) {
 	case wsproto.ExecuteTool:
-		s.log.Debug().Str("request_id", clip(m.RequestID)).Str("tool", clip(m.ToolName)).Msg("execute_tool")
+		s.log.Debug().Str("request_id", humantext.ClipWire(m.RequestID)).Str("tool", humantext.ClipWire(m.ToolName)).Msg("execute_tool")
 		s.dispatch(m) // session_calls.go
 	case wsproto.CancelTool:
 		if s.e.host.Cancel(m.RequestID) {
-			s.log.Info().Str("request_id", clip(m.RequestID)).Msg("server cancelled a call after its own timeout")
+			s.log.Info().Str("request_id", humantext.ClipWire(m.RequestID)).Msg("server cancelled a call after its own timeout")
 		}
 	case wsproto.VCPManifestResponse, wsproto.VCPToolResult, wsproto.VCPToolStatus:
 		if s.bridgeOn.Load() {
@@ -269,9 +270,9 @@ func (s *session) handle(data []byte) {
 	case wsproto.ConnectionAck:
 		// Only recorded: old servers never send it, so nothing waits on it.
 		s.e.state.update(func(st *connState) { st.ServerID = m.ServerID })
-		s.log.Info().Str("server_id", clip(m.ServerID)).Msg("server acknowledged the connection")
+		s.log.Info().Str("server_id", humantext.ClipWire(m.ServerID)).Msg("server acknowledged the connection")
 	default:
-		s.log.Debug().Str("type", clip(string(msg.MessageType()))).Msg("ignored a frame the node does not handle")
+		s.log.Debug().Str("type", humantext.ClipWire(string(msg.MessageType()))).Msg("ignored a frame the node does not handle")
 	}
 }
 
@@ -309,7 +310,7 @@ func (s *session) sendResult(o toolhost.Outcome) {
 		}
 		frame, err := wsproto.Encode(wsproto.ToolResult{RequestID: o.RequestID, Status: wsproto.StatusError, Error: "the node could not send this result: " + err.Error()})
 		if err != nil {
-			s.log.Error().Err(err).Str("request_id", clip(o.RequestID)).Msg("cannot encode a tool_result")
+			s.log.Error().Err(err).Str("request_id", humantext.ClipWire(o.RequestID)).Msg("cannot encode a tool_result")
 			return
 		}
 		out = outFrame{data: frame}
@@ -317,7 +318,7 @@ func (s *session) sendResult(o toolhost.Outcome) {
 	if err := s.enqueue(out); err != nil {
 		out.discard()
 		s.e.warnings.Warn(s.log, "result-dropped", func(e *zerolog.Event) {
-			e.Str("request_id", clip(o.RequestID)).Msg("result dropped: the connection that carried the call is gone, and the server has already failed it")
+			e.Str("request_id", humantext.ClipWire(o.RequestID)).Msg("result dropped: the connection that carried the call is gone, and the server has already failed it")
 		})
 	}
 }

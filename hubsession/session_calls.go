@@ -3,6 +3,7 @@ package hubsession
 import (
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -11,7 +12,7 @@ import (
 // call context; its answer goes out on this connection.
 func (s *session) dispatch(m wsproto.ExecuteTool) {
 	if !s.calls.Begin() {
-		s.log.Warn().Str("request_id", clip(m.RequestID)).Str("tool", clip(m.ToolName)).
+		s.log.Warn().Str("request_id", humantext.ClipWire(m.RequestID)).Str("tool", humantext.ClipWire(m.ToolName)).
 			Msg("execute_tool arrived after the node's close frame went out: not run and not answered")
 		return
 	}

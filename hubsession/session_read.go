@@ -10,9 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"strconv"
-	"unicode/utf8"
-
+	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -238,26 +236,10 @@ func (s *session) refuseBusy(frame []byte) {
 			Err: fmt.Sprintf("node busy: %d bytes of frames are already waiting to be decoded; try again later", s.e.decodeBudget.size)})
 	}
 	s.e.warnings.Warn(s.log, "busy", func(e *zerolog.Event) {
-		e.Str("type", clip(string(typ))).Str("request_id", clip(id)).Int("bytes", len(frame)).
+		e.Str("type", humantext.ClipWire(string(typ))).Str("request_id", humantext.ClipWire(id)).Int("bytes", len(frame)).
 			Msg("node busy decoding earlier frames: refused a frame")
 	})
 }
 
 // Warnings the server can cause at any rate go through e.warnings, a
 // toolhost.WarnLimiter; values taken from the wire are clipped.
-
-// MaxLogValue bounds a value taken from the wire in a log line: a requestId
-// can be megabytes long.
-const MaxLogValue = 128
-
-// clip shortens a value from the wire for a log line, saying how long it was.
-func clip(s string) string {
-	if len(s) <= MaxLogValue {
-		return s
-	}
-	cut := MaxLogValue
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…(" + strconv.Itoa(len(s)) + " bytes)"
-}

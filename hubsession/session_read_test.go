@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -208,7 +209,7 @@ func TestGarbageFloodLogsBoundedLines(t *testing.T) {
 			t.Errorf("a log line of %d bytes: %.200s…", len(line), line)
 		}
 	}
-	if strings.Count(logs, strings.Repeat("r", MaxLogValue+1)) != 0 {
+	if strings.Count(logs, strings.Repeat("r", humantext.WireLogBytes+1)) != 0 {
 		t.Error("a request id longer than the clip length reached the log")
 	}
 }

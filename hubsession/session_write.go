@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -92,7 +93,7 @@ func (s *session) writeStream(st *streamedResult) error {
 		if body.err != nil { // the connection failed, not the result
 			return config.RedactErr(fmt.Errorf("write: %w", body.err))
 		}
-		s.log.Error().Err(err).Str("request_id", clip(st.requestID)).
+		s.log.Error().Err(err).Str("request_id", humantext.ClipWire(st.requestID)).
 			Msg("a streamed result failed after its frame was begun; closing the connection (the server fails the call)")
 		return fmt.Errorf("%w: %w", errStreamBroken, err)
 	}

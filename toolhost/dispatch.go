@@ -14,6 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/toolhost/schema"
 )
 
@@ -227,18 +228,18 @@ func (d *Dispatcher) Dispatch(ctx context.Context, toolName string, in Call, rep
 		reply = func(Outcome) {}
 	}
 	if in.RequestID == "" {
-		d.log.Warn().Str(fieldTool, toolName).Msg("ignored a call without a requestId")
+		d.log.Warn().Str(fieldTool, humantext.ClipWire(toolName)).Msg("ignored a call without a requestId")
 		return false
 	}
 	if ev := d.log.Debug(); ev.Enabled() {
-		ev.Str(fieldTool, toolName).Str(fieldRequestID, in.RequestID).Bool(fieldLocal, in.Local).
+		ev.Str(fieldTool, humantext.ClipWire(toolName)).Str(fieldRequestID, humantext.ClipWire(in.RequestID)).Bool(fieldLocal, in.Local).
 			Strs(fieldArgNames, argNames(in.Args)).Msg("call received")
 	}
 	now := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, dup := d.calls[in.RequestID]; dup {
-		d.log.Warn().Str(fieldTool, toolName).Str(fieldRequestID, in.RequestID).
+		d.log.Warn().Str(fieldTool, humantext.ClipWire(toolName)).Str(fieldRequestID, humantext.ClipWire(in.RequestID)).
 			Msg("ignored a duplicate call: a call with this requestId is already queued or running")
 		return false
 	}

@@ -267,14 +267,15 @@ func (d *Dispatcher) Observe(f func(CallRecord)) {
 // logDone writes the one info line every call gets, and tells the
 // observers. Argument values are never logged here.
 func (d *Dispatcher) logDone(tool string, in Call, o Outcome, total, queued time.Duration, approval ApprovalDecision) {
+	// The names come from the wire: a record and a log line carry them clipped.
 	rec := CallRecord{
-		Tool: tool, RequestID: in.RequestID, Local: in.Local, Outcome: outcomeKind(o), Result: o.Result,
+		Tool: humantext.ClipWire(tool), RequestID: humantext.ClipWire(in.RequestID), Local: in.Local, Outcome: outcomeKind(o), Result: o.Result,
 		Approval: approval, Duration: total, Queued: queued, Finished: time.Now(),
 	}
 	if e, _, ok := d.view.Load().reg.resolve(tool); ok {
 		rec.FromServer = e.spec.FromServer
 	}
-	ev := d.log.Info().Str(fieldTool, tool).Str(fieldRequestID, in.RequestID).
+	ev := d.log.Info().Str(fieldTool, rec.Tool).Str(fieldRequestID, rec.RequestID).
 		Dur(fieldDuration, total).Str(fieldOutcome, rec.Outcome)
 	if approval != "" {
 		ev = ev.Str(fieldApproval, string(approval))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 func TestDispatchDeadline(t *testing.T) {
@@ -342,5 +343,31 @@ func TestSecondsText(t *testing.T) {
 		if got := secondsText(d); got != want {
 			t.Errorf("secondsText(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestFinishedLineClipsWireValues: the tool name and request id a server
+// sends go into the "call finished" line clipped, however long they are.
+func TestFinishedLineClipsWireValues(t *testing.T) {
+	logs := &testlog.Buffer{}
+	d := newLoggedDispatcher(t, Policy{}, Limits{}, logs)
+	long := strings.Repeat("x", 1<<20)
+	r := newReplies()
+	dispatch(t, d, long, long, r)
+	if o := r.next(t); o.OK() {
+		t.Fatalf("an unknown tool answered %v", o)
+	}
+	var line string
+	testwait.For(t, "the call finished line", func() bool {
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "call finished") {
+				line = l
+				return true
+			}
+		}
+		return false
+	})
+	if len(line) > 2048 || !strings.Contains(line, "(1048576 bytes)") {
+		t.Errorf("the call finished line is %d bytes, want the wire values clipped with their size: %.300s", len(line), line)
 	}
 }

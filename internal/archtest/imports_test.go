@@ -136,7 +136,7 @@ func TestModuleImportsAllowed(t *testing.T) {
 		"observer": {"config", "controlapi", "events", "hubconn", "toolhost", "wsproto"},
 		// The hub session: liveness is hubconn's, calls and tools the
 		// node's (Host), placeholder pushes the feed's, callbacks the outbox's.
-		"hubsession": {"config", "controlapi", "hubconn", "internal/inflight", "outbox", "placeholders/feed", "toolhost", "wsproto"},
+		"hubsession": {"config", "controlapi", "hubconn", "internal/humantext", "internal/inflight", "outbox", "placeholders/feed", "toolhost", "wsproto"},
 		// sd_notify: the status line is redacted with config's rule.
 		"sdnotify": {"config"},
 		// The outbox stores callbacks; the session hands it a send function.

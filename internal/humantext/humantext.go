@@ -5,6 +5,7 @@
 package humantext
 
 import (
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -80,6 +81,20 @@ func Truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// WireLogBytes bounds a value taken from the wire in a log line: a request
+// id or a tool name a server sends can be megabytes long.
+const WireLogBytes = 128
+
+// ClipWire shortens a value taken from the wire for a log line to its first
+// WireLogBytes bytes, saying how long it was; a shorter one is returned as
+// it is.
+func ClipWire(s string) string {
+	if len(s) <= WireLogBytes {
+		return s
+	}
+	return Truncate(s, WireLogBytes) + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // Clip shortens a value quoted in a message to its first n bytes followed
