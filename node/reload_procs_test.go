@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -30,12 +31,18 @@ func directManifest(name string) string {
 		`"communication":{"protocol":"direct","timeout":20000}}`
 }
 
-// alivePid reads the pid in path and says whether that process runs.
+// alivePid reads the pid in path, written by a process working in the
+// file's folder, and says whether that process runs. A confined process
+// writes the pid of its PID namespace: the pid returned is this
+// process's view of it.
 func alivePid(t *testing.T, path string) int {
 	t.Helper()
 	pid, err := strconv.Atoi(fileText(path))
 	if err != nil {
 		t.Fatalf("%s holds no pid: %v", path, err)
+	}
+	if host := proctreetest.HostPid(pid, filepath.Dir(path)); host != 0 {
+		pid = host
 	}
 	if err := signalPid(pid, syscall.Signal(0)); err != nil {
 		t.Errorf("process %d (from %s) is gone: %v", pid, path, err)
@@ -104,10 +111,10 @@ func TestRefusedReloadStartsAndStopsNothing(t *testing.T) {
 		if got := fileText(filepath.Join(hybrid, "shutdowns.txt")); got != "" {
 			t.Errorf("%s: the direct plugin's shutdown() ran %d times", what, len(got))
 		}
-		if res := h.call(c, "Hybrid", nil); res.Status != wsproto.StatusSuccess || firstText(t, res) != "host "+strconv.Itoa(hostPid) {
+		if res := h.call(c, "Hybrid", nil); res.Status != wsproto.StatusSuccess || firstText(t, res) != "host "+fileText(filepath.Join(hybrid, "pid.txt")) {
 			t.Errorf("%s: Hybrid answered %+v", what, res)
 		}
-		if res := h.call(c, "McpOne", nil); res.Status != wsproto.StatusSuccess || firstText(t, res) != "hello from "+strconv.Itoa(onePid) {
+		if res := h.call(c, "McpOne", nil); res.Status != wsproto.StatusSuccess || firstText(t, res) != "hello from "+fileText(filepath.Join(oneDir, "pid")) {
 			t.Errorf("%s: McpOne answered %+v", what, res)
 		}
 	}

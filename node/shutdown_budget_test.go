@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -59,6 +60,10 @@ func TestShutdownKillsAPluginThatIgnoresSIGTERM(t *testing.T) {
 		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil
 	})
+	// The pid of its PID namespace, where it works in its folder.
+	if host := proctreetest.HostPid(pid, filepath.Dir(pidFile)); host != 0 {
+		pid = host
+	}
 	began := time.Now()
 	h.stop()
 	msg, err := c.WaitFor(h.ctx, func(m wsproto.Message) bool {

@@ -60,7 +60,8 @@ func TestSandboxConfinesCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !proctreetest.Gone(pid) {
+	// The pid of its PID namespace, where it ran in dir.
+	if !proctreetest.GoneIn(pid, dir) {
 		t.Errorf("the shell %d outlived its run", pid)
 	}
 

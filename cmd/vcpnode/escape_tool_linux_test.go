@@ -36,8 +36,8 @@ func escapeScript(self, sock string) string {
 		}
 		return p
 	}
-	// The escapee: its own pid (from /proc, whatever pid namespace it is
-	// in), the control attack, then sleep under that pid.
+	// The escapee: its own pid (from /proc: its call's PID namespace's),
+	// the control attack, then sleep under that pid.
 	body := fmt.Sprintf(`read -r pid rest < /proc/self/stat; %s=%s %s > "$1.ctl" 2>&1; echo $pid > "$1.pid"; exec %s 1000`,
 		attackControlEnv, sock, self, need("sleep"))
 	return fmt.Sprintf(`mode=$1
@@ -85,7 +85,9 @@ func escapees(t *testing.T, dir string) []escapee {
 		} else if s := read(".refused"); s != "" {
 			e.refused = s + ": " + read(".err")
 		} else if pid, err := strconv.Atoi(read(".pid")); err == nil {
-			e.pid, e.control = pid, read(".ctl")
+			// The pid of the call's PID namespace, as this process sees it
+			// (it works in dir); 0: it runs no more.
+			e.pid, e.control = proctreetest.HostPid(pid, dir), read(".ctl")
 		} else {
 			t.Fatalf("route %s left neither a pid nor a refusal (out %q, err %q)", r, read(".out"), read(".err"))
 		}
@@ -179,8 +181,10 @@ read = [%q]
 				}
 				continue
 			}
-			all = append(all, e.pid)
-			pids = append(pids, e.pid)
+			if e.pid != 0 {
+				all = append(all, e.pid)
+				pids = append(pids, e.pid)
+			}
 			if n := strings.Count(e.control, "refused "); n != len(controlEndpoints) {
 				t.Errorf("route %s (pid %d): %d of %d control endpoints refused:\n%s", e.route, e.pid, n, len(controlEndpoints), e.control)
 			}

@@ -93,9 +93,10 @@ func TestSandboxRun(t *testing.T) {
 // TestConfigCheckSandboxNotEnforced: config check says what this machine
 // cannot enforce of the profiles in use, and what status says it does not
 // enforce at all, and fails with sandbox.require.
-// The machine is a real one that cannot hold a cpu limit: the check runs
-// under `vcpnode sandbox run`, whose default profile keeps it from making
-// cgroups (and cpu has no rlimit to fall back on).
+// The machine is a real one that cannot hold a cpu limit nor make
+// namespaces: the check runs under `vcpnode sandbox run`, whose default
+// profile keeps it from making cgroups (and cpu has no rlimit to fall back
+// on) and namespaces.
 func TestConfigCheckSandboxNotEnforced(t *testing.T) {
 	sandboxtest.NeedLandlock(t)
 	dir := t.TempDir()
@@ -114,7 +115,7 @@ func TestConfigCheckSandboxNotEnforced(t *testing.T) {
 	// Then what status would say of the machine: no cgroup, so memory is
 	// per process at best.
 	lines := strings.Split(out, "\n")
-	if code != 0 || len(lines) != 4 || lines[0] != "warning: not enforced on this machine for the profiles in use: cpu limit; sandbox.require = true would refuse to start" ||
+	if code != 0 || len(lines) != 4 || lines[0] != "warning: not enforced on this machine for the profiles in use: PID namespace, cpu limit; sandbox.require = true would refuse to start" ||
 		!strings.HasPrefix(lines[1], "warning: not enforced on this machine (as vcpnode status says): ") || !strings.Contains(lines[1], "memory limit") ||
 		lines[2] != "config OK" {
 		t.Errorf("confined config check: code %d, stdout %q, stderr %q", code, out, errOut)
@@ -122,7 +123,7 @@ func TestConfigCheckSandboxNotEnforced(t *testing.T) {
 
 	write("require = true")
 	code, out, errOut = vcpnodeProc(t, dir, "sandbox", "run", "--", selfPath(t), "config", "check", "-c", path)
-	want := path + ": sandbox profiles cannot be enforced here (sandbox.require is set): not enforced for the profiles in use: cpu limit\n"
+	want := path + ": sandbox profiles cannot be enforced here (sandbox.require is set): not enforced for the profiles in use: PID namespace, cpu limit\n"
 	if code != exitError || out != want || !strings.Contains(errOut, "1 problem") {
 		t.Errorf("confined config check with require: code %d, stdout %q (want %q), stderr %q", code, out, want, errOut)
 	}

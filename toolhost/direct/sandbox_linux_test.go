@@ -94,6 +94,10 @@ func TestSandboxConfinesDirectHost(t *testing.T) {
 			if err := json.Unmarshal(own.(json.RawMessage), &res); err != nil || res.Pid == 0 {
 				t.Fatalf("no pid in %s: %v", asJSON(t, own), err)
 			}
+			// The pid of its PID namespace, where it runs in its folder.
+			if host := proctreetest.HostPid(res.Pid, dir); host != 0 {
+				res.Pid = host
+			}
 			pids = append(pids, res.Pid)
 			if _, err := invoke(nil, tool, map[string]string{"mode": "write"}, ""); err != nil {
 				t.Errorf("writing its own folder: %v", err)

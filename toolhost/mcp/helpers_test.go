@@ -151,12 +151,16 @@ func (f *fixture) waitMarker(server, name string) string {
 	return f.marker(server, name)
 }
 
-// pid is the process id the server's latest process wrote.
+// pid is the process id the server's latest process wrote, as this
+// process sees it (a confined server reports its PID namespace's).
 func (f *fixture) pid(server string) int {
 	f.t.Helper()
 	n, err := strconv.Atoi(f.waitMarker(server, "pid"))
 	if err != nil {
 		f.t.Fatal(err)
+	}
+	if host := proctreetest.HostPid(n, filepath.Join(f.dir, server)); host != 0 {
+		return host
 	}
 	return n
 }

@@ -47,7 +47,7 @@ func (m *Manager) startCmd(newCmd func() *exec.Cmd) (*exec.Cmd, *Tree, error) {
 		env = os.Environ()
 	}
 	cmd.Env = withMarker(env, t)
-	cmd.SysProcAttr = t.SysProcAttr()
+	cmd.SysProcAttr = withCallerSys(t.SysProcAttr(), cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		t.Release()
 		return nil, t, err

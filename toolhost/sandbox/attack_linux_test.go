@@ -6,11 +6,14 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/vcpnode/vcpnode/internal/testuser"
+	"github.com/vcpnode/vcpnode/internal/testwait"
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 // attackPrelude is what every attack script starts with: try(name, fn)
@@ -130,7 +133,8 @@ func TestAttackPrivilegeIsRefused(t *testing.T) {
 				t.Errorf("%s: %s = %q, want none", profile, k, got[k])
 			}
 		}
-		if root && got["CapBnd"] != "none" {
+		// An ordinary user's call empties it inside its user namespace.
+		if (root || e.sb.caps.UserNS) && got["CapBnd"] != "none" {
 			t.Errorf("%s: CapBnd = %q, want none", profile, got["CapBnd"])
 		}
 		want := map[string]string{"reboot": "EPERM", "packet socket": "EPERM", "raw socket": "EPERM",
@@ -244,7 +248,7 @@ try_("TIOCLINUX", lambda: sc("ioctl", 0, 0x541C, ctypes.addressof(c)))
 }
 
 // userAttackTests run again as an ordinary user by TestAttacksAsOrdinaryUser.
-const userAttackTests = "^(TestLaunchConfinesTheCommand|TestAttackPrivilegeIsRefused|TestAttackNetworkFamilies|TestAttackTIOCSTI|TestAttackDevices|TestAttackSharedMemoryIsPrivate|TestAttackOtherToolsProc)$"
+const userAttackTests = "^(TestLaunchConfinesTheCommand|TestAttackPrivilegeIsRefused|TestAttackNetworkFamilies|TestAttackTIOCSTI|TestAttackDevices|TestAttackSharedMemoryIsPrivate|TestAttackOtherToolsProc|TestAttackLeftoverDiesWithTheCall|TestLaunchEndsAsTheCommand|TestProbeSeesTheNamespaces)$"
 
 // TestAttacksAsOrdinaryUser runs the attack tests again in a copy of this
 // test binary started as nobody (uid 65534): a daemon run by an ordinary
@@ -305,8 +309,9 @@ func TestAttackDevices(t *testing.T) {
 }
 
 // TestAttackSharedMemoryIsPrivate: what a call leaves in /dev/shm is gone
-// when it ends, and Python's multiprocessing (semaphores in /dev/shm)
-// still works. Only a root daemon's launcher can mount a private /dev/shm.
+// when it ends (each call has a tmpfs of its own there), and Python's
+// multiprocessing (semaphores in /dev/shm) still works. With the
+// namespaces switched off the same file stays behind: the leak is real.
 func TestAttackSharedMemoryIsPrivate(t *testing.T) {
 	t.Parallel()
 	e := newConfinedEnv(t, nil)
@@ -324,42 +329,81 @@ if __name__ == "__main__":
 	if code != 0 || out != "[1, 4, 9]\nlock ok\n" {
 		t.Errorf("multiprocessing under default: exit %d, %q %s", code, out, stderr)
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("an ordinary user's launcher has no mount namespace: /dev/shm is the machine's (sandbox check says so)")
-	}
+	e.needNamespaces(t)
 	name := "vcpnode-test-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(e.dir)
-	shared := filepath.Join("/dev/shm", name)
-	t.Cleanup(func() { os.Remove(shared) })
-	if out, stderr, code := e.sh(t, Default, "echo left > "+shared+" && cat "+shared); code != 0 || out != "left\n" {
-		t.Fatalf("write in /dev/shm: exit %d %q %s", code, out, stderr)
+	for _, shared := range []string{filepath.Join("/dev/shm", name)} {
+		t.Cleanup(func() { os.Remove(shared) })
+		if out, stderr, code := e.sh(t, Default, "echo left > "+shared+" && cat "+shared); code != 0 || out != "left\n" {
+			t.Fatalf("write in %s: exit %d %q %s", shared, code, out, stderr)
+		}
+		if _, err := os.Stat(shared); !os.IsNotExist(err) {
+			t.Errorf("the call's %s outlived it: %v", shared, err)
+		}
 	}
-	if _, err := os.Stat(shared); !os.IsNotExist(err) {
-		t.Errorf("the call's /dev/shm file outlived it: %v", err)
+	// Without the namespaces, they stay: the test would see a leak.
+	off := newConfinedEnv(t, nil).withoutNamespaces()
+	for _, shared := range []string{filepath.Join("/dev/shm", name)} {
+		if _, stderr, code := off.sh(t, Default, "echo left > "+shared); code != 0 {
+			t.Fatalf("write in %s without namespaces: %s", shared, stderr)
+		}
+		if _, err := os.Stat(shared); err != nil {
+			t.Errorf("without namespaces: %v: the script does not attack", err)
+		}
 	}
-	// Unconfined, it stays: the test would see a leak.
-	if _, _, code := e.sh(t, None, "echo left > "+shared); code != 0 {
-		t.Fatal("unconfined write in /dev/shm failed")
-	}
-	if _, err := os.Stat(shared); err != nil {
-		t.Errorf("unconfined: %v", err)
+}
+
+// TestAttackLeftoverDiesWithTheCall: a process a call leaves behind after
+// a setsid, an emptied environment and a double fork ends with the call,
+// also where the daemon tracks trees by walking /proc (an ordinary user's
+// daemon): it is still in the call's PID namespace, which ends with the
+// tree's init. Without the namespaces it usually gets away (logged).
+func TestAttackLeftoverDiesWithTheCall(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []proctree.Mode{proctree.ModeAuto, proctree.ModeSubreaper} {
+		e := newConfinedEnvMode(t, nil, mode)
+		e.needNamespaces(t)
+		token := strconv.Itoa(900+os.Getpid()%100) + "." + strconv.Itoa(int(mode)) + strconv.Itoa(os.Getpid())
+		// The call waits until its leftover runs, then ends.
+		script := `setsid sh -c 'env -i /bin/sh -c "sleep ` + token + ` </dev/null >/dev/null 2>&1 &"' </dev/null >/dev/null 2>&1 &
+i=0; until grep -qs ` + token + ` /proc/[0-9]*/cmdline; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.005; done; exit 0`
+		if _, stderr, code := e.sh(t, Default, script); code != 0 {
+			t.Fatalf("%s: the leftover did not start: exit %d %s", mode, code, stderr)
+		}
+		testwait.For(t, "the leftover to end with its call ("+mode.String()+")", func() bool { return findCmdline("sleep\x00"+token) == "" })
+
+		off := newConfinedEnvMode(t, nil, mode).withoutNamespaces()
+		if _, _, code := off.sh(t, Default, script); code == 0 {
+			if pid := findCmdline("sleep\x00" + token); pid != "" {
+				t.Logf("%s without namespaces: the leftover %s outlived its call", mode, pid)
+				if n, err := strconv.Atoi(pid); err == nil {
+					_ = syscall.Kill(n, syscall.SIGKILL)
+				}
+			}
+		}
 	}
 }
 
 // TestAttackOtherToolsProc: a confined tool cannot read another running
-// tool's environment, memory map or open files (where they lead) through
-// /proc, nor the daemon's: each call is a Landlock domain of its own, and Landlock lets a
-// domain inspect (ptrace-read) only processes inside it. Command lines
-// stay readable: /proc shows them to everyone without a PID namespace
-// (sandbox check says so).
+// tool's environment, command line, status, memory map or open files
+// through /proc, nor the daemon's, nor list them: each call has a PID
+// namespace and a /proc of its own, where only its processes exist. Where
+// the kernel gives no namespaces, Landlock (each call a domain of its own,
+// which may inspect only processes inside it) still guards environ, maps
+// and fd; command lines and the list are then readable (sandbox check
+// says so). The same script with the namespaces switched off reads the
+// victim's command line and lists it: the attack is real.
 func TestAttackOtherToolsProc(t *testing.T) {
 	t.Parallel()
 	e := newConfinedEnv(t, nil)
 	if e.sb.Capabilities().LandlockABI < 1 {
 		t.Skip("no Landlock here")
 	}
+	e.needNamespaces(t)
+	marker := "victim-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(e.dir)
+	refused := func(r string) bool { return r == "EACCES" || r == "EPERM" || r == "ENOENT" || r == "ESRCH" }
 	for _, victimProfile := range []string{Default, None} {
 		r, err := e.sb.Wrap(Command{Tool: "victim", Profile: victimProfile, Path: "/bin/sh",
-			Args: []string{"sh", "-c", "exec sleep 60"}, Env: []string{"PATH=/usr/bin:/bin", "VICTIM_SECRET=hunter2"}, Dir: e.dir})
+			Args: []string{"sh", "-c", "sleep 60; : " + marker}, Env: []string{"PATH=/usr/bin:/bin", "VICTIM_SECRET=hunter2"}, Dir: e.dir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,33 +416,57 @@ func TestAttackOtherToolsProc(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pid := strconv.Itoa(proc.Pid)
+		// The victim's shell is running its sleep once the daemon sees the marker.
+		victim := ""
+		testwait.For(t, "the victim to run", func() bool {
+			victim = findCmdline(marker)
+			return victim != ""
+		})
 		script := `
 def read(p):
     with open(p, "rb") as f:
         f.read()
 def fds(p):
     os.readlink(p + "/1")
-for who, pid in (("victim", "` + pid + `"), ("daemon", "` + strconv.Itoa(os.Getpid()) + `")):
+for who, pid in (("victim", "` + victim + `"), ("daemon", "` + strconv.Itoa(os.Getpid()) + `")):
     try_(who + " environ", lambda: read("/proc/%s/environ" % pid))
     try_(who + " maps", lambda: read("/proc/%s/maps" % pid))
     try_(who + " fd", lambda: fds("/proc/%s/fd" % pid))
     try_(who + " cmdline", lambda: read("/proc/%s/cmdline" % pid))
+    try_(who + " status", lambda: read("/proc/%s/status" % pid))
+seen = []
+for d in os.listdir("/proc"):
+    if d.isdigit():
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                if (b"` + marker[:3] + `" + b"` + marker[3:] + `") in f.read():  # not this script's own text
+                    seen.append(d)
+        except OSError:
+            pass
+print("list: " + ("victim seen" if seen else "victim hidden"))
 `
 		for _, profile := range []string{Default, Offline} {
 			got := e.attack(t, profile, script)
 			for _, who := range []string{"victim", "daemon"} {
-				for _, what := range []string{"environ", "maps", "fd"} {
-					if r := got[who+" "+what]; r != "EACCES" && r != "EPERM" {
+				for _, what := range []string{"environ", "maps", "fd", "cmdline", "status"} {
+					if r := got[who+" "+what]; !refused(r) {
 						t.Errorf("%s reading a %s victim's… %s %s: %q, want a refusal", profile, victimProfile, who, what, r)
 					}
 				}
 			}
+			if got["list"] != "victim hidden" {
+				t.Errorf("%s listing /proc with a %s victim: %s", profile, victimProfile, got["list"])
+			}
 		}
 		if victimProfile == Default {
 			// Unconfined, the same script reads the victim: the attack is real.
-			if got := e.attack(t, None, script); got["victim environ"] != "ok" {
+			if got := e.attack(t, None, script); got["victim environ"] != "ok" && os.Geteuid() == 0 {
 				t.Errorf("unconfined: victim environ %q: the script does not attack", got["victim environ"])
+			}
+			// Without the namespaces, Landlock alone leaves the command line and the list.
+			off := newConfinedEnv(t, nil).withoutNamespaces()
+			if got := off.attack(t, Default, script); got["victim cmdline"] != "ok" || got["list"] != "victim seen" {
+				t.Errorf("without namespaces: victim cmdline %q, %s: the script does not attack", got["victim cmdline"], got["list"])
 			}
 		}
 		_ = tree.KillAndWait(5e9)
@@ -406,4 +474,20 @@ for who, pid in (("victim", "` + pid + `"), ("daemon", "` + strconv.Itoa(os.Getp
 		tree.Release()
 		r.Close()
 	}
+}
+
+// findCmdline is the pid (as this process sees it) of a process whose
+// command line holds s, or "".
+func findCmdline(s string) string {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), s) {
+			return d.Name()
+		}
+	}
+	return ""
 }

@@ -68,9 +68,13 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 		asked("network: limited", "", "profile "+strconv.Quote(profile)+" allows every TCP and UDP connection")
 	}
 	add("raw and packet sockets", c.Seccomp || root, "seccomp, or no CAP_NET_RAW", "")
-	if root {
+	switch {
+	case root:
 		add("capabilities: none (effective, permitted, inheritable, ambient, bounding)", true, "capset, PR_CAPBSET_DROP", "dropped by the launcher")
-	} else {
+	case c.UserNS:
+		add("capabilities: none (effective, permitted, inheritable, ambient, bounding)", true, "a user namespace",
+			"the bounding set is emptied inside the call's user namespace")
+	default:
 		add("capabilities: none (effective, permitted, inheritable, ambient)", true, "nothing: an ordinary user's daemon has none",
 			"the bounding set stays as given (dropping it needs CAP_SETPCAP); no_new_privs keeps any from being raised")
 	}
@@ -89,15 +93,22 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 	add("no device node made in a writable folder", c.Files || root, landlock+", or no CAP_MKNOD", "")
 	add("devices one by one: null, zero, full, random, urandom; no terminal", c.Files, landlock, "")
 	add("no device ioctls on opened devices", c.LandlockABI >= 5, "Landlock ABI 5 (Linux 6.10)", "")
-	if root {
-		add("/dev/shm private to the call", true, "a mount namespace (CAP_SYS_ADMIN: a root daemon)", "a fresh tmpfs, gone with the call")
-	} else {
-		add("/dev/shm private to the call", false, "a mount namespace (CAP_SYS_ADMIN: a root daemon)",
-			"/dev/shm is the machine's: a call's files there outlive it and other users' tools can read them")
+	nsNeeds := "a root daemon, or user namespaces for an ordinary user's (user.max_user_namespaces > 0, no LSM refusing them)"
+	nsDetail := func(held string) string {
+		if c.PidNS {
+			return held
+		}
+		return c.NSWhy
 	}
+	add("/dev/shm private to the call", c.PrivateShm, "a mount namespace: "+nsNeeds,
+		nsDetail("a fresh tmpfs, gone with the call"))
 	add("/tmp and /var/tmp not writable (a private TMPDIR instead)", c.Files, landlock, "")
-	add("other tools' and the daemon's /proc environ, maps, mem, fd", c.Files, landlock+" (ptrace scoping)", "")
-	add("other processes' command lines and the process list hidden", false, "a PID namespace", "not made: /proc/PID/cmdline is readable as for every process")
+	add("other tools' and the daemon's /proc environ, maps, mem, fd", c.Files || c.PidNS, landlock+" (ptrace scoping), or a PID namespace", "")
+	add("other tools' command lines, status and the process list hidden", c.PidNS, "a PID namespace and its own /proc: "+nsNeeds,
+		nsDetail("the call sees its own processes only; its init ends them all with the call"))
+	if !c.PidNS {
+		out[len(out)-1].Detail = "other tools' command lines are readable: " + c.NSWhy
+	}
 	add("no signals or abstract Unix sockets outside the call", c.LandlockABI >= 6, "Landlock ABI 6 (Linux 6.12)", "")
 	for _, l := range []struct {
 		name, how string

@@ -29,7 +29,7 @@ func (s *Sandbox) Probe(trees *proctree.Manager, profile string, uid int) ([]Pro
 	}
 	defer os.RemoveAll(dir)
 	r, err := s.Wrap(Command{Tool: "sandbox check", Kind: "probe", Profile: profile, Path: cat,
-		Args: []string{"cat", "/proc/self/status", "/proc/self/mountinfo"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir})
+		Args: []string{"cat", "/proc/self/status", "/proc/self/mountinfo", "/proc/1/cmdline"}, Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir})
 	if err != nil {
 		return nil, err
 	}
@@ -49,9 +49,11 @@ func (s *Sandbox) Probe(trees *proctree.Manager, profile string, uid int) ([]Pro
 	_, _ = proc.Wait()
 	_ = tree.KillAndWait(5e9)
 	tree.Release()
-	status, shm := readProbe(out)
-	ownShm, _ := os.ReadFile("/proc/self/mountinfo")
-	_, mine := readProbe(ownShm)
+	status, mounts := readProbe(out)
+	own, _ := os.ReadFile("/proc/self/status")
+	ownMounts, _ := os.ReadFile("/proc/self/mountinfo")
+	ownStatus, _ := readProbe(own)
+	_, mine := readProbe(ownMounts)
 
 	var ps []Protection
 	seen := func(name string, ok bool, detail string) {
@@ -70,17 +72,25 @@ func (s *Sandbox) Probe(trees *proctree.Manager, profile string, uid int) ([]Pro
 	if s.caps.Seccomp {
 		seen("syscall filter", status["Seccomp"] == 2, fmt.Sprintf("Seccomp %d, filters %d", status["Seccomp"], status["Seccomp_filters"]))
 	}
-	if uid == 0 {
-		// A tmpfs of its own mounted over the machine's.
-		seen("a /dev/shm of its own", shm == mine+1, fmt.Sprintf("%d mounts on /dev/shm, the daemon sees %d", shm, mine))
+	if uid == 0 || s.caps.UserNS {
+		seen("capability bounding set empty", status["CapBnd"] == 0, fmt.Sprintf("CapBnd %x", status["CapBnd"]))
+	}
+	// The launcher's init as PID 1 and the command as PID 2 (its /proc
+	// shows the namespace's pids only), and a /proc and a /dev/shm of its
+	// own mounted over the machine's.
+	init := strings.Contains(string(out), "\n"+launchArg0+"\x00")
+	seen("a PID namespace of its own", init && status["Pid"] == 2,
+		fmt.Sprintf("pid %d, PID 1 the launcher's init: %t; the daemon is pid %d", status["Pid"], init, ownStatus["Pid"]))
+	for _, dir := range []string{"/proc", "/dev/shm"} {
+		seen("a "+dir+" of its own", mounts[dir] == mine[dir]+1, fmt.Sprintf("%d mounts on %s, the daemon sees %d", mounts[dir], dir, mine[dir]))
 	}
 	return ps, nil
 }
 
 // readProbe reads the numbers of a /proc/PID/status and counts the mounts
-// on /dev/shm in a mountinfo.
-func readProbe(out []byte) (status map[string]uint64, shm int) {
-	status = map[string]uint64{}
+// on each mount point of a mountinfo.
+func readProbe(out []byte) (status map[string]uint64, mounts map[string]int) {
+	status, mounts = map[string]uint64{}, map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		line := sc.Text()
@@ -95,9 +105,9 @@ func readProbe(out []byte) (status map[string]uint64, shm int) {
 			}
 			continue
 		}
-		if f := strings.Fields(line); len(f) > 4 && f[4] == "/dev/shm" {
-			shm++
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], "/") {
+			mounts[f[4]]++
 		}
 	}
-	return status, shm
+	return status, mounts
 }

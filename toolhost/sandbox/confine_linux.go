@@ -26,6 +26,9 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 	if err := pol.assembleFilters(); err != nil {
 		return err
 	}
+	if s.caps.PidNS {
+		pol.NS, r.userNS = &nsPlan{}, s.caps.UserNS
+	}
 	if r.groups, err = s.limits.make(p, pol); err != nil {
 		return err
 	}

@@ -25,20 +25,22 @@ func TestGapsOfTheProfilesInUse(t *testing.T) {
 		tools map[string]string
 		want  []string
 	}{
-		{"everything enforced", Capabilities{Files: true, Network: true, Seccomp: true, Memory: "cgroup v2", Pids: "cgroup v2", CPU: "cgroup v2"},
+		{"everything enforced", Capabilities{PidNS: true, Files: true, Network: true, Seccomp: true, Memory: "cgroup v2", Pids: "cgroup v2", CPU: "cgroup v2"},
 			map[string]string{"A": "capped", "B": "nothing"}, nil},
-		{"no cgroup, root", Capabilities{Files: true, Network: true, Seccomp: true, Memory: "rlimit"},
+		{"no cgroup, root", Capabilities{PidNS: true, Files: true, Network: true, Seccomp: true, Memory: "rlimit"},
 			map[string]string{"A": "capped", "B": "nothing"}, []string{"pids limit", "cpu limit"}},
-		{"unused profiles ask for nothing", Capabilities{Files: true, Network: true, Seccomp: true},
+		{"unused profiles ask for nothing", Capabilities{PidNS: true, Files: true, Network: true, Seccomp: true},
 			nil, nil},
-		{"no Landlock", Capabilities{Seccomp: true, Memory: "rlimit", Pids: "rlimit"},
+		{"no Landlock", Capabilities{PidNS: true, Seccomp: true, Memory: "rlimit", Pids: "rlimit"},
 			map[string]string{"A": "default"}, []string{"file access"}},
-		{"no TCP rules, offline in use", Capabilities{Files: true, CPU: "cgroup v1"},
+		{"no TCP rules, offline in use", Capabilities{PidNS: true, Files: true, CPU: "cgroup v1"},
 			map[string]string{"B": "offline"}, []string{"syscall filter", "network"}},
-		{"no TCP rules, the filter keeps offline whole", Capabilities{Files: true, Seccomp: true},
+		{"no TCP rules, the filter keeps offline whole", Capabilities{PidNS: true, Files: true, Seccomp: true},
 			map[string]string{"B": "offline"}, nil},
-		{"no TCP rules, connect_ports in use", Capabilities{Files: true, Seccomp: true},
+		{"no TCP rules, connect_ports in use", Capabilities{PidNS: true, Files: true, Seccomp: true},
 			map[string]string{"B": "ports"}, []string{"network"}},
+		{"no namespaces", Capabilities{Files: true, Network: true, Seccomp: true},
+			map[string]string{"A": "default"}, []string{"PID namespace"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := &Sandbox{caps: c.caps}

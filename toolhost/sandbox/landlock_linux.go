@@ -32,6 +32,8 @@ type policy struct {
 	// Filters are the syscall filter programs (assembleFilters), loaded
 	// in order; the daemon makes one.
 	Filters [][]byte `json:",omitempty"`
+	// NS: the command runs in namespaces of its own (ns_linux.go); nil: the machine's.
+	NS *nsPlan `json:"ns,omitempty"`
 }
 
 // restrictThread confines the calling thread with no_new_privs and Landlock.

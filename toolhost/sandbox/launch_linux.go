@@ -150,6 +150,7 @@ func (r *Run) startProcess(trees *proctree.Manager, a *os.ProcAttr) (*os.Process
 	}
 	la := *a
 	la.Files = append(append([]*os.File(nil), a.Files...), lf.spec, lf.statw)
+	la.Sys = r.launchSys()
 	proc, tree, err := trees.StartProcess("/proc/self/exe", lf.args(len(a.Files)), &la)
 	if err != nil {
 		lf.abandon()
@@ -196,6 +197,7 @@ func (r *Run) startCmd(trees *proctree.Manager, newCmd func() *exec.Cmd) (*exec.
 		c.Path = "/proc/self/exe"
 		c.Args = lf.args(3 + len(c.ExtraFiles))
 		c.ExtraFiles = append(append([]*os.File(nil), c.ExtraFiles...), lf.spec, lf.statw)
+		c.SysProcAttr = r.launchSys()
 		return c
 	})
 	if err != nil {

@@ -8,10 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/internal/testwait"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
@@ -28,11 +32,19 @@ type confinedEnv struct {
 // saying why, where Landlock is missing.
 func newConfinedEnv(t testing.TB, specs map[string]Spec) *confinedEnv {
 	t.Helper()
+	return newConfinedEnvMode(t, specs, proctree.ModeAuto)
+}
+
+// newConfinedEnvMode is newConfinedEnv with its process trees in mode.
+// VCPNODE_TEST_NO_NS=1 switches the call namespaces off for the whole run
+// (to watch the attack tests fail without them).
+func newConfinedEnvMode(t testing.TB, specs map[string]Spec, mode proctree.Mode) *confinedEnv {
+	t.Helper()
 	profiles, err := Resolve(specs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	trees, err := proctree.New(proctree.Options{Log: zerolog.Nop()})
+	trees, err := proctree.New(proctree.Options{Mode: mode, Log: zerolog.Nop()})
 	if err != nil {
 		t.Skipf("no process trees here: %v", err)
 	}
@@ -44,7 +56,30 @@ func newConfinedEnv(t testing.TB, specs map[string]Spec) *confinedEnv {
 	if !sb.Capabilities().Files {
 		t.Skipf("Landlock is not available here: %s", sb.Capabilities().Why)
 	}
-	return &confinedEnv{sb: sb, trees: trees, dir: t.TempDir()}
+	e := &confinedEnv{sb: sb, trees: trees, dir: t.TempDir()}
+	if os.Getenv("VCPNODE_TEST_NO_NS") == "1" {
+		e.withoutNamespaces()
+	}
+	return e
+}
+
+// withoutNamespaces switches the call namespaces off: calls run in the
+// machine's PID and mount namespaces, as where the kernel refuses them.
+func (e *confinedEnv) withoutNamespaces() *confinedEnv {
+	noNamespaces(e.sb)
+	return e
+}
+
+func noNamespaces(sb *Sandbox) {
+	sb.caps.PidNS, sb.caps.PrivateShm, sb.caps.UserNS = false, false, false
+}
+
+// needNamespaces skips, saying why, where calls get no namespaces.
+func (e *confinedEnv) needNamespaces(t *testing.T) {
+	t.Helper()
+	if !e.sb.caps.PidNS && e.sb.caps.NSWhy != "" {
+		t.Skipf("no namespaces for calls here: %s", e.sb.caps.NSWhy)
+	}
 }
 
 // run starts argv under profile and returns its stdout, stderr and exit code.
@@ -167,6 +202,104 @@ func TestLaunchReportsExecErrors(t *testing.T) {
 		cmdRun.Close()
 		if !errors.Is(err, c.want) {
 			t.Errorf("StartCmd %s: %v, want %v", c.path, err, c.want)
+		}
+	}
+}
+
+// TestLaunchEndsAsTheCommand: with the launcher staying as the PID
+// namespace's keeper, the daemon still sees the command's own end — its
+// exit code, the signal that killed it — when the command ends, while what
+// it left running keeps working (an async plugin's worker) until it ends
+// too, and the namespace with it.
+func TestLaunchEndsAsTheCommand(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	e.needNamespaces(t)
+	start := func(script string) (*os.Process, *proctree.Tree, *Run) {
+		t.Helper()
+		r, err := e.sb.Wrap(Command{Tool: "probe", Profile: Default, Path: "/bin/sh", Args: []string{"sh", "-c", script},
+			Env: []string{"PATH=/usr/bin:/bin"}, Dir: e.dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return proc, tree, r
+	}
+	proc, tree, r := start("kill -TERM $$")
+	state, err := proc.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Errorf("a command killed by SIGTERM: %v, want the same end", state)
+	}
+	_ = tree.KillAndWait(5e9)
+	tree.Release()
+	r.Close()
+
+	// A worker left behind waits on a FIFO, then writes its result.
+	fifo, result := filepath.Join(e.dir, "go"), filepath.Join(e.dir, "result")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	proc, tree, r = start(`(read x < ` + fifo + `; echo "worked $x" > ` + result + `) </dev/null >/dev/null 2>&1 & exit 4`)
+	defer r.Close()
+	defer tree.Release()
+	if state, err := proc.Wait(); err != nil || state.ExitCode() != 4 {
+		t.Fatalf("the command's end: %v %v, want exit 4", state, err)
+	}
+	if !tree.Alive() {
+		t.Fatal("the worker ended with the command")
+	}
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteString("late\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	testwait.For(t, "the namespace to end after its last process", func() bool { return !tree.Alive() })
+	if b, err := os.ReadFile(result); err != nil || string(b) != "worked late\n" {
+		t.Errorf("the worker's result: %q %v", b, err)
+	}
+}
+
+// TestProbeSeesTheNamespaces: `sandbox check`'s probe, a command started
+// as a tool's, finds each protection it looks for in force — the PID
+// namespace with the launcher's init as PID 1, its own /proc and /dev/shm
+// among them — and, with the namespaces switched off, says those are not.
+func TestProbeSeesTheNamespaces(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	e.needNamespaces(t)
+	nsLines := []string{"probe: a PID namespace of its own", "probe: a /proc of its own", "probe: a /dev/shm of its own"}
+	ps, err := e.sb.Probe(e.trees, Default, os.Geteuid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Protection{}
+	for _, p := range ps {
+		got[p.Name] = p
+		if p.State != StateEnforced {
+			t.Errorf("%s: %s (%s)", p.Name, p.State, p.Detail)
+		}
+	}
+	for _, name := range nsLines {
+		if _, ok := got[name]; !ok {
+			t.Errorf("no line %q in %v", name, ps)
+		}
+	}
+	ps, err = newConfinedEnv(t, nil).withoutNamespaces().sb.Probe(e.trees, Default, os.Geteuid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if slices.Contains(nsLines, p.Name) && p.State != StateNotEnforced {
+			t.Errorf("without namespaces, %s: %s (%s)", p.Name, p.State, p.Detail)
 		}
 	}
 }

@@ -45,7 +45,7 @@ func launcherMain(specArg, statusArg string) {
 	if err := inheritfd.CloseOnExecFrom(first); err != nil {
 		fail("read", err)
 	}
-	confineAndExec(l, os.Environ(), fail)
+	confineAndExec(l, os.Environ(), first, statusFd, fail)
 }
 
 // statusReporter returns how the launcher reports a failed step on the
@@ -63,23 +63,37 @@ func statusReporter(statusFd int) func(step string, err error) {
 	}
 }
 
-// confineAndExec confines one thread and execs l's command with env on
-// it: execve keeps the calling thread only, so the command gets exactly
-// that thread's confinement. It never returns.
+// confineAndExec confines one thread and execs l's command with env and
+// fds 0 to nfds-1 on it: execve keeps the calling thread only, so the
+// command gets exactly that thread's confinement. In the call's
+// namespaces the thread forks the command instead and the launcher stays
+// (init_linux.go): the status pipe at statusFd is then closed once the
+// command runs. It never returns.
 //
 // The thread is libcap's launch thread (FuncLauncher): there its
 // capability calls change that thread alone, where elsewhere each would
 // stop and signal every thread of the runtime — dozens of times, for the
 // bounding set — which is what a per-call launcher cannot afford.
-func confineAndExec(l *launch, env []string, fail func(step string, err error)) {
+func confineAndExec(l *launch, env []string, nfds, statusFd int, fail func(step string, err error)) {
+	inherited := inheritedFds(nfds)
 	step := "confine"
+	pid := 0
 	_, err := cap.FuncLauncher(func(any) error {
 		if err := l.Policy.apply(); err != nil {
 			return err
 		}
 		step = "exec"
-		return syscall.Exec(l.Path, l.Args, env) // returns only on failure
+		if l.Policy.NS == nil {
+			return syscall.Exec(l.Path, l.Args, env) // returns only on failure
+		}
+		var err error
+		pid, err = syscall.ForkExec(l.Path, l.Args, &syscall.ProcAttr{Env: env, Files: inherited})
+		return err
 	}).Launch(nil)
+	if err == nil && pid > 0 {
+		_ = unix.Close(statusFd) // the command runs: the daemon's EOF
+		superviseCommand(pid, inheritedOpen(inherited))
+	}
 	if err == nil {
 		err = errors.New("the command was not started")
 	}
@@ -136,8 +150,11 @@ func (p *policy) apply() error {
 			return fmt.Errorf("rlimit %d: %w", res, err)
 		}
 	}
-	if err := privateShm(); err != nil && !errors.Is(err, errNoMountNS) {
-		return err
+	if p.NS != nil {
+		var err error
+		if theInit, err = p.NS.enter(); err != nil {
+			return err
+		}
 	}
 	if err := dropCaps(); err != nil {
 		return err

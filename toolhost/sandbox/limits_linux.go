@@ -86,7 +86,11 @@ func detect(trees *proctree.Manager) (Capabilities, *limiter) {
 		}
 	}
 	c.Seccomp = seccomp.Supported()
-	c.PrivateShm = os.Geteuid() == 0
+	if ok, why := nsSupport(); ok {
+		c.PidNS, c.PrivateShm, c.UserNS = true, true, os.Geteuid() != 0
+	} else {
+		c.NSWhy = why
+	}
 	l := &limiter{v2: map[string]bool{}, v1: map[string]string{}, trees: trees}
 	v2mnt, v1mnts := mounts()
 	if trees != nil && trees.Mode() == proctree.ModeCgroup && v2mnt.dir != "" {

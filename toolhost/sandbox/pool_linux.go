@@ -62,6 +62,9 @@ type launcherPool struct {
 	lastUse time.Time
 	// active: calls come often enough to keep launchers waiting.
 	active bool
+	// userNS: launchers start in a user namespace (launchSys), as the
+	// last call's needed.
+	userNS bool
 	timer  *time.Timer
 }
 
@@ -89,7 +92,7 @@ func (p *launcherPool) launch(trees *proctree.Manager, r *Run, a *os.ProcAttr) (
 		fds = append(fds, int(f.Fd()))
 	}
 	for {
-		w := p.take(trees)
+		w := p.take(trees, r.userNS)
 		if w == nil {
 			return nil, nil, nil, false
 		}
@@ -121,8 +124,9 @@ func (p *launcherPool) launch(trees *proctree.Manager, r *Run, a *os.ProcAttr) (
 	}
 }
 
-// take returns a waiting launcher of trees, or nil.
-func (p *launcherPool) take(trees *proctree.Manager) *waitingLauncher {
+// take returns a waiting launcher of trees, started in a user namespace
+// or not as userNS says, or nil.
+func (p *launcherPool) take(trees *proctree.Manager, userNS bool) *waitingLauncher {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.trees == nil {
@@ -130,6 +134,14 @@ func (p *launcherPool) take(trees *proctree.Manager) *waitingLauncher {
 	}
 	if p.trees != trees {
 		return nil
+	}
+	if p.userNS != userNS {
+		// Those waiting were started for other calls: start the next ones as this one's.
+		p.userNS = userNS
+		for _, w := range p.ready {
+			go p.discard(w)
+		}
+		p.ready = nil
 	}
 	now := time.Now()
 	// A one-off (`sandbox run`, a probe) starts nothing ahead.
@@ -192,11 +204,14 @@ func (p *launcherPool) waiting() int {
 
 // fill starts one waiting launcher.
 func (p *launcherPool) fill() {
-	w, err := startWaiting(p.trees)
+	p.mu.Lock()
+	userNS := p.userNS
+	p.mu.Unlock()
+	w, err := startWaiting(p.trees, userNS)
 	p.mu.Lock()
 	p.starting--
 	p.filled.Broadcast()
-	if err != nil || !p.active || time.Since(p.lastUse) >= poolIdle {
+	if err != nil || !p.active || time.Since(p.lastUse) >= poolIdle || p.userNS != userNS {
 		p.mu.Unlock()
 		if w != nil {
 			p.discard(w)
@@ -230,8 +245,9 @@ func (p *launcherPool) discard(w *waitingLauncher) {
 }
 
 // startWaiting starts a launcher, as the leader of a new tree, that waits
-// on a socket for its launch.
-func startWaiting(trees *proctree.Manager) (*waitingLauncher, error) {
+// on a socket for its launch; in a user namespace of its own with userNS
+// (the same for every call: the call's namespaces are made at its launch).
+func startWaiting(trees *proctree.Manager, userNS bool) (*waitingLauncher, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -239,7 +255,7 @@ func startWaiting(trees *proctree.Manager) (*waitingLauncher, error) {
 	ours, theirs := os.NewFile(uintptr(fds[0]), "launcher"), os.NewFile(uintptr(fds[1]), "launcher")
 	defer theirs.Close()
 	proc, tree, err := trees.StartProcess("/proc/self/exe", []string{launchArg0, poolArg, "3"},
-		&os.ProcAttr{Files: []*os.File{nil, nil, nil, theirs}})
+		&os.ProcAttr{Files: []*os.File{nil, nil, nil, theirs}, Sys: userNSAttrIf(userNS)})
 	if err != nil {
 		ours.Close()
 		return nil, err
@@ -311,7 +327,7 @@ func waitForLaunch(sockArg string) {
 			fail("exec", err) // as a start into a missing directory reports it
 		}
 	}
-	confineAndExec(&l, l.Env, fail)
+	confineAndExec(&l, l.Env, len(l.Fds), status, fail)
 }
 
 // warmDecoder decodes a launch once while the launcher waits: the JSON

@@ -184,9 +184,14 @@ type Capabilities struct {
 	Network     bool   `json:"network"`
 	// Seccomp: confined commands get the syscall filter (seccomp_linux.go).
 	Seccomp bool `json:"seccomp"`
-	// PrivateShm: the launcher can give a call its own /dev/shm (a root
-	// daemon: mount namespaces need CAP_SYS_ADMIN).
-	PrivateShm bool `json:"private_shm"`
+	// PidNS: each call runs in a PID namespace of its own with its own
+	// /proc, and a mount namespace with a private /dev/shm (PrivateShm): a
+	// root daemon, or an ordinary user's where user namespaces are allowed
+	// (UserNS). NSWhy says why not.
+	PidNS      bool   `json:"pid_namespace"`
+	PrivateShm bool   `json:"private_shm"`
+	UserNS     bool   `json:"user_namespace,omitempty"`
+	NSWhy      string `json:"namespaces_why,omitempty"`
 	// Memory, Pids, CPU: how each limit is applied ("cgroup v2", "cgroup v1",
 	// "rlimit"), "" where it is not.
 	Memory string `json:"memory,omitempty"`
@@ -211,8 +216,11 @@ func (c Capabilities) NotEnforced() []string {
 	if !c.Seccomp {
 		out = append(out, "syscall filter (namespaces, mount, ptrace, raw sockets, UDP, clone3)")
 	}
+	if !c.PidNS {
+		out = append(out, "PID namespace: other tools' command lines and the process list are readable (needs a root daemon or user namespaces)")
+	}
 	if c.Files && !c.PrivateShm {
-		out = append(out, "private /dev/shm (needs a root daemon)")
+		out = append(out, "private /dev/shm (needs a mount namespace: a root daemon or user namespaces)")
 	}
 	for _, l := range []struct{ name, how string }{{"memory", c.Memory}, {"pids", c.Pids}, {"cpu", c.CPU}} {
 		switch l.how {
@@ -247,6 +255,9 @@ func (c Capabilities) gapsFor(profiles map[string]Profile, names []string) []str
 		}
 		if !c.Seccomp {
 			add("syscall filter")
+		}
+		if !c.PidNS {
+			add("PID namespace")
 		}
 		if p.Memory > 0 && c.Memory == "" {
 			add("memory limit")
@@ -328,6 +339,8 @@ type Run struct {
 	pol     *policy // nil: unconfined
 	// launchers: where a confined command's launcher may be waiting.
 	launchers *launcherPool
+	// userNS: the launcher starts in a user namespace (an ordinary user's namespaces).
+	userNS bool
 	// For telling what the profile refused: the tool's folder, the home
 	// (~ in suggested grants), the node's own files.
 	dir, home string
