@@ -88,7 +88,11 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 	add("no clone3 (no CLONE_INTO_CGROUP: the tree's cgroup is kept)", c.Seccomp, filter, "clone3 answers ENOSYS; libc falls back to clone")
 	if t := s.opts.Load().Trees; t != nil {
 		held, how := t.Containment(c.Seccomp)
-		add("no process outlives its call, its timeout, async_max_runtime or the daemon", held, "a cgroup v2 of the daemon's own (delegated, or root)", how)
+		if !held && c.PidNS {
+			// The walk may miss an orphan; the call's PID namespace does not.
+			held, how = true, "the call's PID namespace, whose init the tree's end kills with every process in it"
+		}
+		add("no process outlives its call, its timeout, async_max_runtime or the daemon", held, "a cgroup v2 of the daemon's own (delegated, or root), or a PID namespace", how)
 	}
 	add("no device node made in a writable folder", c.Files || root, landlock+", or no CAP_MKNOD", "")
 	add("devices one by one: null, zero, full, random, urandom; no terminal", c.Files, landlock, "")

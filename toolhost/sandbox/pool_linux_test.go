@@ -19,6 +19,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
 // prime fills e's pool (a one-off start fills nothing: two do) and returns
@@ -32,6 +33,17 @@ func (e *confinedEnv) prime(t *testing.T) []int {
 	}
 	testwait.For(t, "the pool to fill", func() bool { return e.sb.launchers.waiting() == poolSize })
 	return e.waitingPids()
+}
+
+// pooled tells whether a command that reported pid ran in one of the
+// launchers that waited: its pid is one of theirs; in the call's PID
+// namespace, where it reports that namespace's, the first that waited (the
+// one a launch takes) waits no more.
+func (e *confinedEnv) pooled(waiting []int, pid int) bool {
+	if e.sb.caps.PidNS {
+		return len(waiting) > 0 && !slices.Contains(e.waitingPids(), waiting[0])
+	}
+	return slices.Contains(waiting, pid)
 }
 
 func (e *confinedEnv) waitingPids() []int {
@@ -53,6 +65,9 @@ func coldEnv(t *testing.T, e *confinedEnv) *confinedEnv {
 	sb, err := New(o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !e.sb.caps.PidNS {
+		noNamespaces(sb)
 	}
 	return &confinedEnv{sb: sb, trees: e.trees, dir: e.dir, stdin: e.stdin}
 }
@@ -99,7 +114,7 @@ func TestPooledLaunchGivesTheSameProcess(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s pooled: exit %d: %s", profile, code, stderr)
 		}
-		if pid := pidOf(t, pooled); !slices.Contains(waiting, pid) {
+		if pid := pidOf(t, pooled); !e.pooled(waiting, pid) {
 			t.Fatalf("%s: the command ran as pid %d, not in one of the launchers that waited %v", profile, pid, waiting)
 		}
 		if !strings.Contains(pooled, "NoNewPrivs:\t1") || !strings.Contains(pooled, "Seccomp:\t2") {
@@ -161,8 +176,11 @@ func TestPooledLaunchPlacesFds(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := pidOf(t, line)
-	if !slices.Contains(waiting, pid) {
+	if !e.pooled(waiting, pid) {
 		t.Fatalf("not a pooled launch: pid %d, waiting %v", pid, waiting)
+	}
+	if host := proctreetest.HostPid(pid, e.dir); host != 0 {
+		pid = host // it reported its PID namespace's
 	}
 	fds := openFds(t, pid)
 	inW.Close()
@@ -361,7 +379,7 @@ func TestPooledAttacksAreRefused(t *testing.T) {
 		got := e.attack(t, profile, privilegeAttacks+"\nprint('pid: %d' % os.getpid())\n")
 		pid, _ := strconv.Atoi(got["pid"])
 		delete(got, "pid")
-		if !slices.Contains(waiting, pid) {
+		if !e.pooled(waiting, pid) {
 			t.Fatalf("%s: the attack ran as pid %d, not in one of the launchers that waited %v", profile, pid, waiting)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
