@@ -50,7 +50,7 @@ type initArgs struct {
 	chldAt, fdsAt, bufAt       uintptr // &chld, &fds, &buf
 	errnoAt                    uintptr // &errno
 
-	strs  [4][]byte
+	strs  [4][8]byte // NUL-terminated
 	hdr   unix.CapUserHeader
 	data  [2]unix.CapUserData
 	chld  uint64 // a sigset of SIGCHLD
@@ -59,6 +59,9 @@ type initArgs struct {
 	errno uint32
 	stay  byte
 }
+
+// heldInitArgs makes startInit's arguments a heap object.
+var heldInitArgs *initArgs
 
 // nsInit is the launcher's side of the namespace's init.
 type nsInit struct {
@@ -115,7 +118,14 @@ func startInit() (*nsInit, error) {
 		}
 	}
 	defer unix.Close(ready[0])
-	a := &initArgs{strs: [4][]byte{[]byte("proc\x00"), []byte("/proc\x00"), []byte("proc\x00"), []byte("/\x00")}}
+	// On the heap, where nothing moves (a goroutine's stack may), and
+	// kept there until the fork is done.
+	a := new(initArgs)
+	heldInitArgs = a
+	defer func() { heldInitArgs = nil }()
+	for i, str := range []string{"proc", "/proc", "proc", "/"} {
+		copy(a.strs[i][:], str)
+	}
 	a.hdr.Version = unix.LINUX_CAPABILITY_VERSION_3
 	a.chld = 1 << (unix.SIGCHLD - 1)
 	a.fds[0] = unix.PollFd{Fd: 0, Events: unix.POLLIN}
