@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/vcpnode/vcpnode/internal/testwait"
@@ -10,11 +11,19 @@ import (
 // BenchmarkConfinedStart: start `true` and wait for it, unconfined (none),
 // confined through a launcher started for the call (cold), through one
 // that waited (pooled: the pool is full at each start, its refill outside
-// the timer), and back to back (the pool refills while the next calls run).
+// the timer), and back to back (the pool refills while the next calls run);
+// cold and pooled once more without the call's namespaces (the difference
+// is what they cost).
 func BenchmarkConfinedStart(b *testing.B) {
-	for _, mode := range []string{"none", "cold", "pooled", "back-to-back"} {
+	for _, mode := range []string{"none", "cold", "pooled", "back-to-back", "cold-no-ns", "pooled-no-ns"} {
 		b.Run(mode, func(b *testing.B) {
 			e := newConfinedEnv(b, nil)
+			if strings.HasSuffix(mode, "-no-ns") {
+				e.withoutNamespaces()
+				mode = strings.TrimSuffix(mode, "-no-ns")
+			} else if mode != "none" && !e.sb.caps.PidNS {
+				b.Skipf("no namespaces for calls here: %s", e.sb.caps.NSWhy)
+			}
 			if mode == "cold" {
 				o := *e.sb.opts.Load()
 				o.ColdLaunch = true
