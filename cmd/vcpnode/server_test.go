@@ -86,6 +86,11 @@ func TestServerToolsAndCallCommands(t *testing.T) {
 	if code, out, _ := d.ctl("status"); code != exitOK || !strings.Contains(out, "the server offers 2 tools to nodes, 1 offered to MCP clients") {
 		t.Fatalf("status:\n%s", out)
 	}
+	// A name the server does not offer is named as such, with the likely one.
+	code, _, errOut = d.ctl("server", "call", "SciCalculater", "expression=1+1")
+	if code == exitOK || !strings.Contains(errOut, `the server offers no tool "SciCalculater" (did you mean SciCalculator?`) {
+		t.Fatalf("server call of a misspelt tool: %d %s", code, errOut)
+	}
 }
 
 func TestServerToolsStatusWithoutBridge(t *testing.T) {
@@ -97,6 +102,11 @@ func TestServerToolsStatusWithoutBridge(t *testing.T) {
 		return strings.Contains(out, "the server offers no tools to nodes: its VCPToolBridge plugin is missing or turned off")
 	}) {
 		t.Fatalf("status never said the server offers no tools:\n%s", out)
+	}
+	// A call says why there is nothing to call, not "unknown tool".
+	code, _, errOut := d.ctl("server", "call", "SciCalculator", "expression=1+1")
+	if code == exitOK || !strings.Contains(errOut, "the server offers no tools to nodes: its VCPToolBridge plugin is missing or turned off") {
+		t.Fatalf("server call without a bridge: %d %s", code, errOut)
 	}
 }
 
