@@ -134,10 +134,18 @@ func (e *Engine) connectLoop(ctx context.Context, drained <-chan struct{}) {
 	}
 }
 
+// DroppedHandshakeCauses are what handshakes a server drops before any
+// HTTP answer mean, most likely first; the engine's warning and the CLI's
+// status and reconnect say it. A server before the key-less endpoint drops
+// every Authorization-header handshake as it drops a wrong key.
+const DroppedHandshakeCauses = "likely a wrong key, a wrong path in hub.url, " +
+	"[hub] auth = \"header\" with a server that takes the key only in the path (\"auto\" falls back to it), " +
+	"a proxy in between, or a restarting server"
+
 // droppedHandshakesHint is the one warning for handshakes the server drops
-// before any HTTP answer; status says the same (DroppedHandshakesHint).
+// before any HTTP answer.
 const droppedHandshakesHint = "the server dropped several handshakes in a row before answering: " +
-	"likely a wrong key, a wrong path in hub.url, a proxy in between, or a restarting server; " +
+	DroppedHandshakeCauses + "; " +
 	"backing off such attempts to one a minute (vcpnode reconnect, a reload or a changed key file retries at once)"
 
 // defaultDroppedHandshakeGrace is how long after a session that registered

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/hubsession"
 )
 
 func newStatusCmd(a *app) *cobra.Command {
@@ -281,9 +282,9 @@ func mcpServerLine(m controlapi.MCPServerStatus, now time.Time) string {
 // droppedHandshakesText says in plain words what handshakes the server
 // drops before answering mean, for status and reconnect.
 func droppedHandshakesText(n int) string {
-	return fmt.Sprintf("the server dropped %s in a row before answering: likely a wrong key, "+
-		"a wrong path in hub.url, a proxy in between, or a restarting server; "+
-		"the node retries such handshakes at most once a minute (vcpnode reconnect retries now)", count(n, "handshake"))
+	return fmt.Sprintf("the server dropped %s in a row before answering: %s; "+
+		"the node retries such handshakes at most once a minute (vcpnode reconnect retries now)",
+		count(n, "handshake"), hubsession.DroppedHandshakeCauses)
 }
 
 // modeWords is [node] mode as status shows it.

@@ -16,7 +16,7 @@ func TestConnectionLinesReadAsSentences(t *testing.T) {
 	at := func(d time.Duration) time.Time { return now.Add(-d) }
 	retry := now.Add(time.Minute)
 	const dropped = "the server dropped 5 handshakes in a row before answering: likely a wrong key, a wrong path in hub.url, " +
-		"a proxy in between, or a restarting server; the node retries such handshakes at most once a minute (vcpnode reconnect retries now)"
+		"[hub] auth = \"header\" with a server that takes the key only in the path (\"auto\" falls back to it), a proxy in between, or a restarting server; the node retries such handshakes at most once a minute (vcpnode reconnect retries now)"
 	cases := []struct {
 		name      string
 		conn      controlapi.ConnectionStatus
