@@ -42,9 +42,6 @@ func launcherMain(specArg, statusArg string) {
 	}
 	// The command's fds are those below the launch's (launchFiles.args).
 	first, _ := strconv.Atoi(specArg)
-	if err := inheritfd.CloseOnExecFrom(first); err != nil {
-		fail("read", err)
-	}
 	confineAndExec(l, os.Environ(), first, statusFd, fail)
 }
 
@@ -75,6 +72,10 @@ func statusReporter(statusFd int) func(step string, err error) {
 // stop and signal every thread of the runtime — dozens of times, for the
 // bounding set — which is what a per-call launcher cannot afford.
 func confineAndExec(l *launch, env []string, nfds, statusFd int, fail func(step string, err error)) {
+	// Nothing else the launcher holds (fds its starter leaked) reaches the command.
+	if err := inheritfd.CloseOnExecFrom(max(nfds, 3)); err != nil {
+		fail("read", err)
+	}
 	inherited := inheritedFds(nfds)
 	step := "confine"
 	pid := 0

@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/vcpnode/vcpnode/internal/inheritfd"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
@@ -316,10 +315,6 @@ func waitForLaunch(sockArg string) {
 		fail("read", errors.New("incomplete launch"))
 	}
 	if err := placeFds(l.Fds, got[1:]); err != nil {
-		fail("read", err)
-	}
-	// Nothing else the launcher holds (fds its starter leaked) reaches the command.
-	if err := inheritfd.CloseOnExecFrom(max(len(l.Fds), 3)); err != nil {
 		fail("read", err)
 	}
 	if l.Dir != "" {
