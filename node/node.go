@@ -157,6 +157,19 @@ func withTimings(t timings) Option {
 	return func(n *Node) { n.timings = t }
 }
 
+// WithSessionTimings replaces the hub session's waits and limits
+// (hubsession.DefaultTimings): for tests outside this package that run a
+// node at test speed.
+func WithSessionTimings(t hubsession.Timings) Option {
+	return func(n *Node) { n.timings.Timings = t }
+}
+
+// WithServerListWait bounds the wait for the server's tool list (zero:
+// bridge.DefaultListWait): for tests of a server that never answers.
+func WithServerListWait(d time.Duration) Option {
+	return func(n *Node) { n.timings.bridgeListWait = d }
+}
+
 // New checks the config, resolves the key and builds the tool registry. It
 // does no network I/O.
 func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {

@@ -241,11 +241,17 @@ var testHelpers = []string{
 	module + "/internal/testtool",
 	module + "/internal/testuser",
 	module + "/internal/controltest",
+	module + "/internal/testmetrics",
+	module + "/internal/nodetest",
 }
 
-// TestTestHelpersStayInTests: only _test files may use the test helpers.
+// TestTestHelpersStayInTests: only _test files and other test helpers
+// may use the test helpers.
 func TestTestHelpersStayInTests(t *testing.T) {
 	for pkg, imports := range moduleImports(t) {
+		if slices.Contains(testHelpers, pkg) {
+			continue
+		}
 		for _, helper := range testHelpers {
 			if slices.Contains(imports, helper) {
 				t.Errorf("%s imports %s outside its tests", pkg, helper)
@@ -348,7 +354,7 @@ func TestRulesNameModulesOfGoMod(t *testing.T) {
 var floors = [][]string{
 	// Text, the wire, process trees, assets: nothing of the node.
 	{"", "console", "wsproto", "toolhost/proctree", "internal/humantext", "internal/inflight", "internal/inheritfd",
-		"service/internal/servicetmpl", "service/servicetest", "internal/testwait", "internal/testlog", "internal/testnet", "internal/testuser", "internal/archtest",
+		"service/internal/servicetmpl", "service/servicetest", "internal/testwait", "internal/testlog", "internal/testnet", "internal/testuser", "internal/testmetrics", "internal/archtest",
 		"internal/doccheck", "internal/gendocs", "toolhost/proctree/proctreetest"},
 	// The config, the sandbox, parameter schemas, service files, the demo hub.
 	{"config", "toolhost/sandbox", "toolhost/schema", "service/systemd", "service/launchd", "demohub", "internal/fakehub",
@@ -364,8 +370,9 @@ var floors = [][]string{
 	// the shape of a tool source and the sources the node composes.
 	{"toolconfig", "controlapi", "control", "events", "placeholders/feed", "observer", "hubsession", "internal/controltest",
 		"toolsource", "toolsource/servertools", "toolsource/mcpservers", "toolsource/builtins"},
-	// The daemon's composition.
-	{"node"},
+	// The daemon's composition, and the tests' whole node (for the tests
+	// of what it composes).
+	{"node", "internal/nodetest"},
 	// Programs.
 	{"cmd/vcpnode", "tools/soak", "tools/rsscheck", "tools/reconnectcheck", "tools/benchofficial"},
 }

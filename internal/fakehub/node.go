@@ -1,9 +1,14 @@
 package fakehub
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/wsproto"
 )
 
 // TestKey is the key of a hub StartForNode starts. It looks like a real
@@ -30,4 +35,25 @@ func StartForNode(t testing.TB, opts Options) (*Hub, config.Config) {
 	cfg.Node.ExposedTools = []string{"Echo", "Gate"}
 	cfg.Node.RepeatLimit = 0
 	return hub, cfg
+}
+
+// Registered waits for c's next register_tools and returns the names it
+// registers, sorted, and each tool's manifest by name.
+func Registered(ctx context.Context, c *Conn) (names []string, manifests map[string]map[string]any, err error) {
+	m, err := c.WaitType(ctx, wsproto.TypeRegisterTools)
+	if err != nil {
+		return nil, nil, fmt.Errorf("register_tools: %w", err)
+	}
+	manifests = map[string]map[string]any{}
+	for _, raw := range m.(wsproto.RegisterTools).Tools {
+		var mf map[string]any
+		if err := json.Unmarshal(raw, &mf); err != nil {
+			return nil, nil, fmt.Errorf("register_tools manifest %s: %w", raw, err)
+		}
+		name, _ := mf["name"].(string)
+		names = append(names, name)
+		manifests[name] = mf
+	}
+	slices.Sort(names)
+	return names, manifests, nil
 }

@@ -1,5 +1,6 @@
 // Package testtool holds tools for the tests of what runs calls: a call
-// that blocks until the test lets it go. Only _test files import it
+// that blocks until the test lets it go, a typed tool, one of named
+// commands and one described only by its call form. Only _test files import it
 // (internal/archtest checks).
 package testtool
 
