@@ -1,4 +1,4 @@
-package node
+package console_test
 
 import (
 	"context"
@@ -13,8 +13,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/control"
-	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/nodetest"
+	"github.com/vcpnode/vcpnode/internal/testtool"
+	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -95,8 +96,8 @@ func browserStep(t *testing.T, bctx context.Context) func(what string, actions .
 // the fake hub.
 func TestConsoleBrowser(t *testing.T) {
 	bctx := newBrowser(t)
-	gate := newGateTool()
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}, gate}, config: func(c *config.Config) {
+	gate := testtool.NewGate()
+	h := nodetest.Start(t, nodetest.Options{Tools: []toolhost.Tool{testtool.Thumb{}, gate}, Config: func(c *config.Config) {
 		c.Node.ExposedTools = []string{"Echo", "Thumb"}
 		c.Plugins.StateDir = t.TempDir() // the console's tool switches
 		c.Tools = map[string]config.ToolConfig{
@@ -104,11 +105,11 @@ func TestConsoleBrowser(t *testing.T) {
 			"Thumb": {Sandbox: "offline"},
 		}
 	}})
-	conn := h.accept()
-	h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected && s.ServerID != "" })
-	con, c := startConsole(t, h, time.Hour)
+	conn := h.Accept()
+	h.WaitState("connected", func(s node.ConnState) bool { return s.Phase == node.PhaseConnected && s.ServerID != "" })
+	con, c := h.Console(time.Hour)
 
-	lr, err := c.ConsoleLogin(h.ctx)
+	lr, err := c.ConsoleLogin(h.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestConsoleBrowser(t *testing.T) {
 		chromedp.Text(`#status-list`, &serverID, chromedp.ByQuery),
 		shot("status"),
 	)
-	st, _ := h.node.State()
+	st, _ := h.Node.State()
 	if phase != "connected" || !strings.Contains(serverID, st.ServerID) {
 		t.Errorf("status page: phase %q, list %q; want connected and server id %s", phase, serverID, st.ServerID)
 	}
@@ -166,7 +167,7 @@ func TestConsoleBrowser(t *testing.T) {
 	if !strings.Contains(thumbFacts, "sandbox offline") || strings.Contains(gateFacts, "sandbox") {
 		t.Errorf("tools page: Thumb's facts %q (want its profile, offline), the built-in Gate's %q (want none)", thumbFacts, gateFacts)
 	}
-	if got, _ := registered(t, h, conn); strings.Join(got, ",") != "Echo,Thumb" {
+	if got, _ := h.Registered(conn); strings.Join(got, ",") != "Echo,Thumb" {
 		t.Fatalf("registered at start: %v", got)
 	}
 	// Switching Thumb off in the page changes the server's registration.
@@ -175,8 +176,8 @@ func TestConsoleBrowser(t *testing.T) {
 		chromedp.WaitVisible(`#tool-Thumb-reset`, chromedp.ByQuery),
 	)
 	<-conn.Done()
-	conn = h.accept()
-	if got, _ := registered(t, h, conn); strings.Join(got, ",") != "Echo" {
+	conn = h.Accept()
+	if got, _ := h.Registered(conn); strings.Join(got, ",") != "Echo" {
 		t.Errorf("registered after switching Thumb off: %v", got)
 	}
 
@@ -245,7 +246,7 @@ func TestConsoleBrowser(t *testing.T) {
 
 	// Approvals: a server call to Echo waits; approving it in the page
 	// sends its result to the hub.
-	echoed := asyncCall(h, conn, "srv-1", "Echo", map[string]string{"text": "hello from the server"})
+	echoed := h.AsyncCall(conn, "srv-1", "Echo", map[string]string{"text": "hello from the server"})
 	run("approvals",
 		chromedp.Navigate("http://"+con.Addr()+"/#approvals"),
 		chromedp.WaitVisible(`#approvals-list li`, chromedp.ByQuery),
@@ -253,14 +254,14 @@ func TestConsoleBrowser(t *testing.T) {
 		chromedp.Click(`#approvals-list button[id$="-approve"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#approvals-empty`, chromedp.ByQuery),
 	)
-	res := waitResult(h, echoed)
+	res := h.WaitResult(echoed)
 	if res.Status != "success" || !strings.Contains(string(res.Result), "hello from the server") {
 		t.Errorf("approved call's result at the hub: %+v", res)
 	}
 
 	// "Always allow": the call runs, the rule is listed, and the next
 	// call of Echo runs without asking; "Forget" asks again.
-	echoed = asyncCall(h, conn, "srv-2", "Echo", map[string]string{"text": "always"})
+	echoed = h.AsyncCall(conn, "srv-2", "Echo", map[string]string{"text": "always"})
 	var rules string
 	run("always allow",
 		chromedp.WaitVisible(`#approvals-list li`, chromedp.ByQuery),
@@ -269,30 +270,30 @@ func TestConsoleBrowser(t *testing.T) {
 		chromedp.WaitVisible(`#rule-Echo-forget`, chromedp.ByQuery),
 		chromedp.Text(`#rules-list`, &rules, chromedp.ByQuery),
 	)
-	if res := waitResult(h, echoed); res.Status != "success" {
+	if res := h.WaitResult(echoed); res.Status != "success" {
 		t.Errorf("the call answered with Always allow: %+v", res)
 	}
 	if !strings.Contains(rules, "Echo always allowed") {
 		t.Errorf("rules list: %q", rules)
 	}
-	if res := waitResult(h, asyncCall(h, conn, "srv-3", "Echo", map[string]string{"text": "unasked"})); res.Status != "success" || h.node.Approvals().Len() != 0 {
+	if res := h.WaitResult(h.AsyncCall(conn, "srv-3", "Echo", map[string]string{"text": "unasked"})); res.Status != "success" || h.Node.Approvals().Len() != 0 {
 		t.Errorf("the call after Always allow: %+v", res)
 	}
 	run("forget",
 		chromedp.Click(`#rule-Echo-forget`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#rules-empty`, chromedp.ByQuery),
 	)
-	if rs := h.node.ApprovalRules(); len(rs.Rules) != 0 {
+	if rs := h.Node.ApprovalRules(); len(rs.Rules) != 0 {
 		t.Errorf("rules after Forget: %+v", rs.Rules)
 	}
-	echoed = asyncCall(h, conn, "srv-4", "Echo", nil)
-	h.waitPending(1)
+	echoed = h.AsyncCall(conn, "srv-4", "Echo", nil)
+	h.WaitPending(1)
 	run("deny after forget",
 		chromedp.WaitVisible(`#approvals-list li`, chromedp.ByQuery),
 		chromedp.Click(`#approvals-list button[id$="-deny"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#approvals-empty`, chromedp.ByQuery),
 	)
-	if res := waitResult(h, echoed); res.Error != `tool "Echo" denied by the node's owner` {
+	if res := h.WaitResult(echoed); res.Error != `tool "Echo" denied by the node's owner` {
 		t.Errorf("the call after Forget: %+v", res)
 	}
 
@@ -311,21 +312,4 @@ func TestConsoleBrowser(t *testing.T) {
 			t.Errorf("activity lacks %q:\n%s", want, activity)
 		}
 	}
-}
-
-// startConsole serves h's node's console on a free loopback port, with its
-// control socket.
-func startConsole(t *testing.T, h *harness, idle time.Duration) (*control.Console, *controlapi.ControlClient) {
-	t.Helper()
-	srv, c := startControl(t, h, "")
-	con, err := control.ListenConsole(srv, config.ConsoleConfig{Listen: "127.0.0.1:0", IdleTimeout: config.Duration(idle)}, h.node.log)
-	if err != nil {
-		t.Fatalf("ListenConsole: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		con.Close(ctx)
-	})
-	return con, c
 }

@@ -1,10 +1,8 @@
-package node
+package console_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +10,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/internal/nodetest"
+	"github.com/vcpnode/vcpnode/internal/testtool"
+	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
@@ -22,15 +23,15 @@ import (
 // set, refused when out of range, and given back to the config.
 func TestConsoleBrowserLibrary(t *testing.T) {
 	bctx := newBrowser(t)
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}, filesTool{}, calcTool{}}, config: func(c *config.Config) {
+	h := nodetest.Start(t, nodetest.Options{Tools: []toolhost.Tool{testtool.Thumb{}, testtool.Files{}, testtool.Calc{}}, Config: func(c *config.Config) {
 		c.Node.ExposedTools = []string{"Echo", "Thumb"}
 		c.Node.Register = false
 		c.Plugins.StateDir = t.TempDir() // the console's tool switches
 	}})
-	conn := h.accept()
-	h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected })
-	con, c := startConsole(t, h, time.Hour)
-	lr, err := c.ConsoleLogin(h.ctx)
+	conn := h.Accept()
+	h.WaitState("connected", func(s node.ConnState) bool { return s.Phase == node.PhaseConnected })
+	con, c := h.Console(time.Hour)
+	lr, err := c.ConsoleLogin(h.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 	if strings.TrimSpace(registeredText) != "Tools are registered with the server." {
 		t.Errorf("registration after the button: %q", registeredText)
 	}
-	if got, _ := registered(t, h, conn); strings.Join(got, ",") != "Echo,Thumb" {
+	if got, _ := h.Registered(conn); strings.Join(got, ",") != "Echo,Thumb" {
 		t.Fatalf("registered after the button: %v", got)
 	}
 
@@ -242,9 +243,9 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 	if !strings.Contains(facts, "timeout 45s (set here)") {
 		t.Errorf("Thumb's facts after the timeout: %q", facts)
 	}
-	waitGone(t, h, conn)
-	conn = h.accept()
-	if _, m := registered(t, h, conn); timeoutMs(m["Thumb"]) != 45000 {
+	h.WaitGone(conn)
+	conn = h.Accept()
+	if _, m := h.Registered(conn); timeoutMs(m["Thumb"]) != 45000 {
 		t.Errorf("Thumb registered with %v after the timeout", m["Thumb"])
 	}
 	run("default timeout",
@@ -255,8 +256,8 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 	if strings.Contains(facts, "set here") {
 		t.Errorf("Thumb's facts after Default: %q", facts)
 	}
-	waitGone(t, h, conn)
-	if _, m := registered(t, h, h.accept()); timeoutMs(m["Thumb"]) == 45000 {
+	h.WaitGone(conn)
+	if _, m := h.Registered(h.Accept()); timeoutMs(m["Thumb"]) == 45000 {
 		t.Errorf("Thumb registered with %v after Default", m["Thumb"])
 	}
 }
@@ -268,35 +269,6 @@ func isSorted(ids []string) bool {
 		}
 	}
 	return true
-}
-
-// waitGone waits for the node to drop conn (a reload that changed the tools).
-func waitGone(t *testing.T, h *harness, conn interface{ Done() <-chan struct{} }) {
-	t.Helper()
-	select {
-	case <-conn.Done():
-	case <-h.ctx.Done():
-		t.Fatal("the node kept its connection")
-	}
-}
-
-// calcTool is a plugin command in the style of many VCP plugins: an
-// identifier and a description that shows the call form, no example, no
-// schema.
-type calcTool struct{}
-
-func (calcTool) Spec() toolhost.Spec {
-	return toolhost.Spec{Name: "Calc", Description: "Computes an expression.", DistributedExposed: true,
-		Commands: []toolhost.Command{{Command: "CalcRequest", Description: "Call it so:\n<<<[TOOL_REQUEST]>>>\n" +
-			"tool_name:「始」Calc「末」,\nexpression:「始」1+1「末」\n<<<[END_TOOL_REQUEST]>>>"}}}
-}
-
-func (calcTool) Invoke(_ context.Context, c toolhost.Call) (any, error) {
-	var e string
-	if err := json.Unmarshal(c.Args["expression"], &e); err != nil || e == "" {
-		return nil, fmt.Errorf("no expression in %s", c.Args)
-	}
-	return "computed " + e, nil
 }
 
 // loadUntyped presses a load button of a tool without a schema on the
@@ -330,4 +302,11 @@ func loadUntyped(t *testing.T, run func(string, ...chromedp.Action), base, tool,
 		t.Errorf("%s in the executor: %q is no JSON: %v", tool, raw, err)
 	}
 	return compact.String()
+}
+
+// timeoutMs is a registered manifest's communication.timeout.
+func timeoutMs(m map[string]any) float64 {
+	comm, _ := m["communication"].(map[string]any)
+	ms, _ := comm["timeout"].(float64)
+	return ms
 }

@@ -1,4 +1,4 @@
-package node
+package console_test
 
 import (
 	"path/filepath"
@@ -10,7 +10,11 @@ import (
 
 	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/nodetest"
+	"github.com/vcpnode/vcpnode/internal/testlog"
+	"github.com/vcpnode/vcpnode/internal/testmetrics"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
@@ -23,22 +27,22 @@ import (
 func TestConsoleServerToolsBrowser(t *testing.T) {
 	bctx := newBrowser(t)
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	h := startHarness(t, harnessOpt{
-		hubOpts: fakehub.Options{Bridge: &fakehub.Bridge{Plugins: serverPlugins(), ExcludedTools: []string{"VCPLog"},
-			ExcludedDisplayKeywords: []string{"[AIO]"}, Run: bridgeRuns(nil)}},
-		timings: func(tm *timings) { tm.bridgeListWait = 2 * time.Second },
-		config: func(c *config.Config) {
+	h := nodetest.Start(t, nodetest.Options{
+		Hub: fakehub.Options{Bridge: &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), ExcludedTools: []string{"VCPLog"},
+			ExcludedDisplayKeywords: []string{"[AIO]"}, Run: fakehub.ServerRuns(nil)}},
+		ServerListWait: 2 * time.Second,
+		Config: func(c *config.Config) {
 			c.Audit.File = audit
 			c.Node.ToolNames = "{tool}_{node}"
 			c.Bridge.Offer = []string{"Sci*"}
 			c.Tools = map[string]config.ToolConfig{"vcp_SciCalculator": {Approval: "ask", ApprovalTimeout: config.Duration(time.Minute)}}
 		},
 	})
-	h.accept()
-	h.waitServerState(bridge.StateOffered)
-	con, c := startConsole(t, h, time.Hour)
-	metrics := startMetrics(t, h)
-	lr, err := c.ConsoleLogin(h.ctx)
+	h.Accept()
+	h.WaitServerState(bridge.StateOffered)
+	con, c := h.Console(time.Hour)
+	metrics := h.Metrics()
+	lr, err := c.ConsoleLogin(h.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +94,7 @@ func TestConsoleServerToolsBrowser(t *testing.T) {
 		chromedp.SetValue(`#exec-raw`, `{"expression": "6*7"}`, chromedp.ByQuery),
 		chromedp.Click(`#exec-run`, chromedp.ByQuery),
 	)
-	if !testwait.Poll(h.ctx, func() bool { return h.node.Approvals().Len() == 1 }) {
+	if !testwait.Poll(h.Ctx, func() bool { return h.Node.Approvals().Len() == 1 }) {
 		t.Fatal("the console's call of an ask server tool never waited for approval")
 	}
 	var running string
@@ -111,12 +115,12 @@ func TestConsoleServerToolsBrowser(t *testing.T) {
 	if !strings.Contains(result, "vcp_SciCalculator — ok") {
 		t.Errorf("the approved run's history: %q", result)
 	}
-	entries := readAudit(t, audit)
+	entries := testlog.ReadJSONLines[events.AuditEntry](t, audit)
 	if len(entries) != 1 || entries[0].Tool != "vcp_SciCalculator" || entries[0].Outcome != "ok" || entries[0].Approval != "approved" {
 		t.Errorf("audit: %+v", entries)
 	}
-	m := scrape(t, h.ctx, metrics.Addr())
-	if v, ok := metricValue(m, "vcpnode_calls_total", map[string]string{"tool": "vcp_SciCalculator", "outcome": "ok"}); !ok || v != 1 {
+	m := testmetrics.Scrape(t, h.Ctx, metrics.Addr())
+	if v, ok := testmetrics.Value(m, "vcpnode_calls_total", map[string]string{"tool": "vcp_SciCalculator", "outcome": "ok"}); !ok || v != 1 {
 		t.Errorf("vcpnode_calls_total{tool=vcp_SciCalculator,outcome=ok} = %v (%v)", v, ok)
 	}
 
@@ -135,11 +139,12 @@ func TestConsoleServerToolsBrowser(t *testing.T) {
 // Without the bridge on the server, the page says so in plain words.
 func TestConsoleServerToolsBrowserBridgeOff(t *testing.T) {
 	bctx := newBrowser(t)
-	h := bridgeHarness(t, &fakehub.Bridge{Disabled: true, Plugins: serverPlugins()}, nil)
-	h.accept()
-	h.waitServerState(bridge.StateNone)
-	con, c := startConsole(t, h, time.Hour)
-	lr, err := c.ConsoleLogin(h.ctx)
+	h := nodetest.Start(t, nodetest.Options{Hub: fakehub.Options{Bridge: &fakehub.Bridge{Disabled: true, Plugins: fakehub.ServerPlugins()}},
+		ServerListWait: 300 * time.Millisecond})
+	h.Accept()
+	h.WaitServerState(bridge.StateNone)
+	con, c := h.Console(time.Hour)
+	lr, err := c.ConsoleLogin(h.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package node
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -13,31 +11,16 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/testtool"
 	"github.com/vcpnode/vcpnode/toolhost"
-	"github.com/vcpnode/vcpnode/toolhost/schema"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
-
-// filesTool is a tool with two named commands, as a multi-command plugin
-// or an MCP server is.
-type filesTool struct{}
-
-func (filesTool) Spec() toolhost.Spec {
-	return toolhost.Spec{Name: "Files", Description: "reads and deletes", DistributedExposed: true,
-		Commands: []toolhost.Command{{Command: "read"}, {Command: "delete"}}}
-}
-
-func (filesTool) Invoke(_ context.Context, c toolhost.Call) (any, error) {
-	var cmd string
-	json.Unmarshal(c.Args[schema.CommandArg], &cmd)
-	return "did " + cmd, nil
-}
 
 // approvalHarness runs a node whose Echo and Files ask, keeping its state
 // (the rules file) in state.
 func approvalHarness(t *testing.T, state string, more func(*config.Config)) (*harness, *controlapi.ControlClient) {
 	t.Helper()
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{filesTool{}}, config: func(c *config.Config) {
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{testtool.Files{}}, config: func(c *config.Config) {
 		c.Plugins.StateDir = state
 		c.Node.ExposedTools = []string{"Echo", "Files"}
 		c.Tools = map[string]config.ToolConfig{"Echo": {Approval: "ask"}, "Files": {Approval: "ask"}}

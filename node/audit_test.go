@@ -1,8 +1,6 @@
 package node
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,28 +10,10 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/events"
+	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
-
-func readAudit(t *testing.T, path string) []events.AuditEntry {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []events.AuditEntry
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var e events.AuditEntry
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		out = append(out, e)
-	}
-	return out
-}
 
 func TestAuditFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -61,7 +41,7 @@ func TestAuditFile(t *testing.T) {
 	if strings.Contains(string(data), argSecret) {
 		t.Errorf("an argument value reached the audit file:\n%s", data)
 	}
-	entries := readAudit(t, path)
+	entries := testlog.ReadJSONLines[events.AuditEntry](t, path)
 	want := []struct {
 		tool, outcome, approval, err string
 		local                        bool
@@ -114,7 +94,7 @@ func TestAuditFileFollowsReloadAndRecovers(t *testing.T) {
 	}
 	h.call(conn, "Echo", nil)
 	h.waitLog("audit file writable again")
-	if got := len(readAudit(t, first)); got != 1 {
+	if got := len(testlog.ReadJSONLines[events.AuditEntry](t, first)); got != 1 {
 		t.Errorf("%d lines after recovery, want 1", got)
 	}
 
@@ -124,7 +104,7 @@ func TestAuditFileFollowsReloadAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.call(conn, "Echo", nil)
-	if got := len(readAudit(t, second)); got != 1 {
+	if got := len(testlog.ReadJSONLines[events.AuditEntry](t, second)); got != 1 {
 		t.Errorf("%d lines in the new audit file, want 1", got)
 	}
 }

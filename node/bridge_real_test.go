@@ -47,7 +47,7 @@ func TestServerToolsCommandsNamedByCommandIdentifier(t *testing.T) {
 
 func TestServerToolAsyncFinalResultNeverForwarded(t *testing.T) {
 	t.Parallel()
-	h := bridgeHarness(t, &fakehub.Bridge{Plugins: serverPlugins(), Run: bridgeRuns(nil)}, nil)
+	h := bridgeHarness(t, &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(nil)}, nil)
 	h.accept()
 	h.waitServerState(bridge.StateOffered)
 
@@ -85,7 +85,7 @@ func TestServerToolAsyncFinalResultNeverForwarded(t *testing.T) {
 // the console), the node's timeout message keeps the bridge's explanation.
 func TestServerToolAsyncTimeoutSaysTheTaskWasAccepted(t *testing.T) {
 	t.Parallel()
-	h := bridgeHarness(t, &fakehub.Bridge{Plugins: serverPlugins(), Run: bridgeRuns(nil)}, func(c *config.Config) {
+	h := bridgeHarness(t, &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(nil)}, func(c *config.Config) {
 		c.Tools = map[string]config.ToolConfig{"vcp_VideoGen": {Timeout: config.Duration(time.Second)}}
 	})
 	h.accept()

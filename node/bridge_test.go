@@ -17,47 +17,6 @@ import (
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
-// serverPlugins are a server's plugins as its manifests say: one with
-// commands, one async, one excluded by name, one by display keyword, one
-// distributed (another node's) and one without commands.
-func serverPlugins() []fakehub.BridgePlugin {
-	cmd := func(name, desc, example string) map[string]any {
-		return map[string]any{"commandIdentifier": name, "command": name, "description": desc, "example": example}
-	}
-	return []fakehub.BridgePlugin{
-		{Name: "SciCalculator", DisplayName: "科学计算器", Description: "Computes.", Version: "1.2.0",
-			InvocationCommands: []map[string]any{cmd("calc", "Evaluate.\nexpression (string, required)",
-				"<<<[TOOL_REQUEST]>>>\ntool_name:「始」SciCalculator「末」,\nexpression:「始」1+1「末」\n<<<[END_TOOL_REQUEST]>>>")}},
-		{Name: "VideoGen", Description: "Makes videos, later.", InvocationCommands: []map[string]any{cmd("submit", "prompt (string)", "")}},
-		{Name: "VCPLog", InvocationCommands: []map[string]any{cmd("x", "", "")}},
-		{Name: "AIOTool", DisplayName: "[AIO] chat tool", InvocationCommands: []map[string]any{cmd("x", "", "")}},
-		{Name: "RemoteThing", Distributed: true, InvocationCommands: []map[string]any{cmd("x", "", "")}},
-		{Name: "NoCommands"},
-	}
-}
-
-// bridgeRuns is what the fake server's plugins do: SciCalculator answers
-// at once, VideoGen starts a task, Fails throws as the server does.
-func bridgeRuns(started chan<- map[string]json.RawMessage) func(context.Context, string, map[string]json.RawMessage) (any, error) {
-	return func(ctx context.Context, tool string, args map[string]json.RawMessage) (any, error) {
-		switch tool {
-		case "SciCalculator":
-			var expr string
-			_ = json.Unmarshal(args["expression"], &expr)
-			if expr == "boom" {
-				return nil, errors.New(`{"plugin_error":"division by zero in boom"}`)
-			}
-			return map[string]any{"content": []map[string]any{{"type": "text", "text": "= 2 (" + expr + ")"}}}, nil
-		case "VideoGen":
-			if started != nil {
-				started <- args
-			}
-			return map[string]any{"status": "success", "taskId": "task-77", "message": "submitted"}, nil
-		}
-		return nil, errors.New("no such plugin")
-	}
-}
-
 func bridgeHarness(t *testing.T, b *fakehub.Bridge, cfg func(*config.Config)) *harness {
 	t.Helper()
 	return startHarness(t, harnessOpt{
@@ -85,8 +44,8 @@ func (h *harness) hasTool(name string) bool {
 
 func TestServerToolsListedOnConnectAsIndexJSExports(t *testing.T) {
 	t.Parallel()
-	h := bridgeHarness(t, &fakehub.Bridge{Plugins: serverPlugins(), ExcludedTools: []string{"VCPLog", "VCPInfo", "VCPToolBridge"},
-		ExcludedDisplayKeywords: []string{"[AIO]"}, Run: bridgeRuns(nil)}, nil)
+	h := bridgeHarness(t, &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), ExcludedTools: []string{"VCPLog", "VCPInfo", "VCPToolBridge"},
+		ExcludedDisplayKeywords: []string{"[AIO]"}, Run: fakehub.ServerRuns(nil)}, nil)
 	c := h.accept()
 	if _, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
 		t.Fatal(err)
@@ -140,7 +99,7 @@ func TestServerToolsListedOnConnectAsIndexJSExports(t *testing.T) {
 
 func TestServerToolCallResultAndError(t *testing.T) {
 	t.Parallel()
-	h := bridgeHarness(t, &fakehub.Bridge{Plugins: serverPlugins(), Run: bridgeRuns(nil)}, nil)
+	h := bridgeHarness(t, &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(nil)}, nil)
 	h.accept()
 	h.waitServerState(bridge.StateOffered)
 	testwait.Poll(h.ctx, func() bool { return h.hasTool("vcp_SciCalculator") })
@@ -163,7 +122,7 @@ func TestServerToolCallResultAndError(t *testing.T) {
 func TestServerToolAsyncProgressAndLateResult(t *testing.T) {
 	t.Parallel()
 	started := make(chan map[string]json.RawMessage, 1)
-	h := bridgeHarness(t, &fakehub.Bridge{Plugins: serverPlugins(), Run: bridgeRuns(started)}, nil)
+	h := bridgeHarness(t, &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(started)}, nil)
 	h.accept()
 	h.waitServerState(bridge.StateOffered)
 
@@ -213,7 +172,7 @@ func TestServerToolAsyncProgressAndLateResult(t *testing.T) {
 
 func TestServerToolsBridgeOff(t *testing.T) {
 	t.Parallel()
-	h := bridgeHarness(t, &fakehub.Bridge{Disabled: true, Plugins: serverPlugins()}, nil)
+	h := bridgeHarness(t, &fakehub.Bridge{Disabled: true, Plugins: fakehub.ServerPlugins()}, nil)
 	c := h.accept()
 	// The request goes out and the server's own handler ignores it.
 	if _, err := c.WaitType(h.ctx, wsproto.TypeGetVCPManifests); err != nil {
@@ -233,8 +192,8 @@ func TestServerToolsBridgeOff(t *testing.T) {
 func TestServerToolCallDropMidCallAndReconnectRefreshes(t *testing.T) {
 	t.Parallel()
 	reached := make(chan struct{}, 1)
-	run := bridgeRuns(nil)
-	b := &fakehub.Bridge{Plugins: serverPlugins(), Run: func(ctx context.Context, tool string, args map[string]json.RawMessage) (any, error) {
+	run := fakehub.ServerRuns(nil)
+	b := &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), Run: func(ctx context.Context, tool string, args map[string]json.RawMessage) (any, error) {
 		if tool == "SciCalculator" {
 			reached <- struct{}{}
 			<-ctx.Done() // never answers: the connection drops first
@@ -253,7 +212,7 @@ func TestServerToolCallDropMidCallAndReconnectRefreshes(t *testing.T) {
 		t.Fatal("the call never reached the server")
 	}
 	// The server loses a plugin while the node is away.
-	h.hub.SetBridgePlugins(serverPlugins()[1:])
+	h.hub.SetBridgePlugins(fakehub.ServerPlugins()[1:])
 	c.Drop()
 	select {
 	case o := <-done:
@@ -279,7 +238,7 @@ func TestServerToolClashNeverRefusesTheOwnersConfig(t *testing.T) {
 	t.Parallel()
 	plugins := t.TempDir()
 	h := startHarness(t, harnessOpt{
-		hubOpts: fakehub.Options{Bridge: &fakehub.Bridge{Plugins: serverPlugins(), Run: bridgeRuns(nil)}},
+		hubOpts: fakehub.Options{Bridge: &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(nil)}},
 		timings: func(tm *timings) { tm.bridgeListWait = 300 * time.Millisecond },
 		tools:   []toolhost.Tool{namedTool{"vcp_VideoGen"}},
 	})
@@ -320,7 +279,7 @@ func TestServerToolClashNeverRefusesTheOwnersConfig(t *testing.T) {
 	}
 
 	// The server's list changes: the new tool joins, the clashes stay out.
-	h.hub.SetBridgePlugins(append(serverPlugins(), fakehub.BridgePlugin{Name: "Weather",
+	h.hub.SetBridgePlugins(append(fakehub.ServerPlugins(), fakehub.BridgePlugin{Name: "Weather",
 		InvocationCommands: []map[string]any{{"command": "now", "description": "The weather now."}}}))
 	if got := h.node.ServerTools(h.ctx, true); got.Error != "" {
 		t.Fatalf("refresh: %s", got.Error)

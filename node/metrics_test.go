@@ -11,72 +11,21 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
-
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/events"
+	"github.com/vcpnode/vcpnode/internal/testmetrics"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
-// scrape fetches /metrics over HTTP and parses the text format.
-func scrape(t *testing.T, ctx context.Context, addr string) map[string]*dto.MetricFamily {
-	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", resp.Status)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse metrics: %v", err)
-	}
-	return families
-}
-
-// metricValue is the value of the sample of family name whose labels
-// include want; ok is false when there is none.
-func metricValue(families map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
-	f := families[name]
-	if f == nil {
-		return 0, false
-	}
-next:
-	for _, m := range f.GetMetric() {
-		labels := map[string]string{}
-		for _, l := range m.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		for k, v := range want {
-			if labels[k] != v {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.GetCounter().GetValue(), true
-		case m.Gauge != nil:
-			return m.GetGauge().GetValue(), true
-		case m.Histogram != nil:
-			return float64(m.GetHistogram().GetSampleCount()), true
-		case m.Untyped != nil: // the Go runtime's and the process's metrics
-			return m.GetUntyped().GetValue(), true
-		}
-	}
-	return 0, false
-}
+// scrape and metricValue read /metrics (testmetrics), by the names
+// node's tests use.
+var (
+	scrape      = testmetrics.Scrape
+	metricValue = testmetrics.Value
+)
 
 func startMetrics(t *testing.T, h *harness) *control.MetricsServer {
 	t.Helper()

@@ -1,45 +1,22 @@
 package node
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/internal/testtool"
 	"github.com/vcpnode/vcpnode/toolhost"
-	"github.com/vcpnode/vcpnode/toolhost/schema"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
-
-// argsTool is a typed tool that answers with the arguments Invoke received.
-type argsTool struct{}
-
-func (argsTool) Spec() toolhost.Spec {
-	return toolhost.Spec{
-		Name:        "Thumb",
-		Description: "Makes a thumbnail.",
-		Commands: []toolhost.Command{{Schema: &schema.Schema{Params: []schema.Param{
-			{Name: "path", Type: schema.TypeString, Required: true, Description: "the image"},
-			{Name: "size", Type: schema.TypeInteger, Required: true},
-			{Name: "crop", Type: schema.TypeBoolean, Default: json.RawMessage(`false`)},
-			{Name: "format", Type: schema.TypeString, Enum: []json.RawMessage{[]byte(`"png"`), []byte(`"jpeg"`)}},
-		}}}},
-		Source:             "test",
-		DistributedExposed: true,
-	}
-}
-
-func (argsTool) Invoke(_ context.Context, c toolhost.Call) (any, error) {
-	return map[string]any{"args": c.Args}, nil
-}
 
 // TestTypedToolThroughHub: the server's stringly-typed args arrive coerced
 // at Invoke, and a wrong call is answered with an error naming every problem
 // and ending with the generated invocation text, which is also what
 // register_tools carried.
 func TestTypedToolThroughHub(t *testing.T) {
-	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{argsTool{}}, config: func(c *config.Config) {
+	h := startHarness(t, harnessOpt{tools: []toolhost.Tool{testtool.Thumb{}}, config: func(c *config.Config) {
 		c.Node.ExposedTools = []string{"Thumb"}
 	}})
 	conn := h.accept()
