@@ -210,3 +210,12 @@ func noEnv(t testing.TB) func(string) string {
 }
 
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }
+
+func (h *harness) acceptObserver(channel string) *fakehub.ObserverConn {
+	h.t.Helper()
+	o, err := h.hub.AcceptObserver(h.ctx, channel)
+	if err != nil {
+		h.t.Fatalf("accept observer %s: %v", channel, err)
+	}
+	return o
+}

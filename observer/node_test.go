@@ -1,11 +1,14 @@
-package node
+package observer_test
 
-// The observer channels beside a running node; the observer's own tests
-// are in package observer.
+// The observer channels in a whole running node (nodetest): the daemon's
+// observer mode, the node's session untouched by theirs, their events and
+// the node's in one control API. The Set's own tests are in package
+// observer.
 
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -13,34 +16,36 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/nodetest"
+	"github.com/vcpnode/vcpnode/node"
 )
 
-func observerHarness(t *testing.T, hubOpts fakehub.Options, more func(*config.Config)) (*harness, *controlapi.ControlClient) {
+func observerHarness(t *testing.T, more func(*config.Config)) (*nodetest.Harness, *controlapi.ControlClient) {
 	t.Helper()
-	h := startHarness(t, harnessOpt{hubOpts: hubOpts, config: func(c *config.Config) {
+	h := nodetest.Start(t, nodetest.Options{Config: func(c *config.Config) {
 		c.Observer.Enabled = true
 		if more != nil {
 			more(c)
 		}
 	}})
-	h.accept()
-	_, client := startControl(t, h, "")
+	h.Accept()
+	_, client := h.Control("")
 	return h, client
 }
 
-func (h *harness) acceptObserver(channel string) *fakehub.ObserverConn {
-	h.t.Helper()
-	o, err := h.hub.AcceptObserver(h.ctx, channel)
+func acceptObserver(t *testing.T, h *nodetest.Harness, channel string) *fakehub.ObserverConn {
+	t.Helper()
+	o, err := h.Hub.AcceptObserver(h.Ctx, channel)
 	if err != nil {
-		h.t.Fatalf("accept observer %s: %v", channel, err)
+		t.Fatalf("accept observer %s: %v", channel, err)
 	}
 	return o
 }
 
 // eventStream reads GET /v1/events into a channel.
-func eventStream(t *testing.T, h *harness, c *controlapi.ControlClient, q controlapi.EventsQuery) <-chan controlapi.Event {
+func eventStream(t *testing.T, h *nodetest.Harness, c *controlapi.ControlClient, q controlapi.EventsQuery) <-chan controlapi.Event {
 	t.Helper()
-	ctx, cancel := context.WithCancel(h.ctx)
+	ctx, cancel := context.WithCancel(h.Ctx)
 	t.Cleanup(cancel)
 	out := make(chan controlapi.Event, 1024)
 	started := make(chan struct{})
@@ -56,14 +61,14 @@ func eventStream(t *testing.T, h *harness, c *controlapi.ControlClient, q contro
 	}()
 	select {
 	case <-started:
-	case <-h.ctx.Done():
+	case <-h.Ctx.Done():
 		t.Fatal("event stream never started")
 	}
 	return out
 }
 
 // nextEvent returns the next event that is not of the skipped kinds.
-func nextEvent(t *testing.T, h *harness, evs <-chan controlapi.Event, skip ...string) controlapi.Event {
+func nextEvent(t *testing.T, h *nodetest.Harness, evs <-chan controlapi.Event, skip ...string) controlapi.Event {
 	t.Helper()
 	for {
 		select {
@@ -75,39 +80,91 @@ func nextEvent(t *testing.T, h *harness, evs <-chan controlapi.Event, skip ...st
 			if !skipped {
 				return ev
 			}
-		case <-h.ctx.Done():
+		case <-h.Ctx.Done():
 			t.Fatal("no event came")
 		}
 	}
 }
 
-func waitObserversConnected(t *testing.T, h *harness, c *controlapi.ControlClient, sessions int) controlapi.StatusResponse {
+func waitObserversConnected(t *testing.T, h *nodetest.Harness, c *controlapi.ControlClient, sessions int) controlapi.StatusResponse {
 	t.Helper()
 	for {
-		st, err := c.Status(h.ctx)
+		st, err := c.Status(h.Ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ok := len(st.Observers) == 2 && st.Observers[0].Sessions >= sessions // VCPlog's
 		for _, o := range st.Observers {
-			ok = ok && o.Phase == PhaseConnected
+			ok = ok && o.Phase == node.PhaseConnected
 		}
 		if ok {
 			return st
 		}
 		select {
-		case <-h.ctx.Done():
+		case <-h.Ctx.Done():
 			t.Fatalf("observers never connected: %+v", st.Observers)
 		case <-time.After(10 * time.Millisecond): // status has no change channel
 		}
 	}
 }
 
-// Stays with the node: the node's own session must be untouched by an observer drop.
+// Observer mode keeps only the observer channels, and answers the
+// server's approval requests from the daemon through them.
+func TestObserverModeOpensNoDistributedSession(t *testing.T) {
+	// The key in the path only: the handshakes counted below are the observers'.
+	h := nodetest.Start(t, nodetest.Options{Config: func(c *config.Config) { c.Node.Mode = config.ModeObserver; c.Hub.Auth = "path" }})
+	_, client := h.Control("")
+	acceptObserver(t, h, fakehub.ChannelVCPLog)
+	acceptObserver(t, h, fakehub.ChannelVCPInfo)
+	waitObserversConnected(t, h, client, 1)
+	evs := eventStream(t, h, client, controlapi.EventsQuery{})
+
+	id, err := h.Hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := nextEvent(t, h, evs); ev.Kind != controlapi.EventApprovalRequest || ev.RequestID != id {
+		t.Fatalf("approval event %+v", ev)
+	}
+	if _, err := client.Decide(h.Ctx, id, false, "not now"); err != nil {
+		t.Fatal(err)
+	}
+	if ans, err := h.Hub.WaitApprovalAnswer(h.Ctx, id); err != nil || ans.Approved || ans.Reason != "not now" {
+		t.Fatalf("hub got %+v, %v", ans, err)
+	}
+
+	// By now a node connection, dialled at start, would have been made.
+	if ok, refused := h.Hub.Handshakes(); ok != 2 || refused != 0 || len(h.Hub.Conns()) != 0 {
+		t.Fatalf("handshakes ok=%d refused=%d, node connections %d: want the two observer channels only", ok, refused, len(h.Hub.Conns()))
+	}
+	st, err := client.Status(h.Ctx)
+	if err != nil || st.Mode != config.ModeObserver || st.Connection.Registered {
+		t.Fatalf("status mode %q, connection %+v (%v)", st.Mode, st.Connection, err)
+	}
+	var apiErr *controlapi.APIError
+	if _, err := client.Register(h.Ctx); !errors.As(err, &apiErr) || apiErr.Status != http.StatusConflict || !strings.Contains(apiErr.Message, "no distributed session") {
+		t.Fatalf("register in observer mode: %v", err)
+	}
+}
+
+// [observer] enabled = true is mode "both": the node connection and the
+// observer channels.
+func TestObserverEnabledIsModeBoth(t *testing.T) {
+	h, client := observerHarness(t, nil) // accepts the node connection
+	acceptObserver(t, h, fakehub.ChannelVCPLog)
+	acceptObserver(t, h, fakehub.ChannelVCPInfo)
+	waitObserversConnected(t, h, client, 1)
+	st, err := client.Status(h.Ctx)
+	if err != nil || st.Mode != config.ModeBoth {
+		t.Fatalf("status mode %q (%v)", st.Mode, err)
+	}
+}
+
+// The node's own session is untouched by an observer drop.
 func TestObserverConnectionsBesideTheNode(t *testing.T) {
-	h, client := observerHarness(t, fakehub.Options{}, nil)
-	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
-	h.acceptObserver(fakehub.ChannelVCPInfo)
+	h, client := observerHarness(t, nil)
+	logConn := acceptObserver(t, h, fakehub.ChannelVCPLog)
+	acceptObserver(t, h, fakehub.ChannelVCPInfo)
 	if logConn.Device() != "test-node" {
 		t.Fatalf("deviceName %q, want the node name", logConn.Device())
 	}
@@ -115,38 +172,38 @@ func TestObserverConnectionsBesideTheNode(t *testing.T) {
 	if st.Observers[0].Channel != "VCPlog" || st.Observers[1].Channel != "vcpinfo" {
 		t.Fatalf("observers %+v", st.Observers)
 	}
-	nodeConn := h.hub.Conns()[0]
+	nodeConn := h.Hub.Conns()[0]
 
 	// A dropped observer connection comes back; the node session is untouched.
 	logConn.Drop()
-	again := h.acceptObserver(fakehub.ChannelVCPLog)
+	again := acceptObserver(t, h, fakehub.ChannelVCPLog)
 	if again.Device() != "test-node" {
 		t.Fatalf("reconnected as %q", again.Device())
 	}
 	waitObserversConnected(t, h, client, 2)
-	if s, _ := h.node.State(); s.Sessions != 1 || s.Phase != PhaseConnected {
+	if s, _ := h.Node.State(); s.Sessions != 1 || s.Phase != node.PhaseConnected {
 		t.Fatalf("node state after an observer drop: %+v", s)
 	}
-	if conns := h.hub.Conns(); len(conns) != 1 || conns[0] != nodeConn {
+	if conns := h.Hub.Conns(); len(conns) != 1 || conns[0] != nodeConn {
 		t.Fatalf("node connection changed: %v", conns)
 	}
-	h.call(nodeConn, "Echo", map[string]any{"message": "still here"})
+	h.Call(nodeConn, "Echo", map[string]any{"message": "still here"})
 }
 
-// Stays with the node: server and node events in one GET /v1/events stream.
+// Server and node events in one GET /v1/events stream.
 func TestEventsStreamServerAndNode(t *testing.T) {
-	h, client := observerHarness(t, fakehub.Options{}, nil)
-	h.acceptObserver(fakehub.ChannelVCPLog)
-	h.acceptObserver(fakehub.ChannelVCPInfo)
+	h, client := observerHarness(t, nil)
+	acceptObserver(t, h, fakehub.ChannelVCPLog)
+	acceptObserver(t, h, fakehub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
 	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 
-	h.hub.LogToolResult("Weather", "success", "Sunny\nand warm")
+	h.Hub.LogToolResult("Weather", "success", "Sunny\nand warm")
 	ev := nextEvent(t, h, evs)
 	if ev.Source != controlapi.EventSourceServer || ev.Kind != controlapi.EventToolLog || ev.Tool != "Weather" || ev.Status != "success" || ev.Text != "Sunny\nand warm" || ev.Channel != "VCPlog" {
 		t.Fatalf("vcp_log event %+v", ev)
 	}
-	if _, err := h.hub.BroadcastJSON(fakehub.ChannelVCPInfo, "plugin_status", map[string]string{"message": "indexing done"}); err != nil {
+	if _, err := h.Hub.BroadcastJSON(fakehub.ChannelVCPInfo, "plugin_status", map[string]string{"message": "indexing done"}); err != nil {
 		t.Fatal(err)
 	}
 	ev = nextEvent(t, h, evs)
@@ -154,7 +211,7 @@ func TestEventsStreamServerAndNode(t *testing.T) {
 		t.Fatalf("vcpinfo event %+v", ev)
 	}
 
-	h.call(h.hub.Conns()[0], "Echo", map[string]any{"message": "hello"})
+	h.Call(h.Hub.Conns()[0], "Echo", map[string]any{"message": "hello"})
 	start := nextEvent(t, h, evs)
 	end := nextEvent(t, h, evs)
 	if start.Kind != controlapi.EventCallStart || start.Source != controlapi.EventSourceNode || start.Tool != "Echo" {
@@ -166,9 +223,9 @@ func TestEventsStreamServerAndNode(t *testing.T) {
 
 	// Filters: only the server's, only one tool.
 	serverOnly := eventStream(t, h, client, controlapi.EventsQuery{EventFilter: controlapi.EventFilter{Source: controlapi.EventSourceServer, Tool: "B"}})
-	h.call(h.hub.Conns()[0], "Echo", map[string]any{"message": "x"})
-	h.hub.LogToolResult("A", "success", "a")
-	h.hub.LogToolResult("B", "error", "b failed")
+	h.Call(h.Hub.Conns()[0], "Echo", map[string]any{"message": "x"})
+	h.Hub.LogToolResult("A", "success", "a")
+	h.Hub.LogToolResult("B", "error", "b failed")
 	if ev := nextEvent(t, h, serverOnly); ev.Tool != "B" || ev.Status != "error" {
 		t.Fatalf("filtered stream gave %+v", ev)
 	}
@@ -179,16 +236,16 @@ func TestEventsStreamServerAndNode(t *testing.T) {
 	}
 }
 
-// Stays with the node: server approvals answered through the control API.
+// Server approvals answered through the control API.
 func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
-	h, client := observerHarness(t, fakehub.Options{}, nil)
-	h.acceptObserver(fakehub.ChannelVCPLog)
-	h.acceptObserver(fakehub.ChannelVCPInfo)
+	h, client := observerHarness(t, nil)
+	acceptObserver(t, h, fakehub.ChannelVCPLog)
+	acceptObserver(t, h, fakehub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
 	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 
 	ask := func(tool string, ttl time.Duration) string {
-		id, err := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: tool, Maid: "Nova", Args: map[string]any{"command": "rm -rf /tmp/x"}, TTL: ttl})
+		id, err := h.Hub.RequestApproval(fakehub.ApprovalRequest{ToolName: tool, Maid: "Nova", Args: map[string]any{"command": "rm -rf /tmp/x"}, TTL: ttl})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +256,7 @@ func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 	}
 	approved := ask("Shell", time.Minute)
 	denied := ask("Shell", time.Minute)
-	list, err := client.Approvals(h.ctx)
+	list, err := client.Approvals(h.Ctx)
 	if err != nil || len(list.Pending) != 2 {
 		t.Fatalf("approvals = %+v, %v", list, err)
 	}
@@ -207,27 +264,27 @@ func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 	if p.ID != approved || p.Where != controlapi.WaitsOnServer || p.TTLMs != 60000 || p.Tool != "Shell" || string(p.Args["command"]) != `"rm -rf /tmp/x"` {
 		t.Fatalf("listed %+v", p)
 	}
-	if _, err := client.Decide(h.ctx, approved, true, ""); err != nil {
+	if _, err := client.Decide(h.Ctx, approved, true, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Decide(h.ctx, denied, false, "not on my machine"); err != nil {
+	if _, err := client.Decide(h.Ctx, denied, false, "not on my machine"); err != nil {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]string{
 		approved: `{"type":"tool_approval_response","data":{"requestId":"` + approved + `","approved":true,"reason":""}}`,
 		denied:   `{"type":"tool_approval_response","data":{"requestId":"` + denied + `","approved":false,"reason":"not on my machine"}}`,
 	} {
-		ans, err := h.hub.WaitApprovalAnswer(h.ctx, id)
+		ans, err := h.Hub.WaitApprovalAnswer(h.Ctx, id)
 		if err != nil || string(ans.Raw) != want {
 			t.Fatalf("hub got %s (%v), want %s", ans.Raw, err, want)
 		}
 	}
 	// Answered ones are gone; answering again is a clear error.
-	if list, _ := client.Approvals(h.ctx); len(list.Pending) != 0 {
+	if list, _ := client.Approvals(h.Ctx); len(list.Pending) != 0 {
 		t.Fatalf("answered approvals still listed: %+v", list.Pending)
 	}
 	var apiErr *controlapi.APIError
-	if _, err := client.Decide(h.ctx, approved, true, ""); !errors.As(err, &apiErr) || apiErr.Status != 404 {
+	if _, err := client.Decide(h.Ctx, approved, true, ""); !errors.As(err, &apiErr) || apiErr.Status != 404 {
 		t.Fatalf("second answer: %v", err)
 	}
 
@@ -241,28 +298,28 @@ func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 			break
 		}
 	}
-	if list, _ := client.Approvals(h.ctx); len(list.Pending) != 0 {
+	if list, _ := client.Approvals(h.Ctx); len(list.Pending) != 0 {
 		t.Fatalf("expired approval still listed: %+v", list.Pending)
 	}
-	if _, err := h.hub.WaitApprovalAnswer(h.ctx, short); !errors.Is(err, fakehub.ErrApprovalExpired) {
+	if _, err := h.Hub.WaitApprovalAnswer(h.Ctx, short); !errors.Is(err, fakehub.ErrApprovalExpired) {
 		t.Fatalf("hub side of the expired approval: %v", err)
 	}
 }
 
-// Stays with the node: the node's own approvals become events.
+// The node's own approvals become events.
 func TestLocalApprovalIsAnEvent(t *testing.T) {
-	h := startHarness(t, harnessOpt{config: func(c *config.Config) {
+	h := nodetest.Start(t, nodetest.Options{Config: func(c *config.Config) {
 		c.Tools = map[string]config.ToolConfig{"Echo": {Approval: "ask"}}
 	}})
-	conn := h.accept()
-	_, client := startControl(t, h, "")
+	conn := h.Accept()
+	_, client := h.Control("")
 	evs := eventStream(t, h, client, controlapi.EventsQuery{EventFilter: controlapi.EventFilter{Source: controlapi.EventSourceNode}})
-	result := asyncCall(h, conn, "r-1", "Echo", map[string]string{"message": "hi"})
+	result := h.AsyncCall(conn, "r-1", "Echo", map[string]string{"message": "hi"})
 	ev := nextEvent(t, h, evs, controlapi.EventCallStart)
 	if ev.Kind != controlapi.EventApprovalRequest || ev.ApprovalID != "1" || ev.RequestID != "r-1" || ev.Tool != "Echo" || !strings.Contains(ev.Text, `message="hi"`) {
 		t.Fatalf("approval event %+v", ev)
 	}
-	if _, err := client.Decide(h.ctx, "1", false, "no"); err != nil {
+	if _, err := client.Decide(h.Ctx, "1", false, "no"); err != nil {
 		t.Fatal(err)
 	}
 	<-result
@@ -271,19 +328,19 @@ func TestLocalApprovalIsAnEvent(t *testing.T) {
 	}
 }
 
-// Stays with the node: the node's session must live through the observer's reconnect.
+// The node's session lives through the observer's reconnect.
 func TestObserverWithoutPongsReconnects(t *testing.T) {
-	h, client := observerHarness(t, fakehub.Options{}, func(c *config.Config) {
+	h, client := observerHarness(t, func(c *config.Config) {
 		// The node's own session shares these, and must live through a
 		// descheduled test process: 1.1 s of silence, not 400 ms.
 		c.Hub.PingInterval = config.Duration(100 * time.Millisecond)
 		c.Hub.PongTimeout = config.Duration(time.Second)
 	})
-	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
-	h.acceptObserver(fakehub.ChannelVCPInfo)
-	nodeConn := h.hub.Conns()[0]
+	logConn := acceptObserver(t, h, fakehub.ChannelVCPLog)
+	acceptObserver(t, h, fakehub.ChannelVCPInfo)
+	nodeConn := h.Hub.Conns()[0]
 	logConn.StopPonging()
-	h.acceptObserver(fakehub.ChannelVCPLog) // the node gave up on the silent one and reconnected
+	acceptObserver(t, h, fakehub.ChannelVCPLog) // the node gave up on the silent one and reconnected
 	<-logConn.Done()
 	if logConn.PingsReceived() == 0 {
 		t.Fatal("the node never pinged the observer connection")
@@ -292,7 +349,7 @@ func TestObserverWithoutPongsReconnects(t *testing.T) {
 	if !strings.Contains(st.Observers[0].LastError, "no pong or frame from the server") {
 		t.Fatalf("last error %q", st.Observers[0].LastError)
 	}
-	if s, _ := h.node.State(); s.Sessions != 1 || h.hub.Conns()[0] != nodeConn {
+	if s, _ := h.Node.State(); s.Sessions != 1 || h.Hub.Conns()[0] != nodeConn {
 		t.Fatalf("the node session was disturbed: %+v", s)
 	}
 }
