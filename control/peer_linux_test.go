@@ -1,6 +1,9 @@
 //go:build linux
 
-package node
+package control_test
+
+// A real control client run as another user against the socket of a
+// whole node (nodetest): the socket's modes and SO_PEERCRED decide.
 
 import (
 	"context"
@@ -20,6 +23,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/nodetest"
 )
 
 // peerClientEnv makes the test binary act as a control client (see init):
@@ -132,9 +136,9 @@ func TestControlPermissions(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to run a client as another user; run the tests as root to cover SO_PEERCRED")
 	}
-	h := startHarness(t, harnessOpt{})
-	h.accept()
-	srv, _ := startControl(t, h, "")
+	h := nodetest.Start(t, nodetest.Options{})
+	h.Accept()
+	srv, _ := h.Control("")
 	sock := srv.Socket()
 
 	t.Run("socket mode 0600", func(t *testing.T) {
@@ -163,7 +167,7 @@ func TestControlPermissions(t *testing.T) {
 		if rep.ApprovalsHTTP != 403 {
 			t.Errorf("approvals as nobody = HTTP %d, want 403: held calls' arguments are the owner's", rep.ApprovalsHTTP)
 		}
-		h.waitLog("control request refused")
+		h.WaitLog("control request refused")
 	})
 }
 
@@ -178,8 +182,8 @@ func TestControlGroupReadsOnly(t *testing.T) {
 	if err != nil {
 		t.Skipf("no group with gid %d to test with: %v", nobody, err)
 	}
-	h := startHarness(t, harnessOpt{})
-	h.accept()
+	h := nodetest.Start(t, nodetest.Options{})
+	h.Accept()
 	base, err := os.MkdirTemp("", "vcg")
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +193,7 @@ func TestControlGroupReadsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(base, "made", "s.sock") // vcpnode makes the directory: 0750, the group's
-	srv, err := control.Listen(h.ctx, h.node, control.Options{Socket: sock, Group: grp.Name, Log: h.node.log})
+	srv, err := control.Listen(h.Ctx, h.Node, control.Options{Socket: sock, Group: grp.Name, Log: h.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +216,7 @@ func TestControlGroupReadsOnly(t *testing.T) {
 	}
 
 	// An unknown group is refused before anything listens.
-	if _, err := control.Listen(h.ctx, h.node, control.Options{Socket: filepath.Join(base, "x.sock"), Group: "no-such-group-vcpnode", Log: h.node.log}); err == nil || !strings.Contains(err.Error(), "[control] group") {
+	if _, err := control.Listen(h.Ctx, h.Node, control.Options{Socket: filepath.Join(base, "x.sock"), Group: "no-such-group-vcpnode", Log: h.Log}); err == nil || !strings.Contains(err.Error(), "[control] group") {
 		t.Errorf("unknown group: %v", err)
 	}
 }
