@@ -67,6 +67,7 @@ var heldInitArgs *initArgs
 type nsInit struct {
 	pid        int
 	hold, done *os.File
+	pidNS      int // the PID namespace's fd (join)
 }
 
 // theInit is the init of the launcher's namespace, nil without one.
@@ -93,10 +94,10 @@ func (in *nsInit) letGo() {
 
 // startInit forks the namespace's init from the calling thread, which must
 // have unshared the PID namespace (its next child is PID 1) and be locked
-// to its OS thread. It returns once the init mounted /proc.
-func startInit() (*nsInit, error) {
-	// The init's ends of its pipes, above 2 whatever the launcher was
-	// handed: it moves them to 0 and 1.
+// to its OS thread. It returns once the init mounted /proc. Its pipes are
+// at floor (above 2) or higher, out of the way of the fds a launch places
+// later; the init moves its ends to 0 and 1.
+func startInit(floor int) (*nsInit, error) {
 	var ready, keep, done [2]int
 	for _, p := range []*[2]int{&ready, &keep, &done} {
 		flags := unix.O_CLOEXEC
@@ -107,13 +108,9 @@ func startInit() (*nsInit, error) {
 			return nil, fmt.Errorf("init: %w", err)
 		}
 		for i := range p {
-			if p[i] < 3 {
-				high, err := unix.FcntlInt(uintptr(p[i]), unix.F_DUPFD_CLOEXEC, 3)
-				if err != nil {
-					return nil, fmt.Errorf("init: %w", err)
-				}
-				unix.Close(p[i])
-				p[i] = high
+			var err error
+			if p[i], err = highFd(p[i], floor); err != nil {
+				return nil, fmt.Errorf("init: %w", err)
 			}
 		}
 	}

@@ -89,9 +89,10 @@ func newStatusPipe(path string) (*launchFiles, error) {
 	return &launchFiles{path: path, status: status, statw: statw}, nil
 }
 
-// args is the launcher's argv when its files are at fds first and first+1.
-func (lf *launchFiles) args(first int) []string {
-	return []string{launchArg0, strconv.Itoa(first), strconv.Itoa(first + 1)}
+// args is the launcher's argv when its files are at fds first and first+1
+// and it makes the call's namespaces or not (ns).
+func (lf *launchFiles) args(first int, ns bool) []string {
+	return []string{launchArg0, strconv.Itoa(first), strconv.Itoa(first + 1), launcherArg(ns)}
 }
 
 // wait closes the daemon's copies of what the launcher got and waits for
@@ -151,7 +152,7 @@ func (r *Run) startProcess(trees *proctree.Manager, a *os.ProcAttr) (*os.Process
 	la := *a
 	la.Files = append(append([]*os.File(nil), a.Files...), lf.spec, lf.statw)
 	la.Sys = r.launchSys()
-	proc, tree, err := trees.StartProcess("/proc/self/exe", lf.args(len(a.Files)), &la)
+	proc, tree, err := trees.StartProcess("/proc/self/exe", lf.args(len(a.Files), r.pol.NS != nil), &la)
 	if err != nil {
 		lf.abandon()
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
@@ -195,7 +196,7 @@ func (r *Run) startCmd(trees *proctree.Manager, newCmd func() *exec.Cmd) (*exec.
 			return c
 		}
 		c.Path = "/proc/self/exe"
-		c.Args = lf.args(3 + len(c.ExtraFiles))
+		c.Args = lf.args(3+len(c.ExtraFiles), r.pol.NS != nil)
 		c.ExtraFiles = append(append([]*os.File(nil), c.ExtraFiles...), lf.spec, lf.statw)
 		c.SysProcAttr = r.launchSys()
 		return c

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 
@@ -18,14 +19,29 @@ import (
 // The launcher side: a binary that imports this package and is started
 // under launchArg0 (launch_linux.go) never reaches its main. It runs here,
 // before any other package that sorts after this one is initialised.
+// argv[3] says whether it makes the call's namespaces (ns_linux.go): it
+// makes them here, the one place, before it reads or waits for a launch.
 func init() {
-	if len(os.Args) == 3 && os.Args[0] == launchArg0 {
+	if len(os.Args) == 4 && os.Args[0] == launchArg0 {
+		if os.Args[3] == nsArg {
+			runtime.LockOSThread() // the PID namespace is this thread's
+			// Above the fds of a command and the files handed with its launch.
+			floor := maxLaunchFds
+			if fd, err := strconv.Atoi(os.Args[2]); err == nil {
+				floor = max(floor, fd+1)
+			}
+			theInit, nsErr = (&nsPlan{}).enter(floor)
+		}
 		if os.Args[1] == poolArg {
 			waitForLaunch(os.Args[2])
 		}
 		launcherMain(os.Args[1], os.Args[2])
 	}
 }
+
+// nsErr is why the launcher could not make the call's namespaces; its
+// launch then fails with it.
+var nsErr error
 
 // launcherMain reads the launch from the memfd at fd specArg, with the
 // status pipe at fd statusArg, and goes on with confineAndExec.
@@ -139,21 +155,38 @@ func readLaunch(specArg string) (*launch, error) {
 // denies what the steps before need). The cgroup files are out of reach
 // once Landlock is in force, so they come first.
 func (p *policy) apply() error {
-	pid := []byte(strconv.Itoa(os.Getpid()))
+	switch {
+	case p.NS != nil && theInit == nil:
+		if nsErr != nil {
+			return nsErr
+		}
+		return errors.New("namespaces: the launcher was started without them")
+	case p.NS == nil && theInit != nil:
+		return errors.New("namespaces: the launcher was started with them for a call without")
+	}
+	// The namespace's init, made before the launch, gets the call's limits
+	// as the launcher does: as if it were forked now.
+	pids := []int{os.Getpid()}
+	if theInit != nil {
+		pids = append(pids, theInit.pid)
+	}
 	for _, tasks := range p.Tasks {
-		// cgroup.procs moves every thread of the launcher, the exec'ing one included.
-		if err := os.WriteFile(filepath.Join(filepath.Dir(tasks), "cgroup.procs"), pid, 0); err != nil {
-			return fmt.Errorf("join limit group: %w", err)
+		for _, pid := range pids {
+			// cgroup.procs moves every thread of the process, the exec'ing one included.
+			if err := os.WriteFile(filepath.Join(filepath.Dir(tasks), "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+				return fmt.Errorf("join limit group: %w", err)
+			}
 		}
 	}
 	for res, v := range p.Rlimits {
-		if err := unix.Prlimit(0, res, &unix.Rlimit{Cur: v, Max: v}, nil); err != nil {
-			return fmt.Errorf("rlimit %d: %w", res, err)
+		for _, pid := range pids {
+			if err := unix.Prlimit(pid, res, &unix.Rlimit{Cur: v, Max: v}, nil); err != nil {
+				return fmt.Errorf("rlimit %d: %w", res, err)
+			}
 		}
 	}
-	if p.NS != nil {
-		var err error
-		if theInit, err = p.NS.enter(); err != nil {
+	if theInit != nil {
+		if err := theInit.join(); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,63 +18,147 @@ import (
 // with a fresh tmpfs on /dev/shm, gone with the call. /tmp stays the
 // machine's: Landlock keeps it from being written but for the call's own
 // TMPDIR (removed after the call) and what a profile grants there, and a
-// tmpfs over it would hide the machine's files a profile grants under it. A root
-// daemon's launcher makes them itself; an ordinary user's launcher is
-// started in a user namespace of its own (launchSys), where it holds the
-// two capabilities it needs until it drops every capability before the
-// exec. The user namespace maps the daemon's uid and gid to themselves:
-// what a tool writes belongs to the user, as without a sandbox.
+// tmpfs over it would hide the machine's files a profile grants under it.
+// An ordinary user's launcher is started in a user namespace of its own,
+// where it holds the two capabilities it needs until it drops every
+// capability before the exec. The user namespace maps the daemon's uid
+// and gid to themselves: what a tool writes belongs to the user, as
+// without a sandbox.
+//
+// Every launcher that makes them, waiting in the pool or started for a
+// call, makes them at its start, before it reads a launch: they hold
+// nothing of any call, and a waiting launcher has them ready. The mount
+// namespace is a clone flag of its start (launcherSys), so that every
+// thread of the launcher is in it; the PID namespace is unshared by the
+// launcher's main thread, whose fork is the init, and joined by the
+// thread that confines itself and starts the command (nsInit.join).
 
 // nsPlan is what the launcher sets up before it confines (policy.NS):
 // for now the same namespaces for every call.
 type nsPlan struct{}
 
-// launchSys is how the daemon starts a launcher that makes namespaces: an
-// ordinary user's in a user namespace of its own, with CAP_SYS_ADMIN (the
-// namespaces and mounts) and CAP_SETPCAP (to empty the bounding set) as
-// ambient capabilities, since exec under a uid other than 0 clears the
-// rest; nil for a root daemon or a call without namespaces.
+// nsArg is a launcher's argv[3] when it makes the call's namespaces,
+// noNSArg when not.
+const nsArg, noNSArg = "ns", "-"
+
+// launcherArg is the launcher's argv[3] for a call with namespaces or without.
+func launcherArg(ns bool) string {
+	if ns {
+		return nsArg
+	}
+	return noNSArg
+}
+
+// launchSys is how the daemon starts r's launcher (launcherSys).
 func (r *Run) launchSys() *syscall.SysProcAttr {
-	if r.pol == nil || r.pol.NS == nil || !r.userNS {
-		return nil
-	}
-	return userNSAttr()
+	return launcherSys(r.pol != nil && r.pol.NS != nil, r.userNS)
 }
 
-// userNSAttrIf is userNSAttr when userNS, else nil.
-func userNSAttrIf(userNS bool) *syscall.SysProcAttr {
+// launcherSys is how the daemon starts a launcher: with ns, in a mount
+// namespace of its own and, with userNS (an ordinary user's daemon), in a
+// user namespace of its own too, with CAP_SYS_ADMIN (the namespaces and
+// mounts) and CAP_SETPCAP (to empty the bounding set) as ambient
+// capabilities, since exec under a uid other than 0 clears the rest; nil
+// without namespaces.
+func launcherSys(ns, userNS bool) *syscall.SysProcAttr {
+	if !ns {
+		return nil
+	}
 	if !userNS {
-		return nil
+		return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
 	}
-	return userNSAttr()
-}
-
-func userNSAttr() *syscall.SysProcAttr {
 	uid, gid := os.Geteuid(), os.Getegid()
 	return &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER,
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
 	}
 }
 
-// enterNamespaces makes the call's namespaces from the calling thread,
-// which must be locked to its OS thread (the launcher's): a mount
-// namespace with private mounts and a tmpfs on /dev/shm, and a PID namespace whose init (init_linux.go) mounted
-// its /proc. The commands this thread starts afterwards are in them.
-func (n *nsPlan) enter() (*nsInit, error) {
-	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWPID); err != nil {
-		return nil, fmt.Errorf("namespaces: %w", err)
+// enter makes the call's namespaces from the launcher's main thread,
+// locked to it, in the mount namespace the launcher was started in
+// (launcherSys): its mounts made slaves of the machine's and a tmpfs on
+// /dev/shm, and a PID namespace whose init (init_linux.go) mounted its
+// /proc. The fds it keeps are at floor or above, out of the way of those
+// a command gets. The thread that starts the command joins the PID
+// namespace (nsInit.join).
+func (n *nsPlan) enter(floor int) (*nsInit, error) {
+	if err := ownMountNS(); err != nil {
+		return nil, err
 	}
-	// Nothing mounted here may reach the daemon's namespace.
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return nil, fmt.Errorf("mount namespace: make mounts private: %w", err)
+	// Nothing mounted here may reach the daemon's namespace; what the
+	// machine mounts later still shows, as to a launcher started later.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
+		return nil, fmt.Errorf("mount namespace: make mounts slaves: %w", err)
 	}
 	if err := tmpfsOn("/dev/shm"); err != nil {
 		return nil, err
 	}
-	return startInit()
+	// This thread's entry in the machine's /proc, which the init's /proc
+	// hides: where the new PID namespace is found once the init is in it.
+	nsDir, err := unix.Open("/proc/thread-self/ns", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("namespaces: %w", err)
+	}
+	defer unix.Close(nsDir)
+	if err := unix.Unshare(unix.CLONE_NEWPID); err != nil {
+		return nil, fmt.Errorf("namespaces: %w", err)
+	}
+	in, err := startInit(floor)
+	if err != nil {
+		return nil, err
+	}
+	pidNS, err := unix.Openat(nsDir, "pid_for_children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		in.pidNS, err = highFd(pidNS, floor)
+	}
+	if err != nil {
+		in.letGo()
+		return nil, fmt.Errorf("namespaces: the PID namespace: %w", err)
+	}
+	return in, nil
+}
+
+// ownMountNS refuses to mount anything in the mount namespace of the
+// launcher's starter: a launcher told to make namespaces that was not
+// started in a mount namespace of its own (launcherSys) would change the
+// daemon's mounts. A starter whose namespace cannot be read is not root's,
+// and then the mounts fail.
+func ownMountNS() error {
+	var own, starter unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/mnt", &own); err != nil {
+		return fmt.Errorf("mount namespace: %w", err)
+	}
+	err := unix.Stat(fmt.Sprintf("/proc/%d/ns/mnt", unix.Getppid()), &starter)
+	switch {
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+		return nil
+	case err != nil:
+		return fmt.Errorf("mount namespace: the starter's: %w", err)
+	case own.Dev == starter.Dev && own.Ino == starter.Ino:
+		return errors.New("mount namespace: the launcher was started in its starter's")
+	}
+	return nil
+}
+
+// join puts the calling thread's next children into the call's PID
+// namespace; the thread must be locked to its OS thread.
+func (in *nsInit) join() error {
+	if err := unix.Setns(in.pidNS, unix.CLONE_NEWPID); err != nil {
+		return fmt.Errorf("namespaces: join the PID namespace: %w", err)
+	}
+	return nil
+}
+
+// highFd moves fd to floor or above (close-on-exec).
+func highFd(fd, floor int) (int, error) {
+	if fd >= floor {
+		return fd, nil
+	}
+	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, floor)
+	unix.Close(fd)
+	return high, err
 }
 
 // tmpfsOn mounts a fresh tmpfs, everyone's like /tmp, on dir if it exists.
@@ -101,12 +186,21 @@ func init() {
 // and exits 0, or 1 with the reason on stdout.
 func nsProbeMain() {
 	runtime.LockOSThread()
-	in, err := (&nsPlan{}).enter()
+	in, err := (&nsPlan{}).enter(3)
+	if err == nil {
+		// As the thread that starts a command joins them.
+		joined := make(chan error)
+		go func() {
+			runtime.LockOSThread() // the thread ends with the goroutine
+			joined <- in.join()
+		}()
+		err = <-joined
+		in.letGo()
+	}
 	if err != nil {
 		fmt.Print(err)
 		os.Exit(1)
 	}
-	in.letGo()
 	os.Exit(0)
 }
 
@@ -119,9 +213,7 @@ var nsSupport = sync.OnceValues(func() (bool, string) {
 	cmd.Args = []string{nsProbeArg0}
 	cmd.Env = []string{}
 	cmd.Dir = "/"
-	if os.Geteuid() != 0 {
-		cmd.SysProcAttr = userNSAttr()
-	}
+	cmd.SysProcAttr = launcherSys(true, os.Geteuid() != 0)
 	out, err := cmd.Output()
 	switch {
 	case err == nil:

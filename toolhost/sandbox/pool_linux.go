@@ -28,7 +28,10 @@ import (
 //   - its tree (cgroup, process group) is new and empty but for it, and
 //     becomes the call's: nothing of the call runs outside it;
 //   - it dies with the daemon: the daemon's end of the socket closes with
-//     the daemon, and the launcher exits on end-of-file.
+//     the daemon, and the launcher exits on end-of-file;
+//   - the call's namespaces it made before it waits (ns_linux.go) are the
+//     same for every call, and their init, in its tree, holds none of its
+//     fds and leaves when the launcher ends, however it ends.
 //
 // The pool starts filling at the second confined call within poolIdle (a
 // one-off start such as `sandbox run` starts nothing ahead) and empties
@@ -61,11 +64,14 @@ type launcherPool struct {
 	lastUse time.Time
 	// active: calls come often enough to keep launchers waiting.
 	active bool
-	// userNS: launchers start in a user namespace (launchSys), as the
-	// last call's needed.
-	userNS bool
-	timer  *time.Timer
+	// kind: how launchers start (their namespaces), as the last call's needed.
+	kind  launcherKind
+	timer *time.Timer
 }
+
+// launcherKind is what differs between waiting launchers: whether they
+// made the call's namespaces, in a user namespace of their own or not.
+type launcherKind struct{ ns, userNS bool }
 
 // waitingLauncher is a started launcher waiting for its launch.
 type waitingLauncher struct {
@@ -91,7 +97,7 @@ func (p *launcherPool) launch(trees *proctree.Manager, r *Run, a *os.ProcAttr) (
 		fds = append(fds, int(f.Fd()))
 	}
 	for {
-		w := p.take(trees, r.userNS)
+		w := p.take(trees, launcherKind{ns: r.pol.NS != nil, userNS: r.userNS})
 		if w == nil {
 			return nil, nil, nil, false
 		}
@@ -123,9 +129,8 @@ func (p *launcherPool) launch(trees *proctree.Manager, r *Run, a *os.ProcAttr) (
 	}
 }
 
-// take returns a waiting launcher of trees, started in a user namespace
-// or not as userNS says, or nil.
-func (p *launcherPool) take(trees *proctree.Manager, userNS bool) *waitingLauncher {
+// take returns a waiting launcher of trees, started as kind says, or nil.
+func (p *launcherPool) take(trees *proctree.Manager, kind launcherKind) *waitingLauncher {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.trees == nil {
@@ -134,9 +139,9 @@ func (p *launcherPool) take(trees *proctree.Manager, userNS bool) *waitingLaunch
 	if p.trees != trees {
 		return nil
 	}
-	if p.userNS != userNS {
+	if p.kind != kind {
 		// Those waiting were started for other calls: start the next ones as this one's.
-		p.userNS = userNS
+		p.kind = kind
 		for _, w := range p.ready {
 			go p.discard(w)
 		}
@@ -204,13 +209,13 @@ func (p *launcherPool) waiting() int {
 // fill starts one waiting launcher.
 func (p *launcherPool) fill() {
 	p.mu.Lock()
-	userNS := p.userNS
+	kind := p.kind
 	p.mu.Unlock()
-	w, err := startWaiting(p.trees, userNS)
+	w, err := startWaiting(p.trees, kind)
 	p.mu.Lock()
 	p.starting--
 	p.filled.Broadcast()
-	if err != nil || !p.active || time.Since(p.lastUse) >= poolIdle || p.userNS != userNS {
+	if err != nil || !p.active || time.Since(p.lastUse) >= poolIdle || p.kind != kind {
 		p.mu.Unlock()
 		if w != nil {
 			p.discard(w)
@@ -244,17 +249,17 @@ func (p *launcherPool) discard(w *waitingLauncher) {
 }
 
 // startWaiting starts a launcher, as the leader of a new tree, that waits
-// on a socket for its launch; in a user namespace of its own with userNS
-// (the same for every call: the call's namespaces are made at its launch).
-func startWaiting(trees *proctree.Manager, userNS bool) (*waitingLauncher, error) {
+// on a socket for its launch, with the call's namespaces made as kind says
+// (they are the same for every call).
+func startWaiting(trees *proctree.Manager, kind launcherKind) (*waitingLauncher, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "launcher"), os.NewFile(uintptr(fds[1]), "launcher")
 	defer theirs.Close()
-	proc, tree, err := trees.StartProcess("/proc/self/exe", []string{launchArg0, poolArg, "3"},
-		&os.ProcAttr{Files: []*os.File{nil, nil, nil, theirs}, Sys: userNSAttrIf(userNS)})
+	proc, tree, err := trees.StartProcess("/proc/self/exe", []string{launchArg0, poolArg, "3", launcherArg(kind.ns)},
+		&os.ProcAttr{Files: []*os.File{nil, nil, nil, theirs}, Sys: launcherSys(kind.ns, kind.userNS)})
 	if err != nil {
 		ours.Close()
 		return nil, err
@@ -284,6 +289,9 @@ func waitForLaunch(sockArg string) {
 	}
 	_ = unix.Close(sock)
 	if err != nil || n == 0 && oobn == 0 {
+		if theInit != nil {
+			theInit.letGo() // it leaves with the launcher
+		}
 		os.Exit(0)
 	}
 	var got []int

@@ -274,12 +274,17 @@ func TestWaitingLauncherHoldsNothing(t *testing.T) {
 			}
 		}
 		if dir := w.tree.CgroupDir(); dir != "" {
+			want := []string{strconv.Itoa(w.proc.Pid)}
+			if e.sb.caps.PidNS {
+				// and the init of the namespaces it made before it waited.
+				want = append(want, strconv.Itoa(initOf(t, w.proc.Pid)))
+			}
 			procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Fields(string(procs)); !slices.Equal(got, []string{strconv.Itoa(w.proc.Pid)}) {
-				t.Errorf("its tree's cgroup holds %v, want only %d", got, w.proc.Pid)
+			if got := strings.Fields(string(procs)); !slices.Equal(got, want) {
+				t.Errorf("its tree's cgroup holds %v, want only %v", got, want)
 			}
 		}
 		w.conn.Close()
