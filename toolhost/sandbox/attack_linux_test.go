@@ -248,7 +248,7 @@ try_("TIOCLINUX", lambda: sc("ioctl", 0, 0x541C, ctypes.addressof(c)))
 }
 
 // userAttackTests run again as an ordinary user by TestAttacksAsOrdinaryUser.
-const userAttackTests = "^(TestLaunchConfinesTheCommand|TestAttackPrivilegeIsRefused|TestAttackNetworkFamilies|TestAttackTIOCSTI|TestAttackDevices|TestAttackSharedMemoryIsPrivate|TestAttackOtherToolsProc|TestAttackLeftoverDiesWithTheCall|TestLaunchEndsAsTheCommand|TestProbeSeesTheNamespaces)$"
+const userAttackTests = "^(TestLaunchConfinesTheCommand|TestAttackPrivilegeIsRefused|TestAttackNetworkFamilies|TestAttackTIOCSTI|TestAttackDevices|TestAttackSharedMemoryIsPrivate|TestAttackOtherToolsProc|TestAttackLeftoverDiesWithTheCall|TestLaunchEndsAsTheCommand|TestProbeSeesTheNamespaces|TestAttackCgroupEscape)$"
 
 // TestAttacksAsOrdinaryUser runs the attack tests again in a copy of this
 // test binary started as nobody (uid 65534): a daemon run by an ordinary

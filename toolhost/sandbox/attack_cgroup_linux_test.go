@@ -1,0 +1,110 @@
+package sandbox
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// cgroupAttack moves the confined process itself into each cgroup named in
+// TARGETS (name → directory) by writing its pid into the cgroup.procs file
+// there, then prints the cgroups it is in.
+const cgroupAttack = `
+for name, d in TARGETS.items():
+    def move(d=d):
+        with open(os.path.join(d, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+    try_(name, move)
+print("cgroups: " + open("/proc/self/cgroup").read().replace("\n", " "))
+`
+
+// cgroupTargets are where a tool that wants out of its tree's cgroup
+// (to outlive its call, or to leave its memory limit) would move itself:
+// the daemon's own cgroup v2, a sibling of the trees there, and the
+// daemon's group in the cgroup v1 memory hierarchy (the parent of a
+// memory limit group). A target this machine lacks is left out.
+func cgroupTargets(t *testing.T) map[string]string {
+	t.Helper()
+	v2, v1 := mounts()
+	out := map[string]string{}
+	if v2.dir != "" {
+		if own, err := ownGroup(v2, ""); err == nil {
+			out["v2 daemon's group"] = own
+			sib := filepath.Join(own, "vcpnode-fencetest-"+strconv.Itoa(os.Getpid())+"-"+strconv.Itoa(len(t.Name())))
+			if err := os.Mkdir(sib, 0o755); err == nil {
+				t.Cleanup(func() { _ = syscall.Rmdir(sib) })
+				out["v2 sibling group"] = sib
+			} else {
+				t.Logf("no sibling cgroup v2 to attack (%v)", err)
+			}
+		}
+	}
+	if m, ok := v1["memory"]; ok {
+		if own, err := ownGroup(m, "memory"); err == nil {
+			out["v1 memory parent"] = own
+		}
+	}
+	return out
+}
+
+// pyDict writes m as a Python dict literal of strings.
+func pyDict(m map[string]string) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for k, v := range m {
+		b.WriteString(strconv.Quote(k) + ": " + strconv.Quote(v) + ", ")
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// TestAttackCgroupEscape: a confined process cannot move itself out of its
+// call's cgroups — not into the daemon's cgroup, not into another cgroup
+// beside its tree, not out of its memory limit group into the parent —
+// whatever its uid, so it neither outlives its call nor sheds its limits.
+// Unconfined, root can (the attack is real).
+func TestAttackCgroupEscape(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, map[string]Spec{"limited": {Extends: Default, Memory: "256M"}})
+	targets := cgroupTargets(t)
+	if len(targets) == 0 {
+		t.Skip("no cgroup hierarchy mounted here: nothing to escape from")
+	}
+	script := strings.Replace(cgroupAttack, "TARGETS", pyDict(targets), 1)
+	for _, profile := range []string{Default, Offline, "limited"} {
+		got := e.attack(t, profile, script)
+		for name := range targets {
+			if got[name] == "ok" || got[name] == "" {
+				t.Errorf("%s: moving into the %s answered %q, want it refused", profile, name, got[name])
+			}
+		}
+		if !inTree(got["cgroups"]) {
+			t.Errorf("%s: the process left its tree's cgroup: %s", profile, got["cgroups"])
+		}
+	}
+	if sib, ok := targets["v2 sibling group"]; ok && os.Geteuid() == 0 && e.trees.Mode() == proctree.ModeCgroup {
+		got := e.attack(t, None, strings.Replace(cgroupAttack, "TARGETS", pyDict(map[string]string{"sibling": sib}), 1))
+		if got["sibling"] != "ok" || inTree(got["cgroups"]) {
+			t.Errorf("unconfined root: moving into a sibling answered %q (%s): the attack does not attack", got["sibling"], got["cgroups"])
+		}
+	}
+}
+
+// inTree reports whether a process's cgroups (the attack's printout) put
+// it in a process tree's cgroup v2, or in no cgroup v2 of the daemon's
+// (process trees without cgroups).
+func inTree(cgroups string) bool {
+	sc := bufio.NewScanner(strings.NewReader(strings.ReplaceAll(cgroups, " ", "\n")))
+	for sc.Scan() {
+		if rel, ok := strings.CutPrefix(sc.Text(), "0::"); ok {
+			return strings.Contains(rel, "/vcpnode-") && !strings.Contains(rel, "fencetest") || !strings.Contains(rel, "vcpnode")
+		}
+	}
+	return true
+}
