@@ -14,7 +14,7 @@ import (
 // hubHost is the node as the hub session engine sees it (hubsession.Host).
 type hubHost struct{ n *Node }
 
-func (h hubHost) Settings() *hubsession.Settings { return h.n.settings().hub }
+func (h hubHost) Settings() *hubsession.Settings { return &h.n.settings().Settings }
 
 func (h hubHost) Dispatch(ctx context.Context, st *hubsession.Settings, wire string, call toolhost.Call, reply func(toolhost.Outcome)) bool {
 	h.n.callStarted(call.RequestID, wire, false)

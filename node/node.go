@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"errors"
-	"net/url"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -96,13 +95,10 @@ type Node struct {
 // settings is what one config resolves to. Sessions take a snapshot at
 // connect, so a reload never changes a running session underneath it.
 type settings struct {
-	cfg    config.Config
-	hubURL *url.URL // carries the key: never log it, use RedactedURL
-	key    string   // for the observer URLs: never log it
-	name   string
-	// hub is the same, as the hub session reads it, with the key file's
-	// content before the key was read.
-	hub *hubsession.Settings
+	// Settings hold the config, and the hub's URL (with the key: never
+	// log it, use config.RedactedURL), key and name it resolves to, as the
+	// hub session reads them.
+	hubsession.Settings
 
 	placeholderJobs []placeholders.Job // feed.Feed.Jobs
 }
@@ -279,13 +275,13 @@ func (n *Node) Tools() []toolhost.ToolInfo { return n.disp.Tools() }
 func (n *Node) InFlight() []toolhost.InFlightCall { return n.disp.InFlight() }
 
 // HubURL is the hub address with the key redacted, for display.
-func (n *Node) HubURL() string { return config.RedactedURL(n.settings().hubURL) }
+func (n *Node) HubURL() string { return config.RedactedURL(n.settings().HubURL) }
 
 // Name is the serverName the node registers with.
-func (n *Node) Name() string { return n.settings().name }
+func (n *Node) Name() string { return n.settings().Name }
 
 // Config is the config in force.
-func (n *Node) Config() config.Config { return n.settings().cfg }
+func (n *Node) Config() config.Config { return n.settings().Config }
 
 // Run keeps the node connected until ctx is cancelled, then shuts down
 // gracefully: new calls are refused, in-flight calls get the configured
@@ -318,7 +314,7 @@ func (n *Node) Run(ctx context.Context) error {
 		// Refusing first: whoever sees "stopping" sees new calls refused.
 		n.disp.StopAccepting()
 		n.hub.SetPhase(PhaseStopping)
-		grace := n.settings().cfg.Node.ShutdownGrace.D()
+		grace := n.settings().Config.Node.ShutdownGrace.D()
 		finish := finishWithin(grace, n.timings.killReserve)
 		n.log.Info().Dur("grace", grace).Dur("calls_may_run", finish).
 			Msg("shutting down: refusing new calls, waiting for in-flight ones")

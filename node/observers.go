@@ -32,14 +32,14 @@ func (n *Node) initEvents(cfg config.Config) {
 
 func (n *Node) observerSettings() observer.Settings {
 	st := n.settings()
-	return observer.Settings{Base: st.cfg.Hub.URL, Key: st.key, Device: st.name, Hub: st.cfg.Hub}
+	return observer.Settings{Base: st.Config.Hub.URL, Key: st.Key, Device: st.Name, Hub: st.Config.Hub}
 }
 
 // runObservers keeps the configured observer connections until ctx ends.
 // The mode ([node] mode, [observer] enabled) and channels are read at start; a reload changing them
 // takes effect at the next start (the hub settings at the next reconnect).
 func (n *Node) runObservers(ctx context.Context) (wait func()) {
-	cfg := n.settings().cfg
+	cfg := n.settings().Config
 	if n.mode == config.ModeDistributed {
 		return func() {}
 	}

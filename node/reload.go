@@ -64,11 +64,11 @@ func (n *Node) reload(base config.Config) (controlapi.ReloadReport, error) {
 	warnings = append(warnings, phWarnings...)
 
 	rep := controlapi.ReloadReport{Warnings: warnings}
-	rep.Changed, rep.RestartNeeded = reloadSections(old.cfg, cfg)
+	rep.Changed, rep.RestartNeeded = reloadSections(old.Config, cfg)
 	for _, w := range warnings {
 		n.log.Warn().Msg(w)
 	}
-	if !hubsession.SameHub(old.hub, st.hub) || !sameManifests(before, after) || placeholdersRemoved {
+	if !hubsession.SameHub(&old.Settings, &st.Settings) || !sameManifests(before, after) || placeholdersRemoved {
 		rep.Reconnected = true
 		n.hub.Restart()
 	}
@@ -183,7 +183,7 @@ func reloadSections(old, cfg config.Config) (changed, restartNeeded []string) {
 // their source, the node reconnects, since the server cannot delete a key
 // but drops all of a node's keys when it disconnects.
 func (n *Node) applyPlaceholders(st *settings) (reconnect bool, warnings []string) {
-	removed, warnings := n.ph.Apply(st.placeholderJobs, st.cfg.Placeholders)
+	removed, warnings := n.ph.Apply(st.placeholderJobs, st.Config.Placeholders)
 	if len(removed) == 0 {
 		return false, warnings
 	}

@@ -134,11 +134,11 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &settings{cfg: cfg, hubURL: hubURL, key: key, name: cfg.Hub.Name}
-	if st.name == "" {
-		st.name, _ = os.Hostname()
+	name := cfg.Hub.Name
+	if name == "" {
+		name, _ = os.Hostname()
 	}
-	st.hub = &hubsession.Settings{Config: cfg, HubURL: hubURL, Key: key, KeyFileSum: keyFileSum, Name: st.name}
+	st := &settings{Settings: hubsession.Settings{Config: cfg, HubURL: hubURL, Key: key, KeyFileSum: keyFileSum, Name: name}}
 	sources, err := n.prepareSources(cfg) // toolsource.go
 	if err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 // as warnings.
 func (n *Node) commit(pl *plan) (warnings []string) {
 	reg, warnings := n.start(pl)
-	n.disp.Swap(reg, toolconfig.Policy(pl.st.cfg))
+	n.disp.Swap(reg, toolconfig.Policy(pl.st.Config))
 	n.mu.Lock()
 	n.cur = pl.st
 	n.mu.Unlock()
