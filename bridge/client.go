@@ -95,6 +95,7 @@ type Client struct {
 	stop    context.CancelFunc // ends the list request of this connection
 	seq     uint64
 	plugins []wsproto.VCPPlugin
+	listAt  time.Time // when plugins came; zero: never
 	state   State
 	since   time.Time
 	lists   map[string]chan wsproto.VCPManifestResponse
@@ -292,7 +293,7 @@ func (c *Client) setList(gen uint64, plugins []wsproto.VCPPlugin) []wsproto.VCPP
 		return plugins
 	}
 	changed := !samePlugins(c.plugins, plugins)
-	c.plugins = plugins
+	c.plugins, c.listAt = plugins, time.Now()
 	c.mu.Unlock()
 	if changed {
 		c.changed()
@@ -446,12 +447,9 @@ func (c *Client) Call(ctx context.Context, name string, args map[string]json.Raw
 		return nil, fmt.Errorf("%s: %w", name, ErrNotConnected)
 	}
 	if !slices.ContainsFunc(c.plugins, func(p wsproto.VCPPlugin) bool { return p.Name == name }) {
-		st := c.state
+		err := c.unlistedLocked(name)
 		c.mu.Unlock()
-		if st == StateNone {
-			return nil, fmt.Errorf("%s: %w", name, ErrNoBridge)
-		}
-		return nil, fmt.Errorf("%s: %w", name, ErrNotOffered)
+		return nil, err
 	}
 	send := c.send
 	id := c.nextIDLocked("call")

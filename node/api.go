@@ -64,9 +64,16 @@ func (n *Node) Call(ctx context.Context, req controlapi.CallRequest) (controlapi
 }
 
 // withClosestTool adds to err, about the unknown tool name, the tool the
-// owner most likely meant. Only for the owner's own commands: an MCP
-// client is never told of a tool it is not offered.
+// owner most likely meant; for a server tool's name, why the server's list
+// has none (bridge.go). Only for the owner's own commands: an MCP client
+// is never told of a tool it is not offered.
 func (n *Node) withClosestTool(err error, name string) error {
+	if why := n.unlistedServerTool(name, true); why != nil {
+		return why
+	}
+	if local, ok := n.serverToolAs(name); ok {
+		return fmt.Errorf("%w (the server's tool %s is %s here: vcpnode server call %s)", err, name, local, name)
+	}
 	var names []string
 	for _, t := range n.Tools() {
 		names = append(names, t.Spec.Name)

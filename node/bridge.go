@@ -2,10 +2,14 @@ package node
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/humantext"
+	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolsource"
 	"github.com/vcpnode/vcpnode/toolsource/servertools"
 )
@@ -54,4 +58,64 @@ func (n *Node) ServerTools(ctx context.Context, refresh bool) controlapi.ServerT
 		out.Tools = append(out.Tools, t)
 	}
 	return out
+}
+
+// unknownServerTool is a call of vcp_<Name> that has no tool here: the
+// bridge's words for why, as toolhost.ErrUnknownTool too.
+type unknownServerTool struct {
+	why  *bridge.UnlistedError
+	text string
+}
+
+func (e *unknownServerTool) Error() string { return e.text }
+
+func (e *unknownServerTool) Unwrap() []error { return []error{toolhost.ErrUnknownTool, e.why} }
+
+// unlistedServerTool says why local, a server tool's local name, is not
+// registered: the server's list has no such tool (with the one the owner
+// likely meant), the list has not come, the server has no bridge or is
+// not connected. For an MCP client (owner false) it says no more than
+// that, and names no other tool. Nil for a name that is not a server
+// tool's, or in observer mode.
+func (n *Node) unlistedServerTool(local string, owner bool) error {
+	name, ok := bridge.ServerName(local)
+	if !ok || n.bridge == nil {
+		return nil
+	}
+	why := n.bridge.Unlisted(name)
+	if !owner {
+		return &unknownServerTool{why: why, text: fmt.Sprintf("%s %q: %s", toolhost.ErrUnknownTool, local, why)}
+	}
+	text := why.Error()
+	if errors.Is(why, bridge.ErrNotOffered) {
+		if near := humantext.Closest(name, why.Names); near != "" && near != name {
+			text += fmt.Sprintf("; did you mean %s?", near)
+		}
+	}
+	switch {
+	case errors.Is(why, bridge.ErrNoBridge):
+		text += "; vcpnode server tools --refresh asks again"
+	case errors.Is(why, bridge.ErrNoListYet):
+		text += "; vcpnode server tools --refresh waits for it"
+	case errors.Is(why, bridge.ErrNotConnected):
+		text += "; vcpnode status says why"
+	default:
+		text += "; vcpnode server tools lists them"
+	}
+	return &unknownServerTool{why: why, text: text}
+}
+
+// serverToolAs is the local name of the server's tool called name, when
+// the server lists one: what an owner who typed a server tool's bare name
+// meant.
+func (n *Node) serverToolAs(name string) (string, bool) {
+	if n.bridge == nil {
+		return "", false
+	}
+	for _, p := range n.bridge.Plugins() {
+		if p.Name == name {
+			return bridge.ToolName(name), true
+		}
+	}
+	return "", false
 }

@@ -66,6 +66,13 @@ func (n *Node) callMCP(ctx context.Context, requestID, tool string, args map[str
 		_, down := n.mcp.Missing(tool)
 		served = down != nil
 	}
+	if name, server := bridge.ServerName(tool); !served && server && n.Config().Bridge.Offers(name) &&
+		!slices.ContainsFunc(n.Tools(), func(t toolhost.ToolInfo) bool { return t.Spec.Name == tool }) {
+		// Offered by name, and the server's list does not hold it (now).
+		if err := n.unlistedServerTool(tool, false); err != nil {
+			return toolhost.Outcome{RequestID: requestID, Err: err.Error(), Cause: err}
+		}
+	}
 	if !served {
 		err := fmt.Errorf("%w %q: it is not offered to MCP clients ([mcp.serve] tools, the exposed tools, [bridge] offer)", toolhost.ErrUnknownTool, tool)
 		return toolhost.Outcome{RequestID: requestID, Err: err.Error(), Cause: err}

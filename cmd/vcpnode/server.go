@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/humantext"
 )
 
 // The VCP server's own tools, reached through its VCPToolBridge plugin.
@@ -115,7 +112,9 @@ func newServerCallCmd(a *app) *cobra.Command {
 			"gate even though the owner makes it ([tools.vcp_<Name>] approval = \"ask\" waits\n" +
 			"for `vcpnode approve`): it acts beyond this machine. The audit file and the\n" +
 			"metrics record it. It exits 1 when the\n" +
-			"server answers with an error.",
+			"server answers with an error. A name the daemon has no tool of is told why: the\n" +
+			"server's list does not hold it (the list's size and age, the likely name), the\n" +
+			"list has not come yet, the server has no bridge, or no connection.",
 		Example: "  vcpnode server call SciCalculator expression='2+2'\n" +
 			"  vcpnode server call ScheduleManager --args '{\"command\": \"ListSchedules\"}' --json",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -134,41 +133,15 @@ func newServerCallCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer done()
+			// The daemon says why a name has no tool: not in the server's
+			// list (of what age), no bridge, no list yet, no connection.
 			name := strings.TrimPrefix(args[0], bridgePrefix)
-			if err := offeredByServer(ctx, c, name); err != nil {
-				return err
-			}
 			return a.runCall(ctx, c, bridgePrefix+name, toolArgs, f.json)
 		},
 	}
 	f.add(cmd, true)
 	cmd.Flags().StringVar(&argsJSON, "args", "", "the arguments as one `JSON` object; key=value pairs override it")
 	return cmd
-}
-
-// offeredByServer says in plain words why the server's tool name cannot be
-// called — the server offers no tools, or none of that name — rather than
-// the daemon's "unknown tool" about a local name the owner never typed. An
-// unanswered question leaves the verdict to the call.
-func offeredByServer(ctx context.Context, c *controlapi.ControlClient, name string) error {
-	res, err := c.ServerTools(ctx, false)
-	if err != nil {
-		return nil
-	}
-	if len(res.Tools) == 0 {
-		return errors.New(res.Message)
-	}
-	names := make([]string, 0, len(res.Tools))
-	for _, t := range res.Tools {
-		if t.Name == name {
-			return nil
-		}
-		names = append(names, t.Name)
-	}
-	if near := humantext.Closest(name, names); near != "" {
-		return fmt.Errorf("the server offers no tool %q (did you mean %s? vcpnode server tools lists them)", name, near)
-	}
-	return fmt.Errorf("the server offers no tool %q (vcpnode server tools lists the %d it offers)", name, len(names))
 }
 
 // serverToolsLine is status's line about the server's own tools.

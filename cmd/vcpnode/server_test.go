@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
+	"net/http"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -86,10 +90,70 @@ func TestServerToolsAndCallCommands(t *testing.T) {
 	if code, out, _ := d.ctl("status"); code != exitOK || !strings.Contains(out, "the server offers 2 tools to nodes, 1 offered to MCP clients") {
 		t.Fatalf("status:\n%s", out)
 	}
-	// A name the server does not offer is named as such, with the likely one.
-	code, _, errOut = d.ctl("server", "call", "SciCalculater", "expression=1+1")
-	if code == exitOK || !strings.Contains(errOut, `the server offers no tool "SciCalculater" (did you mean SciCalculator?`) {
-		t.Fatalf("server call of a misspelt tool: %d %s", code, errOut)
+	// A name the server does not offer is named as such, by its name on
+	// the server, with the list's size and age and the likely one.
+	for _, name := range []string{"SciCalculater", "vcp_SciCalculater"} {
+		code, _, errOut = d.ctl("server", "call", name, "expression=1+1")
+		if code == exitOK || !strings.Contains(errOut, `the server's list has no tool "SciCalculater" (2 tools, received `) ||
+			!strings.Contains(errOut, " ago); did you mean SciCalculator?; vcpnode server tools lists them") ||
+			strings.Contains(errOut, "vcp_SciCalculater") {
+			t.Fatalf("server call of a misspelt tool %s: %d %s", name, code, errOut)
+		}
+	}
+	// A server tool's bare name given to `call` points at its name here.
+	code, _, errOut = d.ctl("call", "SciCalculator", "expression=1+1")
+	if code == exitOK || !strings.Contains(errOut, `unknown tool "SciCalculator" (the server's tool SciCalculator is vcp_SciCalculator here: vcpnode server call SciCalculator)`) {
+		t.Fatalf("call of a server tool's bare name: %d %s", code, errOut)
+	}
+}
+
+// TestServerCallGoesStraightToTheDaemon: `server call` makes one request,
+// the call, and prints the daemon's answer about a name it has no tool of.
+func TestServerCallGoesStraightToTheDaemon(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "control.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var asked []string
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_ = json.NewEncoder(w).Encode(controlapi.ErrorResponse{Error: `the server's list has no tool "Nope" (the daemon's words)`})
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+
+	ta := newTestApp(t)
+	code := ta.run("server", "call", "Nope", "x=1", "--socket", sock)
+	if code == exitOK || !strings.Contains(ta.stderr.String(), "(the daemon's words)") {
+		t.Fatalf("server call: %d\n%s", code, ta.stderr.String())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || asked[0] != "POST "+controlapi.PathCall {
+		t.Fatalf("the daemon was asked %v, want the call alone", asked)
+	}
+}
+
+// TestMCPCallOfAnOfferedToolTheServerDropped: an MCP client calling a
+// server tool [bridge] offer names, which the server's list does not hold
+// (its list changed since the client listed), is told so, and no other
+// tool is named to it.
+func TestMCPCallOfAnOfferedToolTheServerDropped(t *testing.T) {
+	d := startDaemonHub(t, fakehub.Options{Bridge: serverBridge()}, "[bridge]\noffer = [\"*\"]\n")
+	d.accept()
+	d.waitServerTools()
+	c := controlapi.NewControlClient(d.socket)
+	defer c.Close()
+	_, err := c.Call(d.ctx, controlapi.CallRequest{Tool: "vcp_SciCalculater", Via: controlapi.ViaMCP})
+	if err == nil || !strings.Contains(err.Error(), `unknown tool "vcp_SciCalculater": the server's list has no tool "SciCalculater" (2 tools, received `) ||
+		strings.Contains(err.Error(), "SciCalculator") || strings.Contains(err.Error(), "vcpnode server tools") {
+		t.Fatalf("MCP call of a dropped server tool: %v", err)
 	}
 }
 

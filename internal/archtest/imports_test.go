@@ -161,8 +161,9 @@ func TestModuleImportsAllowed(t *testing.T) {
 		// texts; the command line is the CLI's.
 		"service": {"config", "service/launchd", "service/systemd"},
 		// The server's own tools: wire types in, tools out; the session
-		// hands it frames, so no socket and no daemon.
-		"bridge": {"toolhost", "wsproto"},
+		// hands it frames, so no socket and no daemon; its messages
+		// follow the text rules.
+		"bridge": {"toolhost", "wsproto", "internal/humantext"},
 	}
 	pkgs := moduleImports(t)
 	for pkg, ok := range allowed {
