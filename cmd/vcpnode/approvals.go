@@ -55,7 +55,7 @@ func newDecisionCmd(a *app, approve bool) *cobra.Command {
 			"later calls of the tool, or of the call's command when it has one, run without\n" +
 			"asking. `vcpnode approvals rules` lists what is remembered; `vcpnode approvals\n" +
 			"forget RULE` asks again.",
-		Args: oneApprovalID,
+		Args: exactArgs(1, "one approval ID (vcpnode approvals lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			decide := func(c *controlapi.ControlClient, ctx context.Context) (controlapi.DecisionResponse, error) {
 				return c.DecideWith(ctx, args[0], approve, req)
@@ -104,13 +104,6 @@ func newDecisionCmd(a *app, approve bool) *cobra.Command {
 		return ids, err
 	})
 	return cmd
-}
-
-func oneApprovalID(cmd *cobra.Command, args []string) error {
-	if len(args) != 1 {
-		return usageErrorf("%q takes one approval ID (vcpnode approvals lists them)", cmd.CommandPath())
-	}
-	return nil
 }
 
 func printApprovals(w io.Writer, list controlapi.ApprovalsResponse) error {
@@ -189,12 +182,7 @@ func newForgetRuleCmd(a *app) *cobra.Command {
 		Long: "forget removes the remembered answer RULE (the tool, or TOOL/COMMAND, as\n" +
 			"`vcpnode approvals rules` lists it): calls it covered follow the config's\n" +
 			"approval setting again.",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageErrorf("%q takes one rule (vcpnode approvals rules lists them)", cmd.CommandPath())
-			}
-			return nil
-		},
+		Args: exactArgs(1, "one rule (vcpnode approvals rules lists them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			forget := func(c *controlapi.ControlClient, ctx context.Context) (controlapi.ForgetRuleResponse, error) {
 				return c.ForgetRule(ctx, args[0])

@@ -119,6 +119,21 @@ func noArgs(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// exactArgs is cobra.ExactArgs as a usage error that says what the n
+// arguments are.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			noun := "arguments"
+			if len(args) == 1 {
+				noun = "argument"
+			}
+			return usageErrorf("%q takes %s, got %d %s", cmd.CommandPath(), what, len(args), noun)
+		}
+		return nil
+	}
+}
+
 // helpAndFail is the action of commands that only group others.
 func helpAndFail(cmd *cobra.Command, _ []string) error {
 	cmd.SetOut(cmd.ErrOrStderr())

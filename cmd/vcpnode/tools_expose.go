@@ -32,12 +32,7 @@ func newToolsExposeCmd(a *app) *cobra.Command {
 			"switch as the reason.",
 		Example: "  vcpnode tools expose SystemInfo on\n" +
 			"  vcpnode tools expose WebSearch off",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 2 {
-				return usageErrorf("%q takes a tool name and on or off, got %d arguments", cmd.CommandPath(), len(args))
-			}
-			return nil
-		},
+		Args: exactArgs(2, "a tool name and on or off"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			var on bool

@@ -25,12 +25,7 @@ func newToolsTimeoutCmd(a *app) *cobra.Command {
 			"`vcpnode tools` show it.",
 		Example: "  vcpnode tools timeout WebSearch 2m\n" +
 			"  vcpnode tools timeout WebSearch default",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 2 {
-				return usageErrorf("%q takes a tool name and a timeout (\"45s\", \"2m\" or %q), got %d arguments", cmd.CommandPath(), config.TimeoutDefault, len(args))
-			}
-			return nil
-		},
+		Args: exactArgs(2, fmt.Sprintf("a tool name and a timeout (\"45s\", \"2m\" or %q)", config.TimeoutDefault)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, value := args[0], args[1]
 			if _, err := config.ParseToolTimeout(value); err != nil {
