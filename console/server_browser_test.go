@@ -10,6 +10,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/nodetest"
@@ -28,7 +29,7 @@ func TestConsoleServerToolsBrowser(t *testing.T) {
 	bctx := newBrowser(t)
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	h := nodetest.Start(t, nodetest.Options{
-		Hub: fakehub.Options{Bridge: &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), ExcludedTools: []string{"VCPLog"},
+		Hub: demohub.Options{Bridge: &demohub.Bridge{Plugins: fakehub.ServerPlugins(), ExcludedTools: []string{"VCPLog"},
 			ExcludedDisplayKeywords: []string{"[AIO]"}, Run: fakehub.ServerRuns(nil)}},
 		ServerListWait: 2 * time.Second,
 		Config: func(c *config.Config) {
@@ -139,7 +140,7 @@ func TestConsoleServerToolsBrowser(t *testing.T) {
 // Without the bridge on the server, the page says so in plain words.
 func TestConsoleServerToolsBrowserBridgeOff(t *testing.T) {
 	bctx := newBrowser(t)
-	h := nodetest.Start(t, nodetest.Options{Hub: fakehub.Options{Bridge: &fakehub.Bridge{Disabled: true, Plugins: fakehub.ServerPlugins()}},
+	h := nodetest.Start(t, nodetest.Options{Hub: demohub.Options{Bridge: &demohub.Bridge{Disabled: true, Plugins: fakehub.ServerPlugins()}},
 		ServerListWait: 300 * time.Millisecond})
 	h.Accept()
 	h.WaitServerState(bridge.StateNone)

@@ -8,16 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 )
 
 const testKey = "hubconn-test-key"
 
-func dialHub(t *testing.T, live Liveness) (*Conn, *fakehub.Conn) {
+func dialHub(t *testing.T, live Liveness) (*Conn, *demohub.Conn) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	hub, err := fakehub.Start(fakehub.Options{Key: testKey})
+	hub, err := demohub.Start(demohub.Options{Key: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +72,12 @@ func TestSilenceEndsTheConnection(t *testing.T) {
 }
 
 func TestDialTellsAnEmptyHandshake(t *testing.T) {
-	hub, err := fakehub.Start(fakehub.Options{Key: testKey})
+	hub, err := demohub.Start(demohub.Options{Key: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hub.Close()
-	u, err := url.Parse("ws://" + hub.Addr() + fakehub.EndpointPrefix + "wrong-key")
+	u, err := url.Parse("ws://" + hub.Addr() + demohub.EndpointPrefix + "wrong-key")
 	if err != nil {
 		t.Fatal(err)
 	}

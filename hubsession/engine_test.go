@@ -12,14 +12,14 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
-func registerFrames(c *fakehub.Conn) int {
+func registerFrames(c *demohub.Conn) int {
 	n := 0
 	for _, f := range c.Received() {
 		if _, ok := f.Msg.(wsproto.RegisterTools); ok {
@@ -128,7 +128,7 @@ func (f *fakeServerTools) handledCount() int {
 // the server's bridge frames, and is told when the connection ends.
 func TestServerToolsFollowTheConnection(t *testing.T) {
 	st := &fakeServerTools{connected: make(chan struct{}, 4), disconnected: make(chan struct{}, 4)}
-	h := startHarness(t, harnessOpt{bridge: st, hubOpts: fakehub.Options{Bridge: &fakehub.Bridge{}}})
+	h := startHarness(t, harnessOpt{bridge: st, hubOpts: demohub.Options{Bridge: &demohub.Bridge{}}})
 	c := h.accept()
 	wait := func(ch chan struct{}, what string) {
 		t.Helper()

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
@@ -146,7 +147,7 @@ func (h *fakeHost) Guard(what string, f func()) {
 // harness is an engine running against a fake hub on loopback.
 type harness struct {
 	t      *testing.T
-	hub    *fakehub.Hub
+	hub    *demohub.Hub
 	engine *Engine
 	host   *fakeHost
 	feed   *feed.Feed // the placeholder values pushed on each connection
@@ -171,7 +172,7 @@ func testTimings() Timings {
 }
 
 type harnessOpt struct {
-	hubOpts fakehub.Options
+	hubOpts demohub.Options
 	config  func(*config.Config)
 	timings func(*Timings)
 	tools   []toolhost.Tool
@@ -279,7 +280,7 @@ func (h *harness) shutdown() error {
 	}
 }
 
-func (h *harness) accept() *fakehub.Conn {
+func (h *harness) accept() *demohub.Conn {
 	h.t.Helper()
 	c, err := h.hub.Accept(h.ctx)
 	if err != nil {
@@ -288,7 +289,7 @@ func (h *harness) accept() *fakehub.Conn {
 	return c
 }
 
-func (h *harness) call(c *fakehub.Conn, tool string, args map[string]any) wsproto.ToolResult {
+func (h *harness) call(c *demohub.Conn, tool string, args map[string]any) wsproto.ToolResult {
 	h.t.Helper()
 	res, err := c.Call(h.ctx, tool, args)
 	if err != nil {

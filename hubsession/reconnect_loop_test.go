@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/hubconn"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -166,7 +166,7 @@ func TestReconnectFlappingServer(t *testing.T) {
 
 // acceptNewer skips connections older than prev (none are expected, but a
 // stale one must not count as the re-registration).
-func acceptNewer(ctx context.Context, t *testing.T, hub *fakehub.Hub, prev *fakehub.Conn) *fakehub.Conn {
+func acceptNewer(ctx context.Context, t *testing.T, hub *demohub.Hub, prev *demohub.Conn) *demohub.Conn {
 	t.Helper()
 	for {
 		c, err := hub.Accept(ctx)

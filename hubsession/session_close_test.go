@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -28,7 +28,7 @@ func holdReply(d *toolhost.Dispatcher, requestID string) (reached, release chan 
 
 // waitCloseOrLog waits until the hub's connection has ended (the node's
 // close frame arrived) or the node's log says substr.
-func (h *harness) waitCloseOrLog(c *fakehub.Conn, substr string) {
+func (h *harness) waitCloseOrLog(c *demohub.Conn, substr string) {
 	h.t.Helper()
 	closedOrSaid := func() bool {
 		select {
@@ -46,7 +46,7 @@ func (h *harness) waitCloseOrLog(c *fakehub.Conn, substr string) {
 // resultBeforeClose checks that the hub received a tool_result for
 // requestID (an error containing wantErr, or a success when wantErr is
 // empty) and that the connection then ended with a close frame.
-func resultBeforeClose(t *testing.T, h *harness, c *fakehub.Conn, requestID, wantErr string) {
+func resultBeforeClose(t *testing.T, h *harness, c *demohub.Conn, requestID, wantErr string) {
 	t.Helper()
 	select {
 	case <-c.Done():

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -49,11 +49,11 @@ func liveHarness(t *testing.T, o harnessOpt) (*harness, *freezer) {
 }
 
 // freezer stops the armed connection's pongs as the hub writes its next frame.
-type freezer struct{ armed atomic.Pointer[fakehub.Conn] }
+type freezer struct{ armed atomic.Pointer[demohub.Conn] }
 
-func (fz *freezer) onFrame(f fakehub.Frame) {
+func (fz *freezer) onFrame(f demohub.Frame) {
 	// StopPonging is an atomic store: safe from OnFrame.
-	if c := fz.armed.Load(); c != nil && f.Dir == fakehub.ToNode && f.ConnID == c.ID() {
+	if c := fz.armed.Load(); c != nil && f.Dir == demohub.ToNode && f.ConnID == c.ID() {
 		c.StopPonging()
 	}
 }
@@ -63,7 +63,7 @@ func (fz *freezer) onFrame(f fakehub.Frame) {
 // connection, and fails if the frozen one got pingsBeforeGivingUp pings
 // after send first: detection is judged by which comes first, the new
 // connection or that ping, not by a clock.
-func freezeAfter(t *testing.T, h *harness, fz *freezer, c *fakehub.Conn, send func()) *fakehub.Conn {
+func freezeAfter(t *testing.T, h *harness, fz *freezer, c *demohub.Conn, send func()) *demohub.Conn {
 	t.Helper()
 	// A first ping round trip: the session is up and pinging.
 	if err := c.WaitPings(h.ctx, 1); err != nil {
@@ -81,7 +81,7 @@ func freezeAfter(t *testing.T, h *harness, fz *freezer, c *fakehub.Conn, send fu
 	defer cancel()
 	tooLate := make(chan error, 1)
 	go func() { tooLate <- c.WaitPings(ctx, base+pingsBeforeGivingUp) }()
-	next := make(chan *fakehub.Conn, 1)
+	next := make(chan *demohub.Conn, 1)
 	go func() {
 		n, err := h.hub.Accept(ctx)
 		if err == nil {
@@ -108,7 +108,7 @@ func freezeAfter(t *testing.T, h *harness, fz *freezer, c *fakehub.Conn, send fu
 	return nil
 }
 
-func checkPings(t *testing.T, c *fakehub.Conn, base int, next *fakehub.Conn) *fakehub.Conn {
+func checkPings(t *testing.T, c *demohub.Conn, base int, next *demohub.Conn) *demohub.Conn {
 	t.Helper()
 	if got := c.PingsReceived() - base; got >= pingsBeforeGivingUp {
 		t.Fatalf("the frozen connection got %d pings after its last frame before the node replaced it", got)
@@ -118,7 +118,7 @@ func checkPings(t *testing.T, c *fakehub.Conn, base int, next *fakehub.Conn) *fa
 
 // checkReplaced asserts the frozen connection ended for lack of pongs and
 // the new one serves calls.
-func checkReplaced(t *testing.T, h *harness, next *fakehub.Conn) {
+func checkReplaced(t *testing.T, h *harness, next *demohub.Conn) {
 	t.Helper()
 	h.waitLog("connection presumed dead")
 	if res := h.call(next, "Echo", map[string]any{"text": "alive"}); res.Status != wsproto.StatusSuccess {

@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
 func TestOldServerWithoutAck(t *testing.T) {
-	h := startHarness(t, harnessOpt{hubOpts: fakehub.Options{NoAck: true}})
+	h := startHarness(t, harnessOpt{hubOpts: demohub.Options{NoAck: true}})
 	c := h.accept()
 	if _, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -28,7 +28,7 @@ func TestApprovalRightAfterRestartIsNotMissed(t *testing.T) {
 		timings: func(tm *timings) { tm.observerRetry = &slow },
 	})
 	h.accept()
-	h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(demohub.ChannelVCPLog)
 	if !testwait.Poll(h.ctx, func() bool {
 		obs := h.node.ObserverStatuses()
 		return len(obs) == 1 && obs[0].Phase == PhaseConnected
@@ -44,7 +44,7 @@ func TestApprovalRightAfterRestartIsNotMissed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The moment the server has the tools, a chat calls one that needs approval.
-	id, err := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Echo", Args: map[string]any{"message": "hi"}})
+	id, err := h.hub.RequestApproval(demohub.ApprovalRequest{ToolName: "Echo", Args: map[string]any{"message": "hi"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -52,7 +52,7 @@ func restartOn(t *testing.T, h *harness, cfg config.Config) (n *Node, stop func(
 	if _, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
 		t.Fatal(err)
 	}
-	h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(demohub.ChannelVCPLog)
 	if !testwait.Poll(h.ctx, func() bool { s, _ := n.State(); return s.Phase == PhaseConnected && observersUp(n) }) {
 		t.Fatal("the restarted node never connected")
 	}
@@ -79,13 +79,13 @@ func observersUp(n *Node) bool {
 func TestHubAuthRememberedAcrossRestart(t *testing.T) {
 	t.Parallel()
 	state := t.TempDir()
-	h := startHarness(t, harnessOpt{hubOpts: fakehub.Options{Auth: fakehub.AuthPath}, config: func(c *config.Config) {
+	h := startHarness(t, harnessOpt{hubOpts: demohub.Options{Auth: demohub.AuthPath}, config: func(c *config.Config) {
 		c.Plugins.StateDir = state
 		c.Node.Mode = config.ModeBoth
 		c.Observer.Channels = []string{"VCPlog"}
 	}})
 	h.accept()
-	h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(demohub.ChannelVCPLog)
 	first := h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected })
 	if !testwait.Poll(h.ctx, func() bool { return observersUp(h.node) }) {
 		t.Fatal("the observer never connected")

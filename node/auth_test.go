@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -23,14 +23,14 @@ func TestHubAuthAutoFindsTheWay(t *testing.T) {
 		want         string
 		refusedFirst int // handshakes the hub drops on the first connect
 	}{
-		{hub: fakehub.AuthHeader, want: "header"},
-		{hub: fakehub.AuthPath, want: "path", refusedFirst: 1},
-		{hub: fakehub.AuthStripHeader, want: "path", refusedFirst: 1},
-		{hub: fakehub.AuthBoth, want: "header"},
+		{hub: demohub.AuthHeader, want: "header"},
+		{hub: demohub.AuthPath, want: "path", refusedFirst: 1},
+		{hub: demohub.AuthStripHeader, want: "path", refusedFirst: 1},
+		{hub: demohub.AuthBoth, want: "header"},
 	} {
 		t.Run(tc.hub, func(t *testing.T) {
 			t.Parallel()
-			h := startHarness(t, harnessOpt{hubOpts: fakehub.Options{Auth: tc.hub}, config: func(c *config.Config) {
+			h := startHarness(t, harnessOpt{hubOpts: demohub.Options{Auth: tc.hub}, config: func(c *config.Config) {
 				c.Node.Mode = config.ModeBoth
 				c.Observer.Channels = []string{"VCPlog"}
 			}})
@@ -38,7 +38,7 @@ func TestHubAuthAutoFindsTheWay(t *testing.T) {
 			if _, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
 				t.Fatal(err)
 			}
-			h.acceptObserver(fakehub.ChannelVCPLog)
+			h.acceptObserver(demohub.ChannelVCPLog)
 			st := h.node.Status()
 			if st.Connection.Auth != tc.want {
 				t.Fatalf("status says the key went by %q, want %q", st.Connection.Auth, tc.want)
@@ -77,7 +77,7 @@ func TestHubAuthAutoFindsTheWay(t *testing.T) {
 // try of the path form reaches a migrated server.
 func TestHubAuthHeaderNeverSendsThePathKey(t *testing.T) {
 	t.Parallel()
-	h := startHarness(t, harnessOpt{hubOpts: fakehub.Options{Auth: fakehub.AuthHeader}, config: func(c *config.Config) { c.Hub.Auth = "header" }})
+	h := startHarness(t, harnessOpt{hubOpts: demohub.Options{Auth: demohub.AuthHeader}, config: func(c *config.Config) { c.Hub.Auth = "header" }})
 	c := h.accept()
 	if _, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
 		t.Fatal(err)

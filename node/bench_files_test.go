@@ -13,7 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -49,7 +49,7 @@ func BenchmarkFileRoundTrip(b *testing.B) {
 	}
 }
 
-func benchFileCall(ctx context.Context, conn *fakehub.Conn, args map[string]json.RawMessage, want string) error {
+func benchFileCall(ctx context.Context, conn *demohub.Conn, args map[string]json.RawMessage, want string) error {
 	res, err := conn.CallExecute(ctx, wsproto.ExecuteTool{ToolName: "internal_request_file", ToolArgs: args})
 	if err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -62,13 +62,13 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 }
 
-func benchSequential(b *testing.B, conn *fakehub.Conn, tool string) {
+func benchSequential(b *testing.B, conn *demohub.Conn, tool string) {
 	benchRun(b, 1, func(ctx context.Context) error { return benchCall(ctx, conn, tool) })
 }
 
 // benchInflight spreads b.N calls over `callers` goroutines that each keep
 // one call outstanding, so the node always has `callers` calls in flight.
-func benchInflight(b *testing.B, conn *fakehub.Conn, tool string, callers int) {
+func benchInflight(b *testing.B, conn *demohub.Conn, tool string, callers int) {
 	benchRun(b, callers, func(ctx context.Context) error { return benchCall(ctx, conn, tool) })
 }
 
@@ -108,7 +108,7 @@ func benchRun(b *testing.B, callers int, call func(context.Context) error) {
 // benchArgs is what a model typically sends: one short string argument.
 var benchArgs = map[string]json.RawMessage{"message": json.RawMessage(`"hello"`)}
 
-func benchCall(ctx context.Context, conn *fakehub.Conn, tool string) error {
+func benchCall(ctx context.Context, conn *demohub.Conn, tool string) error {
 	res, err := conn.CallExecute(ctx, wsproto.ExecuteTool{ToolName: tool, ToolArgs: benchArgs})
 	if err != nil {
 		return err
@@ -146,12 +146,12 @@ func (benchRedactingDiscard) Write(p []byte) (int, error) {
 // startBenchNode starts a fake hub and a node that exposes exactly the tool
 // named, waits until the node has registered it, and returns the hub's side
 // of the connection. Cleanup stops the node (waiting for Run) and then the hub.
-func startBenchNode(b *testing.B, log zerolog.Logger, tool string, configure func(*config.Config), opts ...Option) *fakehub.Conn {
+func startBenchNode(b *testing.B, log zerolog.Logger, tool string, configure func(*config.Config), opts ...Option) *demohub.Conn {
 	b.Helper()
 	const key = "bench-key_0123456789"
 	b.Setenv(config.EnvKey, "") // the config's key must win over the environment's
 
-	hub, err := fakehub.Start(fakehub.Options{Key: key, NoHistory: true})
+	hub, err := demohub.Start(demohub.Options{Key: key, NoHistory: true})
 	if err != nil {
 		b.Fatalf("start fake hub: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
@@ -20,7 +21,7 @@ import (
 
 func TestServerToolsCommandsNamedByCommandIdentifier(t *testing.T) {
 	t.Parallel()
-	plugins := []fakehub.BridgePlugin{
+	plugins := []demohub.BridgePlugin{
 		{Name: "ScheduleManager", DisplayName: "用户日程管理器", Version: "1.0.0", InvocationCommands: []map[string]any{
 			{"commandIdentifier": "AddSchedule", "description": "添加一个新的日程。"},
 			{"commandIdentifier": "ListSchedules", "description": "查看所有日程。",
@@ -30,7 +31,7 @@ func TestServerToolsCommandsNamedByCommandIdentifier(t *testing.T) {
 			{"commandIdentifier": "create", "description": "c", "parameters": []any{map[string]any{"name": "x"}}},
 		}},
 	}
-	h := bridgeHarness(t, &fakehub.Bridge{Plugins: plugins}, nil)
+	h := bridgeHarness(t, &demohub.Bridge{Plugins: plugins}, nil)
 	h.accept()
 	h.waitServerState(bridge.StateOffered)
 	got := h.node.ServerTools(h.ctx, false)
@@ -47,7 +48,7 @@ func TestServerToolsCommandsNamedByCommandIdentifier(t *testing.T) {
 
 func TestServerToolAsyncFinalResultNeverForwarded(t *testing.T) {
 	t.Parallel()
-	h := bridgeHarness(t, &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(nil)}, nil)
+	h := bridgeHarness(t, &demohub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(nil)}, nil)
 	h.accept()
 	h.waitServerState(bridge.StateOffered)
 
@@ -85,7 +86,7 @@ func TestServerToolAsyncFinalResultNeverForwarded(t *testing.T) {
 // the console), the node's timeout message keeps the bridge's explanation.
 func TestServerToolAsyncTimeoutSaysTheTaskWasAccepted(t *testing.T) {
 	t.Parallel()
-	h := bridgeHarness(t, &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(nil)}, func(c *config.Config) {
+	h := bridgeHarness(t, &demohub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(nil)}, func(c *config.Config) {
 		c.Tools = map[string]config.ToolConfig{"vcp_VideoGen": {Timeout: config.Duration(time.Second)}}
 	})
 	h.accept()

@@ -11,16 +11,17 @@ import (
 
 	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
-func bridgeHarness(t *testing.T, b *fakehub.Bridge, cfg func(*config.Config)) *harness {
+func bridgeHarness(t *testing.T, b *demohub.Bridge, cfg func(*config.Config)) *harness {
 	t.Helper()
 	return startHarness(t, harnessOpt{
-		hubOpts: fakehub.Options{Bridge: b},
+		hubOpts: demohub.Options{Bridge: b},
 		config:  cfg,
 		timings: func(tm *timings) { tm.bridgeListWait = 300 * time.Millisecond },
 	})
@@ -44,7 +45,7 @@ func (h *harness) hasTool(name string) bool {
 
 func TestServerToolsListedOnConnectAsIndexJSExports(t *testing.T) {
 	t.Parallel()
-	h := bridgeHarness(t, &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), ExcludedTools: []string{"VCPLog", "VCPInfo", "VCPToolBridge"},
+	h := bridgeHarness(t, &demohub.Bridge{Plugins: fakehub.ServerPlugins(), ExcludedTools: []string{"VCPLog", "VCPInfo", "VCPToolBridge"},
 		ExcludedDisplayKeywords: []string{"[AIO]"}, Run: fakehub.ServerRuns(nil)}, nil)
 	c := h.accept()
 	if _, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools); err != nil {
@@ -99,7 +100,7 @@ func TestServerToolsListedOnConnectAsIndexJSExports(t *testing.T) {
 
 func TestServerToolCallResultAndError(t *testing.T) {
 	t.Parallel()
-	h := bridgeHarness(t, &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(nil)}, nil)
+	h := bridgeHarness(t, &demohub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(nil)}, nil)
 	h.accept()
 	h.waitServerState(bridge.StateOffered)
 	testwait.Poll(h.ctx, func() bool { return h.hasTool("vcp_SciCalculator") })
@@ -122,7 +123,7 @@ func TestServerToolCallResultAndError(t *testing.T) {
 func TestServerToolAsyncProgressAndLateResult(t *testing.T) {
 	t.Parallel()
 	started := make(chan map[string]json.RawMessage, 1)
-	h := bridgeHarness(t, &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(started)}, nil)
+	h := bridgeHarness(t, &demohub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(started)}, nil)
 	h.accept()
 	h.waitServerState(bridge.StateOffered)
 
@@ -172,7 +173,7 @@ func TestServerToolAsyncProgressAndLateResult(t *testing.T) {
 
 func TestServerToolsBridgeOff(t *testing.T) {
 	t.Parallel()
-	h := bridgeHarness(t, &fakehub.Bridge{Disabled: true, Plugins: fakehub.ServerPlugins()}, nil)
+	h := bridgeHarness(t, &demohub.Bridge{Disabled: true, Plugins: fakehub.ServerPlugins()}, nil)
 	c := h.accept()
 	// The request goes out and the server's own handler ignores it.
 	if _, err := c.WaitType(h.ctx, wsproto.TypeGetVCPManifests); err != nil {
@@ -193,7 +194,7 @@ func TestServerToolCallDropMidCallAndReconnectRefreshes(t *testing.T) {
 	t.Parallel()
 	reached := make(chan struct{}, 1)
 	run := fakehub.ServerRuns(nil)
-	b := &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), Run: func(ctx context.Context, tool string, args map[string]json.RawMessage) (any, error) {
+	b := &demohub.Bridge{Plugins: fakehub.ServerPlugins(), Run: func(ctx context.Context, tool string, args map[string]json.RawMessage) (any, error) {
 		if tool == "SciCalculator" {
 			reached <- struct{}{}
 			<-ctx.Done() // never answers: the connection drops first
@@ -238,7 +239,7 @@ func TestServerToolClashNeverRefusesTheOwnersConfig(t *testing.T) {
 	t.Parallel()
 	plugins := t.TempDir()
 	h := startHarness(t, harnessOpt{
-		hubOpts: fakehub.Options{Bridge: &fakehub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(nil)}},
+		hubOpts: demohub.Options{Bridge: &demohub.Bridge{Plugins: fakehub.ServerPlugins(), Run: fakehub.ServerRuns(nil)}},
 		timings: func(tm *timings) { tm.bridgeListWait = 300 * time.Millisecond },
 		tools:   []toolhost.Tool{namedTool{"vcp_VideoGen"}},
 	})
@@ -279,7 +280,7 @@ func TestServerToolClashNeverRefusesTheOwnersConfig(t *testing.T) {
 	}
 
 	// The server's list changes: the new tool joins, the clashes stay out.
-	h.hub.SetBridgePlugins(append(fakehub.ServerPlugins(), fakehub.BridgePlugin{Name: "Weather",
+	h.hub.SetBridgePlugins(append(fakehub.ServerPlugins(), demohub.BridgePlugin{Name: "Weather",
 		InvocationCommands: []map[string]any{{"command": "now", "description": "The weather now."}}}))
 	if got := h.node.ServerTools(h.ctx, true); got.Error != "" {
 		t.Fatalf("refresh: %s", got.Error)

@@ -14,7 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -97,7 +97,7 @@ func (panicSource) Run(context.Context) (placeholders.Output, error) {
 // A panic in a placeholder source's run (node code in the refresher's
 // goroutine) is a fatal stop too.
 func TestPanicInAPlaceholderSourceStopsRun(t *testing.T) {
-	hub, err := fakehub.Start(fakehub.Options{Key: testKey})
+	hub, err := demohub.Start(demohub.Options{Key: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
@@ -24,7 +25,7 @@ const testKey = fakehub.TestKey
 // harness is a node running against a fake hub on loopback.
 type harness struct {
 	t    *testing.T
-	hub  *fakehub.Hub
+	hub  *demohub.Hub
 	node *Node
 	logs *testlog.Buffer
 	ctx  context.Context // bounds every wait in the test
@@ -47,7 +48,7 @@ func testTimings() timings {
 }
 
 type harnessOpt struct {
-	hubOpts fakehub.Options
+	hubOpts demohub.Options
 	config  func(*config.Config)
 	timings func(*timings)
 	tools   []toolhost.Tool
@@ -133,7 +134,7 @@ func (h *harness) shutdown() error {
 	}
 }
 
-func (h *harness) accept() *fakehub.Conn {
+func (h *harness) accept() *demohub.Conn {
 	h.t.Helper()
 	c, err := h.hub.Accept(h.ctx)
 	if err != nil {
@@ -142,7 +143,7 @@ func (h *harness) accept() *fakehub.Conn {
 	return c
 }
 
-func (h *harness) call(c *fakehub.Conn, tool string, args map[string]any) wsproto.ToolResult {
+func (h *harness) call(c *demohub.Conn, tool string, args map[string]any) wsproto.ToolResult {
 	h.t.Helper()
 	res, err := c.Call(h.ctx, tool, args)
 	if err != nil {
@@ -211,7 +212,7 @@ func noEnv(t testing.TB) func(string) string {
 
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }
 
-func (h *harness) acceptObserver(channel string) *fakehub.ObserverConn {
+func (h *harness) acceptObserver(channel string) *demohub.ObserverConn {
 	h.t.Helper()
 	o, err := h.hub.AcceptObserver(h.ctx, channel)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -34,7 +34,7 @@ func startMCPServer(t testing.TB) (*sdk.Server, string) {
 	return srv, ts.URL
 }
 
-func mcpRegistered(t *testing.T, h *harness, conn *fakehub.Conn, name string) toolhost.Manifest {
+func mcpRegistered(t *testing.T, h *harness, conn *demohub.Conn, name string) toolhost.Manifest {
 	t.Helper()
 	msg, err := conn.WaitType(h.ctx, wsproto.TypeRegisterTools)
 	if err != nil {

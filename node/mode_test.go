@@ -4,12 +4,12 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
 // registerFrames counts the register_tools a connection has sent.
-func registerFrames(c *fakehub.Conn) int {
+func registerFrames(c *demohub.Conn) int {
 	n := 0
 	for _, f := range c.Received() {
 		if f.Msg != nil && f.Msg.MessageType() == wsproto.TypeRegisterTools {

@@ -10,7 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -41,7 +41,7 @@ func startSecondNode(t *testing.T, h *harness, name string, more func(*config.Co
 	})
 }
 
-func registeredNames(t *testing.T, h *harness, c *fakehub.Conn) map[string]string {
+func registeredNames(t *testing.T, h *harness, c *demohub.Conn) map[string]string {
 	t.Helper()
 	m, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools)
 	if err != nil {
@@ -87,7 +87,7 @@ func TestTwoNodesWithPerNodeNamesBothServe(t *testing.T) {
 	if regA["Info_A"] == "" {
 		t.Fatalf("[tools.NodeInfo] name not applied: %v", keys(regA))
 	}
-	for conn, tool := range map[*fakehub.Conn]string{a: "Echo_gpu-a", b: "Echo_gpu-b"} {
+	for conn, tool := range map[*demohub.Conn]string{a: "Echo_gpu-a", b: "Echo_gpu-b"} {
 		res := h.call(conn, tool, map[string]any{"message": "hi " + tool})
 		if res.Status != wsproto.StatusSuccess || !strings.Contains(string(res.Result), "hi "+tool) {
 			t.Fatalf("call %s = %+v", tool, res)

@@ -10,7 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/placeholders"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -36,7 +36,7 @@ func (c *chanSource) Run(ctx context.Context) (placeholders.Output, error) {
 type placeholderRig struct {
 	t    *testing.T
 	ctx  context.Context
-	hub  *fakehub.Hub
+	hub  *demohub.Hub
 	node *Node
 	logs *testlog.Buffer
 	cfg  config.Config
@@ -50,7 +50,7 @@ func startPlaceholderRig(t *testing.T) *placeholderRig {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	hub, err := fakehub.Start(fakehub.Options{Key: testKey})
+	hub, err := demohub.Start(demohub.Options{Key: testKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func (r *placeholderRig) print(v string) {
 	}
 }
 
-func (r *placeholderRig) accept() *fakehub.Conn {
+func (r *placeholderRig) accept() *demohub.Conn {
 	r.t.Helper()
 	c, err := r.hub.Accept(r.ctx)
 	if err != nil {
@@ -130,7 +130,7 @@ func (r *placeholderRig) accept() *fakehub.Conn {
 }
 
 // nextPush waits for the next update_static_placeholders and checks it.
-func (r *placeholderRig) nextPush(c *fakehub.Conn, want map[string]string) {
+func (r *placeholderRig) nextPush(c *demohub.Conn, want map[string]string) {
 	r.t.Helper()
 	m, err := c.WaitType(r.ctx, wsproto.TypeUpdateStaticPlaceholders)
 	if err != nil {
@@ -142,7 +142,7 @@ func (r *placeholderRig) nextPush(c *fakehub.Conn, want map[string]string) {
 	}
 }
 
-func pushes(c *fakehub.Conn) (n int, types []wsproto.Type) {
+func pushes(c *demohub.Conn) (n int, types []wsproto.Type) {
 	for _, f := range c.Received() {
 		if f.Msg == nil {
 			continue

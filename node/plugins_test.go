@@ -17,7 +17,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -155,7 +155,7 @@ func gatedAsyncPlugin(t *testing.T, dir string) {
 		map[string]string{"gated.py": gatedAsyncScript})
 }
 
-func registered(t *testing.T, h *harness, c *fakehub.Conn) (names []string, manifests map[string]map[string]any) {
+func registered(t *testing.T, h *harness, c *demohub.Conn) (names []string, manifests map[string]map[string]any) {
 	t.Helper()
 	m, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools)
 	if err != nil {
@@ -175,7 +175,7 @@ func registered(t *testing.T, h *harness, c *fakehub.Conn) (names []string, mani
 	return names, manifests
 }
 
-func waitForwarded(t *testing.T, h *harness, c *fakehub.Conn) (serverName string, data map[string]any) {
+func waitForwarded(t *testing.T, h *harness, c *demohub.Conn) (serverName string, data map[string]any) {
 	t.Helper()
 	m, err := c.WaitType(h.ctx, wsproto.TypePluginCallbackForward)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -150,7 +150,7 @@ func TestWithToolsSurviveReloadAndRescan(t *testing.T) {
 	}
 }
 
-func mustRegister(t *testing.T, h *harness, c *fakehub.Conn) wsproto.RegisterTools {
+func mustRegister(t *testing.T, h *harness, c *demohub.Conn) wsproto.RegisterTools {
 	t.Helper()
 	msg, err := c.WaitType(h.ctx, wsproto.TypeRegisterTools)
 	if err != nil {

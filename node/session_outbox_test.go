@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -19,7 +19,7 @@ const (
 )
 
 // forwardedTasks lists the task ids of the callbacks c received, in order.
-func forwardedTasks(t *testing.T, c *fakehub.Conn) []string {
+func forwardedTasks(t *testing.T, c *demohub.Conn) []string {
 	t.Helper()
 	var tasks []string
 	for _, f := range c.Received() {

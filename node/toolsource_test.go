@@ -13,7 +13,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/node"
@@ -139,7 +139,7 @@ func TestToolSourceIsItsPackagePlusOneLine(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const key = "k3y-S3cr3t_vcp.Toy~1"
-	hub, err := fakehub.Start(fakehub.Options{Key: key})
+	hub, err := demohub.Start(demohub.Options{Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/events"
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
@@ -25,7 +26,7 @@ const testKey = fakehub.TestKey
 // with the event log they publish to.
 type harness struct {
 	t     *testing.T
-	hub   *fakehub.Hub
+	hub   *demohub.Hub
 	set   *Set
 	evlog *events.Log
 	logs  *testlog.Buffer
@@ -33,7 +34,7 @@ type harness struct {
 }
 
 type harnessOpt struct {
-	hubOpts fakehub.Options
+	hubOpts demohub.Options
 	hub     func(*config.HubConfig)
 	// notify shows approvals with the desktop notifier, given no environment.
 	notify bool
@@ -78,7 +79,7 @@ func startHarness(t *testing.T, o harnessOpt) *harness {
 	return &harness{t: t, hub: hub, set: set, evlog: evlog, logs: logs, ctx: ctx}
 }
 
-func (h *harness) acceptObserver(channel string) *fakehub.ObserverConn {
+func (h *harness) acceptObserver(channel string) *demohub.ObserverConn {
 	h.t.Helper()
 	o, err := h.hub.AcceptObserver(h.ctx, channel)
 	if err != nil {

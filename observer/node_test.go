@@ -15,7 +15,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/nodetest"
 	"github.com/vcpnode/vcpnode/node"
 )
@@ -33,7 +33,7 @@ func observerHarness(t *testing.T, more func(*config.Config)) (*nodetest.Harness
 	return h, client
 }
 
-func acceptObserver(t *testing.T, h *nodetest.Harness, channel string) *fakehub.ObserverConn {
+func acceptObserver(t *testing.T, h *nodetest.Harness, channel string) *demohub.ObserverConn {
 	t.Helper()
 	o, err := h.Hub.AcceptObserver(h.Ctx, channel)
 	if err != nil {
@@ -114,12 +114,12 @@ func TestObserverModeOpensNoDistributedSession(t *testing.T) {
 	// The key in the path only: the handshakes counted below are the observers'.
 	h := nodetest.Start(t, nodetest.Options{Config: func(c *config.Config) { c.Node.Mode = config.ModeObserver; c.Hub.Auth = "path" }})
 	_, client := h.Control("")
-	acceptObserver(t, h, fakehub.ChannelVCPLog)
-	acceptObserver(t, h, fakehub.ChannelVCPInfo)
+	acceptObserver(t, h, demohub.ChannelVCPLog)
+	acceptObserver(t, h, demohub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
 	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 
-	id, err := h.Hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", TTL: time.Minute})
+	id, err := h.Hub.RequestApproval(demohub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +151,8 @@ func TestObserverModeOpensNoDistributedSession(t *testing.T) {
 // observer channels.
 func TestObserverEnabledIsModeBoth(t *testing.T) {
 	h, client := observerHarness(t, nil) // accepts the node connection
-	acceptObserver(t, h, fakehub.ChannelVCPLog)
-	acceptObserver(t, h, fakehub.ChannelVCPInfo)
+	acceptObserver(t, h, demohub.ChannelVCPLog)
+	acceptObserver(t, h, demohub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
 	st, err := client.Status(h.Ctx)
 	if err != nil || st.Mode != config.ModeBoth {
@@ -163,8 +163,8 @@ func TestObserverEnabledIsModeBoth(t *testing.T) {
 // The node's own session is untouched by an observer drop.
 func TestObserverConnectionsBesideTheNode(t *testing.T) {
 	h, client := observerHarness(t, nil)
-	logConn := acceptObserver(t, h, fakehub.ChannelVCPLog)
-	acceptObserver(t, h, fakehub.ChannelVCPInfo)
+	logConn := acceptObserver(t, h, demohub.ChannelVCPLog)
+	acceptObserver(t, h, demohub.ChannelVCPInfo)
 	if logConn.Device() != "test-node" {
 		t.Fatalf("deviceName %q, want the node name", logConn.Device())
 	}
@@ -176,7 +176,7 @@ func TestObserverConnectionsBesideTheNode(t *testing.T) {
 
 	// A dropped observer connection comes back; the node session is untouched.
 	logConn.Drop()
-	again := acceptObserver(t, h, fakehub.ChannelVCPLog)
+	again := acceptObserver(t, h, demohub.ChannelVCPLog)
 	if again.Device() != "test-node" {
 		t.Fatalf("reconnected as %q", again.Device())
 	}
@@ -193,8 +193,8 @@ func TestObserverConnectionsBesideTheNode(t *testing.T) {
 // Server and node events in one GET /v1/events stream.
 func TestEventsStreamServerAndNode(t *testing.T) {
 	h, client := observerHarness(t, nil)
-	acceptObserver(t, h, fakehub.ChannelVCPLog)
-	acceptObserver(t, h, fakehub.ChannelVCPInfo)
+	acceptObserver(t, h, demohub.ChannelVCPLog)
+	acceptObserver(t, h, demohub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
 	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 
@@ -203,7 +203,7 @@ func TestEventsStreamServerAndNode(t *testing.T) {
 	if ev.Source != controlapi.EventSourceServer || ev.Kind != controlapi.EventToolLog || ev.Tool != "Weather" || ev.Status != "success" || ev.Text != "Sunny\nand warm" || ev.Channel != "VCPlog" {
 		t.Fatalf("vcp_log event %+v", ev)
 	}
-	if _, err := h.Hub.BroadcastJSON(fakehub.ChannelVCPInfo, "plugin_status", map[string]string{"message": "indexing done"}); err != nil {
+	if _, err := h.Hub.BroadcastJSON(demohub.ChannelVCPInfo, "plugin_status", map[string]string{"message": "indexing done"}); err != nil {
 		t.Fatal(err)
 	}
 	ev = nextEvent(t, h, evs)
@@ -239,13 +239,13 @@ func TestEventsStreamServerAndNode(t *testing.T) {
 // Server approvals answered through the control API.
 func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 	h, client := observerHarness(t, nil)
-	acceptObserver(t, h, fakehub.ChannelVCPLog)
-	acceptObserver(t, h, fakehub.ChannelVCPInfo)
+	acceptObserver(t, h, demohub.ChannelVCPLog)
+	acceptObserver(t, h, demohub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
 	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 
 	ask := func(tool string, ttl time.Duration) string {
-		id, err := h.Hub.RequestApproval(fakehub.ApprovalRequest{ToolName: tool, Maid: "Nova", Args: map[string]any{"command": "rm -rf /tmp/x"}, TTL: ttl})
+		id, err := h.Hub.RequestApproval(demohub.ApprovalRequest{ToolName: tool, Maid: "Nova", Args: map[string]any{"command": "rm -rf /tmp/x"}, TTL: ttl})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +301,7 @@ func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 	if list, _ := client.Approvals(h.Ctx); len(list.Pending) != 0 {
 		t.Fatalf("expired approval still listed: %+v", list.Pending)
 	}
-	if _, err := h.Hub.WaitApprovalAnswer(h.Ctx, short); !errors.Is(err, fakehub.ErrApprovalExpired) {
+	if _, err := h.Hub.WaitApprovalAnswer(h.Ctx, short); !errors.Is(err, demohub.ErrApprovalExpired) {
 		t.Fatalf("hub side of the expired approval: %v", err)
 	}
 }
@@ -336,11 +336,11 @@ func TestObserverWithoutPongsReconnects(t *testing.T) {
 		c.Hub.PingInterval = config.Duration(100 * time.Millisecond)
 		c.Hub.PongTimeout = config.Duration(time.Second)
 	})
-	logConn := acceptObserver(t, h, fakehub.ChannelVCPLog)
-	acceptObserver(t, h, fakehub.ChannelVCPInfo)
+	logConn := acceptObserver(t, h, demohub.ChannelVCPLog)
+	acceptObserver(t, h, demohub.ChannelVCPInfo)
 	nodeConn := h.Hub.Conns()[0]
 	logConn.StopPonging()
-	acceptObserver(t, h, fakehub.ChannelVCPLog) // the node gave up on the silent one and reconnected
+	acceptObserver(t, h, demohub.ChannelVCPLog) // the node gave up on the silent one and reconnected
 	<-logConn.Done()
 	if logConn.PingsReceived() == 0 {
 		t.Fatal("the node never pinged the observer connection")

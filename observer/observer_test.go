@@ -9,20 +9,20 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/toolhost"
 )
 
 func TestBadBroadcastsAreDroppedWithAWarning(t *testing.T) {
 	h := startHarness(t, harnessOpt{})
-	h.acceptObserver(fakehub.ChannelVCPLog)
-	h.acceptObserver(fakehub.ChannelVCPInfo)
+	h.acceptObserver(demohub.ChannelVCPLog)
+	h.acceptObserver(demohub.ChannelVCPInfo)
 	h.waitConnected(1)
 	evs := h.eventStream(controlapi.EventFilter{})
 	for range 20 {
-		h.hub.Broadcast(fakehub.ChannelVCPLog, []byte("{not json"))
+		h.hub.Broadcast(demohub.ChannelVCPLog, []byte("{not json"))
 	}
-	h.hub.Broadcast(fakehub.ChannelVCPLog, []byte(`{"type":"vcp_log","data":{"content":"`+strings.Repeat("x", 1<<20)+`"}}`))
+	h.hub.Broadcast(demohub.ChannelVCPLog, []byte(`{"type":"vcp_log","data":{"content":"`+strings.Repeat("x", 1<<20)+`"}}`))
 	h.hub.LogToolResult("After", "success", "fine")
 	if ev := h.nextEvent(evs); ev.Tool != "After" {
 		t.Fatalf("first event after bad input %+v", ev)
@@ -39,11 +39,11 @@ func TestBadBroadcastsAreDroppedWithAWarning(t *testing.T) {
 
 func TestServerApprovalAnsweredRightAfterAReconnect(t *testing.T) {
 	h := startHarness(t, harnessOpt{})
-	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
-	h.acceptObserver(fakehub.ChannelVCPInfo)
+	logConn := h.acceptObserver(demohub.ChannelVCPLog)
+	h.acceptObserver(demohub.ChannelVCPInfo)
 	h.waitConnected(1)
 	evs := h.eventStream(controlapi.EventFilter{})
-	id, err := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", TTL: time.Minute})
+	id, err := h.hub.RequestApproval(demohub.ApprovalRequest{ToolName: "Shell", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestServerApprovalAnsweredRightAfterAReconnect(t *testing.T) {
 		t.Fatalf("approval event %+v", ev)
 	}
 	logConn.Drop()
-	h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(demohub.ChannelVCPLog)
 	h.waitConnected(2)
 	if _, err := h.set.Answer(id, true, ""); err != nil {
 		t.Fatalf("answer once status shows the channel connected: %v", err)
@@ -62,15 +62,15 @@ func TestServerApprovalAnsweredRightAfterAReconnect(t *testing.T) {
 }
 
 func TestReplayedBroadcastsAreNotShownTwice(t *testing.T) {
-	h := startHarness(t, harnessOpt{hubOpts: fakehub.Options{ReplayDelay: 20 * time.Millisecond, ReplayInterval: time.Millisecond, ReplayOverlap: 3}})
-	logConn := h.acceptObserver(fakehub.ChannelVCPLog)
-	h.acceptObserver(fakehub.ChannelVCPInfo)
+	h := startHarness(t, harnessOpt{hubOpts: demohub.Options{ReplayDelay: 20 * time.Millisecond, ReplayInterval: time.Millisecond, ReplayOverlap: 3}})
+	logConn := h.acceptObserver(demohub.ChannelVCPLog)
+	h.acceptObserver(demohub.ChannelVCPInfo)
 	h.waitConnected(1)
 	evs := h.eventStream(controlapi.EventFilter{Kinds: []string{controlapi.EventToolLog, controlapi.EventApprovalRequest}})
 
 	h.hub.LogToolResult("Seen", "success", "once")
-	answered, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Answered", TTL: time.Minute})
-	pending, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Pending", TTL: time.Minute})
+	answered, _ := h.hub.RequestApproval(demohub.ApprovalRequest{ToolName: "Answered", TTL: time.Minute})
+	pending, _ := h.hub.RequestApproval(demohub.ApprovalRequest{ToolName: "Pending", TTL: time.Minute})
 	for range 3 {
 		h.nextEvent(evs)
 	}
@@ -83,7 +83,7 @@ func TestReplayedBroadcastsAreNotShownTwice(t *testing.T) {
 	logConn.Drop()
 	<-logConn.Done()
 	h.hub.LogToolResult("Missed", "success", "while away")
-	h.acceptObserver(fakehub.ChannelVCPLog)
+	h.acceptObserver(demohub.ChannelVCPLog)
 	if err := h.hub.WaitReplays(h.ctx, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -113,13 +113,13 @@ func TestApprovalNotifiesWithoutBlocking(t *testing.T) {
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	h := startHarness(t, harnessOpt{notify: true})
-	h.acceptObserver(fakehub.ChannelVCPLog)
-	h.acceptObserver(fakehub.ChannelVCPInfo)
+	h.acceptObserver(demohub.ChannelVCPLog)
+	h.acceptObserver(demohub.ChannelVCPInfo)
 	h.waitConnected(1)
 	evs := h.eventStream(controlapi.EventFilter{})
-	first, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", TTL: time.Minute})
+	first, _ := h.hub.RequestApproval(demohub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", TTL: time.Minute})
 	// The first notifier hangs (sleep 20): the next approval still arrives at once.
-	second, _ := h.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", TTL: time.Minute})
+	second, _ := h.hub.RequestApproval(demohub.ApprovalRequest{ToolName: "Shell", TTL: time.Minute})
 	for _, id := range []string{first, second} {
 		if ev := h.nextEvent(evs); ev.RequestID != id {
 			t.Fatalf("event %+v, want %s", ev, id)

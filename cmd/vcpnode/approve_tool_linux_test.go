@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -25,7 +25,7 @@ import (
 func TestApproveFromAToolIsRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel) // after the daemon's own cleanup: it stops on SIGTERM
-	hub, err := fakehub.Start(fakehub.Options{Key: ctlTestKey})
+	hub, err := demohub.Start(demohub.Options{Key: ctlTestKey})
 	if err != nil {
 		t.Fatal(err)
 	}

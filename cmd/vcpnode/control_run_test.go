@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/internal/testwait"
@@ -44,7 +44,7 @@ func pollStatus(t *testing.T, ctx context.Context, sock string, what string, ok 
 func TestRunServesControlAndReloadsOnSIGHUP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	hub, err := fakehub.Start(fakehub.Options{Key: ctlTestKey})
+	hub, err := demohub.Start(demohub.Options{Key: ctlTestKey})
 	if err != nil {
 		t.Fatal(err)
 	}

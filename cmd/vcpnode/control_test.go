@@ -13,7 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/node"
@@ -30,7 +30,7 @@ const ctlTestKey = "Ctl-K3y_never.shown~7"
 type testDaemon struct {
 	t       *testing.T
 	ctx     context.Context // bounds every wait of the test
-	hub     *fakehub.Hub
+	hub     *demohub.Hub
 	node    *node.Node
 	socket  string
 	logs    *testlog.Buffer
@@ -41,7 +41,7 @@ type testDaemon struct {
 }
 
 // testHubConfig is a config for a node of hub, written the way a user would.
-func testHubConfig(hub *fakehub.Hub, extra string) string {
+func testHubConfig(hub *demohub.Hub, extra string) string {
 	return "[hub]\nurl = \"" + hub.BaseURL() + "\"\nkey = \"" + ctlTestKey + "\"\nname = \"laptop\"\n\n" +
 		"[node]\nexposed_tools = [\"Echo\"]\n" + extra
 }
@@ -50,16 +50,16 @@ func testHubConfig(hub *fakehub.Hub, extra string) string {
 // serving its control API, until the test ends.
 func startDaemon(t *testing.T, extra string, more ...toolhost.Tool) *testDaemon {
 	t.Helper()
-	return startDaemonHub(t, fakehub.Options{}, extra, more...)
+	return startDaemonHub(t, demohub.Options{}, extra, more...)
 }
 
 // startDaemonHub is startDaemon against a hub made with hubOpts.
-func startDaemonHub(t *testing.T, hubOpts fakehub.Options, extra string, more ...toolhost.Tool) *testDaemon {
+func startDaemonHub(t *testing.T, hubOpts demohub.Options, extra string, more ...toolhost.Tool) *testDaemon {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	hubOpts.Key = ctlTestKey
-	hub, err := fakehub.Start(hubOpts)
+	hub, err := demohub.Start(hubOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func (d *testDaemon) configFile() string {
 
 // accept waits for the node's connection and for the node to know it is
 // connected and has sent its tools (status shows "tools registered").
-func (d *testDaemon) accept() *fakehub.Conn {
+func (d *testDaemon) accept() *demohub.Conn {
 	d.t.Helper()
 	c, err := d.hub.Accept(d.ctx)
 	if err != nil {
@@ -190,7 +190,7 @@ func (d *testDaemon) waitPending(n int) {
 }
 
 // callAsync sends an execute_tool from the hub; the result comes later.
-func (d *testDaemon) callAsync(c *fakehub.Conn, tool string, args map[string]any) <-chan wsproto.ToolResult {
+func (d *testDaemon) callAsync(c *demohub.Conn, tool string, args map[string]any) <-chan wsproto.ToolResult {
 	out := make(chan wsproto.ToolResult, 1)
 	go func() {
 		res, err := c.Call(d.ctx, tool, args)

@@ -16,7 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -257,29 +257,29 @@ func TestDescribeFrame(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		frame fakehub.Frame
+		frame demohub.Frame
 		want  string
 	}{
-		{"register_tools", fakehub.Frame{Dir: fakehub.FromNode, Msg: wsproto.RegisterTools{
+		{"register_tools", demohub.Frame{Dir: demohub.FromNode, Msg: wsproto.RegisterTools{
 			ServerName: "n", Capabilities: wsproto.Capabilities{CancelTool: true},
 			Tools: []json.RawMessage{json.RawMessage(`{"name":"Zed"}`), json.RawMessage(`{"name":"Alpha"}`), json.RawMessage(`{}`)},
 		}}, "  hub ← node  register_tools  serverName=n tools=[(unnamed) Alpha Zed] cancelTool=true"},
-		{"execute_tool", fakehub.Frame{Dir: fakehub.ToNode, Msg: wsproto.ExecuteTool{
+		{"execute_tool", demohub.Frame{Dir: demohub.ToNode, Msg: wsproto.ExecuteTool{
 			RequestID: "r1", ToolName: "T", ToolArgs: map[string]json.RawMessage{"b": json.RawMessage(`"<x>"`), "a": json.RawMessage(`1`)},
 		}}, `  hub → node  execute_tool    T requestId=r1 args={"a":1,"b":"<x>"}`},
-		{"file data is summarised", fakehub.Frame{Dir: fakehub.FromNode, Msg: wsproto.ToolResult{
+		{"file data is summarised", demohub.Frame{Dir: demohub.FromNode, Msg: wsproto.ToolResult{
 			RequestID: "r2", Status: "success", Result: result(map[string]string{"status": "success", "fileData": bigBase64, "mimeType": "image/png"}),
 		}}, "  hub ← node  tool_result     r2 success: file of 10000 bytes, image/png (base64 not shown)"},
-		{"text is clipped to one line", fakehub.Frame{Dir: fakehub.FromNode, Msg: wsproto.ToolResult{
+		{"text is clipped to one line", demohub.Frame{Dir: demohub.FromNode, Msg: wsproto.ToolResult{
 			RequestID: "r3", Status: "success", Result: result(toolhost.ContentResult{Content: []toolhost.ContentPart{{Type: "text", Text: "a\nb " + big}, {Type: "text", Text: "second"}}}),
 		}}, "  hub ← node  tool_result     r3 success: a ⏎ b " + big[:clipRunes-6] + "… (+1 more part(s))"},
-		{"error", fakehub.Frame{Dir: fakehub.FromNode, Msg: wsproto.ToolResult{RequestID: "r4", Status: "error", Error: "no\nway"}},
+		{"error", demohub.Frame{Dir: demohub.FromNode, Msg: wsproto.ToolResult{RequestID: "r4", Status: "error", Error: "no\nway"}},
 			"  hub ← node  tool_result     r4 error: no ⏎ way"},
-		{"plain JSON result", fakehub.Frame{Dir: fakehub.FromNode, Msg: wsproto.ToolResult{RequestID: "r5", Status: "success", Result: json.RawMessage(`{ "n": 1 }`)}},
+		{"plain JSON result", demohub.Frame{Dir: demohub.FromNode, Msg: wsproto.ToolResult{RequestID: "r5", Status: "success", Result: json.RawMessage(`{ "n": 1 }`)}},
 			`  hub ← node  tool_result     r5 success: {"n":1}`},
-		{"malformed", fakehub.Frame{Dir: fakehub.FromNode, Raw: []byte("nope{"), Err: errors.New("invalid JSON")},
+		{"malformed", demohub.Frame{Dir: demohub.FromNode, Raw: []byte("nope{"), Err: errors.New("invalid JSON")},
 			"  hub ← node  (malformed)     5 bytes that do not decode: invalid JSON"},
-		{"unknown type", fakehub.Frame{Dir: fakehub.FromNode, Msg: wsproto.Unknown{TypeName: "mystery", Data: json.RawMessage(`{}`)}},
+		{"unknown type", demohub.Frame{Dir: demohub.FromNode, Msg: wsproto.Unknown{TypeName: "mystery", Data: json.RawMessage(`{}`)}},
 			"  hub ← node  mystery         2 bytes of data"},
 	}
 	for _, tt := range tests {

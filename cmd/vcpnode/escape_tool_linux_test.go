@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/internal/testuser"
 	"github.com/vcpnode/vcpnode/internal/testwait"
@@ -108,7 +108,7 @@ func TestEscapedProcessesEndWithTheirCall(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	hub, err := fakehub.Start(fakehub.Options{Key: ctlTestKey})
+	hub, err := demohub.Start(demohub.Options{Key: ctlTestKey})
 	if err != nil {
 		t.Fatal(err)
 	}

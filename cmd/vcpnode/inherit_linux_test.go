@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -84,7 +84,7 @@ func TestPluginsGetOnlyTheStandardFiles(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testwait.Limit)
 	defer cancel()
 	const key = "fd-K3y_hygiene"
-	hub, err := fakehub.Start(fakehub.Options{Key: key})
+	hub, err := demohub.Start(demohub.Options{Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestPluginsGetOnlyTheStandardFiles(t *testing.T) {
 
 	// The MCP server's tool joins once the server runs, and the node
 	// reconnects to register it: the connection to use registered all.
-	var conn *fakehub.Conn
+	var conn *demohub.Conn
 	for conn == nil {
 		c, err := hub.Accept(ctx)
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -28,7 +28,7 @@ func TestKeyEchoedByTheServerNeverShows(t *testing.T) {
 	const key = ctlTestKey
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	hub, err := fakehub.Start(fakehub.Options{Key: key})
+	hub, err := demohub.Start(demohub.Options{Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}

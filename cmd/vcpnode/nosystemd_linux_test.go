@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
@@ -57,7 +57,7 @@ func noSystemdBlocks(t *testing.T) map[string]string {
 // server, a HOME of its own; everything owned by uid, who runs it.
 type recipeRig struct {
 	t    *testing.T
-	hub  *fakehub.Hub
+	hub  *demohub.Hub
 	dir  string // HOME, and where everything else lives
 	bin  string // the directory holding vcpnode
 	cfg  string
@@ -70,7 +70,7 @@ type recipeRig struct {
 func newRecipeRig(t *testing.T, uid int) *recipeRig {
 	t.Helper()
 	const key = "recipe-key-0123456789"
-	hub, err := fakehub.Start(fakehub.Options{Key: key})
+	hub, err := demohub.Start(demohub.Options{Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}

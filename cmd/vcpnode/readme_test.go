@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -67,7 +67,7 @@ func TestReadmeFirstRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const key = "readme-K3y_first.run"
-	hub, err := fakehub.Start(fakehub.Options{Key: key})
+	hub, err := demohub.Start(demohub.Options{Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,15 +10,15 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 )
 
 // asyncBridge is a server whose VideoGen answers with a task, as an
 // asynchronous VCP plugin does; started hears each call's task.
-func asyncBridge(started chan<- string) *fakehub.Bridge {
+func asyncBridge(started chan<- string) *demohub.Bridge {
 	var n atomic.Int32
-	return &fakehub.Bridge{
-		Plugins: []fakehub.BridgePlugin{{Name: "VideoGen", Description: "Makes videos, later.",
+	return &demohub.Bridge{
+		Plugins: []demohub.BridgePlugin{{Name: "VideoGen", Description: "Makes videos, later.",
 			InvocationCommands: []map[string]any{{"command": "submit", "description": "prompt (string, required)"}}}},
 		Run: func(_ context.Context, _ string, _ map[string]json.RawMessage) (any, error) {
 			task := fmt.Sprintf("task-%d", n.Add(1))
@@ -38,7 +38,7 @@ type progressSession func(t *testing.T, d *testDaemon, opts *sdk.ClientOptions) 
 // call. A second call's connection drops mid-task: a clear error, no hang.
 func runAsyncServerToolOverMCP(t *testing.T, open progressSession) {
 	started := make(chan string, 2)
-	d := startDaemonHub(t, fakehub.Options{Bridge: asyncBridge(started)}, "[bridge]\noffer = [\"VideoGen\"]\n")
+	d := startDaemonHub(t, demohub.Options{Bridge: asyncBridge(started)}, "[bridge]\noffer = [\"VideoGen\"]\n")
 	conn := d.accept()
 	d.waitServerToolsN(1)
 	progress := make(chan *sdk.ProgressNotificationParams, 16)

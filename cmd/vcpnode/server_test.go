@@ -14,17 +14,17 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 // serverBridge is a server whose VCPToolBridge offers two tools.
-func serverBridge() *fakehub.Bridge {
+func serverBridge() *demohub.Bridge {
 	cmd := func(name, desc, example string) map[string]any {
 		return map[string]any{"command": name, "description": desc, "example": example}
 	}
-	return &fakehub.Bridge{
-		Plugins: []fakehub.BridgePlugin{
+	return &demohub.Bridge{
+		Plugins: []demohub.BridgePlugin{
 			{Name: "SciCalculator", DisplayName: "Calculator", Description: "Evaluates expressions.",
 				InvocationCommands: []map[string]any{cmd("calc", "expression (string, required)",
 					"<<<[TOOL_REQUEST]>>>\ntool_name:「始」SciCalculator「末」,\nexpression:「始」1+1「末」\n<<<[END_TOOL_REQUEST]>>>")}},
@@ -61,7 +61,7 @@ func (d *testDaemon) waitServerToolsN(n int) {
 }
 
 func TestServerToolsAndCallCommands(t *testing.T) {
-	d := startDaemonHub(t, fakehub.Options{Bridge: serverBridge()}, "[bridge]\noffer = [\"Sci*\"]\n")
+	d := startDaemonHub(t, demohub.Options{Bridge: serverBridge()}, "[bridge]\noffer = [\"Sci*\"]\n")
 	d.accept()
 	d.waitServerTools()
 
@@ -145,7 +145,7 @@ func TestServerCallGoesStraightToTheDaemon(t *testing.T) {
 // (its list changed since the client listed), is told so, and no other
 // tool is named to it.
 func TestMCPCallOfAnOfferedToolTheServerDropped(t *testing.T) {
-	d := startDaemonHub(t, fakehub.Options{Bridge: serverBridge()}, "[bridge]\noffer = [\"*\"]\n")
+	d := startDaemonHub(t, demohub.Options{Bridge: serverBridge()}, "[bridge]\noffer = [\"*\"]\n")
 	d.accept()
 	d.waitServerTools()
 	c := controlapi.NewControlClient(d.socket)
@@ -158,7 +158,7 @@ func TestMCPCallOfAnOfferedToolTheServerDropped(t *testing.T) {
 }
 
 func TestServerToolsStatusWithoutBridge(t *testing.T) {
-	d := startDaemonHub(t, fakehub.Options{Bridge: &fakehub.Bridge{Disabled: true}}, "")
+	d := startDaemonHub(t, demohub.Options{Bridge: &demohub.Bridge{Disabled: true}}, "")
 	d.accept()
 	var out string
 	if !testwait.Poll(d.ctx, func() bool {
@@ -177,7 +177,7 @@ func TestServerToolsStatusWithoutBridge(t *testing.T) {
 // An MCP client sees only the offered server tool, is held by approval =
 // "ask" until the owner approves, and is refused the one not offered.
 func TestMCPOffersServerToolsOptIn(t *testing.T) {
-	d := startDaemonHub(t, fakehub.Options{Bridge: serverBridge()},
+	d := startDaemonHub(t, demohub.Options{Bridge: serverBridge()},
 		"[bridge]\noffer = [\"Sci*\"]\n[tools.vcp_SciCalculator]\napproval = \"ask\"\n")
 	d.accept()
 	d.waitServerTools()
@@ -232,7 +232,7 @@ func TestMCPOffersServerToolsOptIn(t *testing.T) {
 }
 
 func TestMCPOverHTTPCallsAnOfferedServerTool(t *testing.T) {
-	d := startDaemonHub(t, fakehub.Options{Bridge: serverBridge()}, "[bridge]\noffer = [\"SciCalculator\"]\n")
+	d := startDaemonHub(t, demohub.Options{Bridge: serverBridge()}, "[bridge]\noffer = [\"SciCalculator\"]\n")
 	d.accept()
 	d.waitServerTools()
 	_, cs, stop := mcpHTTPSession(t, d)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/node"
 )
@@ -90,7 +90,7 @@ func notWatchdog(seen []string) []string {
 func TestRunNotifiesSystemd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	hub, err := fakehub.Start(fakehub.Options{Key: ctlTestKey})
+	hub, err := demohub.Start(demohub.Options{Key: ctlTestKey})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -18,14 +18,14 @@ type toolDaemon struct {
 	ctx     context.Context
 	cmd     *exec.Cmd
 	logs    *testlog.Buffer
-	conn    *fakehub.Conn
+	conn    *demohub.Conn
 	stopped bool
 }
 
 // startToolDaemon starts the daemon and waits for its connection; at the
 // test's end it is stopped with SIGTERM (unless the test did) and must
 // have exited cleanly without the key in its log.
-func startToolDaemon(t *testing.T, ctx context.Context, hub *fakehub.Hub, cfg, sock string) *toolDaemon {
+func startToolDaemon(t *testing.T, ctx context.Context, hub *demohub.Hub, cfg, sock string) *toolDaemon {
 	t.Helper()
 	d := &toolDaemon{ctx: ctx, logs: &testlog.Buffer{}}
 	d.cmd = exec.CommandContext(ctx, selfPath(t), "run", "--config", cfg, "--socket", sock)

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -85,7 +85,7 @@ func TestToolsExposeCommand(t *testing.T) {
 }
 
 // nextRegistered are the names conn's next register_tools carries.
-func nextRegistered(t *testing.T, d *testDaemon, conn *fakehub.Conn) []string {
+func nextRegistered(t *testing.T, d *testDaemon, conn *demohub.Conn) []string {
 	t.Helper()
 	m, err := conn.WaitType(d.ctx, wsproto.TypeRegisterTools)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 )
@@ -60,7 +60,7 @@ func waitOutput(t *testing.T, ctx context.Context, buf *testlog.Buffer, substr s
 
 func (d *testDaemon) observersUp() {
 	d.t.Helper()
-	for _, ch := range []string{fakehub.ChannelVCPLog, fakehub.ChannelVCPInfo} {
+	for _, ch := range []string{demohub.ChannelVCPLog, demohub.ChannelVCPInfo} {
 		if _, err := d.hub.AcceptObserver(d.ctx, ch); err != nil {
 			d.t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestWatchShowsServerAndNodeEvents(t *testing.T) {
 
 	d.hub.LogToolResult("Weather", "success", "Sunny, 21°C\nwind 3 m/s")
 	d.result(d.callAsync(conn, "Echo", map[string]any{"message": "hi"}))
-	if _, err := d.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", Args: map[string]any{"command": "ls"}, TTL: time.Minute}); err != nil {
+	if _, err := d.hub.RequestApproval(demohub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", Args: map[string]any{"command": "ls"}, TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	got := waitOutput(t, d.ctx, ta.stdout, "approval?")
@@ -171,7 +171,7 @@ func TestWatchReconnectsToTheDaemon(t *testing.T) {
 }
 
 func TestWatchWithoutADaemonUsesTheHub(t *testing.T) {
-	hub, err := fakehub.Start(fakehub.Options{Key: ctlTestKey})
+	hub, err := demohub.Start(demohub.Options{Key: ctlTestKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestWatchWithoutADaemonUsesTheHub(t *testing.T) {
 	if !strings.Contains(msg, "no daemon answers at") || strings.Contains(msg, ctlTestKey) {
 		t.Fatalf("stderr %q", msg)
 	}
-	o, err := hub.AcceptObserver(ctx, fakehub.ChannelVCPLog)
+	o, err := hub.AcceptObserver(ctx, demohub.ChannelVCPLog)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,8 +209,8 @@ func TestServerApprovalsFromTheCLI(t *testing.T) {
 	d := startDaemon(t, observerOn)
 	d.accept()
 	d.observersUp()
-	first, _ := d.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", Args: map[string]any{"command": "make deploy"}, TTL: 5 * time.Minute})
-	second, _ := d.hub.RequestApproval(fakehub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", Args: map[string]any{"command": "rm -rf build"}, TTL: 5 * time.Minute})
+	first, _ := d.hub.RequestApproval(demohub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", Args: map[string]any{"command": "make deploy"}, TTL: 5 * time.Minute})
+	second, _ := d.hub.RequestApproval(demohub.ApprovalRequest{ToolName: "Shell", Maid: "Nova", Args: map[string]any{"command": "rm -rf build"}, TTL: 5 * time.Minute})
 	var out string
 	for !strings.Contains(out, second) {
 		_, out, _ = d.ctl("approvals")

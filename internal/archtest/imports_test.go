@@ -183,7 +183,7 @@ func TestModuleImportsAllowed(t *testing.T) {
 
 // TestOnlyHubconnAndFakeHubUseGorilla: gorilla stays behind the liveness
 // core (hubconn); demohub is the server side of
-// the wire, for the demo and (through internal/fakehub) the tests.
+// the wire, for the demo and the tests.
 func TestOnlyHubconnAndFakeHubUseGorilla(t *testing.T) {
 	allowed := map[string]bool{module + "/hubconn": true, module + "/demohub": true}
 	for pkg, imports := range moduleImports(t) {

@@ -4,17 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/vcpnode/vcpnode/demohub"
 )
 
 // ServerPlugins are a server's plugins as its manifests say, for a hub's
 // Bridge: one with commands, one async, one excluded by name (VCPLog),
 // one by display keyword ([AIO]), one distributed (another node's) and
 // one without commands.
-func ServerPlugins() []BridgePlugin {
+func ServerPlugins() []demohub.BridgePlugin {
 	cmd := func(name, desc, example string) map[string]any {
 		return map[string]any{"commandIdentifier": name, "command": name, "description": desc, "example": example}
 	}
-	return []BridgePlugin{
+	return []demohub.BridgePlugin{
 		{Name: "SciCalculator", DisplayName: "科学计算器", Description: "Computes.", Version: "1.2.0",
 			InvocationCommands: []map[string]any{cmd("calc", "Evaluate.\nexpression (string, required)",
 				"<<<[TOOL_REQUEST]>>>\ntool_name:「始」SciCalculator「末」,\nexpression:「始」1+1「末」\n<<<[END_TOOL_REQUEST]>>>")}},
@@ -26,7 +28,7 @@ func ServerPlugins() []BridgePlugin {
 	}
 }
 
-// ServerRuns is what ServerPlugins do, as a Bridge's Run: SciCalculator
+// ServerRuns is what ServerPlugins do, as a demohub.Bridge's Run: SciCalculator
 // answers at once (and throws for the expression "boom"), VideoGen starts
 // a task and hands its arguments to started (when not nil), anything else
 // is not the server's.

@@ -1,45 +1,65 @@
-// Package fakehub is the tests' name for demohub, the in-process VCP main
-// server: integration tests, benchmarks and test programs import it, the
-// release binary never does (internal/archtest checks that).
+// Package fakehub is what the tests add to demohub, the in-process VCP main
+// server: a hub with a known key for a node under test, the server's
+// plugins for its bridge, and the reading of register_tools. Tests use
+// demohub's own types and constants; the release binary never links this
+// package (internal/archtest checks that).
 package fakehub
 
-import "github.com/vcpnode/vcpnode/demohub"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
 
-// The hub and what it hands a test, as demohub defines them.
-type (
-	Hub             = demohub.Hub
-	Options         = demohub.Options
-	Conn            = demohub.Conn
-	Frame           = demohub.Frame
-	Direction       = demohub.Direction
-	ObserverConn    = demohub.ObserverConn
-	ObserverFrame   = demohub.ObserverFrame
-	ApprovalRequest = demohub.ApprovalRequest
-	ApprovalAnswer  = demohub.ApprovalAnswer
-	Bridge          = demohub.Bridge
-	BridgePlugin    = demohub.BridgePlugin
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/demohub"
+	"github.com/vcpnode/vcpnode/wsproto"
 )
 
-// Directions, endpoints and channels, as demohub defines them.
-const (
-	FromNode       = demohub.FromNode
-	ToNode         = demohub.ToNode
-	EndpointPrefix = demohub.EndpointPrefix
-	ChannelVCPLog  = demohub.ChannelVCPLog
-	ChannelVCPInfo = demohub.ChannelVCPInfo
+// TestKey is the key of a hub StartForNode starts. It looks like a real
+// key, so that a leak into a log would be found.
+const TestKey = "k3y-S3cr3t_vcp.Node~42"
 
-	AuthPath        = demohub.AuthPath
-	AuthHeader      = demohub.AuthHeader
-	AuthBoth        = demohub.AuthBoth
-	AuthStripHeader = demohub.AuthStripHeader
-)
+// StartForNode starts a hub that takes TestKey, closed when t ends, and
+// returns it with the config of a node under test that connects to it:
+// named "test-node", with Echo and Gate exposed and the loop guard off
+// (many tests call one tool with the same arguments over and over).
+func StartForNode(t testing.TB, opts demohub.Options) (*demohub.Hub, config.Config) {
+	t.Helper()
+	opts.Key = TestKey
+	hub, err := demohub.Start(opts)
+	if err != nil {
+		t.Fatalf("start fake hub: %v", err)
+	}
+	t.Cleanup(hub.Close)
+	cfg := config.Default()
+	cfg.Hub.URL = hub.BaseURL()
+	cfg.Hub.Key = TestKey
+	cfg.Hub.Name = "test-node"
+	cfg.Hub.PublicIP = "203.0.113.7"
+	cfg.Node.ExposedTools = []string{"Echo", "Gate"}
+	cfg.Node.RepeatLimit = 0
+	return hub, cfg
+}
 
-// Errors, as demohub defines them.
-var (
-	ErrClosed          = demohub.ErrClosed
-	ErrConnClosed      = demohub.ErrConnClosed
-	ErrApprovalExpired = demohub.ErrApprovalExpired
-)
-
-// Start starts a hub on 127.0.0.1; see demohub.Start.
-func Start(opts Options) (*Hub, error) { return demohub.Start(opts) }
+// Registered waits for c's next register_tools and returns the names it
+// registers, sorted, and each tool's manifest by name.
+func Registered(ctx context.Context, c *demohub.Conn) (names []string, manifests map[string]map[string]any, err error) {
+	m, err := c.WaitType(ctx, wsproto.TypeRegisterTools)
+	if err != nil {
+		return nil, nil, fmt.Errorf("register_tools: %w", err)
+	}
+	manifests = map[string]map[string]any{}
+	for _, raw := range m.(wsproto.RegisterTools).Tools {
+		var mf map[string]any
+		if err := json.Unmarshal(raw, &mf); err != nil {
+			return nil, nil, fmt.Errorf("register_tools manifest %s: %w", raw, err)
+		}
+		name, _ := mf["name"].(string)
+		names = append(names, name)
+		manifests[name] = mf
+	}
+	slices.Sort(names)
+	return names, manifests, nil
+}

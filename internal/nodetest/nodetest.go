@@ -18,6 +18,7 @@ import (
 
 	"github.com/vcpnode/vcpnode/bridge"
 	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/hubsession"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
@@ -31,7 +32,7 @@ import (
 // Options change the node a Harness runs.
 type Options struct {
 	// Hub is the fake hub's behaviour (its Key is always fakehub.TestKey).
-	Hub fakehub.Options
+	Hub demohub.Options
 	// Config changes the node's config after fakehub.StartForNode's.
 	Config func(*config.Config)
 	// Session changes SessionTimings before the node gets them.
@@ -49,7 +50,7 @@ type Options struct {
 // ends; it fails the test if the key reaches the node's log.
 type Harness struct {
 	t      *testing.T
-	Hub    *fakehub.Hub
+	Hub    *demohub.Hub
 	Node   *node.Node
 	Logs   *testlog.Buffer
 	Log    zerolog.Logger  // the node's, for the servers a test starts beside it
@@ -147,7 +148,7 @@ func NoEnv(t testing.TB) func(string) string {
 }
 
 // Accept waits for the node's next connection to the hub.
-func (h *Harness) Accept() *fakehub.Conn {
+func (h *Harness) Accept() *demohub.Conn {
 	h.t.Helper()
 	c, err := h.Hub.Accept(h.Ctx)
 	if err != nil {
@@ -157,7 +158,7 @@ func (h *Harness) Accept() *fakehub.Conn {
 }
 
 // Call calls tool through c as the server does and returns its result.
-func (h *Harness) Call(c *fakehub.Conn, tool string, args map[string]any) wsproto.ToolResult {
+func (h *Harness) Call(c *demohub.Conn, tool string, args map[string]any) wsproto.ToolResult {
 	h.t.Helper()
 	res, err := c.Call(h.Ctx, tool, args)
 	if err != nil {
@@ -168,7 +169,7 @@ func (h *Harness) Call(c *fakehub.Conn, tool string, args map[string]any) wsprot
 
 // AsyncCall sends an execute_tool with id from the hub and delivers its
 // result later; args' values are sent as JSON strings, as the server does.
-func (h *Harness) AsyncCall(c *fakehub.Conn, id, tool string, args map[string]string) <-chan wsproto.ToolResult {
+func (h *Harness) AsyncCall(c *demohub.Conn, id, tool string, args map[string]string) <-chan wsproto.ToolResult {
 	out := make(chan wsproto.ToolResult, 1)
 	call := wsproto.ExecuteTool{RequestID: id, ToolName: tool, ToolArgs: map[string]json.RawMessage{}}
 	for k, v := range args {
@@ -199,7 +200,7 @@ func (h *Harness) WaitResult(ch <-chan wsproto.ToolResult) wsproto.ToolResult {
 
 // Registered waits for c's next register_tools: the names, sorted, and
 // each manifest by name.
-func (h *Harness) Registered(c *fakehub.Conn) (names []string, manifests map[string]map[string]any) {
+func (h *Harness) Registered(c *demohub.Conn) (names []string, manifests map[string]map[string]any) {
 	h.t.Helper()
 	names, manifests, err := fakehub.Registered(h.Ctx, c)
 	if err != nil {
@@ -209,7 +210,7 @@ func (h *Harness) Registered(c *fakehub.Conn) (names []string, manifests map[str
 }
 
 // WaitGone waits for the node to drop c (a reload that changed the tools).
-func (h *Harness) WaitGone(c *fakehub.Conn) {
+func (h *Harness) WaitGone(c *demohub.Conn) {
 	h.t.Helper()
 	select {
 	case <-c.Done():

@@ -24,7 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -70,8 +70,8 @@ func main() {
 
 func run(quick bool, upTime time.Duration) error {
 	registered := make(chan time.Time, 16)
-	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true, OnFrame: func(f fakehub.Frame) {
-		if f.Dir == fakehub.FromNode && f.Msg != nil && f.Msg.MessageType() == wsproto.TypeRegisterTools {
+	hub, err := demohub.Start(demohub.Options{Key: measureKey, NoHistory: true, OnFrame: func(f demohub.Frame) {
+		if f.Dir == demohub.FromNode && f.Msg != nil && f.Msg.MessageType() == wsproto.TypeRegisterTools {
 			select {
 			case registered <- f.At:
 			default:

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 )
 
 // binaryRun is one run of a vcpnode binary against the fake hub.
@@ -42,7 +42,7 @@ func measureBinary(bin string, idle time.Duration, detail bool) error {
 }
 
 func runBinary(bin string, idle time.Duration, detail bool) (binaryRun, error) {
-	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true})
+	hub, err := demohub.Start(demohub.Options{Key: measureKey, NoHistory: true})
 	if err != nil {
 		return binaryRun{}, err
 	}

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -33,7 +33,7 @@ func measureFiles(n, size int, memLimit int64, idle time.Duration) error {
 		}
 	}
 	args := []string{"-tools", "0", "-childfiles", dir, "-memlimit", strconv.FormatInt(memLimit, 10), "-concurrent", strconv.Itoa(n)}
-	return inChild("node package serving files", args, func(hub *fakehub.Hub, c *child) (string, error) {
+	return inChild("node package serving files", args, func(hub *demohub.Hub, c *child) (string, error) {
 		pid := c.cmd.Process.Pid
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()

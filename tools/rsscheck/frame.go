@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -31,7 +31,7 @@ func (sinkTool) Invoke(_ context.Context, call toolhost.Call) (any, error) {
 // own process and reads its peak resident memory (VmHWM, reset before each
 // frame through /proc/<pid>/clear_refs) once the result is back.
 func measureFrames(sizes []int) error {
-	return inChild("node package, one execute_tool per size", []string{"-tools", "0", "-sink"}, func(hub *fakehub.Hub, c *child) (string, error) {
+	return inChild("node package, one execute_tool per size", []string{"-tools", "0", "-sink"}, func(hub *demohub.Hub, c *child) (string, error) {
 		pid := c.cmd.Process.Pid
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()

@@ -31,7 +31,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -105,7 +105,7 @@ type child struct {
 }
 
 // startChild re-runs this program as the node, connected to hub.
-func startChild(hub *fakehub.Hub, args ...string) (*child, error) {
+func startChild(hub *demohub.Hub, args ...string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find this program to re-run it as the node: %w", err)
@@ -143,15 +143,15 @@ func startChild(hub *fakehub.Hub, args ...string) (*child, error) {
 // measurePackage runs the node package with n in-process tools in a child.
 func measurePackage(n int, idle time.Duration) error {
 	title := fmt.Sprintf("node package, %d in-process tools registered", n)
-	return inChild(title, []string{"-tools", fmt.Sprint(n)}, func(hub *fakehub.Hub, c *child) (string, error) {
+	return inChild(title, []string{"-tools", fmt.Sprint(n)}, func(hub *demohub.Hub, c *child) (string, error) {
 		return measureChild(hub, c.cmd.Process.Pid, n, idle, c.stdin, c.stdout)
 	})
 }
 
 // inChild starts a node in its own process with args, connected to a fresh
 // fake hub, has measure read it, stops it, and prints the report under title.
-func inChild(title string, args []string, measure func(*fakehub.Hub, *child) (string, error)) error {
-	hub, err := fakehub.Start(fakehub.Options{Key: measureKey, NoHistory: true})
+func inChild(title string, args []string, measure func(*demohub.Hub, *child) (string, error)) error {
+	hub, err := demohub.Start(demohub.Options{Key: measureKey, NoHistory: true})
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func inChild(title string, args []string, measure func(*fakehub.Hub, *child) (st
 }
 
 // registered waits for the node to connect and send register_tools.
-func registered(ctx context.Context, hub *fakehub.Hub) (*fakehub.Conn, wsproto.Message, error) {
+func registered(ctx context.Context, hub *demohub.Hub) (*demohub.Conn, wsproto.Message, error) {
 	conn, err := hub.Accept(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the node never connected: %w", err)
@@ -195,7 +195,7 @@ func resetPeak(pid int) error {
 
 // measureChild waits for the child's registration, settles it, idles, and
 // returns the readings as text.
-func measureChild(hub *fakehub.Hub, pid, n int, idle time.Duration, stdin io.Writer, stdout *bufio.Reader) (string, error) {
+func measureChild(hub *demohub.Hub, pid, n int, idle time.Duration, stdin io.Writer, stdout *bufio.Reader) (string, error) {
 	if _, err := waitRegistered(hub, n); err != nil {
 		return "", err
 	}
@@ -227,7 +227,7 @@ func measureChild(hub *fakehub.Hub, pid, n int, idle time.Duration, stdin io.Wri
 
 // waitRegistered waits for the node to connect and send register_tools
 // with want tools (want < 0: any number), and returns how many it sent.
-func waitRegistered(hub *fakehub.Hub, want int) (int, error) {
+func waitRegistered(hub *demohub.Hub, want int) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, msg, err := registered(ctx, hub)

@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -61,7 +61,7 @@ type driver struct {
 	sem    chan struct{}
 	large  string // 1 MiB of payload
 	kinds  []callKind
-	hangs  sync.Map // requestId → *fakehub.Conn, for the hanging-plugin fault
+	hangs  sync.Map // requestId → *demohub.Conn, for the hanging-plugin fault
 }
 
 type callKind struct {
@@ -135,7 +135,7 @@ func (d *driver) run(ctx context.Context) {
 }
 
 // conn is the newest open connection that has registered.
-func (d *driver) conn() *fakehub.Conn {
+func (d *driver) conn() *demohub.Conn {
 	id, ok := d.r.rec.registeredConn()
 	if !ok {
 		return nil
@@ -215,7 +215,7 @@ func checkFile(res json.RawMessage, want []byte) error {
 
 // call makes one call and counts its fate. A hanging call is cancelled
 // after a moment unless the hanging-plugin fault holds it (held).
-func (d *driver) call(conn *fakehub.Conn, kind string, n int64, cancelSoon bool) {
+func (d *driver) call(conn *demohub.Conn, kind string, n int64, cancelSoon bool) {
 	req, check := d.request(kind, n)
 	d.t.mu.Lock()
 	d.t.made++
@@ -258,7 +258,7 @@ func (d *driver) call(conn *fakehub.Conn, kind string, n int64, cancelSoon bool)
 		d.r.rec.violate("refused by the sandbox: "+reason(res.Error), req.RequestID, conn.ID())
 	case err == nil:
 		d.t.failed[reason(res.Error)]++
-	case errors.Is(err, fakehub.ErrConnClosed):
+	case errors.Is(err, demohub.ErrConnClosed):
 		d.t.endedWith++
 	case cancelled.Load() || kind == "hang":
 		d.t.cancelled++
@@ -268,7 +268,7 @@ func (d *driver) call(conn *fakehub.Conn, kind string, n int64, cancelSoon bool)
 }
 
 // cancel sends cancel_tool, as the server does when its timer fires.
-func (d *driver) cancel(conn *fakehub.Conn, id string, done *atomic.Bool) {
+func (d *driver) cancel(conn *demohub.Conn, id string, done *atomic.Bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if conn.Send(ctx, wsproto.CancelTool{RequestID: id}) == nil {
@@ -296,7 +296,7 @@ func (d *driver) hang(n int) {
 func (d *driver) cancelHung() {
 	d.hangs.Range(func(k, v any) bool {
 		var done atomic.Bool
-		d.cancel(v.(*fakehub.Conn), k.(string), &done)
+		d.cancel(v.(*demohub.Conn), k.(string), &done)
 		return true
 	})
 }

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -120,16 +120,16 @@ func (r *recorder) connLocked(id string) *connState {
 }
 
 // frame is the hub's OnFrame: every data frame, in wire order per connection.
-func (r *recorder) frame(f fakehub.Frame) {
+func (r *recorder) frame(f demohub.Frame) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	at := r.since(f.At)
 	c := r.connLocked(f.ConnID)
-	if f.Dir == fakehub.FromNode {
+	if f.Dir == demohub.FromNode {
 		c.lastFrame = f.At
 	}
 	if f.Msg == nil {
-		if f.Dir == fakehub.FromNode {
+		if f.Dir == demohub.FromNode {
 			r.addLocked(event{At: at, Kind: "bad-frame", Conn: c.id, Detail: clipText(f.Err.Error())})
 		}
 		return

@@ -24,7 +24,7 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/demohub"
 )
 
 // rig is everything one soak run starts: the fake hub, the proxy in front
@@ -39,7 +39,7 @@ type rig struct {
 	nodeJ string // Node.js, or "" without it
 
 	rec   *recorder
-	hub   *fakehub.Hub
+	hub   *demohub.Hub
 	proxy *toxiproxy.Proxy
 
 	configPath  string
@@ -102,7 +102,7 @@ func newRig(ctx context.Context, o options, rec *recorder) (*rig, error) {
 	if err := r.writePlugins(); err != nil {
 		return r, err
 	}
-	if r.hub, err = fakehub.Start(fakehub.Options{Key: r.key, NoHistory: true, OnFrame: rec.frame}); err != nil {
+	if r.hub, err = demohub.Start(demohub.Options{Key: r.key, NoHistory: true, OnFrame: rec.frame}); err != nil {
 		return r, err
 	}
 	r.acceptDone = make(chan struct{})
