@@ -308,6 +308,21 @@ func TestWaitingLaunchersDieWithTheDaemon(t *testing.T) {
 	}
 	t.Parallel()
 	newConfinedEnv(t, nil) // skips where nothing can be confined
+	cmd, pids := startPoolDaemon(t)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	for _, pid := range pids {
+		testwait.For(t, fmt.Sprintf("waiting launcher %d to end", pid), func() bool { return !running(pid) })
+	}
+}
+
+// startPoolDaemon starts this test binary as poolDaemon and returns it
+// with the pids of the launchers it has waiting; it is killed at the
+// latest when the test ends.
+func startPoolDaemon(t *testing.T) (*exec.Cmd, []int) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWaitingLaunchersDieWithTheDaemon$", "-test.v")
 	cmd.Env = append(os.Environ(), "VCPNODE_TEST_POOL_DAEMON=1")
 	cmd.Dir = t.TempDir()
@@ -318,7 +333,7 @@ func TestWaitingLaunchersDieWithTheDaemon(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	var pids []int
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
@@ -333,13 +348,7 @@ func TestWaitingLaunchersDieWithTheDaemon(t *testing.T) {
 	if len(pids) != poolSize {
 		t.Fatalf("the daemon named %v as its waiting launchers", pids)
 	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	for _, pid := range pids {
-		testwait.For(t, fmt.Sprintf("waiting launcher %d to end", pid), func() bool { return !running(pid) })
-	}
+	return cmd, pids
 }
 
 // poolDaemon is TestWaitingLaunchersDieWithTheDaemon's daemon: it fills a

@@ -1,11 +1,9 @@
 package sandbox
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -211,31 +209,7 @@ func TestWaitingInitsDieWithTheDaemon(t *testing.T) {
 	if !e.sb.caps.PidNS {
 		t.Skip("the namespaces are switched off for this run")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestWaitingLaunchersDieWithTheDaemon$", "-test.v")
-	cmd.Env = append(os.Environ(), "VCPNODE_TEST_POOL_DAEMON=1")
-	cmd.Dir = t.TempDir()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	var pids []int
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "waiting: "); ok {
-			for _, f := range strings.Fields(rest) {
-				pid, _ := strconv.Atoi(f)
-				pids = append(pids, pid)
-			}
-			break
-		}
-	}
-	if len(pids) != poolSize {
-		t.Fatalf("the daemon named %v as its waiting launchers", pids)
-	}
+	cmd, pids := startPoolDaemon(t)
 	_, members := waitingNamespaces(t, pids)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
