@@ -129,6 +129,19 @@ func everyRoot(access *files.Access) ([]target, error) {
 	return targets, nil
 }
 
+// walkTargets is where a walking tool starts: each root when path is
+// blank, else the one target path names.
+func walkTargets(access *files.Access, path string) ([]target, error) {
+	if strings.TrimSpace(path) == "" {
+		return everyRoot(access)
+	}
+	tg, err := resolveTarget(access, path)
+	if err != nil {
+		return nil, err
+	}
+	return []target{tg}, nil
+}
+
 func checkTarget(access *files.Access, p string) (target, error) {
 	p = filepath.Clean(p)
 	resolved, err := access.Resolve(p)

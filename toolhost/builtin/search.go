@@ -110,17 +110,9 @@ func (t *searchTool) Invoke(ctx context.Context, call toolhost.Call) (any, error
 		access: t.access, gitignore: a.gitignore, showHidden: a.showHidden,
 		budget: limit, limit: limit, stopAt: softDeadline(ctx), now: t.now, onDir: t.onDir,
 	}}
-	var targets []target
-	if strings.TrimSpace(a.path) == "" {
-		if targets, err = everyRoot(t.access); err != nil {
-			return nil, err
-		}
-	} else {
-		tg, err := resolveTarget(t.access, a.path)
-		if err != nil {
-			return nil, err
-		}
-		targets = append(targets, tg)
+	targets, err := walkTargets(t.access, a.path)
+	if err != nil {
+		return nil, err
 	}
 	for _, tg := range targets {
 		if err := s.target(ctx, tg); err != nil {

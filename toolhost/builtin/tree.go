@@ -82,20 +82,15 @@ func (t *treeTool) Invoke(ctx context.Context, call toolhost.Call) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	var targets []target
-	if strings.TrimSpace(a.path) == "" {
-		if targets, err = everyRoot(t.access); err != nil {
-			return nil, err
-		}
-	} else {
-		tg, err := resolveTarget(t.access, a.path)
-		if err != nil {
-			return nil, err
-		}
+	targets, err := walkTargets(t.access, a.path)
+	if err != nil {
+		return nil, err
+	}
+	for _, tg := range targets {
+		// A tree starts at a directory; the roots are, by construction.
 		if err := requireDir(tg); err != nil {
 			return nil, err
 		}
-		targets = append(targets, tg)
 	}
 	limit := cmpOr(t.budget, treeScanBudget)
 	r := &treeRender{args: a, walker: walker{
