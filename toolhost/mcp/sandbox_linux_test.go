@@ -70,7 +70,7 @@ func TestSandboxConfinesMCPServer(t *testing.T) {
 	if err == nil {
 		t.Error("the server under offline connected to the loopback listener")
 	} else {
-		for _, want := range []string{`MCP server "cut" was refused by the node's sandbox (profile "offline"): TCP connect to port`, "connect: permission denied",
+		for _, want := range []string{`MCP server "cut" was refused by the node's sandbox (profile "offline"): TCP connect to port`, "socket: operation not permitted",
 			"[sandbox.profiles.cut]\nextends = \"offline\"\nnetwork = true\n\n[mcp.servers.cut]\nsandbox = \"cut\"\n"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error lacks %q: %v", want, err)

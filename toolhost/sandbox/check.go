@@ -53,19 +53,20 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 	add("files: only the profile's trees, the tool's folder and its TMPDIR", c.Files, landlock, c.Why)
 	add("node's own files (key, config, state, audit log) out of reach", c.Files, landlock, "")
 	switch {
-	case !p.Network && (c.Network || c.Seccomp):
-		d := "syscall filter: Unix sockets only"
-		if c.Network {
-			d = "syscall filter: Unix and TCP sockets; Landlock: no TCP connect or bind"
-		}
-		add("network: none (no TCP, UDP, ICMP, netlink)", true, "seccomp; Landlock ABI 4 (Linux 6.7) for TCP", d)
 	case !p.Network:
-		add("network: none (no TCP, UDP, ICMP, netlink)", false, "seccomp; Landlock ABI 4 (Linux 6.7) for TCP", c.Why)
+		d := "syscall filter: Unix sockets only"
+		if !c.Seccomp {
+			d = "UDP, netlink, a listen without bind and TCP Fast Open stay open without the syscall filter"
+		}
+		add("network: none (no TCP, UDP, ICMP, netlink)", c.Seccomp, "seccomp", d)
 	case len(p.ConnectPorts) > 0:
 		add(fmt.Sprintf("network: TCP connect to ports %v only", p.ConnectPorts), c.Network, "Landlock ABI 4 (Linux 6.7)", c.Why)
-		add("network: no UDP, ICMP or SCTP (names resolve over TCP: RES_OPTIONS=use-vc)", c.Seccomp, "seccomp", "")
+		add("network: no UDP, ICMP, SCTP, nor TCP Fast Open past the port rules (names resolve over TCP: RES_OPTIONS=use-vc)", c.Seccomp, "seccomp", "")
 	default:
 		asked("network: limited", "", "profile "+strconv.Quote(profile)+" allows every TCP and UDP connection")
+	}
+	if p.Network {
+		add("socket families: Unix, internet and routing netlink only (no vsock, AF_ALG, Bluetooth, other netlink…)", c.Seccomp, "seccomp", "")
 	}
 	add("raw and packet sockets", c.Seccomp || root, "seccomp, or no CAP_NET_RAW", "")
 	switch {
@@ -106,6 +107,8 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 	}
 	add("/dev/shm private to the call", c.PrivateShm, "a mount namespace: "+nsNeeds,
 		nsDetail("a fresh tmpfs, gone with the call"))
+	add("System V IPC (shared memory, semaphores, message queues) private to the call", c.PidNS, "an IPC namespace: "+nsNeeds,
+		nsDetail("gone with the call"))
 	add("/tmp and /var/tmp not writable (a private TMPDIR instead)", c.Files, landlock, "")
 	add("other tools' and the daemon's /proc environ, maps, mem, fd", c.Files || c.PidNS, landlock+" (ptrace scoping), or a PID namespace", "")
 	add("other tools' command lines, status and the process list hidden", c.PidNS, "a PID namespace and its own /proc: "+nsNeeds,

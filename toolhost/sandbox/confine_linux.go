@@ -16,8 +16,7 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 		return err
 	}
 	r.tmp = tmp
-	pol := &policy{Grants: o.grants(p, c, tmp), Strict: o.Require,
-		TCPRules: s.caps.Network, NoFilter: !s.caps.Seccomp}
+	pol := &policy{Grants: o.grants(p, c, tmp), Strict: o.Require, NoFilter: !s.caps.Seccomp}
 	if !p.Network {
 		pol.NetDeny = true
 	} else {

@@ -25,8 +25,6 @@ type policy struct {
 	Rlimits map[int]uint64
 	// Strict fails instead of applying less than asked (sandbox.require).
 	Strict bool
-	// TCPRules: Landlock refuses TCP connect and bind by port here (ABI 4).
-	TCPRules bool
 	// NoFilter: the kernel has no seccomp filters; the command gets none.
 	NoFilter bool
 	// Filters are the syscall filter programs (assembleFilters), loaded

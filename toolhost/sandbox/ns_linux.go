@@ -55,7 +55,8 @@ func (r *Run) launchSys() *syscall.SysProcAttr {
 }
 
 // launcherSys is how the daemon starts a launcher: with ns, in a mount
-// namespace of its own and, with userNS (an ordinary user's daemon), in a
+// and an IPC namespace of its own (System V objects have no path Landlock
+// could refuse, and would outlive the call for the next one) and, with userNS (an ordinary user's daemon), in a
 // user namespace of its own too, with CAP_SYS_ADMIN (the namespaces and
 // mounts) and CAP_SETPCAP (to empty the bounding set) as ambient
 // capabilities, since exec under a uid other than 0 clears the rest; nil
@@ -65,11 +66,11 @@ func launcherSys(ns, userNS bool) *syscall.SysProcAttr {
 		return nil
 	}
 	if !userNS {
-		return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+		return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC}
 	}
 	uid, gid := os.Geteuid(), os.Getegid()
 	return &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},

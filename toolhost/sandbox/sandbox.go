@@ -249,8 +249,8 @@ func (c Capabilities) gapsFor(profiles map[string]Profile, names []string) []str
 		if !c.Files {
 			add("file access")
 		}
-		// offline is whole with either: the filter leaves Unix sockets only.
-		if !p.Network && !c.Network && !c.Seccomp || len(p.ConnectPorts) > 0 && !c.Network {
+		// offline needs the filter: Landlock's TCP rules leave UDP, and a listen without bind.
+		if !p.Network && !c.Seccomp || len(p.ConnectPorts) > 0 && !c.Network {
 			add("network")
 		}
 		if !c.Seccomp {

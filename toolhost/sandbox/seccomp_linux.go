@@ -102,22 +102,26 @@ func typeIs(t uint32) []seccomp.Condition {
 }
 
 // socketRules are the sets of socket(2) arguments refused under p: raw and
-// packet sockets always. When p denies the network, every family but
-// AF_UNIX — but for TCP streams where Landlock refuses their connect and
-// bind (its error says what was refused). Under connect_ports, every
-// internet socket but a TCP stream: UDP, ICMP, SCTP and MPTCP have no port
-// rules (Landlock's are TCP's) and a filter cannot see a datagram's address.
+// packet sockets, and every family but Unix, internet and routing netlink
+// sockets (systemd's RestrictAddressFamilies= of most services): vsock
+// reaches a virtual machine's host, and the others are kernel code a
+// process reaches by asking (a module loads for the family). When p
+// denies the network, every family but AF_UNIX: Landlock's TCP rules do
+// not see a Fast Open sendto connect nor a listen bind a port. Under
+// connect_ports, every internet socket but a TCP stream: UDP, ICMP, SCTP
+// and MPTCP have no port rules (Landlock's are TCP's) and a filter cannot
+// see a datagram's address.
 func (p *policy) socketRules() []seccomp.ArgumentConditions {
-	rules := []seccomp.ArgumentConditions{and(low32Is(0, unix.AF_PACKET))}
+	if p.NetDeny {
+		return familyNotIn(unix.AF_UNIX)
+	}
+	rules := familyNotIn(unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK)
+	// Netlink but NETLINK_ROUTE (0), any bit in the high half included.
+	rules = append(rules, and(low32Is(0, unix.AF_NETLINK), []seccomp.Condition{{Argument: 2, Operation: seccomp.GreaterThan, Value: unix.NETLINK_ROUTE}}))
 	for _, fam := range []uint32{unix.AF_INET, unix.AF_INET6} {
 		rules = append(rules, and(low32Is(0, fam), typeIs(unix.SOCK_RAW)), and(low32Is(0, fam), typeIs(unix.SOCK_PACKET)))
 	}
-	switch {
-	case p.NetDeny && !p.TCPRules:
-		return append(rules, familyNotIn(unix.AF_UNIX)...)
-	case p.NetDeny:
-		rules = append(rules, familyNotIn(unix.AF_UNIX, unix.AF_INET, unix.AF_INET6)...)
-	case len(p.Ports) == 0:
+	if len(p.Ports) == 0 {
 		return rules
 	}
 	for _, fam := range []uint32{unix.AF_INET, unix.AF_INET6} {
@@ -178,9 +182,22 @@ func (p *policy) filterPolicies() ([]seccomp.Policy, error) {
 	add("unshare", seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags | unix.CLONE_NEWTIME}})
 	// Typing into a terminal, and the console's own requests.
 	add("ioctl", and(low32Is(1, unix.TIOCSTI)), and(low32Is(1, unix.TIOCLINUX)))
-	add("socket", p.socketRules()...)
+	// In programs of a few rules each: the library's jumps are short.
+	for rules := range slices.Chunk(p.socketRules(), 12) {
+		add("socket", rules...)
+	}
 	if p.NetDeny {
 		add("socketpair", familyNotIn(unix.AF_UNIX)...)
+	}
+	if len(p.Ports) > 0 {
+		// A TCP Fast Open send connects without connect(2), where
+		// Landlock's port rules are checked.
+		for _, c := range []struct {
+			name  string
+			flags uint32
+		}{{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}} {
+			add(c.name, seccomp.ArgumentConditions{{Argument: c.flags, Operation: seccomp.BitsSet, Value: unix.MSG_FASTOPEN}})
+		}
 	}
 	return out, nil
 }
@@ -197,7 +214,7 @@ func (p *policy) assembleFilters() error {
 	if p.NoFilter {
 		return nil
 	}
-	key := fmt.Sprint(p.NetDeny, p.TCPRules, p.Ports)
+	key := fmt.Sprint(p.NetDeny, p.Ports)
 	if progs, ok := assembledFilters.Load(key); ok {
 		p.Filters = progs.([][]byte)
 		return nil
@@ -246,6 +263,11 @@ func (p *policy) filterPrograms() ([][]bpf.Instruction, error) {
 				return nil, errors.New("a program returns what it computed")
 			}
 		}
+		// The library assembles a jump beyond 255 instructions wrong (it
+		// lands on another rule): keep every program shorter.
+		if len(insts) > maxProgram {
+			return nil, fmt.Errorf("a program of %d instructions, more than %d", len(insts), maxProgram)
+		}
 		progs = append(progs, insts)
 	}
 	return progs, nil
@@ -285,6 +307,9 @@ func nativeOnly(info *arch.Info) []bpf.Instruction {
 		bpf.RetConstant{Val: uint32(seccomp.ActionAllow)},
 	}
 }
+
+// maxProgram is the longest program of the library's that assembles right.
+const maxProgram = 255
 
 // sockFilterSize is the size of a struct sock_filter.
 const sockFilterSize = 8
