@@ -3,6 +3,8 @@ package sandbox
 import (
 	"net"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -405,9 +407,141 @@ func TestAttackMemfdExec(t *testing.T) {
 	}
 }
 
+// poolReads read what the launchers waiting in the pool (PIDS, as the
+// daemon sees them) hold: their environment, and their socket (fd 3, a
+// next call's launch) by its link and by pidfd_getfd; poolSignals signal,
+// stop, kill and trace them.
+const (
+	poolReads = libcPrelude + `
+NR.update({"pidfd_open": 434, "pidfd_getfd": 438})
+for i, pid in enumerate(PIDS):
+    try_("%d environ" % i, lambda: read("/proc/%d/environ" % pid))
+    try_("%d fd" % i, lambda: os.readlink("/proc/%d/fd/3" % pid))
+    def getfd():
+        p = sc("pidfd_open", pid, 0)
+        try:
+            os.close(sc("pidfd_getfd", p, 3, 0))
+        finally:
+            os.close(p)
+    try_("%d pidfd_getfd" % i, getfd)
+`
+	poolSignals = `
+for i, pid in enumerate(PIDS):
+    try_("%d signal" % i, lambda: os.kill(pid, 0))
+    try_("%d stop" % i, lambda: os.kill(pid, 19))
+    try_("%d kill" % i, lambda: os.kill(pid, 9))
+    try_("%d ptrace" % i, lambda: sc("ptrace", 16, pid, 0, 0))
+`
+)
+
+// TestAttackWaitingLaunchers: a call cannot reach the launchers waiting in
+// the pool for the next calls — not their process, not their socket (a
+// next call's launch) — in its PID namespace, where they do not exist,
+// nor without it, where Landlock keeps a domain's signals and inspection
+// inside it. The launchers still wait afterwards. Unconfined, root
+// reaches their socket: the attack is real.
+func TestAttackWaitingLaunchers(t *testing.T) {
+	t.Parallel()
+	base := newConfinedEnv(t, nil)
+	if base.sb.Capabilities().LandlockABI < 6 {
+		t.Skipf("Landlock ABI %d: signals are scoped from ABI 6", base.sb.Capabilities().LandlockABI)
+	}
+	for _, env := range []struct {
+		name string
+		e    *confinedEnv
+	}{{"namespaces", base}, {"no namespaces", newConfinedEnv(t, nil).withoutNamespaces()}} {
+		waiting := env.e.prime(t)
+		// The first is the call's own launcher (without namespaces, the
+		// command itself): the others wait for the next calls.
+		var pids []string
+		for _, pid := range waiting[1:] {
+			pids = append(pids, strconv.Itoa(pid))
+		}
+		script := "PIDS = [" + strings.Join(pids, ", ") + "]\n" + poolReads
+		if os.Geteuid() == 0 {
+			if got := env.e.attack(t, None, script); got["0 fd"] != "ok" || got["0 pidfd_getfd"] != "ok" {
+				t.Errorf("%s, unconfined: fd %q, pidfd_getfd %q: the script does not attack", env.name, got["0 fd"], got["0 pidfd_getfd"])
+			}
+		}
+		got := env.e.attack(t, Default, script+poolSignals)
+		for name, r := range got {
+			if !refusedErr(r) {
+				t.Errorf("%s: waiting launcher %s answered %q, want a refusal", env.name, name, r)
+			}
+		}
+		// The call took the first; the others wait on, neither stopped nor killed.
+		for _, pid := range waiting[1:] {
+			if !slices.Contains(env.e.waitingPids(), pid) {
+				t.Errorf("%s: launcher %d no longer waits", env.name, pid)
+			}
+			if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err != nil ||
+				strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))[0] != "S" {
+				t.Errorf("%s: launcher %d: %q %v, want it sleeping", env.name, pid, st, err)
+			}
+		}
+	}
+}
+
+// TestAttackUnixSocketByPath: a tool connects to a Unix socket outside
+// its writable trees (here a listener of the test's; on a machine, the
+// system bus, systemd's or a container runtime's socket, ssh-agent) only
+// where Landlock cannot refuse it (below ABI 9), and sandbox check then
+// says so; one in its own folder it always reaches.
+func TestAttackUnixSocketByPath(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	listen := func(path string) {
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+	}
+	outside, own := filepath.Join(t.TempDir(), "s"), filepath.Join(e.dir, "own.sock")
+	listen(outside)
+	listen(own)
+	script := `
+def conn(p):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(p)
+    s.close()
+try_("outside", lambda: conn("` + outside + `"))
+try_("own", lambda: conn("` + own + `"))
+`
+	abi := e.sb.Capabilities().LandlockABI
+	for _, profile := range []string{Default, Offline} {
+		got := e.attack(t, profile, script)
+		if got["own"] != "ok" {
+			t.Errorf("%s: a socket in its own folder: %q, want ok", profile, got["own"])
+		}
+		if abi >= 9 {
+			if got["outside"] != "EACCES" {
+				t.Errorf("%s, Landlock ABI %d: a socket outside the grants: %q, want EACCES", profile, abi, got["outside"])
+			}
+			continue
+		}
+		if got["outside"] != "ok" {
+			t.Errorf("%s, Landlock ABI %d: a socket outside the grants: %q: the script does not attack", profile, abi, got["outside"])
+		}
+		ps, err := e.sb.Protections(profile, os.Geteuid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := false
+		for _, p := range ps {
+			if strings.HasPrefix(p.Name, "no connect to Unix sockets by path") {
+				said = p.State == StateNotEnforced && p.Detail != ""
+			}
+		}
+		if !said {
+			t.Errorf("%s, Landlock ABI %d: sandbox check does not say a tool reaches Unix sockets by path", profile, abi)
+		}
+	}
+}
+
 // TestAttacksNewAsOrdinaryUser runs the attacks of this file again in a
 // copy of the test binary started as nobody.
 func TestAttacksNewAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
-	testuser.Rerun(t, "^(TestAttackInit|TestAttackProcAndNamespaces|TestAttackIPCIsPrivate|TestAttackSocketFamilies|TestAttackTCPAroundLandlock|TestAttackConnectPortsIPv6|TestAttackMemfdExec)$")
+	testuser.Rerun(t, "^(TestAttackInit|TestAttackProcAndNamespaces|TestAttackIPCIsPrivate|TestAttackSocketFamilies|TestAttackTCPAroundLandlock|TestAttackConnectPortsIPv6|TestAttackMemfdExec|TestAttackWaitingLaunchers|TestAttackUnixSocketByPath)$")
 }

@@ -116,6 +116,8 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 	if !c.PidNS {
 		out[len(out)-1].Detail = "other tools' command lines are readable: " + c.NSWhy
 	}
+	add("no connect to Unix sockets by path outside its writable trees (the system bus, ssh-agent, a container runtime's)", c.LandlockABI >= 9,
+		"Landlock ABI 9 (Linux 7.1)", unixPathDetail(c.LandlockABI, root))
 	add("no signals or abstract Unix sockets outside the call", c.LandlockABI >= 6, "Landlock ABI 6 (Linux 6.12)", "")
 	for _, l := range []struct {
 		name, how string
@@ -132,4 +134,16 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 		}
 	}
 	return out, nil
+}
+
+// unixPathDetail says what a tool reaches by a Unix socket's path where
+// Landlock cannot refuse it.
+func unixPathDetail(abi int, root bool) string {
+	switch {
+	case abi >= 9:
+		return ""
+	case root:
+		return "a tool connects to every socket root may: systemd's, D-Bus's or a container runtime's run commands outside the sandbox"
+	}
+	return "a tool connects to every socket of its user: the session bus, ssh-agent"
 }

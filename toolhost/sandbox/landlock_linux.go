@@ -88,7 +88,13 @@ func (p *policy) restrictThread() error {
 func fsRights(abi int) uint64 {
 	last := map[int]uint64{1: llsys.AccessFSMakeSym, 2: llsys.AccessFSRefer, 3: llsys.AccessFSTruncate,
 		4: llsys.AccessFSTruncate}[abi]
-	if abi >= 5 {
+	switch {
+	case abi >= 9:
+		// Connecting to a Unix socket by its path (the system bus,
+		// ssh-agent, a container runtime's socket): only those in a
+		// writable tree, or made by the call itself.
+		last = llsys.AccessFSResolveUnix
+	case abi >= 5:
 		last = llsys.AccessFSIoctlDev
 	}
 	return last<<1 - 1
