@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/controltest"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 )
 
@@ -179,14 +180,5 @@ func (h *testDaemon) serve(t *testing.T, configFile string) (*Server, *controlap
 	if err != nil {
 		t.Fatalf("Listen: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Close(ctx); err != nil {
-			t.Errorf("close control server: %v", err)
-		}
-	})
-	c := controlapi.NewControlClient(srv.Socket())
-	t.Cleanup(c.Close)
-	return srv, c
+	return srv, controltest.Connect(t, srv)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/hubtest"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testtool"
 	"github.com/vcpnode/vcpnode/internal/testwait"
@@ -144,9 +144,11 @@ func (h *fakeHost) Guard(what string, f func()) {
 	f()
 }
 
-// harness is an engine running against a fake hub on loopback.
+// harness is an engine running against a fake hub on loopback (a
+// hubtest.Rig, whose fields it names as the engine's tests do).
 type harness struct {
 	t      *testing.T
+	rig    *hubtest.Rig
 	hub    *demohub.Hub
 	engine *Engine
 	host   *fakeHost
@@ -154,20 +156,16 @@ type harness struct {
 	logs   *testlog.Buffer
 	ctx    context.Context // bounds every wait in the test
 	cfg    config.Config   // the config the engine started with
-
-	stopWith context.CancelCauseFunc
-	stopped  chan error
 }
 
-func (h *harness) stop() { h.stopWith(nil) }
+func (h *harness) stop() { h.rig.Stop(nil) }
 
 // testTimings are production behaviour at test speed.
 func testTimings() Timings {
 	t := DefaultTimings()
-	t.Retry = hubconn.RetryPolicy{Steps: []time.Duration{10 * time.Millisecond}, Floor: 10 * time.Millisecond, Ceiling: 50 * time.Millisecond, Patience: time.Hour, Max: 50 * time.Millisecond}
+	t.Retry = hubtest.FastRetry()
 	t.ConnsPerMinute = 0
 	t.Reregister = nil
-	t.CloseWait = 2 * time.Second
 	return t
 }
 
@@ -196,45 +194,22 @@ func (o harnessOpt) andConfig(f func(*config.Config)) harnessOpt {
 
 func startHarness(t *testing.T, o harnessOpt) *harness {
 	t.Helper()
-	patience := o.patience
-	if patience == 0 {
-		patience = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
-	t.Cleanup(cancel)
-
-	hub, cfg := fakehub.StartForNode(t, o.hubOpts)
-	if o.config != nil {
-		o.config(&cfg)
-	}
+	rig := hubtest.Start(t, hubtest.Options{Hub: o.hubOpts, Config: o.config, Patience: o.patience})
+	cfg := rig.Config
 	tm := testTimings()
 	if o.timings != nil {
 		o.timings(&tm)
 	}
-	logs := &testlog.Buffer{}
-	log := zerolog.New(logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	tools := append([]toolhost.Tool{toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())}, o.tools...)
 	ready := make(chan struct{}, 1)
-	host := newFakeHost(t, cfg, log, tools, ready)
-	ph := feed.New(feed.Options{Log: log})
+	host := newFakeHost(t, cfg, rig.Log, tools, ready)
+	ph := feed.New(feed.Options{Log: rig.Log})
 	ph.Apply(nil, cfg.Placeholders)
-	e := New(host, Options{Log: log, Register: cfg.Node.Register, Timings: tm, Feed: ph, OutboxReady: ready, Bridge: o.bridge})
+	e := New(host, Options{Log: rig.Log, Register: cfg.Node.Register, Timings: tm, Feed: ph, OutboxReady: ready, Bridge: o.bridge})
 
-	runCtx, stop := context.WithCancelCause(context.Background())
-	host.stop = stop
-	h := &harness{t: t, hub: hub, engine: e, host: host, feed: ph, logs: logs, ctx: ctx, cfg: cfg, stopWith: stop, stopped: make(chan error, 1)}
-	go func() { h.stopped <- h.run(runCtx) }()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("log (last 8 KiB):\n%s", tail(logs.String(), 8<<10))
-		}
-		if err := h.shutdown(); err != nil {
-			t.Errorf("run = %v, want nil after a plain cancel", err)
-		}
-		if strings.Contains(logs.String(), testKey) {
-			t.Errorf("the key appears in the log:\n%s", logs.String())
-		}
-	})
+	host.stop = rig.Stop
+	h := &harness{t: t, rig: rig, hub: rig.Hub, engine: e, host: host, feed: ph, logs: rig.Logs, ctx: rig.Ctx, cfg: cfg}
+	rig.Run("run", h.run)
 	return h
 }
 
@@ -267,60 +242,29 @@ func (h *harness) run(ctx context.Context) error {
 // shutdown cancels the run and waits for it; safe to call twice.
 func (h *harness) shutdown() error {
 	h.t.Helper()
-	h.stop()
-	select {
-	case err, ok := <-h.stopped:
-		if ok {
-			close(h.stopped)
-		}
-		return err
-	case <-time.After(20 * time.Second):
-		h.t.Fatalf("the engine did not stop after shutdown")
-		return nil
-	}
+	return h.rig.Shutdown()
 }
 
 func (h *harness) accept() *demohub.Conn {
 	h.t.Helper()
-	c, err := h.hub.Accept(h.ctx)
-	if err != nil {
-		h.t.Fatalf("accept: %v", err)
-	}
-	return c
+	return h.rig.Accept()
 }
 
 func (h *harness) call(c *demohub.Conn, tool string, args map[string]any) wsproto.ToolResult {
 	h.t.Helper()
-	res, err := c.Call(h.ctx, tool, args)
-	if err != nil {
-		h.t.Fatalf("call %s: %v", tool, err)
-	}
-	return res
+	return h.rig.Call(c, tool, args)
 }
 
-// waitState polls the state (by change notification) until ok holds.
+// waitState waits (by change notification) until the state satisfies ok.
 func (h *harness) waitState(what string, ok func(connState) bool) connState {
 	h.t.Helper()
-	for {
-		s, changed := h.engine.State()
-		if ok(s) {
-			return s
-		}
-		select {
-		case <-changed:
-		case <-h.ctx.Done():
-			h.t.Fatalf("timed out waiting for %s; state %+v", what, s)
-		}
-	}
+	return testwait.Change(h.ctx, h.t, what, h.engine.State, ok)
 }
 
-// waitLog waits until the log holds substr. Logs have no change channel, so
-// this polls with a deadline.
+// waitLog waits until the log holds substr.
 func (h *harness) waitLog(substr string) {
 	h.t.Helper()
-	if !testwait.Poll(h.ctx, func() bool { return strings.Contains(h.logs.String(), substr) }) {
-		h.t.Fatalf("log never said %q:\n%s", substr, h.logs.String())
-	}
+	h.rig.WaitLog(substr)
 }
 
 // waitInFlight polls until the dispatcher holds n calls.

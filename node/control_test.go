@@ -13,6 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/controltest"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/files"
@@ -28,19 +29,7 @@ func startControl(t *testing.T, h *harness, configFile string) (*control.Server,
 	if err != nil {
 		t.Fatalf("ListenControl: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Close(ctx); err != nil {
-			t.Errorf("close control server: %v", err)
-		}
-		if _, err := os.Lstat(srv.Socket()); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("socket file left behind after Close: %v", err)
-		}
-	})
-	c := controlapi.NewControlClient(srv.Socket())
-	t.Cleanup(c.Close)
-	return srv, c
+	return srv, controltest.Connect(t, srv)
 }
 
 // asyncCall sends an execute_tool from the hub and delivers its result later.

@@ -2,16 +2,14 @@ package node
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/hubtest"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testtool"
 	"github.com/vcpnode/vcpnode/internal/testwait"
@@ -22,9 +20,11 @@ import (
 // testKey looks like a real key so that a leak into logs would be found.
 const testKey = fakehub.TestKey
 
-// harness is a node running against a fake hub on loopback.
+// harness is a node running against a fake hub on loopback (a
+// hubtest.Rig, whose fields it names as node's tests do).
 type harness struct {
 	t    *testing.T
+	rig  *hubtest.Rig
 	hub  *demohub.Hub
 	node *Node
 	logs *testlog.Buffer
@@ -40,10 +40,9 @@ func (h *harness) stop() { h.stopWith(nil) }
 // testTimings are production behaviour at test speed.
 func testTimings() timings {
 	t := defaultTimings()
-	t.Retry = hubconn.RetryPolicy{Steps: []time.Duration{10 * time.Millisecond}, Floor: 10 * time.Millisecond, Ceiling: 50 * time.Millisecond, Patience: time.Hour, Max: 50 * time.Millisecond}
+	t.Retry = hubtest.FastRetry()
 	t.ConnsPerMinute = 0
 	t.Reregister = nil
-	t.CloseWait = 2 * time.Second
 	return t
 }
 
@@ -74,107 +73,52 @@ func (o harnessOpt) andConfig(f func(*config.Config)) harnessOpt {
 
 func startHarness(t *testing.T, o harnessOpt) *harness {
 	t.Helper()
-	patience := o.patience
-	if patience == 0 {
-		patience = 30 * time.Second
+	ro := hubtest.Options{Hub: o.hubOpts, Config: o.config, Patience: o.patience}
+	if o.redactLog {
+		ro.Redact = config.Redact
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
-	t.Cleanup(cancel)
-
 	// The loop guard is off; its own tests switch it on.
-	hub, cfg := fakehub.StartForNode(t, o.hubOpts)
-	if o.config != nil {
-		o.config(&cfg)
-	}
+	rig := hubtest.Start(t, ro)
 	tm := testTimings()
 	if o.timings != nil {
 		o.timings(&tm)
 	}
-	logs := &testlog.Buffer{}
-	if o.redactLog {
-		logs.Redact = config.Redact
-	}
-	log := zerolog.New(logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	tools := append([]toolhost.Tool{toolhost.NewEchoTool(), toolhost.NewSystemInfoTool(time.Now())}, o.tools...)
-	n, err := New(cfg, log, WithTools(tools...), withTimings(tm), WithGetenv(noEnv(t)),
+	n, err := New(rig.Config, rig.Log, WithTools(tools...), withTimings(tm), WithGetenv(noEnv(t)),
 		WithLocalIPs(func() ([]string, error) { return []string{"192.0.2.10"}, nil }))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	runCtx, stop := context.WithCancelCause(context.Background())
-	h := &harness{t: t, hub: hub, node: n, logs: logs, ctx: ctx, cfg: cfg, stopWith: stop, stopped: make(chan error, 1)}
-	go func() { h.stopped <- n.Run(runCtx) }()
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("node log (last 8 KiB):\n%s", tail(logs.String(), 8<<10))
-		}
-		if err := h.shutdown(); err != nil {
-			t.Errorf("Run = %v, want nil after a plain cancel", err)
-		}
-		if strings.Contains(logs.String(), testKey) {
-			t.Errorf("the key appears in the node's log:\n%s", logs.String())
-		}
-	})
-	return h
+	rig.Run("Run", n.Run)
+	return &harness{t: t, rig: rig, hub: rig.Hub, node: n, logs: rig.Logs, ctx: rig.Ctx, cfg: rig.Config, stopWith: rig.Stop, stopped: rig.Stopped}
 }
 
 // shutdown cancels Run and waits for it; safe to call twice.
 func (h *harness) shutdown() error {
 	h.t.Helper()
-	h.stop()
-	select {
-	case err, ok := <-h.stopped:
-		if ok {
-			close(h.stopped)
-		}
-		return err
-	case <-time.After(20 * time.Second):
-		h.t.Fatalf("Run did not return after shutdown")
-		return nil
-	}
+	return h.rig.Shutdown()
 }
 
 func (h *harness) accept() *demohub.Conn {
 	h.t.Helper()
-	c, err := h.hub.Accept(h.ctx)
-	if err != nil {
-		h.t.Fatalf("accept: %v", err)
-	}
-	return c
+	return h.rig.Accept()
 }
 
 func (h *harness) call(c *demohub.Conn, tool string, args map[string]any) wsproto.ToolResult {
 	h.t.Helper()
-	res, err := c.Call(h.ctx, tool, args)
-	if err != nil {
-		h.t.Fatalf("call %s: %v", tool, err)
-	}
-	return res
+	return h.rig.Call(c, tool, args)
 }
 
-// waitState polls the node's state (by change notification) until ok holds.
+// waitState waits (by change notification) until the node's state satisfies ok.
 func (h *harness) waitState(what string, ok func(ConnState) bool) ConnState {
 	h.t.Helper()
-	for {
-		s, changed := h.node.State()
-		if ok(s) {
-			return s
-		}
-		select {
-		case <-changed:
-		case <-h.ctx.Done():
-			h.t.Fatalf("timed out waiting for %s; state %+v", what, s)
-		}
-	}
+	return testwait.Change(h.ctx, h.t, what, h.node.State, ok)
 }
 
-// waitLog waits until the log holds substr. Logs have no change channel, so
-// this polls with a deadline.
+// waitLog waits until the log holds substr.
 func (h *harness) waitLog(substr string) {
 	h.t.Helper()
-	if !testwait.Poll(h.ctx, func() bool { return strings.Contains(h.logs.String(), substr) }) {
-		h.t.Fatalf("log never said %q:\n%s", substr, h.logs.String())
-	}
+	h.rig.WaitLog(substr)
 }
 
 func firstText(t *testing.T, res wsproto.ToolResult) string {
@@ -197,26 +141,10 @@ func hourRetries() hubconn.RetryPolicy {
 	return hubconn.RetryPolicy{Steps: []time.Duration{time.Hour}, Floor: time.Hour, Ceiling: time.Hour, Max: time.Hour}
 }
 
-// noEnv is the environment of a node under test: nothing of the
-// developer's ($VCPNODE_KEY, $STATE_DIRECTORY, credentials) but a state
-// directory of the test's own, which as root would be /var/lib/vcpnode.
-func noEnv(t testing.TB) func(string) string {
-	stateDir := t.TempDir()
-	return func(name string) string {
-		if name == "STATE_DIRECTORY" {
-			return stateDir
-		}
-		return ""
-	}
-}
-
-func tail(s string, n int) string { return s[max(0, len(s)-n):] }
+// noEnv is fakehub.NoEnv, by the name node's tests use.
+var noEnv = fakehub.NoEnv
 
 func (h *harness) acceptObserver(channel string) *demohub.ObserverConn {
 	h.t.Helper()
-	o, err := h.hub.AcceptObserver(h.ctx, channel)
-	if err != nil {
-		h.t.Fatalf("accept observer %s: %v", channel, err)
-	}
-	return o
+	return h.rig.AcceptObserver(channel)
 }

@@ -3,18 +3,14 @@ package observer
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/events"
-	"github.com/vcpnode/vcpnode/hubconn"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
+	"github.com/vcpnode/vcpnode/internal/hubtest"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
@@ -26,6 +22,7 @@ const testKey = fakehub.TestKey
 // with the event log they publish to.
 type harness struct {
 	t     *testing.T
+	rig   *hubtest.Rig
 	hub   *demohub.Hub
 	set   *Set
 	evlog *events.Log
@@ -42,50 +39,29 @@ type harnessOpt struct {
 
 func startHarness(t *testing.T, o harnessOpt) *harness {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	hub, cfg := fakehub.StartForNode(t, o.hubOpts)
-	if o.hub != nil {
-		o.hub(&cfg.Hub)
-	}
-	st := Settings{Base: hub.BaseURL(), Key: testKey, Device: "test-node", Hub: cfg.Hub}
-	logs := &testlog.Buffer{}
-	log := zerolog.New(logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
+	rig := hubtest.Start(t, hubtest.Options{Hub: o.hubOpts, Config: func(c *config.Config) {
+		if o.hub != nil {
+			o.hub(&c.Hub)
+		}
+	}})
+	cfg := rig.Config
+	st := Settings{Base: rig.Hub.BaseURL(), Key: testKey, Device: "test-node", Hub: cfg.Hub}
 	evlog := events.New(cfg.Observer.Buffer)
-	tm := Timings{Retry: hubconn.RetryPolicy{Steps: []time.Duration{10 * time.Millisecond}, Floor: 10 * time.Millisecond,
-		Ceiling: 50 * time.Millisecond, Patience: time.Hour, Max: 50 * time.Millisecond}}
 	var opts Options
 	if o.notify {
-		opts.Notify = NewDesktopNotifier(log, func(string) string { return "" })
+		opts.Notify = NewDesktopNotifier(rig.Log, func(string) string { return "" })
 	}
-	set := New(log, evlog, func() Settings { return st }, tm, opts)
-	runCtx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		set.Run(runCtx, cfg.Observer.Channels)
-	}()
-	t.Cleanup(func() {
-		stop()
-		wg.Wait()
-		if t.Failed() {
-			t.Logf("log:\n%s", logs.String())
-		}
-		if strings.Contains(logs.String(), testKey) {
-			t.Errorf("the key appears in the log:\n%s", logs.String())
-		}
+	set := New(rig.Log, evlog, func() Settings { return st }, Timings{Retry: hubtest.FastRetry()}, opts)
+	rig.Run("Run", func(ctx context.Context) error {
+		set.Run(ctx, cfg.Observer.Channels)
+		return nil
 	})
-	return &harness{t: t, hub: hub, set: set, evlog: evlog, logs: logs, ctx: ctx}
+	return &harness{t: t, rig: rig, hub: rig.Hub, set: set, evlog: evlog, logs: rig.Logs, ctx: rig.Ctx}
 }
 
 func (h *harness) acceptObserver(channel string) *demohub.ObserverConn {
 	h.t.Helper()
-	o, err := h.hub.AcceptObserver(h.ctx, channel)
-	if err != nil {
-		h.t.Fatalf("accept observer %s: %v", channel, err)
-	}
-	return o
+	return h.rig.AcceptObserver(channel)
 }
 
 // eventStream hands on the events the log gets from now on that pass f.

@@ -33,15 +33,6 @@ func observerHarness(t *testing.T, more func(*config.Config)) (*nodetest.Harness
 	return h, client
 }
 
-func acceptObserver(t *testing.T, h *nodetest.Harness, channel string) *demohub.ObserverConn {
-	t.Helper()
-	o, err := h.Hub.AcceptObserver(h.Ctx, channel)
-	if err != nil {
-		t.Fatalf("accept observer %s: %v", channel, err)
-	}
-	return o
-}
-
 // eventStream reads GET /v1/events into a channel.
 func eventStream(t *testing.T, h *nodetest.Harness, c *controlapi.ControlClient, q controlapi.EventsQuery) <-chan controlapi.Event {
 	t.Helper()
@@ -114,8 +105,8 @@ func TestObserverModeOpensNoDistributedSession(t *testing.T) {
 	// The key in the path only: the handshakes counted below are the observers'.
 	h := nodetest.Start(t, nodetest.Options{Config: func(c *config.Config) { c.Node.Mode = config.ModeObserver; c.Hub.Auth = "path" }})
 	_, client := h.Control("")
-	acceptObserver(t, h, demohub.ChannelVCPLog)
-	acceptObserver(t, h, demohub.ChannelVCPInfo)
+	h.AcceptObserver(demohub.ChannelVCPLog)
+	h.AcceptObserver(demohub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
 	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 
@@ -151,8 +142,8 @@ func TestObserverModeOpensNoDistributedSession(t *testing.T) {
 // observer channels.
 func TestObserverEnabledIsModeBoth(t *testing.T) {
 	h, client := observerHarness(t, nil) // accepts the node connection
-	acceptObserver(t, h, demohub.ChannelVCPLog)
-	acceptObserver(t, h, demohub.ChannelVCPInfo)
+	h.AcceptObserver(demohub.ChannelVCPLog)
+	h.AcceptObserver(demohub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
 	st, err := client.Status(h.Ctx)
 	if err != nil || st.Mode != config.ModeBoth {
@@ -163,8 +154,8 @@ func TestObserverEnabledIsModeBoth(t *testing.T) {
 // The node's own session is untouched by an observer drop.
 func TestObserverConnectionsBesideTheNode(t *testing.T) {
 	h, client := observerHarness(t, nil)
-	logConn := acceptObserver(t, h, demohub.ChannelVCPLog)
-	acceptObserver(t, h, demohub.ChannelVCPInfo)
+	logConn := h.AcceptObserver(demohub.ChannelVCPLog)
+	h.AcceptObserver(demohub.ChannelVCPInfo)
 	if logConn.Device() != "test-node" {
 		t.Fatalf("deviceName %q, want the node name", logConn.Device())
 	}
@@ -176,7 +167,7 @@ func TestObserverConnectionsBesideTheNode(t *testing.T) {
 
 	// A dropped observer connection comes back; the node session is untouched.
 	logConn.Drop()
-	again := acceptObserver(t, h, demohub.ChannelVCPLog)
+	again := h.AcceptObserver(demohub.ChannelVCPLog)
 	if again.Device() != "test-node" {
 		t.Fatalf("reconnected as %q", again.Device())
 	}
@@ -193,8 +184,8 @@ func TestObserverConnectionsBesideTheNode(t *testing.T) {
 // Server and node events in one GET /v1/events stream.
 func TestEventsStreamServerAndNode(t *testing.T) {
 	h, client := observerHarness(t, nil)
-	acceptObserver(t, h, demohub.ChannelVCPLog)
-	acceptObserver(t, h, demohub.ChannelVCPInfo)
+	h.AcceptObserver(demohub.ChannelVCPLog)
+	h.AcceptObserver(demohub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
 	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 
@@ -239,8 +230,8 @@ func TestEventsStreamServerAndNode(t *testing.T) {
 // Server approvals answered through the control API.
 func TestServerApprovalsFromTheCLIAPI(t *testing.T) {
 	h, client := observerHarness(t, nil)
-	acceptObserver(t, h, demohub.ChannelVCPLog)
-	acceptObserver(t, h, demohub.ChannelVCPInfo)
+	h.AcceptObserver(demohub.ChannelVCPLog)
+	h.AcceptObserver(demohub.ChannelVCPInfo)
 	waitObserversConnected(t, h, client, 1)
 	evs := eventStream(t, h, client, controlapi.EventsQuery{})
 
@@ -336,11 +327,11 @@ func TestObserverWithoutPongsReconnects(t *testing.T) {
 		c.Hub.PingInterval = config.Duration(100 * time.Millisecond)
 		c.Hub.PongTimeout = config.Duration(time.Second)
 	})
-	logConn := acceptObserver(t, h, demohub.ChannelVCPLog)
-	acceptObserver(t, h, demohub.ChannelVCPInfo)
+	logConn := h.AcceptObserver(demohub.ChannelVCPLog)
+	h.AcceptObserver(demohub.ChannelVCPInfo)
 	nodeConn := h.Hub.Conns()[0]
 	logConn.StopPonging()
-	acceptObserver(t, h, demohub.ChannelVCPLog) // the node gave up on the silent one and reconnected
+	h.AcceptObserver(demohub.ChannelVCPLog) // the node gave up on the silent one and reconnected
 	<-logConn.Done()
 	if logConn.PingsReceived() == 0 {
 		t.Fatal("the node never pinged the observer connection")

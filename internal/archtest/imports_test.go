@@ -244,6 +244,7 @@ var testHelpers = []string{
 	module + "/internal/controltest",
 	module + "/internal/testmetrics",
 	module + "/internal/nodetest",
+	module + "/internal/hubtest",
 }
 
 // TestTestHelpersStayInTests: only _test files and other test helpers
@@ -362,7 +363,7 @@ var floors = [][]string{
 		"toolhost/sandbox/sandboxtest"},
 	// The tool contract, placeholders, the liveness core, sd_notify, the
 	// service commands' logic, the tests' tools.
-	{"toolhost", "placeholders", "hubconn", "sdnotify", "service", "internal/testtool"},
+	{"toolhost", "placeholders", "hubconn", "sdnotify", "service", "internal/testtool", "internal/hubtest"},
 	// Tool sources and what they share: files, plugins, MCP, the bridge.
 	{"toolhost/files", "toolhost/plugin", "toolhost/mcp", "toolhost/textproto", "toolhost/builtin", "toolhost/direct",
 		"bridge", "outbox"},

@@ -1,6 +1,7 @@
 // Package controltest holds what tests of the control API share: the list
 // of its routes, which the tests that a tool's process is refused on every
-// endpoint walk (control's own and the end-to-end attack of cmd/vcpnode).
+// endpoint walk (control's own and the end-to-end attack of cmd/vcpnode),
+// and a client of a server the test started, checked closed at its end.
 package controltest
 
 import (

@@ -63,3 +63,16 @@ func Registered(ctx context.Context, c *demohub.Conn) (names []string, manifests
 	slices.Sort(names)
 	return names, manifests, nil
 }
+
+// NoEnv is the environment of a node under test: nothing of the
+// developer's ($VCPNODE_KEY, $STATE_DIRECTORY, credentials) but a state
+// directory of the test's own, which as root would be /var/lib/vcpnode.
+func NoEnv(t testing.TB) func(string) string {
+	stateDir := t.TempDir()
+	return func(name string) string {
+		if name == "STATE_DIRECTORY" {
+			return stateDir
+		}
+		return ""
+	}
+}

@@ -2,13 +2,12 @@ package nodetest
 
 import (
 	"context"
-	"errors"
-	"os"
 	"time"
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/control"
 	"github.com/vcpnode/vcpnode/controlapi"
+	"github.com/vcpnode/vcpnode/internal/controltest"
 	"github.com/vcpnode/vcpnode/internal/testnet"
 )
 
@@ -24,19 +23,7 @@ func (h *Harness) Control(configFile string) (*control.Server, *controlapi.Contr
 	if err != nil {
 		t.Fatalf("control.Listen: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Close(ctx); err != nil {
-			t.Errorf("close control server: %v", err)
-		}
-		if _, err := os.Lstat(srv.Socket()); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("socket file left behind after Close: %v", err)
-		}
-	})
-	c := controlapi.NewControlClient(srv.Socket())
-	t.Cleanup(c.Close)
-	return srv, c
+	return srv, controltest.Connect(t, srv)
 }
 
 // Console serves the node's console on a free loopback port, with its

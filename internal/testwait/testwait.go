@@ -1,6 +1,6 @@
-// Package testwait is the tests' one way to wait for state that has no
-// change signal of their own: poll a condition with a deadline, never
-// sleep. Only _test files import it (internal/archtest checks).
+// Package testwait is the tests' one way to wait for state: by its change
+// notification where it has one, else by polling a condition with a
+// deadline; never sleep. Only _test files import it (internal/archtest checks).
 package testwait
 
 import (
@@ -60,3 +60,21 @@ const (
 	LongMargin  = 30 * time.Second
 	LongDefault = 10 * time.Minute
 )
+
+// Change waits, by the state's own change notification, until ok holds
+// for the state read returns (a snapshot and a channel closed at the next
+// change); it fails tb, naming what, when ctx ends first.
+func Change[S any](ctx context.Context, tb testing.TB, what string, read func() (S, <-chan struct{}), ok func(S) bool) S {
+	tb.Helper()
+	for {
+		s, changed := read()
+		if ok(s) {
+			return s
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			tb.Fatalf("timed out waiting for %s; state %+v", what, s)
+		}
+	}
+}
