@@ -60,6 +60,7 @@ type pluginRuntime struct {
 	async           map[string]bool   // every asynchronous plugin seen: callbacks are taken for these
 	hosted          map[string]string // manifest path → name of every plugin of the last scan
 	static          []*plugin.StaticPlugin
+	scanTools       []toolhost.Tool // the stdio plugins' tools, as last committed
 	skipped         []SkippedPlugin // what the last scan found but does not run as a tool
 	changed         []string        // the last scan's identity changes, "NAME: what changed"
 	dirs            []string        // the dirs of the last scan, for the watcher
@@ -121,7 +122,9 @@ func (rt *pluginRuntime) scanned(p config.PluginsConfig, set *plugin.Set, loaded
 	}
 	hosted := map[string]string{}
 	var static []*plugin.StaticPlugin
+	var scanTools []toolhost.Tool
 	if set != nil {
+		scanTools = slices.Clone(set.Tools)
 		for _, t := range set.Tools {
 			spec := t.Spec()
 			hosted[spec.Source] = spec.Name
@@ -148,7 +151,8 @@ func (rt *pluginRuntime) scanned(p config.PluginsConfig, set *plugin.Set, loaded
 	for _, e := range loaded.Services {
 		hosted[e.Path] = e.Name
 	}
-	rt.hosted, rt.static, rt.skipped = hosted, static, append(skippedPlugins(set), skippedDirect(loaded)...)
+	rt.hosted, rt.static, rt.scanTools = hosted, static, scanTools
+	rt.skipped = append(skippedPlugins(set), skippedDirect(loaded)...)
 	rt.changed = nil
 	if set != nil {
 		for _, e := range set.Changed {

@@ -23,18 +23,17 @@ import (
 // process: commit puts it in force (and loads the direct plugins),
 // discard undoes the little that preparing it had to do.
 type pluginPlan struct {
+	scanParts
 	rt       *pluginRuntime
 	p        config.PluginsConfig
-	set      *plugin.Set // nil when no folder is configured
 	host     *plugin.Host
 	hostOpts hostSettings
 	newHost  bool // host was made for this plan and is not in force yet
 	opened   bool // the outbox and callback listener were opened for this plan
 	// moveTo is the outbox of a new state directory, open (and locked)
 	// but not in force: commit moves the callbacks into it.
-	moveTo   *outbox.Box
-	moveDir  string
-	warnings []string
+	moveTo  *outbox.Box
+	moveDir string
 
 	direct directLoad // what the direct plugins are loaded with at commit
 }

@@ -8,15 +8,17 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/plugin"
 	"github.com/vcpnode/vcpnode/toolsource"
 )
 
 // The plugin folders are a tool source (toolsource.Source) like the
 // others: prepared, committed or discarded, and closed through the same
-// loop. Their scan also feeds the tool set (the stdio plugins' tools, the
-// names of the direct plugins that answer calls, the names a config may
-// refer to) and the static plugins' placeholders, so the node reads the
-// prepared scan (pluginPlanOf); their Specs are therefore empty.
+// loop. Their prepared part is a toolsource.Ready (the stdio plugins'
+// tools exist without a process; the direct plugins that answer calls
+// are Specs); what else the node reads of the scan (the static plugins,
+// the names of plugins that register no tool, the scan's warnings) is
+// its scannedFolders.
 
 // Prepare scans the folders of cfg (prepare); it starts no process.
 func (rt *pluginRuntime) Prepare(cfg config.Config, _ toolsource.Env) (toolsource.Prepared, error) {
@@ -27,12 +29,12 @@ func (rt *pluginRuntime) Prepare(cfg config.Config, _ toolsource.Env) (toolsourc
 	return pp, nil
 }
 
-// Tools are the direct plugins' tools loaded by the last commit; the stdio
-// plugins' are in the tool set, since they exist without a process.
+// Tools are the tools of the last commit: the stdio plugins' and the
+// direct plugins' that loaded.
 func (rt *pluginRuntime) Tools() []toolhost.Tool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	return slices.Clone(rt.directTools)
+	return append(slices.Clone(rt.scanTools), rt.directTools...)
 }
 
 // Status is the plugins' part of the status: identity changes and the
@@ -50,8 +52,80 @@ func (rt *pluginRuntime) Close(context.Context) error {
 	return nil
 }
 
-// Specs are empty: the node checks the scan's tools through the tool set.
-func (pp *pluginPlan) Specs() []toolhost.Spec { return nil }
+// scanParts is what a scan of the plugin folders tells before anything
+// runs; set is nil when no folder is configured.
+type scanParts struct {
+	set      *plugin.Set
+	warnings []string
+}
+
+// Ready are the stdio plugins' tools: they exist without a process.
+func (s scanParts) Ready() []toolhost.Tool {
+	if s.set == nil {
+		return nil
+	}
+	return slices.Clone(s.set.Tools)
+}
+
+// Specs are the stdio plugins' tools and the direct plugins that answer
+// calls, whose tools exist once their Node.js host loaded them.
+func (s scanParts) Specs() []toolhost.Spec {
+	if s.set == nil {
+		return nil
+	}
+	var out []toolhost.Spec
+	for _, t := range s.set.Tools {
+		out = append(out, t.Spec())
+	}
+	for _, p := range s.set.Direct {
+		if p.Answers() {
+			out = append(out, p.Spec)
+		}
+	}
+	return out
+}
+
+// Static are the static plugins, which feed placeholders.
+func (s scanParts) Static() []*plugin.StaticPlugin {
+	if s.set == nil {
+		return nil
+	}
+	return s.set.Static
+}
+
+// Unregistered are the names of plugins that register no tool but that a
+// config may name: static, disabled, unsupported, every direct plugin.
+func (s scanParts) Unregistered() []string {
+	if s.set == nil {
+		return nil
+	}
+	var names []string
+	for _, d := range s.set.Direct {
+		names = append(names, d.Name)
+	}
+	for _, sp := range s.set.Static {
+		names = append(names, sp.Name)
+	}
+	for _, group := range [][]plugin.Entry{s.set.Disabled, s.set.Unsupported} {
+		for _, e := range group {
+			if e.Name != "" {
+				names = append(names, e.Name)
+			}
+		}
+	}
+	return names
+}
+
+// Warnings are what the scan found wrong, told with the config.
+func (s scanParts) Warnings() []string { return s.warnings }
+
+// checkedScan is a scan made elsewhere (`vcpnode config check`) as a
+// prepared part: it starts nothing, so Commit and Discard do nothing.
+type checkedScan struct{ scanParts }
+
+func (checkedScan) Commit(func(string) bool) []string { return nil }
+
+func (checkedScan) Discard() {}
 
 // Commit puts the scan in force (commit), audits the plugins whose
 // identity changed, and keeps the direct plugins' tools for Tools.
@@ -72,16 +146,6 @@ func (pp *pluginPlan) Commit(func(string) bool) []string {
 
 // Discard undoes what preparing the scan opened (discard).
 func (pp *pluginPlan) Discard() { pp.rt.discard(pp) }
-
-// pluginPlanOf is the plugin folders' part among what the sources prepared.
-func pluginPlanOf(prepared []toolsource.Prepared) *pluginPlan {
-	for _, p := range prepared {
-		if pp, ok := p.(*pluginPlan); ok {
-			return pp
-		}
-	}
-	return nil
-}
 
 // auditRecord writes r to the audit file; New's first commit comes before
 // the audit file is open, and writes nothing.

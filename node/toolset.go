@@ -20,18 +20,28 @@ import (
 )
 
 // ToolSet is what a config registers: the tools of the sources that need
-// no process (the file tool and the built-ins), the plugins of a scan of
-// its folders, the caller's own tools, and a stand-in for each tool a
-// process gives once it runs (the other sources' specs, one per MCP
-// server; one per direct plugin that answers calls).
+// no process (the file tool and the built-ins, the stdio plugins), the
+// caller's own tools, and a stand-in for each tool a process gives once it
+// runs (the other sources' specs, one per MCP server; one per direct
+// plugin that answers calls).
 type ToolSet struct {
 	// Tools exist without starting a process.
 	Tools []toolhost.Tool
-	// Pending stand for the tool sources' and direct plugins' tools; they
-	// are never registered or called, only checked.
+	// Pending stand for the tool sources' tools that come with a process;
+	// they are never registered or called, only checked.
 	Pending []toolhost.Tool
 	// Known is every tool name the config may refer to, sorted.
 	Known []string
+}
+
+// scannedFolders is what the node reads of the plugin folders' prepared
+// part beyond the shape of every source: the static plugins feed the
+// placeholders, a config may name a plugin that registers no tool, and
+// what the scan found wrong is told with the config.
+type scannedFolders interface {
+	Static() []*plugin.StaticPlugin
+	Unregistered() []string
+	Warnings() []string
 }
 
 // CheckToolSet builds the tool set of cfg from scan (nil: no plugin
@@ -48,35 +58,24 @@ func CheckToolSet(cfg config.Config, scan *plugin.Set) (ToolSet, error) {
 		}
 		prepared = append(prepared, p)
 	}
-	return buildToolSet(scan, nil, prepared)
+	prepared = append(prepared, checkedScan{scanParts{set: scan}})
+	return buildToolSet(nil, prepared)
 }
 
-// buildToolSet builds the tool set from what the tool sources prepared,
-// scan (nil: no plugin folder) and extra, starting nothing, and refuses
-// two tools of one name, both sources named. New, every reload and
-// `vcpnode config check` build it here, so that the check refuses exactly
-// what `run` refuses.
-func buildToolSet(scan *plugin.Set, extra []toolhost.Tool, sources []toolsource.Prepared) (ToolSet, error) {
+// buildToolSet builds the tool set from what the tool sources prepared
+// and extra, starting nothing, and refuses two tools of one name, both
+// sources named. New, every reload and `vcpnode config check` build it
+// here, so that the check refuses exactly what `run` refuses.
+func buildToolSet(extra []toolhost.Tool, sources []toolsource.Prepared) (ToolSet, error) {
 	var ts ToolSet
-	ts.Tools = readyTools(sources) // toolsource.go: the file tool and the built-ins
-	if scan != nil {
-		ts.Tools = append(ts.Tools, scan.Tools...)
-	}
-	ts.Tools = append(ts.Tools, extra...)
-	ts.Pending = sourceSpecs(sources) // toolsource.go
-	if scan != nil {
-		for _, p := range scan.Direct {
-			if p.Answers() {
-				ts.Pending = append(ts.Pending, pendingTool{p.Spec})
-			}
-		}
-	}
+	ts.Tools = append(readyTools(sources), extra...) // toolsource.go
+	ts.Pending = sourceSpecs(sources)
 	// The most the set can register: a server or a direct plugin that
 	// does not come up only makes it smaller, which cannot clash.
 	if err := toolhost.NewRegistry().Replace(ts.All()); err != nil {
 		return ToolSet{}, fmt.Errorf("register tools: %w", err)
 	}
-	ts.Known = knownNames(ts, scan)
+	ts.Known = knownNames(ts, sources)
 	return ts, nil
 }
 
@@ -148,19 +147,21 @@ func (n *Node) prepare(cfg config.Config) (*plan, error) {
 		discardSources(sources)
 		return nil, err
 	}
-	// The plugin scan feeds the placeholders and the tool set too.
-	pp := pluginPlanOf(sources)
+	// The plugin scan feeds the placeholders too.
 	var static []*plugin.StaticPlugin
-	if pp.set != nil {
-		static = pp.set.Static
+	for _, p := range sources {
+		if sf, ok := p.(scannedFolders); ok {
+			static = append(static, sf.Static()...)
+			pl.warnings = append(pl.warnings, sf.Warnings()...)
+		}
 	}
 	jobs, warn, err := n.ph.Jobs(cfg, static)
 	if err != nil {
 		return fail(fmt.Errorf("placeholders: %w", err))
 	}
 	st.placeholderJobs = jobs
-	pl.warnings = append(append(pp.warnings, pl.warnings...), warn...)
-	ts, err := buildToolSet(pp.set, n.extraTools, sources)
+	pl.warnings = append(pl.warnings, warn...)
+	ts, err := buildToolSet(n.extraTools, sources)
 	if err != nil {
 		return fail(err)
 	}

@@ -11,30 +11,20 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/internal/humantext"
 	"github.com/vcpnode/vcpnode/toolhost"
-	"github.com/vcpnode/vcpnode/toolhost/plugin"
+	"github.com/vcpnode/vcpnode/toolsource"
 )
 
 // knownNames is every tool name a config may refer to: the set's tools,
 // the pending ones, and plugins that register nothing (static, disabled,
 // unsupported, a direct plugin that answers no calls).
-func knownNames(ts ToolSet, scan *plugin.Set) []string {
+func knownNames(ts ToolSet, sources []toolsource.Prepared) []string {
 	var names []string
 	for _, t := range ts.All() {
 		names = append(names, t.Spec().Name)
 	}
-	if scan != nil {
-		for _, d := range scan.Direct {
-			names = append(names, d.Name)
-		}
-		for _, s := range scan.Static {
-			names = append(names, s.Name)
-		}
-		for _, group := range [][]plugin.Entry{scan.Disabled, scan.Unsupported} {
-			for _, e := range group {
-				if e.Name != "" {
-					names = append(names, e.Name)
-				}
-			}
+	for _, p := range sources {
+		if sf, ok := p.(scannedFolders); ok {
+			names = append(names, sf.Unregistered()...)
 		}
 	}
 	slices.Sort(names)

@@ -52,19 +52,30 @@ func discardSources(prepared []toolsource.Prepared) {
 	}
 }
 
-// sourceSpecs stand for the tools the prepared sources may offer, for the
-// tool set's name check; a Ready source's tools are in readyTools.
+// sourceSpecs stand for the tools the prepared sources may offer once
+// their processes run, for the tool set's name check; a Ready source's
+// ready tools are in readyTools.
 func sourceSpecs(prepared []toolsource.Prepared) []toolhost.Tool {
 	var out []toolhost.Tool
 	for _, p := range prepared {
-		if _, ready := p.(toolsource.Ready); ready {
-			continue
-		}
+		ready := readyNames(p)
 		for _, s := range p.Specs() {
-			out = append(out, pendingTool{s})
+			if !ready[s.Name] {
+				out = append(out, pendingTool{s})
+			}
 		}
 	}
 	return out
+}
+
+// readyNames are the names of p's tools that exist before Commit (none
+// unless p is a toolsource.Ready).
+func readyNames(p toolsource.Prepared) map[string]bool {
+	r, ok := p.(toolsource.Ready)
+	if !ok {
+		return nil
+	}
+	return takenNames(r.Ready())
 }
 
 // readyTools are the tools of the prepared sources that need no process.
@@ -87,10 +98,11 @@ func (n *Node) commitSources(prepared []toolsource.Prepared, taken map[string]bo
 		warnings = append(warnings, p.Commit(isTaken)...)
 	}
 	for i, src := range n.sources {
-		if _, ready := prepared[i].(toolsource.Ready); ready {
-			continue // in the plan's tools since prepare
-		}
+		ready := readyNames(prepared[i]) // in the plan's tools since prepare
 		for _, t := range src.Tools() {
+			if ready[t.Spec().Name] {
+				continue
+			}
 			if taken[t.Spec().Name] {
 				claimed = append(claimed, t)
 			} else {

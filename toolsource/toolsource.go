@@ -53,10 +53,11 @@ type Prepared interface {
 	Discard()
 }
 
-// Ready is a Prepared whose tools exist before Commit and need no process
-// (the file tool and the built-ins): the node checks and registers them
-// as they are, their commands known, as it does the stdio plugins'.
-// Specs are theirs; Tools, after Commit, the same.
+// Ready is a Prepared some of whose tools exist before Commit and need no
+// process (the file tool and the built-ins, the stdio plugins): the node
+// checks and registers them as they are, their commands known. Specs
+// include theirs, and Tools, after Commit, include them; the rest of the
+// Specs (a direct plugin's, say) stand for tools that come with a process.
 type Ready interface {
 	Prepared
 	Ready() []toolhost.Tool
