@@ -10,5 +10,6 @@
 // callbacks' outbox in outbox, placeholder values in placeholders and
 // their jobs, status and pushes in placeholders/feed, the process trees of
 // every process starter in toolhost/proctree, the tools in toolhost and
-// its subpackages.
+// its subpackages, each kind of tools as a source in toolsource's
+// subpackages (the plugin folders in toolsource/plugins).
 package node

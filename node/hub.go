@@ -52,7 +52,7 @@ func (h hubHost) Connected(ctx context.Context, st *hubsession.Settings) {
 	h.n.approvalChannelFirst(ctx, st.Config) // observers.go
 }
 
-func (h hubHost) Outbox() *outbox.Box { return h.n.plugins.outbox() }
+func (h hubHost) Outbox() *outbox.Box { return h.n.plugins.Outbox() }
 
 func (h hubHost) Rescan() error {
 	_, err := h.n.Rescan()

@@ -66,7 +66,7 @@ func newMetrics(n *Node) *events.Metrics {
 		{"vcpnode_plugin_kills_total", "counter", "Plugin processes killed (timeout, cancel, shutdown).", func() float64 { return float64(n.PluginKills()) }},
 		{"vcpnode_plugin_warm_waiting", "gauge", "Warm plugin interpreters waiting for a call now.", func() float64 { return float64(n.PluginWarmWaiting()) }},
 		{"vcpnode_plugin_warm_calls_total", "counter", "Plugin calls a warm interpreter ran.", func() float64 { return float64(n.PluginWarmCalls()) }},
-		{"vcpnode_plugin_restarts_total", "counter", "Node.js hosts of direct plugins started again after they went away (crash, exit, kill).", func() float64 { return float64(n.plugins.direct.Restarts()) }},
+		{"vcpnode_plugin_restarts_total", "counter", "Node.js hosts of direct plugins started again after they went away (crash, exit, kill).", func() float64 { return float64(n.plugins.Restarts()) }},
 	} {
 		m.Gauge(v.name, v.kind, v.help, v.value)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolsource"
 	"github.com/vcpnode/vcpnode/toolsource/builtins"
 	"github.com/vcpnode/vcpnode/toolsource/mcpservers"
+	"github.com/vcpnode/vcpnode/toolsource/plugins"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -48,7 +49,7 @@ type Node struct {
 	timings timings
 
 	extraTools []toolhost.Tool
-	plugins    *pluginRuntime     // plugin host, callbacks and outbox (plugins.go)
+	plugins    *plugins.Source    // the plugin folders, one of sources (plugins.go)
 	mcp        *mcpservers.Source // MCP servers as tools, one of sources
 	// changed wakes the follower when a source's tools changed (mcp.go).
 	changed chan struct{}
@@ -196,8 +197,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		return nil, err
 	}
 	n.ph = feed.New(feed.Options{Log: log, Trees: n.trees.Get, Sandbox: n.sandbox, Guard: n.guard, Sources: n.phSources})
-	n.plugins = newPluginRuntime(log, n.getenv, n.trees, n.sandbox)
-	n.plugins.audit = n.auditRecord
+	n.plugins = plugins.New(plugins.Options{Log: log, Getenv: n.getenv, Trees: n.trees.Get, Sandbox: n.sandbox, Audit: n.auditRecord})
 	n.sources = append(n.sources, n.plugins)
 	n.newBridge()                          // bridge.go
 	var serverTools hubsession.ServerTools // none in observer mode
@@ -213,7 +213,7 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 	}
 	n.hub = hubsession.New(hubHost{n}, hubsession.Options{
 		Log: log, Register: cfg.Node.Register, Timings: n.timings.Timings, Auth: &n.authWay,
-		Feed: n.ph, OutboxReady: n.plugins.outboxReady, Bridge: serverTools,
+		Feed: n.ph, OutboxReady: n.plugins.OutboxReady(), Bridge: serverTools,
 	})
 	fail := func(err error) (*Node, error) {
 		n.closeSources()

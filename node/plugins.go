@@ -2,383 +2,79 @@ package node
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"sync"
-	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/vcpnode/vcpnode/config"
-	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/outbox"
 	"github.com/vcpnode/vcpnode/toolhost"
-	"github.com/vcpnode/vcpnode/toolhost/direct"
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
-	"github.com/vcpnode/vcpnode/toolhost/proctree"
-	"github.com/vcpnode/vcpnode/toolhost/sandbox"
+	"github.com/vcpnode/vcpnode/toolsource/plugins"
 )
 
-// How long Run waits at the end for the callback listener to finish a
-// request it is receiving; the plugin hosts (stdio and Node.js) get
-// plugin.CloseWait.
-const callbackCloseWait = 2 * time.Second
+// The plugin folders are a tool source (toolsource/plugins) like the
+// others; the node starts their folder watcher with Run and answers for
+// them in status, metrics and `tools --all`.
 
-// pluginRuntime is what hosting plugin folders needs beyond one config: the
-// plugin host (which owns every plugin process), the callback listener and
-// the outbox for asynchronous results, and the list of folders to watch.
-// It is made the first time [plugins] dirs is set (at New or on a reload)
-// and closed when Run returns.
-type pluginRuntime struct {
-	log    zerolog.Logger
-	getenv func(string) string
-	trees  *proctree.Lazy // the node's
-	// sandbox confines the processes of every host made (the node's).
-	sandbox *sandbox.Sandbox
-	// outboxReady wakes the connected session when a callback was stored.
-	// It exists before the outbox, so a session never misses one.
-	outboxReady chan struct{}
-	// rescanned wakes the folder watcher after every scan: the folders to
-	// watch may have changed.
-	rescanned chan struct{}
-
-	mu        sync.Mutex
-	closed    bool
-	box       *outbox.Box
-	stateDir  string
-	callbacks *plugin.CallbackServer
-	pins      *plugin.Pins // each plugin folder's first-seen identity, in the state directory in force
-	host      *plugin.Host
-	hostOpts  hostSettings
-	retired   []*plugin.Host // replaced by a reload; their async runs may still go on
-	// prunedKills counts the kills of retired hosts closed once idle, so
-	// that PluginKills never goes down.
-	prunedKills uint64
-	// prunedWarmCalls is the same for the calls warm interpreters ran.
-	prunedWarmCalls uint64
-	async           map[string]bool   // every asynchronous plugin seen: callbacks are taken for these
-	hosted          map[string]string // manifest path → name of every plugin of the last scan
-	static          []*plugin.StaticPlugin
-	scanTools       []toolhost.Tool // the stdio plugins' tools, as last committed
-	skipped         []SkippedPlugin // what the last scan found but does not run as a tool
-	changed         []string        // the last scan's identity changes, "NAME: what changed"
-	dirs            []string        // the dirs of the last scan, for the watcher
-	watch           bool
-	// direct runs the Node.js hosts of direct plugins (service, hybridservice).
-	direct      *direct.Host
-	directDirs  map[string]bool // folders of the direct plugins of the last scan
-	directTools []toolhost.Tool // the direct plugins' tools, as last committed
-	// audit records a plugin whose identity changed (nil: none yet).
-	audit func(toolhost.CallRecord)
-}
-
-// hostSettings are the [plugins] settings a Host is built with; a reload
-// that changes them makes a new Host.
-type hostSettings struct {
-	passEnv         string
-	envFile         string
-	maxOutputBytes  int
-	asyncMaxRuntime time.Duration
-}
-
-func newPluginRuntime(log zerolog.Logger, getenv func(string) string, trees *proctree.Lazy, sb *sandbox.Sandbox) *pluginRuntime {
-	return &pluginRuntime{
-		log:         log,
-		getenv:      getenv,
-		trees:       trees,
-		sandbox:     sb,
-		outboxReady: make(chan struct{}, 1),
-		rescanned:   make(chan struct{}, 1),
-		direct:      direct.NewHost(direct.Options{Log: log, ProcessTrees: trees.Get(), Sandbox: sb}),
-	}
-}
-
-// checkNoneBroke fails when a plugin in use now has a manifest (or
-// config.env) that no longer reads: a half-saved edit must not drop a
-// working plugin and make the node reconnect without it. A plugin that was
-// never loaded, or whose folder was removed, does not count.
-func (rt *pluginRuntime) checkNoneBroke(set *plugin.Set) error {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	var broken []string
-	for _, e := range set.Invalid {
-		if name, ok := rt.hosted[e.Path]; ok {
-			broken = append(broken, fmt.Sprintf("plugin %q, which is in use: %s", name, e.Reason))
-		}
-	}
-	if len(broken) > 0 {
-		return fmt.Errorf("plugins: %s; fix it, or rename the manifest to plugin-manifest.json.block to disable the plugin",
-			strings.Join(broken, "; "))
-	}
-	return nil
-}
-
-// scanned records the outcome of a scan and wakes the watcher.
-func (rt *pluginRuntime) scanned(p config.PluginsConfig, set *plugin.Set, loaded direct.Loaded) {
-	rt.mu.Lock()
-	if rt.async == nil {
-		rt.async = map[string]bool{}
-	}
-	hosted := map[string]string{}
-	var static []*plugin.StaticPlugin
-	var scanTools []toolhost.Tool
-	if set != nil {
-		scanTools = slices.Clone(set.Tools)
-		for _, t := range set.Tools {
-			spec := t.Spec()
-			hosted[spec.Source] = spec.Name
-			// Kept after a reload drops the plugin: a run started before may
-			// still call back, and its result is still wanted.
-			if set.IsAsync(spec.Name) {
-				rt.async[spec.Name] = true
-			}
-		}
-		for _, sp := range set.Static {
-			hosted[sp.Source] = sp.Name
-		}
-		static = set.Static
-	}
-	directDirs := map[string]bool{}
-	if set != nil {
-		for _, d := range set.Direct {
-			directDirs[d.Dir] = true
-		}
-	}
-	for _, t := range loaded.Tools {
-		hosted[t.Spec().Source] = t.Spec().Name
-	}
-	for _, e := range loaded.Services {
-		hosted[e.Path] = e.Name
-	}
-	rt.hosted, rt.static, rt.scanTools = hosted, static, scanTools
-	rt.skipped = append(skippedPlugins(set), skippedDirect(loaded)...)
-	rt.changed = nil
-	if set != nil {
-		for _, e := range set.Changed {
-			rt.changed = append(rt.changed, e.Name+": "+e.Reason)
-		}
-	}
-	rt.directDirs = directDirs
-	rt.dirs, rt.watch = slices.Clone(p.Dirs), p.Watch
-	rt.mu.Unlock()
-	select {
-	case rt.rescanned <- struct{}{}:
-	default:
-	}
-}
-
-// isKnown says whether a callback names an asynchronous plugin this node hosts or hosted.
-func (rt *pluginRuntime) isKnown(name string) bool {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return rt.async[name]
-}
-
-// outbox is nil until plugins were configured.
-func (rt *pluginRuntime) outbox() *outbox.Box {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	return rt.box
-}
-
-// watchTargets is the plugin dirs to watch, or nil when watching is off.
-func (rt *pluginRuntime) watchTargets() []string {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if !rt.watch {
-		return nil
-	}
-	return slices.Clone(rt.dirs)
-}
-
-// close stops every plugin process (the asynchronous ones still working
-// too), then the callback listener. Later scans fail.
-func (rt *pluginRuntime) close() {
-	rt.mu.Lock()
-	if rt.closed {
-		rt.mu.Unlock()
-		return
-	}
-	rt.closed = true
-	hosts := append(slices.Clone(rt.retired), rt.host)
-	callbacks, box := rt.callbacks, rt.box
-	rt.mu.Unlock()
-
-	ctx, cancel := context.WithTimeout(context.Background(), plugin.CloseWait)
-	defer cancel()
-	for _, h := range hosts {
-		if h == nil {
-			continue
-		}
-		if err := h.Close(ctx); err != nil {
-			rt.log.Warn().Err(err).Msg("some plugin processes did not stop")
-		}
-	}
-	if err := rt.direct.Close(ctx); err != nil {
-		rt.log.Warn().Err(err).Msg("some Node.js plugin hosts did not stop")
-	}
-	if callbacks != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), callbackCloseWait)
-		defer cancel()
-		if err := callbacks.Close(ctx); err != nil {
-			rt.log.Warn().Err(err).Msg("callback listener did not close cleanly")
-		}
-	}
-	// Last: the listener is closed, so nothing more can be stored.
-	if box != nil {
-		box.Close()
-	}
-}
-
-// SkippedPlugin is a plugin folder the last scan found but does not offer as
-// a tool, and why: `vcpnode tools --all` lists them beside the tools.
-type SkippedPlugin struct {
-	Name, Type, Path string
-	// Kind is "static", "service" (a direct service plugin, running),
-	// "unsupported", "invalid", "duplicate" or "disabled".
-	Kind   string
-	Reason string
-}
-
-func skippedPlugins(set *plugin.Set) []SkippedPlugin {
-	if set == nil {
-		return nil
-	}
-	var out []SkippedPlugin
-	for _, sp := range set.Static {
-		out = append(out, SkippedPlugin{Name: sp.Name, Type: "static", Path: sp.Source, Kind: "static",
-			Reason: "static plugins feed {{placeholders}} and are never registered as tools"})
-	}
-	for _, group := range []struct {
-		kind    string
-		entries []plugin.Entry
-	}{{"unsupported", set.Unsupported}, {"invalid", set.Invalid}, {"duplicate", set.Duplicates}, {"disabled", set.Disabled}} {
-		for _, e := range group.entries {
-			out = append(out, SkippedPlugin{Name: e.Name, Type: e.Type, Path: e.Path, Kind: group.kind, Reason: e.Reason})
-		}
-	}
-	return out
-}
+// SkippedPlugin is a plugin folder the last scan found but does not offer
+// as a tool, and why.
+type SkippedPlugin = plugins.Skipped
 
 // SkippedPlugins lists what the last plugin scan found and does not run as a tool.
-func (n *Node) SkippedPlugins() []SkippedPlugin {
-	n.plugins.mu.Lock()
-	defer n.plugins.mu.Unlock()
-	return slices.Clone(n.plugins.skipped)
-}
+func (n *Node) SkippedPlugins() []SkippedPlugin { return n.plugins.Skipped() }
 
 // PluginChanges are the last scan's plugins whose manifest changed their
 // identity since their folder was first seen.
-func (n *Node) PluginChanges() []string {
-	n.plugins.mu.Lock()
-	defer n.plugins.mu.Unlock()
-	return slices.Clone(n.plugins.changed)
-}
+func (n *Node) PluginChanges() []string { return n.plugins.Changes() }
 
 // StaticPlugins are the static plugins of the last scan, for the
 // placeholder refresher.
-func (n *Node) StaticPlugins() []*plugin.StaticPlugin {
-	n.plugins.mu.Lock()
-	defer n.plugins.mu.Unlock()
-	return slices.Clone(n.plugins.static)
-}
+func (n *Node) StaticPlugins() []*plugin.StaticPlugin { return n.plugins.Static() }
 
 // PluginProcesses is how many plugin processes run a call, asynchronous
 // ones still working after their answer included; warm interpreters
-// waiting for a call are not counted (PluginsStatus has them).
-func (n *Node) PluginProcesses() int { return n.plugins.processes() }
-
-func (rt *pluginRuntime) processes() int {
-	rt.mu.Lock()
-	hosts := append(slices.Clone(rt.retired), rt.host)
-	rt.mu.Unlock()
-	total := rt.direct.Running()
-	for _, h := range hosts {
-		if h != nil {
-			total += h.Calls()
-		}
-	}
-	return total
-}
-
-// PluginsStatus is the plugins section of the status: the calls running,
-// and the warm pools.
-func (n *Node) PluginsStatus() controlapi.PluginsStatus { return n.plugins.status() }
-
-// status counts the calls running and lists the warm pools (only the
-// current host has any: a reload drops the pools of the host it retires).
-func (rt *pluginRuntime) status() controlapi.PluginsStatus {
-	st := controlapi.PluginsStatus{Calls: rt.processes(), WarmCalls: rt.warmCalls()}
-	rt.mu.Lock()
-	h := rt.host
-	rt.mu.Unlock()
-	if h == nil {
-		return st
-	}
-	for _, p := range h.WarmPools() {
-		st.WarmWaiting += p.Waiting
-		st.Warm = append(st.Warm, controlapi.WarmPoolStatus{Plugin: p.Plugin, Waiting: p.Waiting, Size: p.Size, Cold: p.Cold})
-	}
-	return st
-}
+// waiting for a call are not counted (the status's plugins section has them).
+func (n *Node) PluginProcesses() int { return n.plugins.Processes() }
 
 // PluginWarmCalls is how many calls warm interpreters ran, over every
 // plugin host this node had.
-func (n *Node) PluginWarmCalls() uint64 { return n.plugins.warmCalls() }
-
-func (rt *pluginRuntime) warmCalls() uint64 {
-	rt.mu.Lock()
-	hosts := append(slices.Clone(rt.retired), rt.host)
-	total := rt.prunedWarmCalls
-	rt.mu.Unlock()
-	for _, h := range hosts {
-		if h != nil {
-			total += h.WarmCalls()
-		}
-	}
-	return total
-}
+func (n *Node) PluginWarmCalls() uint64 { return n.plugins.WarmCalls() }
 
 // PluginWarmWaiting is how many warm interpreters wait for a call.
-func (n *Node) PluginWarmWaiting() int {
-	n.plugins.mu.Lock()
-	h := n.plugins.host
-	n.plugins.mu.Unlock()
-	if h == nil {
-		return 0
-	}
-	return h.WarmWaiting()
-}
+func (n *Node) PluginWarmWaiting() int { return n.plugins.WarmWaiting() }
 
 // PluginKills is how many plugin processes were killed (timeout, cancel,
 // shutdown, async runtime cap), over every plugin host this node had.
-func (n *Node) PluginKills() uint64 {
-	// The hosts and the tally of pruned ones in one step: pruneRetired
-	// moves a host's kills into the tally and drops it under the same lock.
-	n.plugins.mu.Lock()
-	hosts := append(slices.Clone(n.plugins.retired), n.plugins.host)
-	total := n.plugins.direct.Kills() + n.plugins.prunedKills
-	n.plugins.mu.Unlock()
-	for _, h := range hosts {
-		if h != nil {
-			total += h.Kills()
-		}
-	}
-	return total
-}
+func (n *Node) PluginKills() uint64 { return n.plugins.Kills() }
 
 // OutboxWaiting is how many asynchronous results wait to be sent.
-func (n *Node) OutboxWaiting() int { return n.plugins.outbox().Waiting() }
+func (n *Node) OutboxWaiting() int { return n.plugins.Outbox().Waiting() }
 
 // startPlugins starts the folder watcher; the returned function, called when
 // Run ends, stops it. The plugin processes stop with the other sources.
 func (n *Node) startPlugins(ctx context.Context) (stop func()) {
 	watchCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { n.guard("plugin watcher", func() { n.watchPlugins(watchCtx) }) })
+	wg.Go(func() {
+		n.guard("plugin watcher", func() { n.plugins.Watch(watchCtx, n.rescanPlugins) })
+	})
 	return func() {
 		cancel()
 		wg.Wait()
+	}
+}
+
+// rescanPlugins is the watcher's rescan: the config in force again.
+func (n *Node) rescanPlugins() {
+	rep, err := n.Rescan()
+	if err != nil {
+		n.log.Warn().Err(err).Msg("plugin folders changed, but the new plugin set could not be used; the previous one stays in force")
+		return
+	}
+	n.log.Info().Bool("reconnect", rep.Reconnected).Int("warnings", len(rep.Warnings)).Msg("plugin folders changed; plugins rescanned")
+}
+
+// auditRecord writes r to the audit file; New's first commit comes before
+// the audit file is open, and writes nothing.
+func (n *Node) auditRecord(r toolhost.CallRecord) {
+	if n.tel != nil {
+		n.tel.audit.Record(r)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/demohub"
+	"github.com/vcpnode/vcpnode/internal/testtool"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -62,27 +63,7 @@ func pluginHarness(stateDir string, watch bool, dirs ...string) harnessOpt {
 }
 
 // writePlugin makes dir/folder with a manifest and the given files.
-func writePlugin(t *testing.T, dir, folder, manifest string, files map[string]string) {
-	t.Helper()
-	path := filepath.Join(dir, folder)
-	if err := os.MkdirAll(path, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(path, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The manifest last, through a rename, as an editor or an unzip would
-	// leave it: the watcher must never see half of it.
-	tmp := filepath.Join(path, ".manifest.tmp")
-	if err := os.WriteFile(tmp, []byte(manifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(path, "plugin-manifest.json")); err != nil {
-		t.Fatal(err)
-	}
-}
+var writePlugin = testtool.WritePlugin
 
 // loadedMachine gives the named plugin tools, and the test's waits, time
 // enough for interpreters that start slowly on a loaded machine: the
@@ -107,12 +88,9 @@ func loadedMachine(o harnessOpt, tools ...string) harnessOpt {
 	return o
 }
 
-func syncManifest(name, description string) string {
-	return fmt.Sprintf(`{"name":%q,"displayName":%q,"pluginType":"synchronous","description":%q,
-"entryPoint":{"command":"sh answer.sh"},"communication":{"protocol":"stdio","timeout":5000}}`, name, name, description)
-}
+var syncManifest = testtool.SyncManifest
 
-const answerScript = `cat >/dev/null; printf '{"status":"success","result":"answered by %s"}' "$(basename "$PWD")"`
+const answerScript = testtool.AnswerScript
 
 // gatedAsyncScript answers at once, then waits for the file named in its
 // "gate" argument before posting its result: the test decides when the
@@ -134,11 +112,7 @@ urllib.request.build_opener(urllib.request.ProxyHandler({})).open(req, timeout=1
 // postGatedCallback posts GatedAsync's success callback for task to the
 // node's callback base URL, as the plugin's own callback would.
 // callbackURL is a callback URL as a run of plugin would be given it.
-func callbackURL(n *Node, plugin string) string {
-	n.plugins.mu.Lock()
-	defer n.plugins.mu.Unlock()
-	return n.plugins.callbacks.Grant(plugin).URL()
-}
+func callbackURL(n *Node, plugin string) string { return n.plugins.CallbackURL(plugin) }
 
 func postGatedCallback(t *testing.T, base, task string) {
 	t.Helper()

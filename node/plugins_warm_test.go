@@ -8,7 +8,6 @@ import (
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/controlapi"
-	"github.com/vcpnode/vcpnode/toolhost/plugin"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
 
@@ -22,18 +21,13 @@ func TestWarmPluginsFollowTheConfig(t *testing.T) {
 		andConfig(func(c *config.Config) { c.Plugins.Warm = "python" }))
 	c := h.accept()
 	registered(t, h, c)
-	host := func() *plugin.Host {
-		h.node.plugins.mu.Lock()
-		defer h.node.plugins.mu.Unlock()
-		return h.node.plugins.host
-	}
-	waiting := func() bool { return host().WarmWaiting() == 2 } // UnitConverter and DelayedEcho
+	waiting := func() bool { return h.node.PluginWarmWaiting() == 2 } // UnitConverter and DelayedEcho
 	h.waitUntil("two warm interpreters", waiting)
 	res := h.call(c, "UnitConverter", map[string]any{"command": "Convert", "value": "10", "from": "km", "to": "mi"})
 	if res.Status != wsproto.StatusSuccess || !strings.Contains(firstText(t, res), "10 km = 6.21371 mi") {
 		t.Fatalf("UnitConverter = %+v", res)
 	}
-	if n := host().WarmCalls(); n != 1 {
+	if n := h.node.PluginWarmCalls(); n != 1 {
 		t.Errorf("%d calls ran warm, want 1", n)
 	}
 
@@ -44,7 +38,7 @@ func TestWarmPluginsFollowTheConfig(t *testing.T) {
 	if res.Status != wsproto.StatusSuccess {
 		t.Fatalf("DelayedEcho: %s", res.Error)
 	}
-	if n := host().WarmCalls(); n != 2 {
+	if n := h.node.PluginWarmCalls(); n != 2 {
 		t.Errorf("%d calls ran warm, want 2", n)
 	}
 	if _, data := waitForwarded(t, h, c); !strings.Contains(fmt.Sprint(data["message"]), "warm and later") {
@@ -52,7 +46,7 @@ func TestWarmPluginsFollowTheConfig(t *testing.T) {
 	}
 	// Then only the two waiting interpreters run (the one that answered
 	// ended); they are no call, so no plugin process runs one.
-	h.waitUntil("the asynchronous run to end", func() bool { return waiting() && host().Running() == 2 && h.node.PluginProcesses() == 0 })
+	h.waitUntil("the asynchronous run to end", func() bool { return waiting() && h.node.PluginProcesses() == 0 })
 	// Status and metrics show the pools: a waiting interpreter is no call.
 	want := controlapi.PluginsStatus{Calls: 0, WarmWaiting: 2, WarmCalls: 2, Warm: []controlapi.WarmPoolStatus{
 		{Plugin: "DelayedEcho", Waiting: 1, Size: 1}, {Plugin: "UnitConverter", Waiting: 1, Size: 1},
@@ -72,7 +66,7 @@ func TestWarmPluginsFollowTheConfig(t *testing.T) {
 	if _, err := h.node.Reload(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if n := host().WarmWaiting(); n != 0 {
+	if n := h.node.PluginWarmWaiting(); n != 0 {
 		t.Errorf("%d interpreters still wait after warm was turned off", n)
 	}
 	if n := h.node.PluginProcesses(); n != 0 {

@@ -46,7 +46,7 @@ memory = "64MiB"
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.plugins.close(); n.trees.Close() })
+	t.Cleanup(n.CloseLocal)
 	before, _ := n.sandbox.Profile("mine")
 	for _, c := range []struct{ name, old, new, want string }{
 		{"unknown profile", `profile = "mine"`, `profile = "nosuch"`, `:6:1: sandbox.profile: unknown sandbox profile "nosuch"`},

@@ -43,7 +43,7 @@ func TestNodeSandboxesPlugins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.plugins.close(); n.trees.Close() })
+	t.Cleanup(n.CloseLocal)
 	sb := n.Status().Sandbox
 	if sb == nil || sb.Default != "default" {
 		t.Fatalf("status has no sandbox section: %+v", sb)

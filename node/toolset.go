@@ -17,6 +17,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolsource"
 	"github.com/vcpnode/vcpnode/toolsource/builtins"
 	"github.com/vcpnode/vcpnode/toolsource/mcpservers"
+	"github.com/vcpnode/vcpnode/toolsource/plugins"
 )
 
 // ToolSet is what a config registers: the tools of the sources that need
@@ -58,7 +59,7 @@ func CheckToolSet(cfg config.Config, scan *plugin.Set) (ToolSet, error) {
 		}
 		prepared = append(prepared, p)
 	}
-	prepared = append(prepared, checkedScan{scanParts{set: scan}})
+	prepared = append(prepared, plugins.Scanned(scan))
 	return buildToolSet(nil, prepared)
 }
 

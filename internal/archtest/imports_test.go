@@ -164,6 +164,11 @@ func TestModuleImportsAllowed(t *testing.T) {
 		// hands it frames, so no socket and no daemon; its messages
 		// follow the text rules.
 		"bridge": {"toolhost", "wsproto", "internal/humantext"},
+		// The plugin folders as a tool source: the plugin and Node.js
+		// hosts, the outbox of their callbacks, the source's shape; the
+		// node composes it, so nothing of the node or the session.
+		"toolsource/plugins": {"config", "controlapi", "outbox", "toolconfig", "toolhost", "toolhost/direct", "toolhost/plugin",
+			"toolhost/proctree", "toolhost/sandbox", "toolsource"},
 	}
 	pkgs := moduleImports(t)
 	for pkg, ok := range allowed {
@@ -371,7 +376,7 @@ var floors = [][]string{
 	// events, the placeholder feed, the observer channels, the hub session;
 	// the shape of a tool source and the sources the node composes.
 	{"toolconfig", "controlapi", "control", "events", "placeholders/feed", "observer", "hubsession", "internal/controltest",
-		"toolsource", "toolsource/servertools", "toolsource/mcpservers", "toolsource/builtins"},
+		"toolsource", "toolsource/servertools", "toolsource/mcpservers", "toolsource/builtins", "toolsource/plugins"},
 	// The daemon's composition, and the tests' whole node (for the tests
 	// of what it composes).
 	{"node", "internal/nodetest"},

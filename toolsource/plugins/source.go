@@ -1,4 +1,4 @@
-package node
+package plugins
 
 import (
 	"context"
@@ -13,15 +13,14 @@ import (
 )
 
 // The plugin folders are a tool source (toolsource.Source) like the
-// others: prepared, committed or discarded, and closed through the same
-// loop. Their prepared part is a toolsource.Ready (the stdio plugins'
+// others. Their prepared part is a toolsource.Ready (the stdio plugins'
 // tools exist without a process; the direct plugins that answer calls
-// are Specs); what else the node reads of the scan (the static plugins,
-// the names of plugins that register no tool, the scan's warnings) is
-// its scannedFolders.
+// are Specs too); the node also reads the static plugins (placeholders),
+// the names of plugins that register no tool (a config may name them)
+// and the scan's warnings.
 
 // Prepare scans the folders of cfg (prepare); it starts no process.
-func (rt *pluginRuntime) Prepare(cfg config.Config, _ toolsource.Env) (toolsource.Prepared, error) {
+func (rt *Source) Prepare(cfg config.Config, _ toolsource.Env) (toolsource.Prepared, error) {
 	pp, err := rt.prepare(cfg)
 	if err != nil {
 		return nil, err
@@ -31,7 +30,7 @@ func (rt *pluginRuntime) Prepare(cfg config.Config, _ toolsource.Env) (toolsourc
 
 // Tools are the tools of the last commit: the stdio plugins' and the
 // direct plugins' that loaded.
-func (rt *pluginRuntime) Tools() []toolhost.Tool {
+func (rt *Source) Tools() []toolhost.Tool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return append(slices.Clone(rt.scanTools), rt.directTools...)
@@ -39,16 +38,16 @@ func (rt *pluginRuntime) Tools() []toolhost.Tool {
 
 // Status is the plugins' part of the status: identity changes and the
 // processes and warm pools.
-func (rt *pluginRuntime) Status(st *controlapi.StatusResponse) {
+func (rt *Source) Status(st *controlapi.StatusResponse) {
 	rt.mu.Lock()
 	st.PluginChanges = slices.Clone(rt.changed)
 	rt.mu.Unlock()
 	st.Plugins = rt.status()
 }
 
-// Close stops every plugin process and the callback listener (close).
-func (rt *pluginRuntime) Close(context.Context) error {
-	rt.close()
+// Close stops every plugin process and the callback listener.
+func (rt *Source) Close(context.Context) error {
+	rt.shut()
 	return nil
 }
 
@@ -119,8 +118,13 @@ func (s scanParts) Unregistered() []string {
 // Warnings are what the scan found wrong, told with the config.
 func (s scanParts) Warnings() []string { return s.warnings }
 
-// checkedScan is a scan made elsewhere (`vcpnode config check`) as a
-// prepared part: it starts nothing, so Commit and Discard do nothing.
+// Scanned is a scan made elsewhere (`vcpnode config check`, set nil when
+// no folder is configured) as a prepared part, for the tool set's checks:
+// it starts nothing, so Commit and Discard do nothing.
+func Scanned(set *plugin.Set) toolsource.Prepared {
+	return checkedScan{scanParts{set: set}}
+}
+
 type checkedScan struct{ scanParts }
 
 func (checkedScan) Commit(func(string) bool) []string { return nil }
@@ -129,7 +133,7 @@ func (checkedScan) Discard() {}
 
 // Commit puts the scan in force (commit), audits the plugins whose
 // identity changed, and keeps the direct plugins' tools for Tools.
-func (pp *pluginPlan) Commit(func(string) bool) []string {
+func (pp *plan) Commit(func(string) bool) []string {
 	rt := pp.rt
 	tools, warnings := rt.commit(pp)
 	rt.mu.Lock()
@@ -145,12 +149,4 @@ func (pp *pluginPlan) Commit(func(string) bool) []string {
 }
 
 // Discard undoes what preparing the scan opened (discard).
-func (pp *pluginPlan) Discard() { pp.rt.discard(pp) }
-
-// auditRecord writes r to the audit file; New's first commit comes before
-// the audit file is open, and writes nothing.
-func (n *Node) auditRecord(r toolhost.CallRecord) {
-	if n.tel != nil {
-		n.tel.audit.Record(r)
-	}
-}
+func (pp *plan) Discard() { pp.rt.discard(pp) }

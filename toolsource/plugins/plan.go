@@ -1,4 +1,4 @@
-package node
+package plugins
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/plugin"
 )
 
-// pluginPlan is a scan of the plugin folders and the host to run it with,
+// plan is a scan of the plugin folders and the host to run it with,
 // built without touching what is in force and without starting a
 // process: commit puts it in force (and loads the direct plugins),
 // discard undoes the little that preparing it had to do.
-type pluginPlan struct {
+type plan struct {
 	scanParts
-	rt       *pluginRuntime
+	rt       *Source
 	p        config.PluginsConfig
 	host     *plugin.Host
 	hostOpts hostSettings
@@ -49,9 +49,9 @@ type directLoad struct {
 // plugin in use broke. Only the first configuration of plugins, and a new
 // state directory, open something (the outbox under the state directory,
 // and the first time the callback listener); discard closes them again.
-func (rt *pluginRuntime) prepare(cfg config.Config) (*pluginPlan, error) {
+func (rt *Source) prepare(cfg config.Config) (*plan, error) {
 	p := cfg.Plugins
-	pp := &pluginPlan{rt: rt, p: p, direct: directLoad{cfg: cfg}}
+	pp := &plan{rt: rt, p: p, direct: directLoad{cfg: cfg}}
 	if len(p.Dirs) == 0 {
 		return pp, nil
 	}
@@ -80,7 +80,7 @@ func (rt *pluginRuntime) prepare(cfg config.Config) (*pluginPlan, error) {
 // openShared makes the parts every host shares the first time plugins are
 // configured: the outbox (which locks the state directory) and the
 // callback listener.
-func (rt *pluginRuntime) openShared(pp *pluginPlan) error {
+func (rt *Source) openShared(pp *plan) error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
@@ -130,7 +130,7 @@ func (rt *pluginRuntime) openShared(pp *pluginPlan) error {
 // callback of the old one moved into it (outbox.Box.MoveTo), and releases
 // the old state directory. Callbacks stored meanwhile go through the old
 // outbox into the new one.
-func (rt *pluginRuntime) moveOutbox(box *outbox.Box, stateDir string) {
+func (rt *Source) moveOutbox(box *outbox.Box, stateDir string) {
 	rt.mu.Lock()
 	old, oldDir := rt.box, rt.stateDir
 	rt.mu.Unlock()
@@ -150,15 +150,15 @@ func (rt *pluginRuntime) moveOutbox(box *outbox.Box, stateDir string) {
 }
 
 // currentOutbox stores a callback in the outbox in force.
-type currentOutbox struct{ rt *pluginRuntime }
+type currentOutbox struct{ rt *Source }
 
 func (c currentOutbox) Deliver(ctx context.Context, pluginName, taskID string, body json.RawMessage) error {
-	return c.rt.outbox().Deliver(ctx, pluginName, taskID, body)
+	return c.rt.Outbox().Deliver(ctx, pluginName, taskID, body)
 }
 
 // pickHost chooses the host in force, or makes a new one when the settings
 // hosts are made with changed.
-func (rt *pluginRuntime) pickHost(pp *pluginPlan) error {
+func (rt *Source) pickHost(pp *plan) error {
 	p := pp.p
 	want := hostSettings{
 		passEnv:         fmt.Sprint(p.PassEnv),
@@ -180,7 +180,7 @@ func (rt *pluginRuntime) pickHost(pp *pluginPlan) error {
 		AsyncMaxRuntime: p.AsyncMaxRuntime.D(),
 		Callbacks:       rt.callbacks,
 		Pins:            rt.pins,
-		ProcessTrees:    rt.trees.Get(),
+		ProcessTrees:    rt.trees(),
 		Sandbox:         rt.sandbox,
 		Log:             rt.log,
 	})
@@ -195,7 +195,7 @@ func (rt *pluginRuntime) pickHost(pp *pluginPlan) error {
 // the placeholder refresher and the watcher see), and prunes retired hosts
 // that have nothing left running. It returns the direct plugins' tools and
 // what did not load, as warnings.
-func (rt *pluginRuntime) commit(pp *pluginPlan) ([]toolhost.Tool, []string) {
+func (rt *Source) commit(pp *plan) ([]toolhost.Tool, []string) {
 	if pp.moveTo != nil {
 		rt.moveOutbox(pp.moveTo, pp.moveDir)
 	}
@@ -229,7 +229,7 @@ func (rt *pluginRuntime) commit(pp *pluginPlan) ([]toolhost.Tool, []string) {
 // discard undoes what preparing pp did: the new host is closed (nothing
 // ran on it), and what was opened for the first configuration of plugins
 // is closed.
-func (rt *pluginRuntime) discard(pp *pluginPlan) {
+func (rt *Source) discard(pp *plan) {
 	if pp == nil {
 		return
 	}
@@ -257,7 +257,7 @@ func (rt *pluginRuntime) discard(pp *pluginPlan) {
 // start on them any more, since their tools are no longer registered. A
 // call that looked its tool up just before the swap and starts now gets
 // the host's "closed" error.
-func (rt *pluginRuntime) pruneRetired() {
+func (rt *Source) pruneRetired() {
 	rt.mu.Lock()
 	var idle []*plugin.Host
 	for _, h := range rt.retired {
@@ -293,7 +293,7 @@ func (rt *pluginRuntime) pruneRetired() {
 // loadDirect brings the running direct plugins in line with a scan: new and
 // changed modules are loaded (initialize()), removed ones shut down. With
 // plugins nil every running one is shut down.
-func (rt *pluginRuntime) loadDirect(cfg config.Config, plugins []*plugin.DirectPlugin) direct.Loaded {
+func (rt *Source) loadDirect(cfg config.Config, plugins []*plugin.DirectPlugin) direct.Loaded {
 	mem := map[string]int{}
 	for name, t := range cfg.Tools {
 		if t.MaxMemory > 0 {
@@ -318,20 +318,20 @@ func directWarnings(l direct.Loaded) []string {
 
 // skippedDirect lists the direct plugins that run as no tool: services
 // (running) and the ones that cannot run here.
-func skippedDirect(l direct.Loaded) []SkippedPlugin {
-	var out []SkippedPlugin
+func skippedDirect(l direct.Loaded) []Skipped {
+	var out []Skipped
 	for _, e := range l.Services {
-		out = append(out, SkippedPlugin{Name: e.Name, Type: e.Type, Path: e.Path, Kind: "service", Reason: e.Reason})
+		out = append(out, Skipped{Name: e.Name, Type: e.Type, Path: e.Path, Kind: "service", Reason: e.Reason})
 	}
 	for _, e := range l.Unsupported {
-		out = append(out, SkippedPlugin{Name: e.Name, Type: e.Type, Path: e.Path, Kind: "unsupported", Reason: e.Reason})
+		out = append(out, Skipped{Name: e.Name, Type: e.Type, Path: e.Path, Kind: "unsupported", Reason: e.Reason})
 	}
 	return out
 }
 
 // isDirectScript says whether path is a JavaScript file in the folder of a
 // direct plugin: editing one reloads that module on the next rescan.
-func (rt *pluginRuntime) isDirectScript(path string) bool {
+func (rt *Source) isDirectScript(path string) bool {
 	switch filepath.Ext(path) {
 	case ".js", ".mjs", ".cjs":
 	default:

@@ -1,4 +1,4 @@
-package node
+package plugins
 
 import (
 	"context"
@@ -20,13 +20,13 @@ var pluginWatchFiles = map[string]bool{
 	"config.env":                 true,
 }
 
-// watchPlugins rescans the plugins (a Reload with the config in force) when
-// a plugin folder appears or goes, or a manifest or config.env changes. The
-// Reload reconnects if the tools the server sees changed, and keeps the
-// previous set if the new one cannot be built. It returns when ctx ends.
-func (n *Node) watchPlugins(ctx context.Context) {
-	rt := n.plugins
-	w := &folderWatch{n: n, roots: map[string]bool{}, watched: map[string]bool{}}
+// Watch calls rescan (a reload with the config in force, which
+// reconnects if the tools the server sees changed and keeps the previous
+// set if the new one cannot be built) when a plugin folder appears or
+// goes, or a manifest or config.env changes, in the folders of the last
+// scan while [plugins] watch is on. It returns when ctx ends.
+func (rt *Source) Watch(ctx context.Context, rescan func()) {
+	w := &folderWatch{rt: rt, roots: map[string]bool{}, watched: map[string]bool{}}
 	defer w.close()
 
 	debounce := time.NewTimer(time.Hour)
@@ -45,31 +45,22 @@ func (n *Node) watchPlugins(ctx context.Context) {
 			}
 		case ev := <-w.events():
 			if w.relevant(ev) {
-				n.log.Debug().Str("path", ev.Name).Str("op", ev.Op.String()).Msg("plugin folder changed")
+				rt.log.Debug().Str("path", ev.Name).Str("op", ev.Op.String()).Msg("plugin folder changed")
 				debounce.Reset(pluginWatchDebounce)
 			}
 		case err := <-w.errors():
-			n.log.Warn().Err(err).Msg("watching the plugin folders")
+			rt.log.Warn().Err(err).Msg("watching the plugin folders")
 		case <-debounce.C:
-			n.rescanPlugins()
+			rescan()
 		}
 	}
-}
-
-func (n *Node) rescanPlugins() {
-	rep, err := n.Rescan()
-	if err != nil {
-		n.log.Warn().Err(err).Msg("plugin folders changed, but the new plugin set could not be used; the previous one stays in force")
-		return
-	}
-	n.log.Info().Bool("reconnect", rep.Reconnected).Int("warnings", len(rep.Warnings)).Msg("plugin folders changed; plugins rescanned")
 }
 
 // folderWatch keeps an fsnotify watch on each plugin dir and each folder in
 // it (fsnotify is not recursive). The watcher is made on first use, so a
 // node without plugins holds no inotify instance.
 type folderWatch struct {
-	n       *Node
+	rt      *Source
 	fs      *fsnotify.Watcher
 	roots   map[string]bool // the plugin dirs
 	watched map[string]bool // roots and plugin folders under watch
@@ -98,10 +89,10 @@ func (w *folderWatch) close() {
 // sync makes the watch list match the plugin dirs now on disk. It reports
 // whether a folder was added after the first sync (afterScan).
 func (w *folderWatch) sync(afterScan bool) (added bool) {
-	log := w.n.log
+	log := w.rt.log
 	want := map[string]bool{}
 	roots := map[string]bool{}
-	for _, dir := range w.n.plugins.watchTargets() {
+	for _, dir := range w.rt.watchTargets() {
 		dir = filepath.Clean(dir)
 		roots[dir] = true
 		want[dir] = true
@@ -160,5 +151,5 @@ func (w *folderWatch) relevant(ev fsnotify.Event) bool {
 	if w.roots[filepath.Dir(ev.Name)] {
 		return true
 	}
-	return pluginWatchFiles[filepath.Base(ev.Name)] || w.n.plugins.isDirectScript(ev.Name)
+	return pluginWatchFiles[filepath.Base(ev.Name)] || w.rt.isDirectScript(ev.Name)
 }
