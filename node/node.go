@@ -51,8 +51,12 @@ type Node struct {
 	extraTools []toolhost.Tool
 	plugins    *plugins.Source    // the plugin folders, one of sources (plugins.go)
 	mcp        *mcpservers.Source // MCP servers as tools, one of sources
-	// changed wakes the follower when a source's tools changed (mcp.go).
+	// changed wakes the follower when a source's tools changed, and
+	// follow says what to do (mcp.go).
 	changed chan struct{}
+	follow  followWork
+	// inForce is the plan last committed; guarded by reloadMu.
+	inForce *plan
 	// bridge reaches the server's own tools (bridge.go); nil in observer mode.
 	bridge    *bridge.Client
 	sources   []toolsource.Source // toolsource.go

@@ -13,6 +13,7 @@ import (
 	"github.com/vcpnode/vcpnode/hubsession"
 	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolsource"
 )
 
 // Reload applies cfg. It is checked and built completely first: on any error
@@ -74,6 +75,50 @@ func (n *Node) reload(base config.Config) (controlapi.ReloadReport, error) {
 	}
 	n.log.Info().Strs("changed", rep.Changed).Bool("reconnect", rep.Reconnected).Msg("config reloaded")
 	return rep, nil
+}
+
+// recommit prepares srcs alone with the config in force, commits them and
+// registers the tools again (toolsource.Env.Relisted); every other source,
+// the placeholders and the policy stay as they are, and the node
+// reconnects if what the server sees changed. ok is false, and nothing
+// changed, when a source refuses the config in force or now claims names
+// (Specs), which only a whole pass checks.
+func (n *Node) recommit(srcs []toolsource.Source) (rep controlapi.ReloadReport, ok bool) {
+	n.reloadMu.Lock()
+	defer n.reloadMu.Unlock()
+	cfg := n.Config()
+	pl := *n.inForce
+	pl.sources = slices.Clone(pl.sources)
+	env := n.toolEnv(cfg)
+	var prepared []toolsource.Prepared
+	for _, src := range srcs {
+		i := slices.Index(n.sources, src)
+		env.Relisted = func() { n.sourceRelisted(src) }
+		p, err := src.Prepare(cfg, env)
+		if err == nil {
+			prepared = append(prepared, p)
+		}
+		if i < 0 || err != nil || len(p.Specs()) > 0 {
+			discardSources(prepared)
+			return rep, false
+		}
+		pl.sources[i] = p
+	}
+	before, _ := n.disp.Manifests()
+	rep.Warnings = commitSources(prepared, pl.taken)
+	n.inForce = &pl
+	reg, warnings := n.register(&pl)
+	rep.Warnings = append(rep.Warnings, warnings...)
+	n.disp.Swap(reg, toolconfig.Policy(cfg))
+	after, _ := n.disp.Manifests()
+	for _, w := range rep.Warnings {
+		n.log.Warn().Msg(w)
+	}
+	if !sameManifests(before, after) {
+		rep.Reconnected = true
+		n.hub.Restart()
+	}
+	return rep, true
 }
 
 // CallLocal runs a tool through the same pipeline as a remote call (limits,

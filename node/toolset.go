@@ -201,7 +201,17 @@ func (n *Node) start(pl *plan) (*toolhost.Registry, []string) {
 	// The sources in their order: the MCP servers, which may wait for new
 	// servers to list their tools, before the plugin folders, whose scan,
 	// once published, should not wait long for its registry.
-	sourceTools, yielding, warnings := n.commitSources(pl.sources, pl.taken)
+	warnings := commitSources(pl.sources, pl.taken)
+	n.inForce = pl
+	reg, more := n.register(pl)
+	return reg, append(warnings, more...)
+}
+
+// register builds the registry of pl's tools and of the sources' tools as
+// committed.
+func (n *Node) register(pl *plan) (*toolhost.Registry, []string) {
+	var warnings []string
+	sourceTools, yielding := n.sourceTools(pl.sources, pl.taken)
 	reg := toolhost.NewRegistry()
 	local := append(slices.Clone(pl.tools), sourceTools...)
 	if err := reg.Replace(local); err != nil {

@@ -36,6 +36,7 @@ func (n *Node) prepareSources(cfg config.Config) ([]toolsource.Prepared, error) 
 	prepared := make([]toolsource.Prepared, 0, len(n.sources))
 	env := n.toolEnv(cfg)
 	for _, src := range n.sources {
+		env.Relisted = func() { n.sourceRelisted(src) } // mcp.go
 		p, err := src.Prepare(cfg, env)
 		if err != nil {
 			discardSources(prepared)
@@ -89,16 +90,23 @@ func readyTools(prepared []toolsource.Prepared) []toolhost.Tool {
 	return out
 }
 
-// commitSources commits what the sources prepared and returns their
-// tools: claimed are the ones their Specs named, yielding the ones named
-// from outside the config, which each source checked against taken.
-func (n *Node) commitSources(prepared []toolsource.Prepared, taken map[string]bool) (claimed, yielding []toolhost.Tool, warnings []string) {
+// commitSources commits what the sources prepared.
+func commitSources(prepared []toolsource.Prepared, taken map[string]bool) (warnings []string) {
 	isTaken := func(name string) bool { return taken[name] }
 	for _, p := range prepared {
 		warnings = append(warnings, p.Commit(isTaken)...)
 	}
+	return warnings
+}
+
+// sourceTools are the tools of the sources committed with prepared (in
+// the order of n.sources), but for the ready ones, which are in the
+// plan's tools since prepare: claimed are the ones their Specs named,
+// yielding the ones named from outside the config, which each source
+// checked against taken.
+func (n *Node) sourceTools(prepared []toolsource.Prepared, taken map[string]bool) (claimed, yielding []toolhost.Tool) {
 	for i, src := range n.sources {
-		ready := readyNames(prepared[i]) // in the plan's tools since prepare
+		ready := readyNames(prepared[i])
 		for _, t := range src.Tools() {
 			if ready[t.Spec().Name] {
 				continue
@@ -110,7 +118,7 @@ func (n *Node) commitSources(prepared []toolsource.Prepared, taken map[string]bo
 			}
 		}
 	}
-	return claimed, yielding, warnings
+	return claimed, yielding
 }
 
 // takenNames are the names of every tool in tools.

@@ -78,4 +78,12 @@ type Env struct {
 	// server came up, listed other tools): it prepares and commits every
 	// source again, as a rescan does. It never blocks.
 	Changed func()
+	// Relisted tells the node the source's tools changed while in force
+	// and nothing the config decides did (the server's new list): the
+	// node prepares this source alone with the config in force, commits
+	// it and registers the tools again, every other source left as it
+	// is. Only for a source whose Specs are empty (should they not be,
+	// the node prepares and commits every source, as for Changed). It
+	// never blocks.
+	Relisted func()
 }

@@ -32,7 +32,7 @@ type Source struct {
 	closeOnce sync.Once
 
 	mu      sync.Mutex
-	changed func() // the node's, from the first Prepare
+	changed func() // the node's Relisted, from the first Prepare
 	cfg     config.Config
 	tools   []toolhost.Tool
 	left    []string // warnings: the server tools left out at the last commit
@@ -93,7 +93,7 @@ func (s *Source) listChanged() {
 // commit, so it claims no name and refuses nothing.
 func (s *Source) Prepare(cfg config.Config, env toolsource.Env) (toolsource.Prepared, error) {
 	s.mu.Lock()
-	s.changed = env.Changed
+	s.changed = env.Relisted
 	lists := s.lists // what Commit reads from the client includes these
 	s.mu.Unlock()
 	return prepared{s: s, cfg: cfg, lists: lists}, nil

@@ -27,7 +27,7 @@ func TestAListIsOfferedOnceCommittedAndClashesAreLeftOut(t *testing.T) {
 	s := New(zerolog.Nop(), time.Minute)
 	defer s.Close(ctx)
 	changed := make(chan struct{}, 4)
-	env := toolsource.Env{Changed: func() { changed <- struct{}{} }}
+	env := toolsource.Env{Relisted: func() { changed <- struct{}{} }}
 	cfg := config.Default()
 	p, err := s.Prepare(cfg, env)
 	if err != nil {
