@@ -152,6 +152,7 @@ func (r *Run) startProcess(trees *proctree.Manager, a *os.ProcAttr) (*os.Process
 	la := *a
 	la.Files = append(append([]*os.File(nil), a.Files...), lf.spec, lf.statw)
 	la.Sys = r.launchSys()
+	stepEnd("daemon: launch written")
 	proc, tree, err := trees.StartProcess("/proc/self/exe", lf.args(len(a.Files), r.pol.NS != nil), &la)
 	if err != nil {
 		lf.abandon()
@@ -160,10 +161,12 @@ func (r *Run) startProcess(trees *proctree.Manager, a *os.ProcAttr) (*os.Process
 		}
 		return nil, nil, err
 	}
+	stepEnd("daemon: launcher started")
 	if err := lf.wait(); err != nil {
 		endFailed(proc, tree)
 		return nil, nil, err
 	}
+	stepEnd("daemon: command running")
 	return proc, tree, nil
 }
 

@@ -23,6 +23,7 @@ import (
 // makes them here, the one place, before it reads or waits for a launch.
 func init() {
 	if len(os.Args) == 4 && os.Args[0] == launchArg0 {
+		stepEnd("launcher: started")
 		if os.Args[3] == nsArg {
 			runtime.LockOSThread() // the PID namespace is this thread's
 			// Above the fds of a command and the files handed with its launch.
@@ -58,6 +59,7 @@ func launcherMain(specArg, statusArg string) {
 	}
 	// The command's fds are those below the launch's (launchFiles.args).
 	first, _ := strconv.Atoi(specArg)
+	stepEnd("launcher: launch read")
 	confineAndExec(l, os.Environ(), first, statusFd, fail)
 }
 
@@ -96,6 +98,7 @@ func confineAndExec(l *launch, env []string, nfds, statusFd int, fail func(step 
 	step := "confine"
 	pid := 0
 	_, err := cap.FuncLauncher(func(any) error {
+		stepEnd("launcher: confining thread")
 		if err := l.Policy.apply(); err != nil {
 			return err
 		}
@@ -105,6 +108,7 @@ func confineAndExec(l *launch, env []string, nfds, statusFd int, fail func(step 
 		}
 		var err error
 		pid, err = syscall.ForkExec(l.Path, l.Args, &syscall.ProcAttr{Env: env, Files: inherited})
+		stepEnd("launcher: command forked and exec'd")
 		return err
 	}).Launch(nil)
 	if err == nil && pid > 0 {
@@ -185,16 +189,24 @@ func (p *policy) apply() error {
 			}
 		}
 	}
+	stepEnd("confine: limit groups and rlimits")
 	if theInit != nil {
 		if err := theInit.join(); err != nil {
 			return err
 		}
+		stepEnd("confine: PID namespace joined")
 	}
 	if err := dropCaps(); err != nil {
 		return err
 	}
+	stepEnd("confine: capabilities dropped")
 	if err := p.restrictThread(); err != nil {
 		return err
 	}
-	return p.loadFilter()
+	stepEnd("confine: Landlock")
+	if err := p.loadFilter(); err != nil {
+		return err
+	}
+	stepEnd("confine: syscall filter")
+	return nil
 }

@@ -93,9 +93,11 @@ func (n *nsPlan) enter(floor int) (*nsInit, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
 		return nil, fmt.Errorf("mount namespace: make mounts slaves: %w", err)
 	}
+	stepEnd("ns: mounts made slaves")
 	if err := tmpfsOn("/dev/shm"); err != nil {
 		return nil, err
 	}
+	stepEnd("ns: tmpfs on /dev/shm")
 	// This thread's entry in the machine's /proc, which the init's /proc
 	// hides: where the new PID namespace is found once the init is in it.
 	nsDir, err := unix.Open("/proc/thread-self/ns", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -106,10 +108,12 @@ func (n *nsPlan) enter(floor int) (*nsInit, error) {
 	if err := unix.Unshare(unix.CLONE_NEWPID); err != nil {
 		return nil, fmt.Errorf("namespaces: %w", err)
 	}
+	stepEnd("ns: PID namespace unshared")
 	in, err := startInit(floor)
 	if err != nil {
 		return nil, err
 	}
+	stepEnd("ns: init forked, its /proc mounted")
 	pidNS, err := unix.Openat(nsDir, "pid_for_children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err == nil {
 		in.pidNS, err = highFd(pidNS, floor)
@@ -118,6 +122,7 @@ func (n *nsPlan) enter(floor int) (*nsInit, error) {
 		in.letGo()
 		return nil, fmt.Errorf("namespaces: the PID namespace: %w", err)
 	}
+	stepEnd("ns: PID namespace's fd")
 	return in, nil
 }
 

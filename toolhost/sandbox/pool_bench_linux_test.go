@@ -18,6 +18,7 @@ func BenchmarkConfinedStart(b *testing.B) {
 	for _, mode := range []string{"none", "cold", "pooled", "back-to-back", "cold-no-ns", "pooled-no-ns"} {
 		b.Run(mode, func(b *testing.B) {
 			e := newConfinedEnv(b, nil)
+			mode := mode // b.Run calls this more than once: the first call must not change it
 			if strings.HasSuffix(mode, "-no-ns") {
 				e.withoutNamespaces()
 				mode = strings.TrimSuffix(mode, "-no-ns")

@@ -101,6 +101,7 @@ func (p *launcherPool) launch(trees *proctree.Manager, r *Run, a *os.ProcAttr) (
 		if w == nil {
 			return nil, nil, nil, false
 		}
+		stepEnd("daemon: launcher taken")
 		l.Env = w.tree.Environ(a.Env)
 		data, err := json.Marshal(l)
 		if err != nil || len(data) > maxLaunchMsg {
@@ -115,6 +116,7 @@ func (p *launcherPool) launch(trees *proctree.Manager, r *Run, a *os.ProcAttr) (
 		rights := unix.UnixRights(append([]int{int(lf.statw.Fd())}, fds...)...)
 		err = unix.Sendmsg(int(w.conn.Fd()), data, rights, nil, unix.MSG_NOSIGNAL)
 		w.conn.Close()
+		stepEnd("daemon: launch sent")
 		if err != nil {
 			// It died waiting (killed, or its tree ended): the next one.
 			lf.abandon()
@@ -125,6 +127,7 @@ func (p *launcherPool) launch(trees *proctree.Manager, r *Run, a *os.ProcAttr) (
 			endFailed(w.proc, w.tree)
 			return nil, nil, err, true
 		}
+		stepEnd("daemon: command running")
 		return w.proc, w.tree, nil, true
 	}
 }
@@ -281,6 +284,7 @@ func waitForLaunch(sockArg string) {
 	buf := make([]byte, maxLaunchMsg+1)
 	oob := make([]byte, unix.CmsgSpace(4*(maxLaunchFds+1)))
 	var n, oobn, flags int
+	stepEnd("launcher: waiting")
 	for {
 		n, oobn, flags, _, err = unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if !errors.Is(err, unix.EINTR) {
@@ -315,10 +319,12 @@ func waitForLaunch(sockArg string) {
 	if flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
 		fail("read", errors.New("launch truncated"))
 	}
+	stepEnd("launcher: launch received")
 	var l launch
 	if err := json.Unmarshal(buf[:n], &l); err != nil {
 		fail("read", err)
 	}
+	stepEnd("launcher: launch decoded")
 	if l.Policy == nil || l.Path == "" || len(l.Args) == 0 || l.Env == nil || len(l.Fds) > maxLaunchFds {
 		fail("read", errors.New("incomplete launch"))
 	}
@@ -330,6 +336,7 @@ func waitForLaunch(sockArg string) {
 			fail("exec", err) // as a start into a missing directory reports it
 		}
 	}
+	stepEnd("launcher: fds placed, directory entered")
 	confineAndExec(&l, l.Env, len(l.Fds), status, fail)
 }
 

@@ -1,0 +1,227 @@
+package sandbox
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vcpnode/vcpnode/internal/testwait"
+)
+
+// stepsPath is where the steps of confined starts are noted while
+// BenchmarkConfinedStartSteps runs in the daemon daemonPid: by it and by
+// the launchers it starts (this binary), which find the file by their
+// parent's pid. Only an existing file is written.
+func stepsPath(daemonPid int) string {
+	return filepath.Join("/tmp", "vcpnode-steps-"+strconv.Itoa(daemonPid))
+}
+
+// A launcher started from this test binary notes its steps when its daemon
+// asked for them: set before the package's init functions run.
+var _ = noteLauncherSteps()
+
+func noteLauncherSteps() bool {
+	if len(os.Args) != 4 || os.Args[0] != launchArg0 {
+		return false
+	}
+	fd, err := unix.Open(stepsPath(os.Getppid()), unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	// Above every fd a launch places.
+	if fd, err = highFd(fd, 2*maxLaunchFds); err != nil {
+		return false
+	}
+	stepDone = stepWriter(fd)
+	return true
+}
+
+// stepWriter notes each step on fd: pid, CLOCK_MONOTONIC, name.
+func stepWriter(fd int) func(string) {
+	pid := os.Getpid()
+	return func(step string) {
+		var ts unix.Timespec
+		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+		_, _ = unix.Write(fd, []byte(fmt.Sprintf("%d %d %s\n", pid, ts.Nano(), step)))
+	}
+}
+
+type stepMark struct {
+	pid  int
+	at   int64
+	name string
+}
+
+// BenchmarkConfinedStartSteps: where a confined start of `true` spends its
+// time, step by step, through a launcher that waited (pooled) and one
+// started for it (cold), with the call's namespaces, and through a launcher
+// that waited without them (pooled-no-ns): the median time of
+// each step, from the end of the one before, on the call's path (the
+// daemon's steps and those of the launcher that took the call) and, for
+// the pooled one, before it waited (off the call's path). Run with
+//
+//	go test -run '^$' -bench ConfinedStartSteps -benchtime 200x ./toolhost/sandbox/
+func BenchmarkConfinedStartSteps(b *testing.B) {
+	for _, mode := range []string{"pooled", "cold", "pooled-no-ns"} {
+		b.Run(mode, func(b *testing.B) {
+			e := newConfinedEnv(b, nil)
+			mode := mode // b.Run calls this more than once
+			if strings.HasSuffix(mode, "-no-ns") {
+				e.withoutNamespaces()
+				mode = strings.TrimSuffix(mode, "-no-ns")
+			} else if !e.sb.caps.PidNS {
+				b.Skipf("no namespaces for calls here: %s", e.sb.caps.NSWhy)
+			}
+			if mode == "cold" {
+				o := *e.sb.opts.Load()
+				o.ColdLaunch = true
+				_ = e.sb.Update(o)
+			}
+			path := stepsPath(os.Getpid())
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer os.Remove(path)
+			defer f.Close()
+			start := func() int {
+				r, err := e.sb.Wrap(Command{Tool: "probe", Profile: Default, Path: "/bin/true", Args: []string{"true"}, Dir: e.dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer r.Close()
+				stepEnd("daemon: call")
+				proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = proc.Wait()
+				_ = tree.KillAndWait(5e9)
+				tree.Release()
+				return proc.Pid
+			}
+			start()
+			start()
+			stepDone = stepWriter(int(f.Fd()))
+			defer func() { stepDone = nil }()
+			var launchers []int
+			b.ResetTimer()
+			for range b.N {
+				if mode == "pooled" {
+					b.StopTimer()
+					testwait.For(b, "the pool to fill and wait", func() bool {
+						return e.sb.launchers.waiting() == poolSize && allWaiting(b, path, e.waitingPids())
+					})
+					b.StartTimer()
+				}
+				launchers = append(launchers, start())
+			}
+			b.StopTimer()
+			if b.N > 1 { // not the run that sizes b.N
+				reportSteps(b, path, launchers, os.Getpid())
+			}
+		})
+	}
+}
+
+// readSteps reads the steps noted at path.
+func readSteps(tb testing.TB, path string) []stepMark {
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var marks []stepMark
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.SplitN(sc.Text(), " ", 3)
+		if len(fields) != 3 {
+			continue
+		}
+		pid, _ := strconv.Atoi(fields[0])
+		at, _ := strconv.ParseInt(fields[1], 10, 64)
+		marks = append(marks, stepMark{pid, at, fields[2]})
+	}
+	return marks
+}
+
+// allWaiting: every one of pids noted that it waits.
+func allWaiting(tb testing.TB, path string, pids []int) bool {
+	marks := readSteps(tb, path)
+	for _, pid := range pids {
+		if !slices.ContainsFunc(marks, func(m stepMark) bool { return m.pid == pid && m.name == "launcher: waiting" }) {
+			return false
+		}
+	}
+	return true
+}
+
+// reportSteps logs the median of each step of the starts through
+// launchers, in the order they come: those a launcher made before the
+// call (before the daemon's "call" mark) and those from that mark to the
+// daemon's "command running".
+func reportSteps(b testing.TB, path string, launchers []int, daemon int) {
+	marks := readSteps(b, path)
+	slices.SortStableFunc(marks, func(x, y stepMark) int { return int(x.at - y.at) })
+	var order []string
+	took := map[string][]time.Duration{}
+	note := func(name string, d time.Duration) {
+		if _, ok := took[name]; !ok {
+			order = append(order, name)
+		}
+		took[name] = append(took[name], d)
+	}
+	calls := 0
+	for _, pid := range launchers {
+		// Its first step of the call: the launch it waited for, or its start.
+		got := slices.IndexFunc(marks, func(m stepMark) bool { return m.pid == pid && m.name == "launcher: launch received" })
+		if got < 0 {
+			got = slices.IndexFunc(marks, func(m stepMark) bool { return m.pid == pid && m.name == "launcher: started" })
+		}
+		call := -1
+		for i := range got {
+			if marks[i].pid == daemon && marks[i].name == "daemon: call" {
+				call = i
+			}
+		}
+		if got < 0 || call < 0 {
+			continue
+		}
+		var before, on []stepMark
+		for i, m := range marks {
+			switch {
+			case m.pid == pid && i < call:
+				before = append(before, m)
+			case i >= call && (m.pid == pid || m.pid == daemon):
+				on = append(on, m)
+			}
+			if i > call && m.pid == daemon && m.name == "daemon: command running" {
+				break
+			}
+		}
+		for i := 1; i < len(before); i++ {
+			note("(before the call) "+before[i].name, time.Duration(before[i].at-before[i-1].at))
+		}
+		for i := 1; i < len(on); i++ {
+			note(on[i].name, time.Duration(on[i].at-on[i-1].at))
+		}
+		note("call total", time.Duration(on[len(on)-1].at-on[0].at))
+		calls++
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "steps of %d calls, medians:\n", calls)
+	for _, name := range order {
+		ds := took[name]
+		slices.Sort(ds)
+		fmt.Fprintf(&sb, "%8.3f ms  %s\n", float64(ds[len(ds)/2])/1e6, name)
+	}
+	b.Log(sb.String())
+}
