@@ -281,13 +281,18 @@ func initExit(code uintptr) {
 	}
 }
 
-// superviseCommand is the launcher once it started the command (pid) in
-// the namespace: it lets go of the files it shares with the command, waits
-// for it and ends the same way. It never returns.
-func superviseCommand(pid int, inherited []int) {
-	// The daemon stops the tree by signalling each of its processes; this
-	// one outlives the command, so that its status is the command's.
+// ignoreTreeSignals makes the launcher outlive the signals the daemon stops
+// a tree with, once its command runs: the daemon signals each process of
+// the tree, and this one must end as the command did, after it.
+func ignoreTreeSignals() {
 	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+}
+
+// superviseCommand is the launcher once it started the command (pid) in
+// the namespace, its tree's signals ignored (ignoreTreeSignals): it lets
+// go of the files it shares with the command, waits for it and ends the
+// same way. It never returns.
+func superviseCommand(pid int, inherited []int) {
 	if devnull, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0); err == nil {
 		for _, fd := range inherited {
 			_ = unix.Dup3(devnull, fd, unix.O_CLOEXEC)

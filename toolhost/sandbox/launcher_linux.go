@@ -109,10 +109,16 @@ func confineAndExec(l *launch, env []string, nfds, statusFd int, fail func(step 
 		var err error
 		pid, err = syscall.ForkExec(l.Path, l.Args, &syscall.ProcAttr{Env: env, Files: inherited})
 		stepEnd("launcher: command forked and exec'd")
+		if err == nil {
+			// The command runs: the daemon's EOF, at once (not after this
+			// thread's end reached the main one), once the launcher
+			// outlives the signals the daemon may now send the tree.
+			ignoreTreeSignals()
+			_ = unix.Close(statusFd)
+		}
 		return err
 	}).Launch(nil)
 	if err == nil && pid > 0 {
-		_ = unix.Close(statusFd) // the command runs: the daemon's EOF
 		superviseCommand(pid, inheritedOpen(inherited))
 	}
 	if err == nil {
