@@ -539,9 +539,79 @@ try_("own", lambda: conn("` + own + `"))
 	}
 }
 
+// setuidAttacks make set-uid and set-gid files in the tool's own folder
+// (the files are the tool's, uid 0 for a root daemon's): by chmod, at
+// creation, by mknod, and a set-gid directory.
+const setuidAttacks = libcPrelude + `
+NR["openat2"] = 437
+def mode(p):
+    return " %o" % (os.stat(p).st_mode & 0o7777)
+open("f", "w").close()
+try_("chmod set-uid", lambda: os.chmod("f", 0o4755))
+try_("chmod set-gid", lambda: os.chmod("f", 0o2755))
+def fchmod():
+    fd = os.open("f", os.O_RDONLY)
+    try:
+        os.fchmod(fd, 0o4755)
+    finally:
+        os.close(fd)
+try_("fchmod set-uid", fchmod)
+dfd = os.open(".", os.O_RDONLY)
+try_("fchmodat set-uid", lambda: os.chmod("f", 0o4755, dir_fd=dfd))
+try_("open set-uid", lambda: os.close(os.open("g", os.O_CREAT | os.O_WRONLY, 0o4755)))
+try_("openat set-uid", lambda: os.close(os.open("g2", os.O_CREAT | os.O_WRONLY, 0o6755, dir_fd=dfd)))
+try_("mknod set-uid", lambda: os.mknod("h", 0o104755))
+try_("mkdir set-gid", lambda: os.mkdir("d", 0o2755))
+how = (ctypes.c_uint64 * 3)(os.O_CREAT | os.O_WRONLY, 0o4755, 0)
+name = ctypes.create_string_buffer(b"i")
+try_("openat2", lambda: os.close(sc("openat2", -100, ctypes.addressof(name), ctypes.addressof(how), 24)))
+try_("chmod plain", lambda: os.chmod("f", 0o755))
+try_("open plain", lambda: os.close(os.open("j", os.O_CREAT | os.O_WRONLY, 0o644)))
+print("modes:" + "".join(mode(p) for p in ("f", "g", "g2", "h", "d", "i") if os.path.exists(p)))
+for p in ("f", "g", "g2", "h", "i", "j"):
+    if os.path.exists(p):
+        os.remove(p)
+if os.path.exists("d"):
+    os.rmdir("d")
+`
+
+// TestAttackSetuidFiles: a confined tool makes no set-uid or set-gid file
+// (systemd's RestrictSUIDSGID=): what a root daemon's tool leaves in its
+// folder would otherwise run as root for whoever starts it later, outside
+// the sandbox. openat2, whose mode a filter cannot read, answers ENOSYS
+// (programs fall back to openat). Plain modes are untouched. Unconfined,
+// root makes them.
+func TestAttackSetuidFiles(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	refused := []string{"chmod set-uid", "chmod set-gid", "fchmod set-uid", "fchmodat set-uid", "open set-uid",
+		"openat set-uid", "mknod set-uid", "mkdir set-gid"}
+	for _, profile := range []string{Default, Offline} {
+		got := e.attack(t, profile, setuidAttacks)
+		for _, name := range refused {
+			if got[name] != "EPERM" {
+				t.Errorf("%s: %s answered %q, want EPERM", profile, name, got[name])
+			}
+		}
+		if got["openat2"] != "ENOSYS" || got["chmod plain"] != "ok" || got["open plain"] != "ok" {
+			t.Errorf("%s: openat2 %q (want ENOSYS), chmod 755 %q, open 644 %q (want ok)", profile, got["openat2"], got["chmod plain"], got["open plain"])
+		}
+		for _, m := range strings.Fields(got["modes"]) {
+			if v, err := strconv.ParseUint(m, 8, 32); err != nil || v&0o6000 != 0 {
+				t.Errorf("%s: a file made with mode %s", profile, m)
+			}
+		}
+	}
+	if got := e.attack(t, None, setuidAttacks); got["chmod set-uid"] != "ok" || got["open set-uid"] != "ok" || got["modes"] == "" {
+		t.Errorf("unconfined: chmod %q, open %q, modes %q: the script does not attack", got["chmod set-uid"], got["open set-uid"], got["modes"])
+	} else {
+		t.Logf("unconfined: modes%s", got["modes"])
+	}
+}
+
 // TestAttacksNewAsOrdinaryUser runs the attacks of this file again in a
 // copy of the test binary started as nobody.
 func TestAttacksNewAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
-	testuser.Rerun(t, "^(TestAttackInit|TestAttackProcAndNamespaces|TestAttackIPCIsPrivate|TestAttackSocketFamilies|TestAttackTCPAroundLandlock|TestAttackConnectPortsIPv6|TestAttackMemfdExec|TestAttackWaitingLaunchers|TestAttackUnixSocketByPath)$")
+	testuser.Rerun(t, "^(TestAttackInit|TestAttackProcAndNamespaces|TestAttackIPCIsPrivate|TestAttackSocketFamilies|TestAttackTCPAroundLandlock|TestAttackConnectPortsIPv6|TestAttackMemfdExec|TestAttackWaitingLaunchers|TestAttackUnixSocketByPath|TestAttackSetuidFiles)$")
 }

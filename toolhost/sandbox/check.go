@@ -86,6 +86,7 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 	add("no keyring, bpf, perf_event_open, userfaultfd, io_uring", c.Seccomp, filter, "")
 	add("no module or kexec loading, reboot, swapon/off, clock changes", c.Seccomp || root, filter+", or no capabilities", "")
 	add("no typing into a terminal (TIOCSTI, TIOCLINUX)", c.Seccomp, filter, "")
+	add("no set-uid or set-gid file made (one left behind would run as its owner for whoever starts it)", c.Seccomp, filter, "openat2 answers ENOSYS; programs fall back to openat")
 	add("no clone3 (no CLONE_INTO_CGROUP: the tree's cgroup is kept)", c.Seccomp, filter, "clone3 answers ENOSYS; libc falls back to clone")
 	if t := s.opts.Load().Trees; t != nil {
 		held, how := t.Containment(c.Seccomp)

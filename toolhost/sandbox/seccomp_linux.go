@@ -143,6 +143,40 @@ func (p *policy) socketRules() []seccomp.ArgumentConditions {
 	return rules
 }
 
+// setuidRule is one syscall's argument sets that make a set-uid or
+// set-gid file.
+type setuidRule struct {
+	name string
+	sets []seccomp.ArgumentConditions
+}
+
+// setuidRules refuse making set-uid and set-gid files and directories
+// (systemd's RestrictSUIDSGID=): a root daemon's tool is uid 0 and owns
+// what it makes, and a set-uid file left in its folder would run as root
+// for whoever starts it later, outside the sandbox. By chmod, at creation
+// (O_CREAT, O_TMPFILE), by mknod and mkdir.
+func setuidRules() []setuidRule {
+	bits := func(mode uint32, with ...seccomp.Condition) []seccomp.ArgumentConditions {
+		var out []seccomp.ArgumentConditions
+		for _, b := range []uint64{unix.S_ISUID, unix.S_ISGID} {
+			out = append(out, append(slices.Clone(with), seccomp.Condition{Argument: mode, Operation: seccomp.BitsSet, Value: b}))
+		}
+		return out
+	}
+	creating := func(flags, mode uint32) []seccomp.ArgumentConditions {
+		var out []seccomp.ArgumentConditions
+		for _, f := range []uint64{unix.O_CREAT, unix.O_TMPFILE} {
+			out = append(out, bits(mode, seccomp.Condition{Argument: flags, Operation: seccomp.BitsSet, Value: f})...)
+		}
+		return out
+	}
+	return []setuidRule{
+		{"chmod", bits(1)}, {"fchmod", bits(1)}, {"fchmodat", bits(2)}, {"fchmodat2", bits(2)},
+		{"creat", bits(1)}, {"open", creating(1, 2)}, {"openat", creating(2, 3)},
+		{"mknod", bits(1)}, {"mknodat", bits(2)}, {"mkdir", bits(1)}, {"mkdirat", bits(2)},
+	}
+}
+
 // filterPolicies are the syscall filters of p for this machine's
 // architecture, chained into one program (chain). A syscall whose
 // arguments are checked has a policy of its own: the library's programs
@@ -163,8 +197,10 @@ func (p *policy) filterPolicies() ([]seccomp.Policy, error) {
 	// clone3 passes its flags in memory a filter cannot read, and can
 	// start a child in another cgroup (CLONE_INTO_CGROUP): ENOSYS makes
 	// libc fall back to clone, whose flags it can.
+	// openat2 passes its mode in memory too (setuidRules): ENOSYS makes
+	// programs fall back to openat.
 	out := []seccomp.Policy{{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{
-		{Names: []string{"clone3"}, Action: errnoAction(unix.ENOSYS)},
+		{Names: []string{"clone3", "openat2"}, Action: errnoAction(unix.ENOSYS)},
 		{Names: denied, Action: errnoAction(unix.EPERM)},
 	}}}
 	add := func(name string, sets ...seccomp.ArgumentConditions) {
@@ -188,6 +224,9 @@ func (p *policy) filterPolicies() ([]seccomp.Policy, error) {
 	}
 	if p.NetDeny {
 		add("socketpair", familyNotIn(unix.AF_UNIX)...)
+	}
+	for _, r := range setuidRules() {
+		add(r.name, r.sets...)
 	}
 	if len(p.Ports) > 0 {
 		// A TCP Fast Open send connects without connect(2), where

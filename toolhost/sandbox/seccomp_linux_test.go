@@ -32,7 +32,7 @@ func TestChainedFilterAnswersAsStacked(t *testing.T) {
 		argValues = append(argValues, v, v|1<<32)
 	}
 	checked := map[int]bool{}
-	for _, name := range []string{"clone", "unshare", "ioctl", "socket", "socketpair", "sendmsg"} {
+	for _, name := range []string{"clone", "unshare", "ioctl", "socket", "socketpair", "sendmsg", "chmod", "fchmodat", "open"} {
 		if nr, ok := info.SyscallNames[name]; ok {
 			checked[nr] = true
 		}
