@@ -609,9 +609,48 @@ func TestAttackSetuidFiles(t *testing.T) {
 	}
 }
 
+// TestAttackSharedPlaces: a confined tool writes nothing in the places
+// every process shares (/tmp, /var/tmp, /run/lock), and what it writes in
+// its private TMPDIR is gone when the call ends. Unconfined, the same
+// writes land.
+func TestAttackSharedPlaces(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	name := "vcpnode-test-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(e.dir)
+	places := []string{"/tmp", "/var/tmp", "/run/lock"}
+	for _, d := range places {
+		t.Cleanup(func() { os.Remove(filepath.Join(d, name)) })
+	}
+	script := `
+for d in ("/tmp", "/var/tmp", "/run/lock"):
+    if os.path.isdir(d) and os.access(d, os.W_OK):
+        try_("write " + d, lambda: open(d + "/` + name + `", "w").close())
+if "vcpnode-call-" in os.environ.get("TMPDIR", ""):  # the call's own
+    with open(os.environ["TMPDIR"] + "/left", "w") as f:
+        f.write("x")
+    print("tmpdir: " + os.environ["TMPDIR"])
+`
+	for _, profile := range []string{Default, Offline} {
+		got := e.attack(t, profile, script)
+		for k, r := range got {
+			if strings.HasPrefix(k, "write ") && !refusedErr(r) {
+				t.Errorf("%s: %s answered %q, want a refusal", profile, k, r)
+			}
+		}
+		if dir := got["tmpdir"]; dir == "" || dir == os.TempDir() {
+			t.Errorf("%s: TMPDIR %q, want the call's own", profile, dir)
+		} else if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s: the call's TMPDIR %s outlived it: %v", profile, dir, err)
+		}
+	}
+	if got := e.attack(t, None, script); got["write /tmp"] != "ok" {
+		t.Errorf("unconfined: write /tmp %q: the script does not attack", got["write /tmp"])
+	}
+}
+
 // TestAttacksNewAsOrdinaryUser runs the attacks of this file again in a
 // copy of the test binary started as nobody.
 func TestAttacksNewAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
-	testuser.Rerun(t, "^(TestAttackInit|TestAttackProcAndNamespaces|TestAttackIPCIsPrivate|TestAttackSocketFamilies|TestAttackTCPAroundLandlock|TestAttackConnectPortsIPv6|TestAttackMemfdExec|TestAttackWaitingLaunchers|TestAttackUnixSocketByPath|TestAttackSetuidFiles)$")
+	testuser.Rerun(t, "^(TestAttackInit|TestAttackProcAndNamespaces|TestAttackIPCIsPrivate|TestAttackSocketFamilies|TestAttackTCPAroundLandlock|TestAttackConnectPortsIPv6|TestAttackMemfdExec|TestAttackWaitingLaunchers|TestAttackUnixSocketByPath|TestAttackSetuidFiles|TestAttackSharedPlaces)$")
 }
