@@ -19,7 +19,7 @@ import (
 )
 
 // cgroupPrefix names the cgroups a daemon creates below its own:
-// vcpnode-<daemon pid>-<stamp>-<n>.
+// vcpnode-<DaemonTag>-<stamp>-<n>.
 const cgroupPrefix = "vcpnode-"
 
 // freezeWait bounds the wait for a cgroup to report frozen (kernels
@@ -119,7 +119,7 @@ func newCgroupPlatform(log zerolog.Logger) (*cgroupPlatform, error) {
 	if err := syscall.Access(filepath.Join(dir, "cgroup.procs"), 2 /* W_OK */); err != nil {
 		return nil, fmt.Errorf("cgroup %s is not writable (no delegation): %w", dir, err)
 	}
-	probe := filepath.Join(dir, cgroupPrefix+strconv.Itoa(os.Getpid())+"-probe")
+	probe := filepath.Join(dir, cgroupPrefix+DaemonTag()+"-probe")
 	if err := os.Mkdir(probe, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("cannot create a cgroup below %s: %w", dir, err)
 	}
@@ -151,10 +151,8 @@ func (p *cgroupPlatform) removeStale() {
 		if !ok || !e.IsDir() {
 			continue
 		}
-		pidText, _, _ := strings.Cut(rest, "-")
-		pid, err := strconv.Atoi(pidText)
-		if err != nil || pid == os.Getpid() || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-			continue // ours, or its daemon (or a process with its pid) still runs
+		if tag, _, _ := strings.Cut(rest, "-"); !DaemonGone(tag) {
+			continue // ours, or its daemon runs (or may: another PID namespace's)
 		}
 		g := &cgroupBackend{dir: filepath.Join(p.dir, e.Name()), fd: -1}
 		if g.alive() {

@@ -56,6 +56,15 @@ func TestMain(m *testing.M) {
 func runFake(role, dir string) int {
 	signal.Ignore(syscall.SIGTERM)
 	switch role {
+	case "daemon":
+		// A daemon's start in a PID namespace of its own (stale_linux_test.go).
+		m, err := New(Options{Mode: ModeCgroup})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		m.Close()
+		return 0
 	case "leader":
 		if err := startFake("child", dir, nil); err != nil {
 			fmt.Fprintln(os.Stderr, err)

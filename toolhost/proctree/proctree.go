@@ -102,7 +102,7 @@ type Options struct {
 // pid) until the daemon exits.
 type Manager struct {
 	log zerolog.Logger
-	id  string // unique among live daemons: the pid and a start stamp
+	id  string // unique among live daemons: DaemonTag and a start stamp
 	seq atomic.Uint64
 
 	mu   sync.Mutex
@@ -114,7 +114,7 @@ type Manager struct {
 func New(opts Options) (*Manager, error) {
 	m := &Manager{
 		log: opts.Log,
-		id:  strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
+		id:  DaemonTag() + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
 	}
 	mode, plat, err := pickMode(m, opts.Mode)
 	if err != nil {

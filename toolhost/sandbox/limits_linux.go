@@ -19,7 +19,7 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
-// groupPrefix names the cgroup v1 limit groups: vcpnode-sb-<daemon pid>-<n>.
+// groupPrefix names the cgroup v1 limit groups: vcpnode-sb-<DaemonTag>-<n>.
 const groupPrefix = "vcpnode-sb-"
 
 // limiter makes per-run limit groups. Each of memory, pids and cpu is held
@@ -156,7 +156,7 @@ func ownGroup(mnt mount, controller string) (string, error) {
 
 // probe reports whether the daemon may make groups in dir.
 func probe(dir string) bool {
-	p := filepath.Join(dir, groupPrefix+strconv.Itoa(os.Getpid())+"-probe")
+	p := filepath.Join(dir, groupPrefix+proctree.DaemonTag()+"-probe")
 	if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return false
 	}
@@ -171,9 +171,7 @@ func removeStale(dir string) {
 		if !ok || !e.IsDir() {
 			continue
 		}
-		pidText, _, _ := strings.Cut(rest, "-")
-		if pid, err := strconv.Atoi(pidText); err == nil && pid != os.Getpid() &&
-			errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		if tag, _, _ := strings.Cut(rest, "-"); proctree.DaemonGone(tag) {
 			_ = syscall.Rmdir(filepath.Join(dir, e.Name()))
 		}
 	}
@@ -186,7 +184,7 @@ type groups map[string]string
 // (or set the limits otherwise).
 func (l *limiter) make(p Profile, pol *policy) (groups, error) {
 	g := groups{}
-	id := groupPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(l.seq.Add(1), 10)
+	id := groupPrefix + proctree.DaemonTag() + "-" + strconv.FormatUint(l.seq.Add(1), 10)
 	type setting struct {
 		controller string
 		files      [][2]string // file, value (v1 names)

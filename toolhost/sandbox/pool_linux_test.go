@@ -93,7 +93,7 @@ func normalState(out string) string {
 		{`(?m)^0::.*$`, "0::CGROUP"},
 		{`pipe:\[\d+\]`, "pipe"},
 		{`vcpnode-call-\w+`, "vcpnode-call-TMP"},
-		{`vcpnode-sb-\d+-\d+`, "vcpnode-sb-GROUP"},
+		{`vcpnode-sb-[\d.]+-\d+`, "vcpnode-sb-GROUP"},
 	} {
 		out = regexp.MustCompile(re.re).ReplaceAllString(out, re.to)
 	}
