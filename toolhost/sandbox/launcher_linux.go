@@ -24,6 +24,9 @@ import (
 func init() {
 	if len(os.Args) == 4 && os.Args[0] == launchArg0 {
 		stepEnd("launcher: started")
+		if os.Args[1] == poolArg {
+			dropStrays(os.Args[2])
+		}
 		if os.Args[3] == nsArg {
 			runtime.LockOSThread() // the PID namespace is this thread's
 			// Above the fds of a command and the files handed with its launch.

@@ -270,6 +270,30 @@ func startWaiting(trees *proctree.Manager, kind launcherKind) (*waitingLauncher,
 	return &waitingLauncher{proc: proc, tree: tree, conn: ours}, nil
 }
 
+// dropStrays closes what a waiting launcher got beyond its socket (fd
+// sockArg) and 0 to 2: fds that another start of the daemon's had open
+// without close-on-exec while this one was forked (Go's start of a process
+// in a user namespace writes its id maps so). A launcher started for a
+// call marks them close-on-exec instead (confineAndExec); one that waits
+// must hold nothing. It reads the machine's /proc, before the launcher
+// mounts its own.
+func dropStrays(sockArg string) {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		os.Exit(126) // it cannot tell what it holds
+	}
+	for _, ent := range ents {
+		fd, err := strconv.Atoi(ent.Name())
+		if err != nil || fd <= 2 || ent.Name() == sockArg {
+			continue
+		}
+		// The runtime's own (and the directory read) are close-on-exec.
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			_ = unix.Close(fd)
+		}
+	}
+}
+
 // waitForLaunch is a waiting launcher: it receives one launch on the
 // socket at fd sockArg, puts the files it got where the command expects
 // them, and goes on as a launcher started for that launch would. The

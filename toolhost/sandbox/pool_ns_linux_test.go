@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/vcpnode/vcpnode/internal/testuser"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
@@ -221,7 +223,7 @@ func TestWaitingInitsDieWithTheDaemon(t *testing.T) {
 // poolUserTests run again as an ordinary user by TestPoolAsOrdinaryUser.
 const poolUserTests = "^(TestPooledLaunchGivesTheSameProcess|TestPooledLaunchPlacesFds|TestWaitingLauncherHoldsNothing|" +
 	"TestWaitingLaunchersDieWithTheDaemon|TestPooledAttacksAreRefused|TestPooledLaunchReportsExecErrors|" +
-	"TestWaitingLaunchersMadeTheNamespaces|TestWaitingInitsEndWithTheirLaunchers|TestWaitingInitsDieWithTheDaemon)$"
+	"TestWaitingLaunchersMadeTheNamespaces|TestWaitingInitsEndWithTheirLaunchers|TestWaitingInitsDieWithTheDaemon|TestWaitingLauncherDropsStrayFds)$"
 
 // TestPoolAsOrdinaryUser runs the pool's tests again in a copy of this
 // test binary started as nobody (uid 65534), whose launchers wait in user
@@ -229,4 +231,35 @@ const poolUserTests = "^(TestPooledLaunchGivesTheSameProcess|TestPooledLaunchPla
 func TestPoolAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
 	testuser.Rerun(t, poolUserTests)
+}
+
+// TestWaitingLauncherDropsStrayFds: a waiting launcher started with a file
+// it was not meant to get (another start's, open without close-on-exec
+// while it was forked) closes it before it waits.
+func TestWaitingLauncherDropsStrayFds(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	stray, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stray.Close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "launcher"), os.NewFile(uintptr(fds[1]), "launcher")
+	defer ours.Close()
+	kind := launcherKind{ns: e.sb.caps.PidNS, userNS: e.sb.caps.UserNS}
+	proc, tree, err := e.trees.StartProcess("/proc/self/exe", []string{launchArg0, poolArg, "3", launcherArg(kind.ns)},
+		&os.ProcAttr{Files: []*os.File{nil, nil, nil, theirs, stray}, Sys: launcherSys(kind.ns, kind.userNS)})
+	theirs.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { ours.Close(); _, _ = proc.Wait(); tree.Release() }()
+	testwait.For(t, "the waiting launcher to close the stray fd 4", func() bool {
+		_, held := openFds(t, proc.Pid)[4]
+		return !held
+	})
 }
