@@ -24,14 +24,21 @@ import (
 type CallProgress struct {
 	// TaskID is the server's task.
 	TaskID string `json:"taskId,omitempty"`
-	// Kind is "accepted" (the server started the task), or the server's
-	// bridgeType: "log" or "info".
+	// Kind is "accepted" (the server started the task), the server's
+	// bridgeType ("log" or "info"), or ProgressDropped.
 	Kind string `json:"kind"`
 	// Message says the event in a few words.
 	Message string `json:"message,omitempty"`
 	// Data is the server's event as it sent it.
 	Data json.RawMessage `json:"data,omitempty"`
+	// Dropped, of a ProgressDropped line, counts the events lost since
+	// the previous such line.
+	Dropped int `json:"dropped,omitempty"`
 }
+
+// ProgressDropped is the kind of the line that says how many progress
+// events were lost because the caller read slower than they came.
+const ProgressDropped = "dropped"
 
 // CallStreamLine is one line of a call answered with its progress:
 // exactly one of its fields is set.

@@ -135,7 +135,8 @@ func (b *mcpBridge) callTool(name string) sdk.ToolHandler {
 			// task events become progress notifications, in order.
 			n := 0
 			res, err = b.c.CallWithProgress(ctx, call, func(p controlapi.CallProgress) {
-				n++
+				// A count of dropped events moves the progress past them.
+				n += max(1, p.Dropped)
 				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: p.Message})
 			})
 		} else {

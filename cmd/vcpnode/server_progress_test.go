@@ -10,7 +10,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/demohub"
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 // asyncBridge is a server whose VideoGen answers with a task, as an
@@ -142,4 +144,102 @@ func TestMCPAsyncServerToolProgressHTTP(t *testing.T) {
 		t.Cleanup(stop)
 		return cs
 	})
+}
+
+// TestManyProgressEventsDroppedWithACount: a server sending thousands of
+// progress events to a caller that reads none of them for a while loses
+// some, and the caller is told how many: each progress event the server
+// sent is either delivered or counted in a "dropped" line, the last
+// progress line is that count, the final result still ends the call, and
+// the daemon's log says it too.
+func TestManyProgressEventsDroppedWithACount(t *testing.T) {
+	const events = 3000
+	started := make(chan string, 1)
+	d := startDaemonHub(t, demohub.Options{Bridge: asyncBridge(started)}, "")
+	d.accept()
+	d.waitServerToolsN(1)
+	c := controlapi.NewControlClient(d.socket)
+	defer c.Close()
+
+	release := make(chan struct{})
+	var got []controlapi.CallProgress
+	type answer struct {
+		res controlapi.CallResponse
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := c.CallWithProgress(d.ctx, controlapi.CallRequest{Tool: "vcp_VideoGen", Args: map[string]json.RawMessage{"prompt": json.RawMessage(`"x"`)}},
+			func(p controlapi.CallProgress) {
+				if len(got) == 0 {
+					<-release // a caller busy with the first event reads nothing more
+				}
+				got = append(got, p)
+			})
+		done <- answer{res, err}
+	}()
+	var task string
+	select {
+	case task = <-started:
+	case <-d.ctx.Done():
+		t.Fatal("the server never ran the tool")
+	}
+	text := strings.Repeat("r", 100)
+	for i := range events {
+		if err := d.hub.BridgeStatus(d.ctx, task, "log", map[string]any{"content": fmt.Sprintf("step %d %s", i, text)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.hub.BridgeCallback(d.ctx, task, map[string]any{"content": []map[string]any{{"type": "text", "text": "done"}}}); err != nil {
+		t.Fatal(err)
+	}
+	// The daemon has every event once the call is no longer in flight.
+	if !testwait.Poll(d.ctx, func() bool {
+		st, err := c.Status(d.ctx)
+		return err == nil && len(st.InFlight) == 0
+	}) {
+		t.Fatal("the call never ended in the daemon")
+	}
+	close(release)
+	var a answer
+	select {
+	case a = <-done:
+	case <-d.ctx.Done():
+		t.Fatal("the call never answered")
+	}
+	if a.err != nil || !a.res.OK || !strings.Contains(string(a.res.Result), `"done"`) {
+		t.Fatalf("call = %+v %v", a.res, a.err)
+	}
+	delivered, dropped := 0, 0
+	for _, p := range got {
+		if p.Kind == controlapi.ProgressDropped {
+			dropped += p.Dropped
+			if !strings.Contains(p.Message, fmt.Sprintf("%d progress updates dropped", p.Dropped)) {
+				t.Errorf("dropped line says %q", p.Message)
+			}
+			continue
+		}
+		delivered++
+	}
+	if delivered+dropped != events+1 { // and the task's acceptance
+		t.Fatalf("%d delivered + %d counted as dropped, want the %d sent", delivered, dropped, events+1)
+	}
+	t.Logf("%d delivered, %d dropped", delivered, dropped)
+	if dropped == 0 {
+		t.Fatalf("nothing was dropped of %d events to a stalled reader; the test shows nothing", events)
+	}
+	if last := got[len(got)-1]; last.Kind != controlapi.ProgressDropped {
+		t.Errorf("the last progress line is %+v, want the count of those dropped", last)
+	}
+	if !testwait.Poll(d.ctx, func() bool { return strings.Contains(d.logs.String(), fmt.Sprintf(`"dropped":%d`, dropped)) }) {
+		t.Errorf("the log does not say %d progress events were dropped:\n%s", dropped, logTail(d.logs.String()))
+	}
+}
+
+// logTail is the end of a long log, for a failure message.
+func logTail(s string) string {
+	if len(s) > 4000 {
+		return s[len(s)-4000:]
+	}
+	return s
 }
