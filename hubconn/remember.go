@@ -72,9 +72,31 @@ func (r *Remembered) worked(endpoint, way string, atFirst bool) {
 		r.recalled = false // the remembered way stopped working: learned anew
 	}
 	r.way, r.endpoint = way, endpoint
+	r.saveLocked()
+}
+
+// SetFile makes path the file the way is kept in from now on ("": in
+// memory only), as when a reload moves the state directory. The way known
+// now is written there at once, so that the next start finds it even if
+// no connection is made before.
+func (r *Remembered) SetFile(path string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.File == path {
+		return
+	}
+	r.File = path
+	if r.way != "" {
+		r.saveLocked()
+	}
+}
+
+// saveLocked writes the way of r.endpoint into File when its entry differs.
+func (r *Remembered) saveLocked() {
 	if r.File == "" {
 		return
 	}
+	endpoint, way := r.endpoint, r.way
 	// The node's connection and its observer channels share the file.
 	waysMu.Lock()
 	defer waysMu.Unlock()

@@ -74,3 +74,32 @@ func TestRememberedKeepsEachEndpointsWay(t *testing.T) {
 		t.Errorf("errors: %v; want the bad file reported when read and when replaced", errs)
 	}
 }
+
+// TestRememberedSetFileMovesTheWay: a new file takes the way known now at
+// once, and later ways go to it, not to the old one.
+func TestRememberedSetFileMovesTheWay(t *testing.T) {
+	dir := t.TempDir()
+	oldFile, newFile := filepath.Join(dir, "old", "hub-auth.json"), filepath.Join(dir, "new", "hub-auth.json")
+	const a, b = "ws://a:6005/vcp-distributed-server", "ws://b:6005/vcp-distributed-server"
+	r := &Remembered{File: oldFile}
+	r.SetFile(newFile) // nothing known yet: nothing written
+	if _, err := os.Stat(newFile); !os.IsNotExist(err) {
+		t.Fatalf("a file was written with no way known: %v", err)
+	}
+	r.worked(a, AuthPath, false)
+	r.SetFile(oldFile)
+	r.SetFile(newFile)
+	if w := (&Remembered{File: newFile}).first(a); w != AuthPath {
+		t.Fatalf("the new file holds %q for the way known, want path", w)
+	}
+	r.SetFile(oldFile)
+	r.worked(b, AuthHeader, false)
+	r.SetFile(newFile)
+	r.worked(b, AuthPath, false)
+	if w := (&Remembered{File: newFile}).first(b); w != AuthPath {
+		t.Errorf("the new file holds %q for the later way, want path", w)
+	}
+	if w := (&Remembered{File: oldFile}).first(b); w != AuthHeader {
+		t.Errorf("the old file holds %q: a way after the move went there", w)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 
+	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/hubsession"
 	"github.com/vcpnode/vcpnode/outbox"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -60,3 +62,24 @@ func (h hubHost) Rescan() error {
 }
 
 func (h hubHost) Guard(what string, f func()) { h.n.guard(what, f) }
+
+// hubAuthFile is where [hub] auth = "auto" keeps the ways that worked,
+// for the next start: in cfg's state directory, or "" (in memory only)
+// when there is none. Each way is kept by endpoint, so a new hub URL
+// finds its own.
+func (n *Node) hubAuthFile(cfg config.Config) string {
+	path, err := cfg.HubAuthPath(n.getenv, os.Geteuid())
+	if err != nil {
+		return ""
+	}
+	return path
+}
+
+// useHubAuthFile points the node's connection and its observer channels
+// at cfg's file: a reload may move the state directory, and the ways
+// known now are written there at once.
+func (n *Node) useHubAuthFile(cfg config.Config) {
+	path := n.hubAuthFile(cfg)
+	n.authWay.SetFile(path)
+	n.obs.SetAuthFile(path)
+}

@@ -209,11 +209,9 @@ func New(cfg config.Config, log zerolog.Logger, opts ...Option) (*Node, error) {
 		serverTools = n.bridge
 	}
 	// [hub] auth = "auto" keeps the way that worked for the next start.
-	if path, err := cfg.HubAuthPath(n.getenv, os.Geteuid()); err == nil {
-		n.authWay.File = path
-		n.authWay.OnSaveError = func(err error) {
-			log.Warn().Err(err).Msg("the way the server took the key is not remembered for the next start")
-		}
+	n.authWay.File = n.hubAuthFile(cfg) // hub.go
+	n.authWay.OnSaveError = func(err error) {
+		log.Warn().Err(err).Msg("the way the server took the key is not remembered for the next start")
 	}
 	n.hub = hubsession.New(hubHost{n}, hubsession.Options{
 		Log: log, Register: cfg.Node.Register, Timings: n.timings.Timings, Auth: &n.authWay,

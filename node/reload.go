@@ -55,6 +55,7 @@ func (n *Node) reload(base config.Config) (controlapi.ReloadReport, error) {
 	n.baseCfg = base
 	n.overrides.Store(&overridesInForce{o: ov, path: ovPath})
 	n.loadApprovalRules(base) // approval_rules.go
+	n.useHubAuthFile(cfg)     // hub.go
 	st, warnings := pl.st, pl.warnings
 	old := n.settings()
 	before, _ := n.disp.Manifests()

@@ -109,11 +109,11 @@ func (o *Set) Run(ctx context.Context, channels []string) {
 	for _, ch := range channels {
 		c := &observerConn{channel: ch, st: controlapi.ObserverStatus{Channel: ch, Phase: controlapi.PhaseConnecting, Since: time.Now()},
 			kick: make(chan struct{}, 1), set: o}
-		c.authWay.File = o.authFile
 		c.authWay.OnSaveError = func(err error) {
 			o.log.Warn().Err(err).Str("channel", ch).Msg("the way the server took the key is not remembered for the next start")
 		}
 		o.mu.Lock()
+		c.authWay.File = o.authFile // under o.mu: SetAuthFile reaches every channel
 		o.conns[ch] = c
 		o.order = append(o.order, ch)
 		o.mu.Unlock()
@@ -130,6 +130,17 @@ func (o *Set) Run(ctx context.Context, channels []string) {
 	wg.Wait()
 	o.approvals.close()
 	o.warnings.Flush(o.log)
+}
+
+// SetAuthFile makes path the file each channel keeps its way in from now
+// on (a reload moved the state directory; hubconn.Remembered.SetFile).
+func (o *Set) SetAuthFile(path string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.authFile = path
+	for _, c := range o.conns {
+		c.authWay.SetFile(path)
+	}
 }
 
 // Statuses lists the connections in config order.
