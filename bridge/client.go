@@ -76,11 +76,19 @@ type Status struct {
 // Progress is one progress event of an asynchronous server tool.
 type Progress struct {
 	TaskID string
-	// Kind is the server's bridgeType: "log" or "info".
+	// Kind is "accepted" (the server started the task), the server's
+	// bridgeType ("log" or "info"), or KindDropped.
 	Kind string
 	// Data is the server's event as it sent it.
 	Data json.RawMessage
+	// Dropped, of a KindDropped event, counts the events lost since the
+	// previous one.
+	Dropped int
 }
+
+// KindDropped is the kind of the event that says how many progress
+// events the node refused unhandled while it was busy (StatusLost).
+const KindDropped = "dropped"
 
 // Client keeps the list of the server's tools and runs them. Its methods
 // are safe for concurrent use.
@@ -109,6 +117,7 @@ type pending struct {
 	done     chan outcome // buffered: one outcome
 	progress func(Progress)
 	taskID   string // set once the server answered with a task
+	lost     int    // progress events lost since the caller was last told
 }
 
 type outcome struct {
@@ -343,8 +352,13 @@ func (c *Client) Handle(m wsproto.Message) bool {
 	case wsproto.VCPToolStatus:
 		c.mu.Lock()
 		p, ok := c.calls[m.TaskID]
+		lost := 0
+		if ok {
+			lost, p.lost = p.lost, 0
+		}
 		c.mu.Unlock()
 		if ok && m.TaskID != "" && p.progress != nil {
+			p.tellLost(lost)
 			p.progress(Progress{TaskID: m.TaskID, Kind: m.BridgeType, Data: m.Data})
 		}
 	default:
@@ -377,7 +391,10 @@ func (c *Client) result(m wsproto.VCPToolResult) {
 			}
 		}
 	}
+	lost := p.lost
+	p.lost = 0
 	c.mu.Unlock()
+	p.tellLost(lost)
 	if m.Status == wsproto.StatusError {
 		p.done <- outcome{err: &ToolError{Tool: p.tool, Text: errorText(m.Error)}}
 		return
@@ -387,6 +404,28 @@ func (c *Client) result(m wsproto.VCPToolResult) {
 		res = json.RawMessage("null") // the server sent no result (a silent rejection)
 	}
 	p.done <- outcome{result: res}
+}
+
+// StatusLost counts a progress frame the session refused unhandled (the
+// node was busy) against every call that follows a task's progress: the
+// frame names its task only inside, so with several such calls each
+// learns it may have been its. Each is told at its next event or its
+// result (hubsession.ServerTools).
+func (c *Client) StatusLost() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, p := range c.calls {
+		if p.taskID != "" && id == p.taskID && p.progress != nil {
+			p.lost++
+		}
+	}
+}
+
+// tellLost tells p's caller of n lost progress events, if any.
+func (p *pending) tellLost(n int) {
+	if n > 0 && p.progress != nil {
+		p.progress(Progress{TaskID: p.taskID, Kind: KindDropped, Dropped: n})
+	}
 }
 
 // noFinalResult is the error of a call whose task the server accepted and

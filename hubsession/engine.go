@@ -82,6 +82,9 @@ type ServerTools interface {
 	// Handle takes one bridge frame from the server; false when it
 	// belongs to no call or list this connection waits on.
 	Handle(m wsproto.Message) bool
+	// StatusLost is told of a progress frame (vcp_tool_status) read and
+	// refused unhandled because the node was busy decoding earlier ones.
+	StatusLost()
 }
 
 // Options are what an Engine is made with besides its Host.

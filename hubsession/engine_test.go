@@ -98,6 +98,7 @@ type fakeServerTools struct {
 	mu           sync.Mutex
 	send         func(wsproto.Message) error
 	handled      []wsproto.Message
+	lost         int // StatusLost calls
 	connected    chan struct{}
 	disconnected chan struct{}
 }
@@ -116,6 +117,12 @@ func (f *fakeServerTools) Handle(m wsproto.Message) bool {
 	defer f.mu.Unlock()
 	f.handled = append(f.handled, m)
 	return true
+}
+
+func (f *fakeServerTools) StatusLost() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lost++
 }
 
 func (f *fakeServerTools) handledCount() int {

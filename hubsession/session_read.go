@@ -231,9 +231,12 @@ func (s *session) roomWait() time.Duration {
 // Finding the requestId reads only as far as it.
 func (s *session) refuseBusy(frame []byte) {
 	typ, id := wsproto.PeekCall(frame)
-	if typ == wsproto.TypeExecuteTool && id != "" {
+	switch {
+	case typ == wsproto.TypeExecuteTool && id != "":
 		s.answer(toolhost.Outcome{RequestID: id,
 			Err: fmt.Sprintf("node busy: %d bytes of frames are already waiting to be decoded; try again later", s.e.decodeBudget.size)})
+	case typ == wsproto.TypeVCPToolStatus && s.e.bridge != nil:
+		s.e.bridge.StatusLost() // its caller learns how many it lost
 	}
 	s.e.warnings.Warn(s.log, "busy", func(e *zerolog.Event) {
 		e.Str("type", humantext.ClipWire(string(typ))).Str("request_id", humantext.ClipWire(id)).Int("bytes", len(frame)).

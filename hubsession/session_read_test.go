@@ -165,6 +165,34 @@ func TestFrameOverTheDecodeBudgetIsAnsweredBusy(t *testing.T) {
 	h.waitLog("node busy decoding earlier frames")
 }
 
+// A progress frame refused as busy is not lost without a word: the
+// bridge is told, so the call following that task learns of it.
+func TestProgressFrameRefusedBusyIsCounted(t *testing.T) {
+	st := &fakeServerTools{connected: make(chan struct{}, 4), disconnected: make(chan struct{}, 4)}
+	h := startHarness(t, harnessOpt{
+		bridge: st,
+		timings: func(tm *Timings) {
+			tm.DecodeBudget = 8 * config.KiB
+			tm.BusyWait = 20 * time.Millisecond
+		},
+	})
+	c := h.accept()
+	status := `{"type":"vcp_tool_status","data":{"job_id":"task-1","bridgeType":"log","content":"` + strings.Repeat("p", 20*config.KiB) + `"}}`
+	if err := c.SendRaw(h.ctx, []byte(status)); err != nil {
+		t.Fatal(err)
+	}
+	// Frames are handled in order, so after this round trip the refusal is done.
+	if res := h.call(c, "Echo", map[string]any{"text": "after"}); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("call after the refused frame: %+v", res)
+	}
+	h.waitLog("node busy decoding earlier frames")
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.lost != 1 {
+		t.Fatalf("the bridge was told of %d lost progress frames, want 1", st.lost)
+	}
+}
+
 // A flood of garbage frames: every one is survived, but the log gets a few
 // lines and a count, not one line each.
 func TestGarbageFloodLogsBoundedLines(t *testing.T) {

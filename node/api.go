@@ -39,7 +39,7 @@ func (n *Node) Call(ctx context.Context, req controlapi.CallRequest) (controlapi
 	if f := controlapi.ProgressOf(ctx); f != nil {
 		// An asynchronous server tool's task: accepted, then its events.
 		ctx = bridge.WithProgress(ctx, func(p bridge.Progress) {
-			f(controlapi.CallProgress{TaskID: p.TaskID, Kind: p.Kind, Message: progressText(p), Data: p.Data})
+			f(controlapi.CallProgress{TaskID: p.TaskID, Kind: p.Kind, Message: progressText(p), Data: p.Data, Dropped: p.Dropped})
 		})
 	}
 	var o toolhost.Outcome

@@ -2,6 +2,7 @@ package node
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/vcpnode/vcpnode/bridge"
@@ -23,6 +24,9 @@ func progressText(p bridge.Progress) string {
 			return strings.TrimSpace(s)
 		}
 		return ""
+	}
+	if p.Kind == bridge.KindDropped {
+		return fmt.Sprintf("%d progress updates dropped: the node was busy when they came", p.Dropped)
 	}
 	if p.Kind == "accepted" {
 		text := "the server started task " + p.TaskID
