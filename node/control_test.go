@@ -15,6 +15,7 @@ import (
 	"github.com/vcpnode/vcpnode/controlapi"
 	"github.com/vcpnode/vcpnode/internal/controltest"
 	"github.com/vcpnode/vcpnode/internal/testnet"
+	"github.com/vcpnode/vcpnode/internal/testtool"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/toolhost/files"
 	"github.com/vcpnode/vcpnode/wsproto"
@@ -65,17 +66,7 @@ func waitResult(h *harness, ch <-chan wsproto.ToolResult) wsproto.ToolResult {
 // waitPending waits until the node holds n calls for approval.
 func (h *harness) waitPending(n int) []toolhost.PendingApproval {
 	h.t.Helper()
-	for {
-		changed := h.node.Approvals().Changes()
-		if p := h.node.Approvals().Pending(); len(p) == n {
-			return p
-		}
-		select {
-		case <-changed:
-		case <-h.ctx.Done():
-			h.t.Fatalf("never %d pending approvals", n)
-		}
-	}
+	return testtool.WaitPending(h.ctx, h.t, h.node.Approvals(), n)
 }
 
 func TestControlStatus(t *testing.T) {

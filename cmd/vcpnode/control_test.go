@@ -16,6 +16,7 @@ import (
 	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testnet"
+	"github.com/vcpnode/vcpnode/internal/testtool"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolconfig"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -176,17 +177,7 @@ func (d *testDaemon) waitDisconnected() {
 // waitPending waits until n calls await approval.
 func (d *testDaemon) waitPending(n int) {
 	d.t.Helper()
-	for {
-		changed := d.node.Approvals().Changes()
-		if len(d.node.Approvals().Pending()) == n {
-			return
-		}
-		select {
-		case <-changed:
-		case <-d.ctx.Done():
-			d.t.Fatalf("never %d pending approvals", n)
-		}
-	}
+	testtool.WaitPending(d.ctx, d.t, d.node.Approvals(), n)
 }
 
 // callAsync sends an execute_tool from the hub; the result comes later.

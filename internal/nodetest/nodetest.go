@@ -18,6 +18,7 @@ import (
 	"github.com/vcpnode/vcpnode/hubsession"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
 	"github.com/vcpnode/vcpnode/internal/hubtest"
+	"github.com/vcpnode/vcpnode/internal/testtool"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/node"
 	"github.com/vcpnode/vcpnode/toolhost"
@@ -143,17 +144,7 @@ func (h *Harness) WaitState(what string, ok func(node.ConnState) bool) node.Conn
 // WaitPending waits until the node holds n calls for approval.
 func (h *Harness) WaitPending(n int) []toolhost.PendingApproval {
 	h.t.Helper()
-	for {
-		changed := h.Node.Approvals().Changes()
-		if p := h.Node.Approvals().Pending(); len(p) == n {
-			return p
-		}
-		select {
-		case <-changed:
-		case <-h.Ctx.Done():
-			h.t.Fatalf("never %d pending approvals", n)
-		}
-	}
+	return testtool.WaitPending(h.Ctx, h.t, h.Node.Approvals(), n)
 }
 
 // WaitServerState waits until the server's tools reach want. The bridge

@@ -7,9 +7,11 @@ package testtool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost"
 	"github.com/vcpnode/vcpnode/wsproto"
 )
@@ -69,4 +71,16 @@ func FirstText(t testing.TB, res wsproto.ToolResult) string {
 		t.Fatalf("result %s has no content parts (%v)", res.Result, err)
 	}
 	return body.Content[0].Text
+}
+
+// WaitPending waits, on the broker's change channel, until n calls await
+// approval, and returns them; it fails t when ctx ends first.
+func WaitPending(ctx context.Context, t testing.TB, a *toolhost.Approvals, n int) []toolhost.PendingApproval {
+	t.Helper()
+	read := func() ([]toolhost.PendingApproval, <-chan struct{}) {
+		changed := a.Changes() // before the read, so no change is missed
+		return a.Pending(), changed
+	}
+	return testwait.Change(ctx, t, fmt.Sprintf("%d pending approvals", n), read,
+		func(p []toolhost.PendingApproval) bool { return len(p) == n })
 }
