@@ -20,17 +20,7 @@ import (
 func TestHubAuthFileFollowsAReload(t *testing.T) {
 	t.Parallel()
 	oldState, newState := t.TempDir(), t.TempDir()
-	h := startHarness(t, harnessOpt{hubOpts: demohub.Options{Auth: demohub.AuthPath}, config: func(c *config.Config) {
-		c.Plugins.StateDir = oldState
-		c.Node.Mode = config.ModeBoth
-		c.Observer.Channels = []string{"VCPlog"}
-	}})
-	h.accept()
-	h.acceptObserver(demohub.ChannelVCPLog)
-	h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected && s.Auth == "path" })
-	if !testwait.Poll(h.ctx, func() bool { return observersUp(h.node) }) {
-		t.Fatal("the observer never connected")
-	}
+	h, _ := startPathOnly(t, oldState) // auth_remember_test.go
 	oldFile, newFile := filepath.Join(oldState, config.HubAuthFile), filepath.Join(newState, config.HubAuthFile)
 	ways := func(file string) string {
 		data, err := os.ReadFile(file)

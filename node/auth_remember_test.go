@@ -59,6 +59,25 @@ func restartOn(t *testing.T, h *harness, cfg config.Config) (n *Node, stop func(
 	return n, stop
 }
 
+// startPathOnly runs a node in "both" mode with state as its state
+// directory against a hub that takes the key only in the path, and waits
+// until its connection and its VCPlog channel are up.
+func startPathOnly(t *testing.T, state string) (*harness, ConnState) {
+	t.Helper()
+	h := startHarness(t, harnessOpt{hubOpts: demohub.Options{Auth: demohub.AuthPath}, config: func(c *config.Config) {
+		c.Plugins.StateDir = state
+		c.Node.Mode = config.ModeBoth
+		c.Observer.Channels = []string{"VCPlog"}
+	}})
+	h.accept()
+	h.acceptObserver(demohub.ChannelVCPLog)
+	st := h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected })
+	if !testwait.Poll(h.ctx, func() bool { return observersUp(h.node) }) {
+		t.Fatal("the observer never connected")
+	}
+	return h, st
+}
+
 // observersUp says whether every observer channel of n is connected.
 func observersUp(n *Node) bool {
 	obs := n.ObserverStatuses()
@@ -79,17 +98,7 @@ func observersUp(n *Node) bool {
 func TestHubAuthRememberedAcrossRestart(t *testing.T) {
 	t.Parallel()
 	state := t.TempDir()
-	h := startHarness(t, harnessOpt{hubOpts: demohub.Options{Auth: demohub.AuthPath}, config: func(c *config.Config) {
-		c.Plugins.StateDir = state
-		c.Node.Mode = config.ModeBoth
-		c.Observer.Channels = []string{"VCPlog"}
-	}})
-	h.accept()
-	h.acceptObserver(demohub.ChannelVCPLog)
-	first := h.waitState("connected", func(s ConnState) bool { return s.Phase == PhaseConnected })
-	if !testwait.Poll(h.ctx, func() bool { return observersUp(h.node) }) {
-		t.Fatal("the observer never connected")
-	}
+	h, first := startPathOnly(t, state)
 	if first.Auth != "path" || first.AuthRemembered {
 		t.Fatalf("first start: auth %q, remembered %v; want path, learned", first.Auth, first.AuthRemembered)
 	}
