@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -250,4 +253,63 @@ func logTail(s string) string {
 		return s[len(s)-4000:]
 	}
 	return s
+}
+
+// TestMCPProgressMovesPastDroppedEvents: a daemon's count of dropped
+// progress events reaches an MCP client as a notification with the count
+// in its words, and the progress value moves on by the count, so it still
+// counts the server's events.
+func TestMCPProgressMovesPastDroppedEvents(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	lines := []controlapi.CallStreamLine{
+		{Progress: &controlapi.CallProgress{TaskID: "t1", Kind: "accepted", Message: "the server started task t1"}},
+		{Progress: &controlapi.CallProgress{TaskID: "t1", Kind: controlapi.ProgressDropped, Dropped: 5, Message: "5 progress updates dropped"}},
+		{Progress: &controlapi.CallProgress{TaskID: "t1", Kind: "log", Message: "90% rendered"}},
+		{Response: &controlapi.CallResponse{Tool: "vcp_VideoGen", OK: true, Result: json.RawMessage(`"done"`)}},
+	}
+	sock := fakeControlSocket(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case controlapi.PathMCPTools:
+			_ = json.NewEncoder(w).Encode(controlapi.MCPToolsResponse{Tools: []controlapi.MCPTool{{Name: "vcp_VideoGen",
+				Description: "Makes videos.", InputSchema: json.RawMessage(`{"type":"object"}`)}}})
+		case controlapi.PathCall:
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			enc := json.NewEncoder(w)
+			for _, l := range lines {
+				_ = enc.Encode(l)
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	})
+
+	var mu sync.Mutex
+	var got []*sdk.ProgressNotificationParams
+	cs := mcpSessionWith(t, &testDaemon{t: t, ctx: ctx, socket: sock}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, r.Params)
+			mu.Unlock()
+		}}, 0)
+	p := &sdk.CallToolParams{Name: "vcp_VideoGen", Arguments: map[string]any{}}
+	p.SetProgressToken("tok")
+	res, err := cs.CallTool(ctx, p)
+	if err != nil || res.IsError {
+		t.Fatalf("call = %+v %v", res, err)
+	}
+	want := []struct {
+		n   float64
+		msg string
+	}{{1, "the server started task t1"}, {6, "5 progress updates dropped"}, {7, "90% rendered"}}
+	if !testwait.Poll(ctx, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= len(want) }) {
+		t.Fatal("not every progress notification came")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, w := range want {
+		if got[i].Progress != w.n || got[i].Message != w.msg {
+			t.Errorf("notification %d = %v %q, want %v %q", i, got[i].Progress, got[i].Message, w.n, w.msg)
+		}
+	}
 }

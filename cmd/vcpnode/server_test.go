@@ -107,26 +107,33 @@ func TestServerToolsAndCallCommands(t *testing.T) {
 	}
 }
 
-// TestServerCallGoesStraightToTheDaemon: `server call` makes one request,
-// the call, and prints the daemon's answer about a name it has no tool of.
-func TestServerCallGoesStraightToTheDaemon(t *testing.T) {
+// fakeControlSocket serves handler as a daemon's control socket, until t ends.
+func fakeControlSocket(t *testing.T, handler http.HandlerFunc) string {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "control.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv := &http.Server{Handler: handler}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return sock
+}
+
+// TestServerCallGoesStraightToTheDaemon: `server call` makes one request,
+// the call, and prints the daemon's answer about a name it has no tool of.
+func TestServerCallGoesStraightToTheDaemon(t *testing.T) {
 	var mu sync.Mutex
 	var asked []string
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	sock := fakeControlSocket(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		asked = append(asked, r.Method+" "+r.URL.Path)
 		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		_ = json.NewEncoder(w).Encode(controlapi.ErrorResponse{Error: `the server's list has no tool "Nope" (the daemon's words)`})
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	})
 
 	ta := newTestApp(t)
 	code := ta.run("server", "call", "Nope", "x=1", "--socket", sock)
