@@ -53,7 +53,14 @@ func Rerun(t *testing.T, pattern string) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, filepath.Base(self))
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
+	// No fork of this process while the copy is open for writing: a child
+	// holding that fd until its exec makes the copy's exec fail with
+	// ETXTBSY ("text file busy"), which parallel tests that start
+	// processes did now and then.
+	syscall.ForkLock.Lock()
+	err = os.WriteFile(bin, data, 0o755)
+	syscall.ForkLock.Unlock()
+	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
