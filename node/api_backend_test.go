@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +80,12 @@ func TestBackendInObserverMode(t *testing.T) {
 	wantAPIError(t, "register in observer mode", err, http.StatusConflict)
 	if st := h.node.ServerTools(h.ctx, false); st.State != "disconnected" || len(st.Tools) != 0 {
 		t.Errorf("server tools in observer mode: %+v", st)
+	}
+	// A call of a server tool says why there is none.
+	_, err = h.node.Call(h.ctx, controlapi.CallRequest{Tool: "vcp_SciCalculator"})
+	wantAPIError(t, "a server tool in observer mode", err, http.StatusNotFound)
+	if !strings.Contains(err.Error(), `node.mode = "observer": no node connection, so no server tools`) {
+		t.Errorf("a server tool in observer mode: %v", err)
 	}
 }
 

@@ -18,6 +18,9 @@ import (
 // its frames and a send function; the tools join the registry as
 // vcp_<ServerTool>, never exposed back to the server.
 
+// errObserverNoServerTools: observer mode has no bridge.
+var errObserverNoServerTools = errors.New("node.mode = \"observer\": no node connection, so no server tools")
+
 // newBridge makes the source of the server's tools and its client;
 // observer mode has no node connection, so no bridge.
 func (n *Node) newBridge() {
@@ -38,7 +41,7 @@ func (n *Node) ServerTools(ctx context.Context, refresh bool) controlapi.ServerT
 	out := controlapi.ServerToolsResponse{Tools: []controlapi.ServerTool{}}
 	if n.bridge == nil {
 		out.State = string(bridge.StateDisconnected)
-		out.Message = "node.mode = \"observer\": no node connection, so no server tools"
+		out.Message = errObserverNoServerTools.Error()
 		return out
 	}
 	if refresh {
@@ -74,13 +77,16 @@ func (e *unknownServerTool) Unwrap() []error { return []error{toolhost.ErrUnknow
 // unlistedServerTool says why local, a server tool's local name, is not
 // registered: the server's list has no such tool (with the one the owner
 // likely meant), the list has not come, the server has no bridge or is
-// not connected. For an MCP client (owner false) it says no more than
-// that, and names no other tool. Nil for a name that is not a server
-// tool's, or in observer mode.
+// not connected, or in observer mode, there is no bridge. For an MCP
+// client (owner false) it says no more than that, and names no other
+// tool. Nil for a name that is not a server tool's.
 func (n *Node) unlistedServerTool(local string, owner bool) error {
 	name, ok := bridge.ServerName(local)
-	if !ok || n.bridge == nil {
+	switch {
+	case !ok:
 		return nil
+	case n.bridge == nil:
+		return fmt.Errorf("%w %q: %w", toolhost.ErrUnknownTool, local, errObserverNoServerTools)
 	}
 	why := n.bridge.Unlisted(name)
 	if !owner {
