@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -32,6 +33,9 @@ import (
 //   - the call's namespaces it made before it waits (ns_linux.go) are the
 //     same for every call, and their init, in its tree, holds none of its
 //     fds and leaves when the launcher ends, however it ends.
+//
+// A launcher counts as waiting once it says so on its socket, its
+// namespaces made: a call that takes it waits for nothing of its start.
 //
 // The pool starts filling at the second confined call within poolIdle (a
 // one-off start such as `sandbox run` starts nothing ahead) and empties
@@ -215,6 +219,12 @@ func (p *launcherPool) fill() {
 	kind := p.kind
 	p.mu.Unlock()
 	w, err := startWaiting(p.trees, kind)
+	if err == nil {
+		if err = w.ready(); err != nil {
+			p.discard(w)
+			w = nil
+		}
+	}
 	p.mu.Lock()
 	p.starting--
 	p.filled.Broadcast()
@@ -227,6 +237,35 @@ func (p *launcherPool) fill() {
 	}
 	p.ready = append(p.ready, w)
 	p.mu.Unlock()
+}
+
+// readyWithin bounds how long a started launcher may take to wait.
+const readyWithin = 5 * time.Second
+
+// ready waits until w waits for its launch, its namespaces made (it says
+// so on its socket): a call that takes it then waits for none of its start.
+func (w *waitingLauncher) ready() error {
+	fd := int(w.conn.Fd())
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(readyWithin)
+	for {
+		n, err := unix.Poll(pfd, int(time.Until(deadline).Milliseconds()))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return errors.New("sandbox launcher: not waiting after " + readyWithin.String())
+		}
+		break
+	}
+	var b [1]byte
+	if n, err := unix.Read(fd, b[:]); err != nil || n != 1 {
+		return fmt.Errorf("sandbox launcher: ended before it waited (%v)", err)
+	}
+	return nil
 }
 
 // drainIfIdle ends the waiting launchers after poolIdle without a call.
@@ -309,6 +348,8 @@ func waitForLaunch(sockArg string) {
 	oob := make([]byte, unix.CmsgSpace(4*(maxLaunchFds+1)))
 	var n, oobn, flags int
 	stepEnd("launcher: waiting")
+	// Ready: the daemon counts it waiting from now on (launcherPool.fill).
+	_, _ = unix.Write(sock, []byte{1})
 	for {
 		n, oobn, flags, _, err = unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if !errors.Is(err, unix.EINTR) {
