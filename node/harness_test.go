@@ -61,13 +61,7 @@ type harnessOpt struct {
 
 // andConfig returns o with f applied after o's own config function.
 func (o harnessOpt) andConfig(f func(*config.Config)) harnessOpt {
-	base := o.config
-	o.config = func(c *config.Config) {
-		if base != nil {
-			base(c)
-		}
-		f(c)
-	}
+	o.config = hubtest.ThenConfig(o.config, f)
 	return o
 }
 

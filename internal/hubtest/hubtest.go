@@ -155,6 +155,17 @@ func (r *Rig) WaitLog(substr string) {
 	}
 }
 
+// ThenConfig is the config change first (when set) followed by next: for
+// a test that adds to a harness's own change.
+func ThenConfig(first, next func(*config.Config)) func(*config.Config) {
+	return func(c *config.Config) {
+		if first != nil {
+			first(c)
+		}
+		next(c)
+	}
+}
+
 // FastRetry is a client's reconnect schedule at test speed: every wait
 // between 10 and 50 ms, and never giving up.
 func FastRetry() hubconn.RetryPolicy {
