@@ -1,5 +1,5 @@
 // Package hubtest runs a client of the hub under test (the hub session
-// engine, a whole node) against a fake hub of its own: the client's config
+// engine, a whole node, observer channels) against a fake hub of its own: the client's config
 // and log, a deadline for every wait, and at the end the checks every such
 // test makes (a clean stop, the key in no log line). Only _test files
 // import it (internal/archtest checks).
@@ -23,11 +23,11 @@ import (
 )
 
 // Rig is what a test runs a client of the hub with (the hub session
-// engine, a whole node): a hub of its own that takes fakehub.TestKey, the client's
-// config (fakehub.StartForNode's), the log sink the client writes to and a context
-// that bounds every wait of the test. When the test ends it stops the
-// client, and fails the test if the client's run did not end cleanly or
-// the key reached its log.
+// engine, a whole node, observer channels): a hub of its own that takes
+// fakehub.TestKey, the client's config (fakehub.StartForNode's), the log
+// sink the client writes to and a context that bounds every wait of the
+// test. When the test ends it stops the client, and fails the test if the
+// client's run did not end cleanly or the key reached its log.
 type Rig struct {
 	Hub    *demohub.Hub
 	Config config.Config

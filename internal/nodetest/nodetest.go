@@ -1,6 +1,6 @@
 // Package nodetest runs a whole node for the tests of the packages it
-// composes (the console's pages, the observer channels beside a node
-// session): a node on a state directory of the test's own against a fake
+// composes (the console's pages, the observer channels, the control
+// socket): a node on a state directory of the test's own against a fake
 // hub on loopback, its control socket, console and metrics listeners, and
 // waits with deadlines. It builds on node's exported API only; node's own
 // tests keep their harness, which reaches inside. Only _test files import
