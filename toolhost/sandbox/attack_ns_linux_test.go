@@ -648,9 +648,65 @@ if "vcpnode-call-" in os.environ.get("TMPDIR", ""):  # the call's own
 	}
 }
 
+// TestAttackHiddenSockets: in the call's mount namespace the trees where
+// the machine keeps its services' sockets (/run; here a tree of the
+// test's) are empty but for the call's grants, mounted back as they are:
+// a socket there is not found, below Landlock ABI 9 as above; one under a
+// grant still answers. Without the namespaces the same socket answers.
+func TestAttackHiddenSockets(t *testing.T) {
+	t.Parallel()
+	run := filepath.Join(t.TempDir(), "run")
+	for _, d := range []string{"systemd", "keep/inner"} {
+		if err := os.MkdirAll(filepath.Join(run, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(run, "keep", "inner", "f"), []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"systemd/private", "keep/s"} {
+		ln, err := net.Listen("unix", filepath.Join(run, s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+	}
+	env := func() *confinedEnv {
+		e := newConfinedEnv(t, map[string]Spec{"kept": {Extends: Default, Read: []string{filepath.Join(run, "keep")}}})
+		o := *e.sb.opts.Load()
+		o.hide = []string{run}
+		e.sb.opts.Store(&o)
+		return e
+	}
+	script := `
+def conn(p):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(p)
+    s.close()
+try_("service socket", lambda: conn("` + run + `/systemd/private"))
+try_("granted socket", lambda: conn("` + run + `/keep/s"))
+try_("granted file", lambda: read("` + run + `/keep/inner/f"))
+`
+	e := env()
+	e.needNamespaces(t)
+	for _, profile := range []string{"kept", Offline} {
+		got := e.attack(t, profile, libcPrelude+script)
+		if got["service socket"] != "ENOENT" {
+			t.Errorf("%s: the service's socket answered %q, want ENOENT (hidden)", profile, got["service socket"])
+		}
+		if profile == "kept" && (got["granted socket"] != "ok" || got["granted file"] != "ok") {
+			t.Errorf("%s: under its grant, socket %q, file %q: want both ok", profile, got["granted socket"], got["granted file"])
+		}
+	}
+	off := env().withoutNamespaces()
+	if got := off.attack(t, "kept", libcPrelude+script); got["service socket"] != "ok" {
+		t.Errorf("without namespaces: the service's socket answered %q: the script does not attack", got["service socket"])
+	}
+}
+
 // TestAttacksNewAsOrdinaryUser runs the attacks of this file again in a
 // copy of the test binary started as nobody.
 func TestAttacksNewAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
-	testuser.Rerun(t, "^(TestAttackInit|TestAttackProcAndNamespaces|TestAttackIPCIsPrivate|TestAttackSocketFamilies|TestAttackTCPAroundLandlock|TestAttackConnectPortsIPv6|TestAttackMemfdExec|TestAttackWaitingLaunchers|TestAttackUnixSocketByPath|TestAttackSetuidFiles|TestAttackSharedPlaces)$")
+	testuser.Rerun(t, "^(TestAttackInit|TestAttackProcAndNamespaces|TestAttackIPCIsPrivate|TestAttackSocketFamilies|TestAttackTCPAroundLandlock|TestAttackConnectPortsIPv6|TestAttackMemfdExec|TestAttackWaitingLaunchers|TestAttackUnixSocketByPath|TestAttackSetuidFiles|TestAttackSharedPlaces|TestAttackHiddenSockets)$")
 }

@@ -118,7 +118,7 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 		out[len(out)-1].Detail = "other tools' command lines are readable: " + c.NSWhy
 	}
 	add("no connect to Unix sockets by path outside its writable trees (the system bus, ssh-agent, a container runtime's)", c.LandlockABI >= 9,
-		"Landlock ABI 9 (Linux 7.1)", unixPathDetail(c.LandlockABI, root))
+		"Landlock ABI 9 (Linux 7.1)", unixPathDetail(c.LandlockABI, root, c.PidNS))
 	add("no signals or abstract Unix sockets outside the call", c.LandlockABI >= 6, "Landlock ABI 6 (Linux 6.12)", "")
 	for _, l := range []struct {
 		name, how string
@@ -138,11 +138,15 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 }
 
 // unixPathDetail says what a tool reaches by a Unix socket's path where
-// Landlock cannot refuse it.
-func unixPathDetail(abi int, root bool) string {
+// Landlock cannot refuse it; hidden: the call's /run is empty but for its
+// grants (hide_linux.go).
+func unixPathDetail(abi int, root, hidden bool) string {
 	switch {
 	case abi >= 9:
 		return ""
+	case hidden:
+		return "the call's /run is empty but for its grants (no systemd, D-Bus or container runtime socket there); " +
+			"a socket elsewhere (/tmp: ssh-agent, X11) still answers"
 	case root:
 		return "a tool connects to every socket root may: systemd's, D-Bus's or a container runtime's run commands outside the sandbox"
 	}

@@ -27,6 +27,10 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 	}
 	if s.caps.PidNS {
 		pol.NS, r.userNS = &nsPlan{}, s.caps.UserNS
+		pol.Hide = hiddenTrees
+		if o.hide != nil {
+			pol.Hide = o.hide
+		}
 	}
 	if r.groups, err = s.limits.make(p, pol); err != nil {
 		return err

@@ -30,6 +30,8 @@ type policy struct {
 	// Filters are the syscall filter programs (assembleFilters), loaded
 	// in order; the daemon makes one.
 	Filters [][]byte `json:",omitempty"`
+	// Hide are trees the call does not see but for its grants (hide_linux.go).
+	Hide []string `json:"hide,omitempty"`
 	// NS: the command runs in namespaces of its own (ns_linux.go); nil: the machine's.
 	NS *nsPlan `json:"ns,omitempty"`
 }

@@ -203,6 +203,9 @@ func (p *policy) apply() error {
 		if err := theInit.join(); err != nil {
 			return err
 		}
+		if err := p.hide(); err != nil {
+			return err
+		}
 		stepEnd("confine: PID namespace joined")
 	}
 	if err := dropCaps(); err != nil {

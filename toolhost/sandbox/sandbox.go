@@ -55,6 +55,9 @@ type Options struct {
 	protectedFor *sync.Map
 	// derivedCache: a command → its derived grants, for derivedTTL.
 	derivedCache *sync.Map
+	// hide, when set, replaces the trees a call does not see (hiddenTrees):
+	// tests hide one of their own.
+	hide []string
 }
 
 // Sandbox wraps commands for their profiles. Update swaps its

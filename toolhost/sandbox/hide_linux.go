@@ -1,0 +1,105 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
+
+// Below Landlock ABI 9 a Unix socket is reached by its path whatever the
+// grants: a tool connects to any socket its uid may write — as root,
+// systemd's, the system bus's, a container runtime's, each of which runs
+// commands outside the sandbox. Most live under /run. In the call's mount
+// namespace the launcher covers those trees with an empty tmpfs and
+// mounts back, as they are, the paths the call is granted there.
+
+// hiddenTrees are the trees a call with namespaces does not see.
+var hiddenTrees = []string{"/run"}
+
+// hide covers each of p.Hide with an empty tmpfs, the grants inside it
+// mounted back. It runs in the launcher's own mount namespace only (never
+// the daemon's: the caller checks), before the capabilities are dropped.
+func (p *policy) hide() error {
+	for _, tree := range p.Hide {
+		real := canonical(tree)
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			continue
+		}
+		var keep []string
+		whole := false
+		for _, g := range p.Grants {
+			switch path := canonical(g.Path); {
+			case within(real, path):
+				whole = true
+			case within(path, real):
+				keep = append(keep, path)
+			}
+		}
+		if whole {
+			continue // granted as a whole, or with what holds it
+		}
+		if err := coverKeeping(real, keep); err != nil {
+			return fmt.Errorf("mount namespace: hide %s: %w", real, err)
+		}
+	}
+	return nil
+}
+
+// coverKeeping mounts an empty tmpfs on dir and mounts keep (paths below
+// dir) back on it, each a copy of its mount tree taken before the cover.
+func coverKeeping(dir string, keep []string) error {
+	slices.Sort(keep)
+	type kept struct {
+		path string
+		fd   int
+		dir  bool
+	}
+	var ks []kept
+	defer func() {
+		for _, k := range ks {
+			unix.Close(k.fd)
+		}
+	}()
+	for _, path := range keep {
+		if len(ks) > 0 && within(path, ks[len(ks)-1].path) {
+			continue // inside one already kept
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			continue // gone: nothing to keep
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return fmt.Errorf("keep %s: %w", path, err)
+		}
+		ks = append(ks, kept{path, fd, fi.IsDir()})
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=755"); err != nil {
+		return err
+	}
+	for _, k := range ks {
+		if err := os.MkdirAll(filepath.Dir(k.path), 0o755); err != nil {
+			return err
+		}
+		var err error
+		if k.dir {
+			err = os.Mkdir(k.path, 0o755)
+		} else {
+			var f *os.File
+			if f, err = os.OpenFile(k.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+				f.Close()
+			}
+		}
+		if err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+		if err := unix.MoveMount(k.fd, "", unix.AT_FDCWD, k.path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("keep %s: %w", k.path, err)
+		}
+	}
+	return nil
+}
