@@ -56,11 +56,11 @@ func (r *Run) launchSys() *syscall.SysProcAttr {
 
 // launcherSys is how the daemon starts a launcher: with ns, in a mount
 // and an IPC namespace of its own (System V objects have no path Landlock
-// could refuse, and would outlive the call for the next one) and, with userNS (an ordinary user's daemon), in a
-// user namespace of its own too, with CAP_SYS_ADMIN (the namespaces and
-// mounts) and CAP_SETPCAP (to empty the bounding set) as ambient
-// capabilities, since exec under a uid other than 0 clears the rest; nil
-// without namespaces.
+// could refuse, and would outlive the call for the next one) and, with
+// userNS (an ordinary user's daemon), in a user namespace of its own too,
+// with CAP_SYS_ADMIN (the namespaces and mounts) and CAP_SETPCAP (to empty
+// the bounding set) as ambient capabilities, since exec under a uid other
+// than 0 clears the rest; nil without namespaces.
 func launcherSys(ns, userNS bool) *syscall.SysProcAttr {
 	if !ns {
 		return nil
