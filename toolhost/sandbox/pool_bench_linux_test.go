@@ -34,20 +34,7 @@ func BenchmarkConfinedStart(b *testing.B) {
 			if mode == "none" {
 				profile = None
 			}
-			start := func() {
-				r, err := e.sb.Wrap(Command{Tool: "probe", Profile: profile, Path: "/bin/true", Args: []string{"true"}, Dir: e.dir})
-				if err != nil {
-					b.Fatal(err)
-				}
-				proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir})
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = proc.Wait()
-				_ = tree.KillAndWait(5e9)
-				tree.Release()
-				r.Close()
-			}
+			start := func() { e.startTrue(b, profile) }
 			start()
 			start()
 			b.ResetTimer()
@@ -61,4 +48,23 @@ func BenchmarkConfinedStart(b *testing.B) {
 			}
 		})
 	}
+}
+
+// startTrue starts `true` under profile, waits for it and returns the pid
+// of the process the daemon started (the launcher).
+func (e *confinedEnv) startTrue(b *testing.B, profile string) int {
+	r, err := e.sb.Wrap(Command{Tool: "probe", Profile: profile, Path: "/bin/true", Args: []string{"true"}, Dir: e.dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	stepEnd("daemon: call")
+	proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = proc.Wait()
+	_ = tree.KillAndWait(5e9)
+	tree.Release()
+	return proc.Pid
 }

@@ -17,6 +17,16 @@ import (
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
+// needNamespacesOn skips, saying why, where calls get no namespaces, here
+// or in this run.
+func (e *confinedEnv) needNamespacesOn(t *testing.T) {
+	t.Helper()
+	e.needNamespaces(t)
+	if !e.sb.caps.PidNS {
+		t.Skip("the namespaces are switched off for this run")
+	}
+}
+
 // initOf is the init a waiting launcher made with its namespaces: its one
 // child (a launcher counts as waiting once started, and makes them then).
 func initOf(t testing.TB, launcher int) int {
@@ -108,10 +118,7 @@ func endedAll(t *testing.T, what string, pids []int) {
 func TestWaitingLaunchersMadeTheNamespaces(t *testing.T) {
 	t.Parallel()
 	e := newConfinedEnv(t, nil)
-	e.needNamespaces(t)
-	if !e.sb.caps.PidNS {
-		t.Skip("the namespaces are switched off for this run")
-	}
+	e.needNamespacesOn(t)
 	waiting := e.prime(t)
 	inits, _ := waitingNamespaces(t, waiting)
 	namespaces := nsOf(t, waiting[0])
@@ -165,10 +172,7 @@ func TestWaitingLaunchersMadeTheNamespaces(t *testing.T) {
 func TestWaitingInitsEndWithTheirLaunchers(t *testing.T) {
 	t.Parallel()
 	e := newConfinedEnv(t, nil)
-	e.needNamespaces(t)
-	if !e.sb.caps.PidNS {
-		t.Skip("the namespaces are switched off for this run")
-	}
+	e.needNamespacesOn(t)
 	p := e.sb.launchers
 
 	_, members := waitingNamespaces(t, e.prime(t))
@@ -206,11 +210,7 @@ func TestWaitingInitsEndWithTheirLaunchers(t *testing.T) {
 // and namespaces its waiting launchers made end with them.
 func TestWaitingInitsDieWithTheDaemon(t *testing.T) {
 	t.Parallel()
-	e := newConfinedEnv(t, nil) // skips where nothing can be confined
-	e.needNamespaces(t)
-	if !e.sb.caps.PidNS {
-		t.Skip("the namespaces are switched off for this run")
-	}
+	newConfinedEnv(t, nil).needNamespacesOn(t) // skips where nothing can be confined
 	cmd, pids := startPoolDaemon(t)
 	_, members := waitingNamespaces(t, pids)
 	if err := cmd.Process.Kill(); err != nil {

@@ -92,22 +92,7 @@ func BenchmarkConfinedStartSteps(b *testing.B) {
 			}
 			defer os.Remove(path)
 			defer f.Close()
-			start := func() int {
-				r, err := e.sb.Wrap(Command{Tool: "probe", Profile: Default, Path: "/bin/true", Args: []string{"true"}, Dir: e.dir})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer r.Close()
-				stepEnd("daemon: call")
-				proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir})
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = proc.Wait()
-				_ = tree.KillAndWait(5e9)
-				tree.Release()
-				return proc.Pid
-			}
+			start := func() int { return e.startTrue(b, Default) }
 			start()
 			start()
 			stepDone = stepWriter(int(f.Fd()))
