@@ -72,8 +72,14 @@ func (f *fixture) stdio(name, kind string) ServerConfig {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		f.t.Fatal(err)
 	}
+	// A test binary built for coverage warns on stderr, which the server
+	// errors quote, when it runs without a place for its counters.
+	cover := filepath.Join(f.dir, name+".cover")
+	if err := os.MkdirAll(cover, 0o700); err != nil {
+		f.t.Fatal(err)
+	}
 	return ServerConfig{Name: name, Command: os.Args[0],
-		Env: map[string]string{envServerKind: kind, envMarkerDir: dir}}
+		Env: map[string]string{envServerKind: kind, envMarkerDir: dir, "GOCOVERDIR": cover}}
 }
 
 // start applies cfgs and waits for every server's first attempt.
