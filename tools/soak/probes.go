@@ -19,7 +19,7 @@ type sample struct {
 	RSS        int64 // bytes
 	Files      int
 	Goroutines int // -1 when the metrics could not be read
-	Children   int // processes below the daemon
+	Children   int // processes below the daemon but idle waiting launchers
 }
 
 func (s sample) String() string {
@@ -73,7 +73,7 @@ func (r *rig) sample() (sample, error) {
 		return s, fmt.Errorf("list the daemon's open files: %w", err)
 	}
 	s.Files = len(fds)
-	s.Children = len(descendants(r.pid))
+	s.Children = len(working(r.pid))
 	if g, err := r.goroutines(); err == nil {
 		s.Goroutines = g
 	}
@@ -119,6 +119,18 @@ func (r *rig) goroutines() (int, error) {
 
 // descendants lists the processes below pid (any depth), from /proc.
 func descendants(pid int) []int {
+	parent := parents()
+	var out []int
+	for p := range parent {
+		if below(parent, p, pid) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parents maps every live process of /proc to its parent.
+func parents() map[int]int {
 	parent := map[int]int{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -142,13 +154,49 @@ func descendants(pid int) []int {
 		ppid, _ := strconv.Atoi(f[1])
 		parent[p] = ppid
 	}
+	return parent
+}
+
+// below reports whether p is a descendant of pid.
+func below(parent map[int]int, p, pid int) bool {
+	for a, hops := parent[p], 0; a > 1 && hops < 64; a, hops = parent[a], hops+1 {
+		if a == pid {
+			return true
+		}
+	}
+	return false
+}
+
+// waitingLauncher is how a launcher waiting for a call shows in /proc, and
+// its namespace's init, a fork of it.
+const waitingLauncher = "vcpnode-sandbox-launch wait "
+
+// working lists the processes below pid but the launchers waiting for a
+// call with nothing under them but their init: the daemon keeps up to two
+// ready, as many as its calls come, and ends them after a minute without
+// one, so they are not what a call left behind. A waiting launcher that
+// took a call keeps its argv and counts, with what it runs.
+func working(pid int) []int {
+	parent := parents()
+	all := descendants(pid)
+	idle := map[int]bool{}
+	for _, p := range all {
+		if strings.HasPrefix(cmdline(p), waitingLauncher) {
+			idle[p] = true
+		}
+	}
+	for _, p := range all {
+		if idle[p] {
+			continue
+		}
+		for a := parent[p]; a != pid && a > 1; a = parent[a] {
+			delete(idle, a) // it serves a call
+		}
+	}
 	var out []int
-	for p := range parent {
-		for a, hops := parent[p], 0; a > 1 && hops < 64; a, hops = parent[a], hops+1 {
-			if a == pid {
-				out = append(out, p)
-				break
-			}
+	for _, p := range all {
+		if !idle[p] {
+			out = append(out, p)
 		}
 	}
 	return out

@@ -302,7 +302,7 @@ func (so *soak) rest() (sample, error) {
 		so.o.settle, defaultMargins, strings.Join(over, ", "), last, so.s.baseline)
 	if last.Children > so.s.baseline.Children {
 		var procs []string
-		for _, p := range descendants(so.r.pid) {
+		for _, p := range working(so.r.pid) {
 			procs = append(procs, fmt.Sprintf("%d: %s", p, cmdline(p)))
 		}
 		slices.Sort(procs)
