@@ -375,11 +375,10 @@ func waitForLaunch(sockArg string) {
 		os.Exit(126) // no status pipe to say why
 	}
 	// Above every fd the command gets, so that placing them keeps it.
-	status, err := unix.FcntlInt(uintptr(got[0]), unix.F_DUPFD_CLOEXEC, maxLaunchFds)
+	status, err := highFd(got[0], maxLaunchFds)
 	if err != nil {
 		os.Exit(126)
 	}
-	_ = unix.Close(got[0])
 	fail := statusReporter(status)
 	if flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
 		fail("read", errors.New("launch truncated"))
@@ -420,12 +419,11 @@ func placeFds(want, got []int) error {
 	// First above every target, so that no dup3 overwrites a file still to place.
 	high := make([]int, len(got))
 	for i, fd := range got {
-		h, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, len(want))
+		h, err := highFd(fd, len(want))
 		if err != nil {
 			return err
 		}
 		high[i] = h
-		_ = unix.Close(fd)
 	}
 	for i, k := range want {
 		switch {
