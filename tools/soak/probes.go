@@ -119,7 +119,11 @@ func (r *rig) goroutines() (int, error) {
 
 // descendants lists the processes below pid (any depth), from /proc.
 func descendants(pid int) []int {
-	parent := parents()
+	return descendantsIn(parents(), pid)
+}
+
+// descendantsIn lists the processes below pid in parent (parents).
+func descendantsIn(parent map[int]int, pid int) []int {
 	var out []int
 	for p := range parent {
 		if below(parent, p, pid) {
@@ -178,7 +182,7 @@ const waitingLauncher = "vcpnode-sandbox-launch wait "
 // took a call keeps its argv and counts, with what it runs.
 func working(pid int) []int {
 	parent := parents()
-	all := descendants(pid)
+	all := descendantsIn(parent, pid)
 	idle := map[int]bool{}
 	for _, p := range all {
 		if strings.HasPrefix(cmdline(p), waitingLauncher) {
