@@ -77,7 +77,14 @@ func TestAttackCgroupEscape(t *testing.T) {
 		t.Skip("no cgroup hierarchy mounted here: nothing to escape from")
 	}
 	script := strings.Replace(cgroupAttack, "TARGETS", pyDict(targets), 1)
-	for _, profile := range []string{Default, Offline, "limited"} {
+	profiles := []string{Default, Offline, "limited"}
+	if mem := e.sb.Capabilities().Memory; !strings.HasPrefix(mem, "cgroup") {
+		// An rlimit leaves no limit group to escape from (and a race-built
+		// launcher cannot run under one).
+		t.Logf("the limited profile is left out: its memory limit is %q here, not a cgroup", mem)
+		profiles = profiles[:2]
+	}
+	for _, profile := range profiles {
 		got := e.attack(t, profile, script)
 		for name := range targets {
 			if got[name] == "ok" || got[name] == "" {

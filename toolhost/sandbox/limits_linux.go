@@ -194,10 +194,14 @@ func (l *limiter) make(p Profile, pol *policy) (groups, error) {
 	}
 	var want []setting
 	if p.Memory > 0 {
+		// Without a group, RLIMIT_DATA (private writable memory: heap and
+		// anonymous maps), not RLIMIT_AS: runtimes reserve address space far
+		// beyond what they use (V8 its code range, Go over 1 GB at start), so
+		// an address-space limit of a few hundred MB stops them starting.
 		m := strconv.FormatInt(p.Memory, 10)
 		want = append(want, setting{"memory",
 			[][2]string{{"memory.limit_in_bytes", m}, {"memory.memsw.limit_in_bytes", m}},
-			[][2]string{{"memory.max", m}, {"memory.swap.max", "0"}}, unix.RLIMIT_AS, uint64(p.Memory)})
+			[][2]string{{"memory.max", m}, {"memory.swap.max", "0"}}, unix.RLIMIT_DATA, uint64(p.Memory)})
 	}
 	if p.Pids > 0 {
 		n := strconv.Itoa(p.Pids)

@@ -232,9 +232,9 @@ func TestPoolAsOrdinaryUser(t *testing.T) {
 	t.Parallel()
 	tests := poolUserTests
 	if raceBuild {
-		// Its "limited" profile's 256 MiB is RLIMIT_AS for a user: the race
+		// Its "limited" profile's 256 MiB is an rlimit for a user: the race
 		// runtime of a launcher started from this binary needs more.
-		t.Log("TestPooledLaunchGivesTheSameProcess is left out: a race-detector launcher needs more address space than its limited profile leaves a user")
+		t.Log("TestPooledLaunchGivesTheSameProcess is left out: a race-detector launcher needs more memory than its limited profile's rlimit leaves a user")
 		tests = strings.Replace(tests, "TestPooledLaunchGivesTheSameProcess|", "", 1)
 	}
 	testuser.Rerun(t, tests)

@@ -3,7 +3,7 @@
 package sandbox
 
 // raceBuild: this test binary carries the race detector, whose runtime
-// reserves more address space than a profile's memory limit leaves a
-// launcher where the limit is RLIMIT_AS (an ordinary user without a
-// cgroup of their own).
+// maps more private writable memory (its shadow) than a profile's memory
+// limit leaves a launcher where the limit is an rlimit (an ordinary user
+// without a cgroup of their own).
 const raceBuild = true
