@@ -33,6 +33,9 @@ var (
 	// final result did not come in time. VCPToolBox servers up to at least
 	// 3c070506 never forward one (nothing raises the event their bridge
 	// waits for); the server keeps it in its VCPAsyncResults directory.
+	// ErrResultLost: the server's result came while the node was too busy
+	// decoding earlier frames to take it.
+	ErrResultLost    = errors.New("the server's result came while the node was busy decoding earlier frames and was dropped; the tool ran on the server")
 	ErrNoFinalResult = errors.New("the server accepted the task but sent no final result; servers that do not forward asynchronous results keep it in their VCPAsyncResults directory")
 )
 
@@ -419,6 +422,21 @@ func (c *Client) StatusLost() {
 			p.lost++
 		}
 	}
+}
+
+// ResultLost ends the call waiting on requestID (a call's id, or a task's
+// for its final result) with ErrResultLost: the session refused its
+// result unhandled (hubsession.ServerTools).
+func (c *Client) ResultLost(requestID string) {
+	c.mu.Lock()
+	p, ok := c.calls[requestID]
+	delete(c.calls, requestID)
+	c.mu.Unlock()
+	if !ok {
+		return
+	}
+	c.opts.Log.Warn().Str("tool", p.tool).Msg("a server tool's result was dropped: the node was busy")
+	p.done <- outcome{err: fmt.Errorf("%s: %w", p.tool, ErrResultLost)}
 }
 
 // tellLost tells p's caller of n lost progress events, if any.

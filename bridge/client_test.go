@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,6 +27,59 @@ func TestTaskIDOf(t *testing.T) {
 		if got := taskIDOf(json.RawMessage(result)); got != want {
 			t.Errorf("taskIDOf(%s) = %q, want %q", result, got, want)
 		}
+	}
+}
+
+// TestResultLostEndsTheCall: a result the session refused unhandled ends
+// the call waiting on it at once with ErrResultLost, whether it was the
+// call's answer or its task's final result; another id changes nothing.
+func TestResultLostEndsTheCall(t *testing.T) {
+	c := New(Options{Log: zerolog.Nop(), ListWait: time.Hour})
+	t.Cleanup(c.Close)
+	conn := newFakeConn()
+	c.Connected(conn.send)
+	ask := conn.next(t).(wsproto.GetVCPManifests)
+	c.Handle(wsproto.VCPManifestResponse{RequestID: ask.RequestID, Plugins: []wsproto.VCPPlugin{{Name: "VideoGen"}}})
+	if !pollState(c, StateOffered) {
+		t.Fatal("the list was never taken")
+	}
+	call := func() (chan error, wsproto.ExecuteVCPTool) {
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Call(context.Background(), "VideoGen", nil, func(Progress) {})
+			done <- err
+		}()
+		return done, conn.next(t).(wsproto.ExecuteVCPTool)
+	}
+	ended := func(done chan error) error {
+		t.Helper()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatal("the call did not end")
+			return nil
+		}
+	}
+
+	done, req := call()
+	c.ResultLost("call-nobody-made")
+	c.ResultLost(req.RequestID)
+	if err := ended(done); !errors.Is(err, ErrResultLost) || !strings.Contains(err.Error(), "VideoGen") {
+		t.Fatalf("the call's answer lost: %v, want ErrResultLost naming the tool", err)
+	}
+
+	done, req = call()
+	c.Handle(wsproto.VCPToolResult{RequestID: req.RequestID, Status: wsproto.StatusSuccess, Result: []byte(`{"taskId":"t9"}`)})
+	c.ResultLost(req.RequestID) // the answer came: the call now waits on its task
+	select {
+	case err := <-done:
+		t.Fatalf("a lost frame under the answered call's id ended it: %v", err)
+	default:
+	}
+	c.ResultLost("t9")
+	if err := ended(done); !errors.Is(err, ErrResultLost) {
+		t.Fatalf("the task's final result lost: %v, want ErrResultLost", err)
 	}
 }
 

@@ -85,6 +85,10 @@ type ServerTools interface {
 	// StatusLost is told of a progress frame (vcp_tool_status) read and
 	// refused unhandled because the node was busy decoding earlier ones.
 	StatusLost()
+	// ResultLost is told of a result frame (vcp_tool_result) for
+	// requestID read and refused unhandled because the node was busy: the
+	// call waiting on it ends now rather than at its timeout.
+	ResultLost(requestID string)
 }
 
 // Options are what an Engine is made with besides its Host.

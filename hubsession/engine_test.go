@@ -98,7 +98,8 @@ type fakeServerTools struct {
 	mu           sync.Mutex
 	send         func(wsproto.Message) error
 	handled      []wsproto.Message
-	lost         int // StatusLost calls
+	lost         int      // StatusLost calls
+	lostResults  []string // ResultLost calls' ids
 	connected    chan struct{}
 	disconnected chan struct{}
 }
@@ -123,6 +124,12 @@ func (f *fakeServerTools) StatusLost() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lost++
+}
+
+func (f *fakeServerTools) ResultLost(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lostResults = append(f.lostResults, id)
 }
 
 func (f *fakeServerTools) handledCount() int {

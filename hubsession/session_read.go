@@ -227,7 +227,8 @@ func (s *session) roomWait() time.Duration {
 }
 
 // refuseBusy answers a frame the decoder had no room for within busyWait:
-// an execute_tool gets a "node busy" error result, anything else is logged.
+// an execute_tool gets a "node busy" error result, the bridge learns of a
+// server tool's result or progress it loses, and each is logged.
 // Finding the requestId reads only as far as it.
 func (s *session) refuseBusy(frame []byte) {
 	typ, id := wsproto.PeekCall(frame)
@@ -237,6 +238,8 @@ func (s *session) refuseBusy(frame []byte) {
 			Err: fmt.Sprintf("node busy: %d bytes of frames are already waiting to be decoded; try again later", s.e.decodeBudget.size)})
 	case typ == wsproto.TypeVCPToolStatus && s.e.bridge != nil:
 		s.e.bridge.StatusLost() // its caller learns how many it lost
+	case typ == wsproto.TypeVCPToolResult && s.e.bridge != nil && id != "":
+		s.e.bridge.ResultLost(id)
 	}
 	s.e.warnings.Warn(s.log, "busy", func(e *zerolog.Event) {
 		e.Str("type", humantext.ClipWire(string(typ))).Str("request_id", humantext.ClipWire(id)).Int("bytes", len(frame)).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -190,6 +191,34 @@ func TestProgressFrameRefusedBusyIsCounted(t *testing.T) {
 	defer st.mu.Unlock()
 	if st.lost != 1 {
 		t.Fatalf("the bridge was told of %d lost progress frames, want 1", st.lost)
+	}
+}
+
+// A server tool's result refused as busy ends the call waiting on it: the
+// bridge is told the result's id rather than left to wait for its timeout.
+func TestResultFrameRefusedBusyEndsItsCall(t *testing.T) {
+	st := &fakeServerTools{connected: make(chan struct{}, 4), disconnected: make(chan struct{}, 4)}
+	h := startHarness(t, harnessOpt{
+		bridge: st,
+		timings: func(tm *Timings) {
+			tm.DecodeBudget = 8 * config.KiB
+			tm.BusyWait = 20 * time.Millisecond
+		},
+	})
+	c := h.accept()
+	result := `{"type":"vcp_tool_result","data":{"requestId":"call-7","status":"success","result":"` + strings.Repeat("r", 20*config.KiB) + `"}}`
+	if err := c.SendRaw(h.ctx, []byte(result)); err != nil {
+		t.Fatal(err)
+	}
+	// Frames are handled in order, so after this round trip the refusal is done.
+	if res := h.call(c, "Echo", map[string]any{"text": "after"}); res.Status != wsproto.StatusSuccess {
+		t.Fatalf("call after the refused frame: %+v", res)
+	}
+	h.waitLog("node busy decoding earlier frames")
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !slices.Equal(st.lostResults, []string{"call-7"}) || st.lost != 0 {
+		t.Fatalf("the bridge was told of lost results %q and %d lost progress frames, want [call-7] and 0", st.lostResults, st.lost)
 	}
 }
 
