@@ -308,8 +308,10 @@ func superviseCommand(pid int, inherited []int) {
 			break
 		}
 	}
+	stepEnd("launcher: command exited")
 	if theInit != nil {
 		theInit.letGo()
+		stepEnd("launcher: init gone")
 	}
 	if !ws.Signaled() {
 		os.Exit(ws.ExitStatus())

@@ -53,18 +53,24 @@ func BenchmarkConfinedStart(b *testing.B) {
 // startTrue starts `true` under profile, waits for it and returns the pid
 // of the process the daemon started (the launcher).
 func (e *confinedEnv) startTrue(b *testing.B, profile string) int {
+	stepEnd("daemon: call")
 	r, err := e.sb.Wrap(Command{Tool: "probe", Profile: profile, Path: "/bin/true", Args: []string{"true"}, Dir: e.dir})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer r.Close()
-	stepEnd("daemon: call")
+	stepEnd("daemon: wrapped")
 	proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir})
 	if err != nil {
+		r.Close()
 		b.Fatal(err)
 	}
+	stepEnd("daemon: process started")
 	_, _ = proc.Wait()
+	stepEnd("daemon: launcher reaped")
 	_ = tree.KillAndWait(5e9)
 	tree.Release()
+	stepEnd("daemon: tree released")
+	r.Close()
+	stepEnd("daemon: run closed")
 	return proc.Pid
 }

@@ -60,24 +60,25 @@ type stepMark struct {
 	name string
 }
 
-// BenchmarkConfinedStartSteps: where a confined start of `true` spends its
-// time, step by step, through a launcher that waited (pooled) and one
-// started for it (cold), with the call's namespaces, and through a launcher
-// that waited without them (pooled-no-ns): the median time of
+// BenchmarkConfinedStartSteps: where a confined call of `true` spends its
+// time, step by step from Wrap to the run's Close, start and exit,
+// unconfined (none), through a launcher that waited (pooled) and one
+// started for it (cold), with the call's namespaces, and through a
+// launcher that waited without them (pooled-no-ns): the median time of
 // each step, from the end of the one before, on the call's path (the
 // daemon's steps and those of the launcher that took the call) and, for
 // the pooled one, before it waited (off the call's path). Run with
 //
 //	go test -run '^$' -bench ConfinedStartSteps -benchtime 200x ./toolhost/sandbox/
 func BenchmarkConfinedStartSteps(b *testing.B) {
-	for _, mode := range []string{"pooled", "cold", "pooled-no-ns"} {
+	for _, mode := range []string{"none", "pooled", "cold", "pooled-no-ns"} {
 		b.Run(mode, func(b *testing.B) {
 			e := newConfinedEnv(b, nil)
 			mode := mode // b.Run calls this more than once
 			if strings.HasSuffix(mode, "-no-ns") {
 				e.withoutNamespaces()
 				mode = strings.TrimSuffix(mode, "-no-ns")
-			} else if !e.sb.caps.PidNS {
+			} else if mode != "none" && !e.sb.caps.PidNS {
 				b.Skipf("no namespaces for calls here: %s", e.sb.caps.NSWhy)
 			}
 			if mode == "cold" {
@@ -92,7 +93,11 @@ func BenchmarkConfinedStartSteps(b *testing.B) {
 			}
 			defer os.Remove(path)
 			defer f.Close()
-			start := func() int { return e.startTrue(b, Default) }
+			profile := Default
+			if mode == "none" {
+				profile = None
+			}
+			start := func() int { return e.startTrue(b, profile) }
 			start()
 			start()
 			stepDone = stepWriter(int(f.Fd()))
@@ -149,10 +154,13 @@ func allWaiting(tb testing.TB, path string, pids []int) bool {
 	return true
 }
 
-// reportSteps logs the median of each step of the starts through
-// launchers, in the order they come: those a launcher made before the
-// call (before the daemon's "call" mark) and those from that mark to the
-// daemon's "command running".
+// reportSteps logs the median of each step of the calls, in the order
+// they come: what the launcher that served call k (launchers[k], the
+// command itself without one) did before the call (before the daemon's
+// "call" mark), then the daemon's steps and that launcher's from the mark
+// to the daemon's "run closed"; and apart, the start (to "process
+// started") and the exit (from the command's exit as the launcher saw it,
+// or from the start's end where no launcher stays).
 func reportSteps(b testing.TB, path string, launchers []int, daemon int) {
 	marks := readSteps(b, path)
 	slices.SortStableFunc(marks, func(x, y stepMark) int { return int(x.at - y.at) })
@@ -164,22 +172,18 @@ func reportSteps(b testing.TB, path string, launchers []int, daemon int) {
 		}
 		took[name] = append(took[name], d)
 	}
+	var callAt []int
+	for i, m := range marks {
+		if m.pid == daemon && m.name == "daemon: call" {
+			callAt = append(callAt, i)
+		}
+	}
 	calls := 0
-	for _, pid := range launchers {
-		// Its first step of the call: the launch it waited for, or its start.
-		got := slices.IndexFunc(marks, func(m stepMark) bool { return m.pid == pid && m.name == "launcher: launch received" })
-		if got < 0 {
-			got = slices.IndexFunc(marks, func(m stepMark) bool { return m.pid == pid && m.name == "launcher: started" })
+	for k, call := range callAt {
+		if k >= len(launchers) {
+			break
 		}
-		call := -1
-		for i := range got {
-			if marks[i].pid == daemon && marks[i].name == "daemon: call" {
-				call = i
-			}
-		}
-		if got < 0 || call < 0 {
-			continue
-		}
+		pid := launchers[k]
 		var before, on []stepMark
 		for i, m := range marks {
 			switch {
@@ -188,7 +192,7 @@ func reportSteps(b testing.TB, path string, launchers []int, daemon int) {
 			case i >= call && (m.pid == pid || m.pid == daemon):
 				on = append(on, m)
 			}
-			if i > call && m.pid == daemon && m.name == "daemon: command running" {
+			if i > call && m.pid == daemon && m.name == "daemon: run closed" {
 				break
 			}
 		}
@@ -198,6 +202,18 @@ func reportSteps(b testing.TB, path string, launchers []int, daemon int) {
 		for i := 1; i < len(on); i++ {
 			note(on[i].name, time.Duration(on[i].at-on[i-1].at))
 		}
+		at := func(name string) int64 {
+			if i := slices.IndexFunc(on, func(m stepMark) bool { return m.name == name }); i >= 0 {
+				return on[i].at
+			}
+			return 0
+		}
+		started, exited := at("daemon: process started"), at("launcher: command exited")
+		if exited == 0 {
+			exited = started
+		}
+		note("the start (call to process started)", time.Duration(started-on[0].at))
+		note("the exit (command exited to run closed)", time.Duration(on[len(on)-1].at-exited))
 		note("call total", time.Duration(on[len(on)-1].at-on[0].at))
 		calls++
 	}
