@@ -186,15 +186,15 @@ func TestModuleImportsAllowed(t *testing.T) {
 	}
 }
 
-// TestOnlyHubconnAndFakeHubUseGorilla: gorilla stays behind the liveness
+// TestOnlyHubconnAndDemohubUseGorilla: gorilla stays behind the liveness
 // core (hubconn); demohub is the server side of
 // the wire, for the demo and the tests.
-func TestOnlyHubconnAndFakeHubUseGorilla(t *testing.T) {
+func TestOnlyHubconnAndDemohubUseGorilla(t *testing.T) {
 	allowed := map[string]bool{module + "/hubconn": true, module + "/demohub": true}
 	for pkg, imports := range moduleImports(t) {
 		for _, imp := range imports {
 			if imp == gorilla && !allowed[pkg] {
-				t.Errorf("%s imports %s; only hubconn may", pkg, imp)
+				t.Errorf("%s imports %s; only hubconn and demohub may", pkg, imp)
 			}
 		}
 	}
