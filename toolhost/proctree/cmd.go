@@ -18,14 +18,20 @@ import (
 // a process into a cgroup and the Manager falls back (as in StartProcess),
 // newCmd is called once more for a fresh command.
 func (m *Manager) StartCmd(newCmd func() *exec.Cmd) (*exec.Cmd, *Tree, error) {
-	cmd, t, err := m.startCmd(newCmd)
+	return m.StartCmdWith(nil, newCmd)
+}
+
+// StartCmdWith is StartCmd with prepare called on each new tree before its
+// leader starts (see StartProcessWith).
+func (m *Manager) StartCmdWith(prepare func(*Tree) error, newCmd func() *exec.Cmd) (*exec.Cmd, *Tree, error) {
+	cmd, t, err := m.startCmd(prepare, newCmd)
 	if err == nil || t == nil || t.mode != ModeCgroup || notTheCgroup(err) {
 		return cmd, t, err
 	}
 	if derr := m.demote(); derr != nil {
 		return nil, nil, err
 	}
-	cmd2, t2, err2 := m.startCmd(newCmd)
+	cmd2, t2, err2 := m.startCmd(prepare, newCmd)
 	if err2 != nil {
 		return nil, nil, err2
 	}
@@ -36,8 +42,8 @@ func (m *Manager) StartCmd(newCmd func() *exec.Cmd) (*exec.Cmd, *Tree, error) {
 
 // startCmd is one attempt; on a failed start it returns the released tree
 // (for its mode) with the error.
-func (m *Manager) startCmd(newCmd func() *exec.Cmd) (*exec.Cmd, *Tree, error) {
-	t, err := m.NewTree()
+func (m *Manager) startCmd(prepare func(*Tree) error, newCmd func() *exec.Cmd) (*exec.Cmd, *Tree, error) {
+	t, err := m.newPreparedTree(prepare)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -156,13 +156,34 @@ func (m *Manager) NewTree() (*Tree, error) {
 	return &Tree{m: m, id: id, mode: mode, b: b}, nil
 }
 
+// newPreparedTree is NewTree followed by prepare (nil: none).
+func (m *Manager) newPreparedTree(prepare func(*Tree) error) (*Tree, error) {
+	t, err := m.NewTree()
+	if err != nil || prepare == nil {
+		return t, err
+	}
+	if err := prepare(t); err != nil {
+		t.Release()
+		return nil, err
+	}
+	return t, nil
+}
+
 // StartProcess starts name as the leader of a new tree (attr.Sys is
 // replaced by the tree's, but for the command line on Windows; attr.Env
 // gets the marker). When the system refuses
 // to start a process into a cgroup, the Manager falls back to
 // ModeSubreaper for good, with a warning, and starts it that way.
 func (m *Manager) StartProcess(name string, argv []string, attr *os.ProcAttr) (*os.Process, *Tree, error) {
-	t, err := m.NewTree()
+	return m.StartProcessWith(nil, name, argv, attr)
+}
+
+// StartProcessWith is StartProcess with prepare called on each new tree
+// before its leader starts (the retry's too): what must be in force from
+// the leader's first instruction, such as its cgroup's limits. An error
+// from prepare releases the tree and ends the start.
+func (m *Manager) StartProcessWith(prepare func(*Tree) error, name string, argv []string, attr *os.ProcAttr) (*os.Process, *Tree, error) {
+	t, err := m.newPreparedTree(prepare)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,9 +208,9 @@ func (m *Manager) StartProcess(name string, argv []string, attr *os.ProcAttr) (*
 	if derr := m.demote(); derr != nil {
 		return nil, nil, err
 	}
-	t, terr := m.NewTree()
+	t, terr := m.newPreparedTree(prepare)
 	if terr != nil {
-		return nil, nil, err
+		return nil, nil, errors.Join(err, terr)
 	}
 	a.Env = withMarker(attr.Env, t)
 	a.Sys = withCallerSys(t.SysProcAttr(), attr.Sys)
@@ -251,6 +272,8 @@ type Tree struct {
 	// keeps a kill or signal from running across the release.
 	mu       sync.Mutex
 	released bool
+	// beforeRelease run once, before the cgroup goes (BeforeRelease).
+	beforeRelease []func()
 }
 
 // backend is one mode's way of tracking a tree.
@@ -410,9 +433,28 @@ func (t *Tree) Release() {
 	t.once.Do(func() {
 		t.mu.Lock()
 		t.released = true
+		last := t.beforeRelease
+		t.beforeRelease = nil
 		t.mu.Unlock()
+		for _, f := range last {
+			f()
+		}
 		t.b.release()
 	})
+}
+
+// BeforeRelease has f run once by Release, before the tree's cgroup is
+// removed: the last moment the cgroup's files (its event counters) can be
+// read. On a released tree f runs at once.
+func (t *Tree) BeforeRelease(f func()) {
+	t.mu.Lock()
+	if !t.released {
+		t.beforeRelease = append(t.beforeRelease, f)
+		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
+	f()
 }
 
 // CgroupDir is the tree's own cgroup v2 directory (ModeCgroup), else "".

@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,17 +51,47 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 	return nil
 }
 
-// started applies what can only be applied to the started tree: limits on
-// its own cgroup v2 (the launcher applied the rest).
-func (r *Run) started(pid int, tree *proctree.Tree) {
-	if r.pol == nil {
-		return
+// prepare puts the run's cgroup v2 limits on tree's own cgroup before
+// anything of the call runs there (a launcher started into it, or the
+// launch sent to one waiting there), so that they hold from the command's
+// first instruction; a limit that cannot be written refuses the call. The
+// tree's counters stay readable to the Run until the tree goes.
+func (r *Run) prepare(tree *proctree.Tree) error {
+	if r.pol == nil || len(r.pol.V2) == 0 {
+		return nil
 	}
-	if dir := tree.CgroupDir(); dir != "" {
-		for file, value := range r.pol.V2 {
-			_ = os.WriteFile(filepath.Join(dir, file), []byte(value), 0)
+	dir := tree.CgroupDir()
+	files := slices.Sorted(maps.Keys(r.pol.V2))
+	for _, file := range files {
+		if dir == "" {
+			return r.notApplied(file, fmt.Errorf("the process tree has no cgroup of its own (tracked by %s)", tree.Mode()))
+		}
+		err := os.WriteFile(filepath.Join(dir, file), []byte(r.pol.V2[file]), 0)
+		if err != nil && !(optionalV2[file] && errors.Is(err, os.ErrNotExist)) {
+			return r.notApplied(file, err)
 		}
 	}
+	r.mu.Lock()
+	r.treeDir = dir
+	r.mu.Unlock()
+	tree.BeforeRelease(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.treeDir == dir {
+			r.seenV2, r.treeDir = treeEvents(dir, r.limits), ""
+		}
+	})
+	return nil
+}
+
+// optionalV2 are the cgroup v2 files a kernel may lack while it holds the
+// limit all the same: memory.swap.max without swap accounting.
+var optionalV2 = map[string]bool{"memory.swap.max": true}
+
+// notApplied is the error of a limit whose cgroup file could not be written.
+func (r *Run) notApplied(file string, err error) error {
+	controller, _, _ := strings.Cut(file, ".")
+	return fmt.Errorf("%s %q: sandbox profile %q: %s %w: %w", r.kind, r.tool, r.Profile, r.limits.limitName(controller), ErrLimitNotApplied, err)
 }
 
 func removeTemp(dir string) { _ = os.RemoveAll(dir) }

@@ -18,9 +18,10 @@ type policy struct {
 	Ports   []uint16
 	// Tasks are the tasks files of the run's cgroup v1 limit groups.
 	Tasks []string
-	// V2 are control files of the tree's own cgroup v2 and their values,
-	// written once the tree exists.
-	V2 map[string]string
+	// V2 are control files of the tree's own cgroup v2 and their values:
+	// the daemon writes them before anything of the call runs there
+	// (Run.prepare); the launcher has nothing to do with them.
+	V2 map[string]string `json:"-"`
 	// Rlimits: resource → value, where no cgroup can hold a limit.
 	Rlimits map[int]uint64
 	// Strict fails instead of applying less than asked (sandbox.require).

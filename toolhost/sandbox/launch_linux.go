@@ -153,10 +153,10 @@ func (r *Run) startProcess(trees *proctree.Manager, a *os.ProcAttr) (*os.Process
 	la.Files = append(append([]*os.File(nil), a.Files...), lf.spec, lf.statw)
 	la.Sys = r.launchSys()
 	stepEnd("daemon: launch written")
-	proc, tree, err := trees.StartProcess("/proc/self/exe", lf.args(len(a.Files), r.pol.NS != nil), &la)
+	proc, tree, err := trees.StartProcessWith(r.prepare, "/proc/self/exe", lf.args(len(a.Files), r.pol.NS != nil), &la)
 	if err != nil {
 		lf.abandon()
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+		if !errors.Is(err, ErrLimitNotApplied) && (errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission)) {
 			return nil, nil, fmt.Errorf("sandbox launcher: %w", err)
 		}
 		return nil, nil, err
@@ -186,7 +186,7 @@ func (r *Run) startCmd(trees *proctree.Manager, newCmd func() *exec.Cmd) (*exec.
 	}
 	var lf *launchFiles // the last attempt's
 	var lerr error
-	cmd, tree, err := trees.StartCmd(func() *exec.Cmd {
+	cmd, tree, err := trees.StartCmdWith(r.prepare, func() *exec.Cmd {
 		c := newCmd()
 		if c.Err != nil {
 			return c // the program was not found: Start says so

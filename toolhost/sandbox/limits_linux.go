@@ -248,33 +248,33 @@ func (l *limiter) make(p Profile, pol *policy) (groups, error) {
 	return g, nil
 }
 
-// limitsHit names the limits the run reached (memory: a process was
-// killed; pids: a fork was refused).
-func (g groups) limitsHit(p Profile) []string {
-	var out []string
+// events reads what the kernel counted in the run's cgroup v1 groups.
+func (g groups) events() events {
+	var e events
 	if dir := g["memory"]; dir != "" {
-		if n := counter(filepath.Join(dir, "memory.oom_control"), "oom_kill"); n > 0 {
-			out = append(out, "memory limit "+FormatSize(p.Memory)+" reached: the kernel killed "+plural(n, "process")+" (oom_kill)")
-		} else if n := counter(filepath.Join(dir, "memory.failcnt"), ""); n > 0 && counter(filepath.Join(dir, "memory.oom_control"), "under_oom") > 0 {
-			out = append(out, "memory limit "+FormatSize(p.Memory)+" reached")
+		e.oomKills = counter(filepath.Join(dir, "memory.oom_control"), "oom_kill")
+		if counter(filepath.Join(dir, "memory.failcnt"), "") > 0 && counter(filepath.Join(dir, "memory.oom_control"), "under_oom") > 0 {
+			e.oom = 1
 		}
 	}
 	if dir := g["pids"]; dir != "" {
-		if n := counter(filepath.Join(dir, "pids.events"), "max"); n > 0 {
-			out = append(out, "pids limit "+strconv.Itoa(p.Pids)+" reached: "+plural(n, "fork")+" refused (pids.events max)")
-		}
+		e.forks = counter(filepath.Join(dir, "pids.events"), "max")
 	}
-	return out
+	return e
 }
 
-func plural(n int64, what string) string {
-	if n == 1 {
-		return "1 " + what
+// treeEvents reads what the kernel counted in a tree's own cgroup v2 (dir)
+// against p's limits (a controller not enabled there has no files: nothing).
+func treeEvents(dir string, p Profile) events {
+	var e events
+	if p.Memory > 0 {
+		e.oomKills = counter(filepath.Join(dir, "memory.events"), "oom_kill")
+		e.oom = counter(filepath.Join(dir, "memory.events"), "oom")
 	}
-	if strings.HasSuffix(what, "s") {
-		return strconv.FormatInt(n, 10) + " " + what + "es"
+	if p.Pids > 0 {
+		e.forks = counter(filepath.Join(dir, "pids.events"), "max")
 	}
-	return strconv.FormatInt(n, 10) + " " + what + "s"
+	return e
 }
 
 // counter reads "key N" from a flat-keyed control file (key "": the whole file is N).

@@ -117,6 +117,11 @@ func (p *launcherPool) launch(trees *proctree.Manager, r *Run, a *os.ProcAttr) (
 			p.discard(w)
 			return nil, nil, err, true
 		}
+		if err := r.prepare(w.tree); err != nil { // the limits, before the launch reaches it
+			lf.abandon()
+			p.discard(w)
+			return nil, nil, err, true
+		}
 		rights := unix.UnixRights(append([]int{int(lf.statw.Fd())}, fds...)...)
 		err = unix.Sendmsg(int(w.conn.Fd()), data, rights, nil, unix.MSG_NOSIGNAL)
 		w.conn.Close()

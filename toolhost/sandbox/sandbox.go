@@ -351,6 +351,10 @@ type Run struct {
 	onRefusal func(kind, tool string, refused []Refusal)
 
 	mu     sync.Mutex
-	groups groups   // per-run limit groups, until Close
-	hit    []string // the limits reached, read by Close
+	groups groups // per-run cgroup v1 limit groups, until Close
+	// treeDir is the tree's own cgroup v2 holding limits (pol.V2), until
+	// the tree is released or the Run closed.
+	treeDir string
+	// seenV1, seenV2: what the groups and treeDir counted, read before they went.
+	seenV1, seenV2 events
 }

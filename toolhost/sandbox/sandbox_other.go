@@ -24,8 +24,10 @@ type limiter struct{}
 
 type groups map[string]string
 
-func (groups) limitsHit(Profile) []string { return nil }
-func (groups) remove()                    {}
+func (groups) events() events { return events{} }
+func (groups) remove()        {}
+
+func treeEvents(string, Profile) events { return events{} }
 
 // detect: profiles are not enforced outside Linux.
 func detect(*proctree.Manager) (Capabilities, *limiter) {
@@ -39,8 +41,6 @@ func detect(*proctree.Manager) (Capabilities, *limiter) {
 func (s *Sandbox) confine(*Options, Profile, Command, *Run) error { return nil }
 
 func removeTemp(string) {}
-
-func (r *Run) started(int, *proctree.Tree) {}
 
 func (r *Run) startProcess(trees *proctree.Manager, a *os.ProcAttr) (*os.Process, *proctree.Tree, error) {
 	return trees.StartProcess(r.Path, r.Args, a)

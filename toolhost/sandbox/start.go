@@ -12,25 +12,15 @@ import (
 func (r *Run) StartProcess(trees *proctree.Manager, attr *os.ProcAttr) (*os.Process, *proctree.Tree, error) {
 	a := *attr
 	a.Env = r.Env
-	proc, tree, err := r.startProcess(trees, &a)
-	if err != nil {
-		return nil, nil, err
-	}
-	r.started(proc.Pid, tree)
-	return proc, tree, nil
+	return r.startProcess(trees, &a)
 }
 
 // StartCmd is StartProcess for callers that keep exec.Cmd (proctree's
 // StartCmd): newCmd builds the command, whose Env is replaced by the Run's.
 func (r *Run) StartCmd(trees *proctree.Manager, newCmd func() *exec.Cmd) (*exec.Cmd, *proctree.Tree, error) {
-	cmd, tree, err := r.startCmd(trees, func() *exec.Cmd {
+	return r.startCmd(trees, func() *exec.Cmd {
 		c := newCmd()
 		c.Env = r.Env
 		return c
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	r.started(cmd.Process.Pid, tree)
-	return cmd, tree, nil
 }

@@ -115,7 +115,7 @@ var ErrLimit = errors.New("reached a limit of its sandbox profile")
 // *RefusedError). Any other error is returned unchanged: the sandbox did
 // not cause it. An unconfined run's error is unchanged.
 func (r *Run) Explain(err error, outputs ...[]byte) error {
-	if r == nil || r.Profile == None || r.limits.Off {
+	if r == nil || r.Profile == None || r.limits.Off || errors.Is(err, ErrLimitNotApplied) {
 		return err
 	}
 	if hit := r.limitsHit(); len(hit) > 0 {
@@ -153,9 +153,12 @@ func (r *Run) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.groups != nil {
-		r.hit = r.groups.limitsHit(r.limits)
+		r.seenV1 = r.groups.events()
 		r.groups.remove()
 		r.groups = nil
+	}
+	if r.treeDir != "" {
+		r.seenV2, r.treeDir = treeEvents(r.treeDir, r.limits), ""
 	}
 	if r.tmp != "" {
 		removeTemp(r.tmp)
@@ -164,13 +167,18 @@ func (r *Run) Close() {
 	r.launchers.refill()
 }
 
-// limitsHit names the limits the run reached, from its groups or, once
-// closed, from what Close read.
+// limitsHit names the limits the run reached: from its limit groups and
+// its tree's cgroup while they exist, else from what was read before they
+// went (Close, the tree's release).
 func (r *Run) limitsHit() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	v1, v2 := r.seenV1, r.seenV2
 	if r.groups != nil {
-		return r.groups.limitsHit(r.limits)
+		v1 = r.groups.events()
 	}
-	return r.hit
+	if r.treeDir != "" {
+		v2 = treeEvents(r.treeDir, r.limits)
+	}
+	return v1.plus(v2).names(r.limits)
 }

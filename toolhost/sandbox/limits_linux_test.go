@@ -1,0 +1,180 @@
+package sandbox
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vcpnode/vcpnode/internal/testwait"
+	"github.com/vcpnode/vcpnode/toolhost/proctree"
+)
+
+// startLimited starts argv under profile as a tool's command and waits for
+// its whole tree; err is the start's error, else what Explain makes of the
+// run (its limits reached), read after the tree was released as the hosts
+// do. out is the command's stdout.
+func (e *confinedEnv) startLimited(t *testing.T, profile string, argv ...string) (out string, err error) {
+	t.Helper()
+	r, err := e.sb.Wrap(Command{Tool: "probe", Profile: profile, Path: argv[0], Args: argv, Env: os.Environ(), Dir: e.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outR.Close()
+	proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir, Files: []*os.File{nil, outW, nil}})
+	outW.Close()
+	if err != nil {
+		return "", r.Explain(err)
+	}
+	b, _ := io.ReadAll(outR) // the command's own end; its leftovers hold no copy (it closes stdout)
+	state, werr := proc.Wait()
+	if werr != nil {
+		t.Fatal(werr)
+	}
+	if r.Exceeded() {
+		tree.KillAll() // what the hosts do: a fork loop never ends by itself
+	}
+	if err := tree.KillAndWait(5e9); err != nil {
+		t.Fatal(err)
+	}
+	tree.Release()
+	var exit error
+	if !state.Success() {
+		exit = errors.New(state.String())
+	}
+	return string(b), r.Explain(exit)
+}
+
+// forkLoop forks children that sleep until it cannot fork any more, then
+// prints how many it made and exits (its children stay, as a fork bomb's).
+const forkLoop = `
+import os, sys, time
+n = 0
+while n < 1000:
+    try:
+        pid = os.fork()
+    except OSError as e:
+        break
+    if pid == 0:
+        os.close(1)
+        time.sleep(120)
+        os._exit(0)
+    n += 1
+print(n)
+sys.stdout.flush()
+`
+
+// allocate touches 1 GiB, a page at a time, and says so if it got there.
+const allocate = `
+b = bytearray(1 << 30)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+print("allocated")
+`
+
+// TestLimitsHoldFromTheFirstFork: a fork loop under pids = 16 makes fewer
+// than 16 processes (the limit held before its first fork) and the call's
+// error names the pids limit; 1 GiB allocated under memory = 64MiB is
+// killed and the error names the memory limit — whether a waiting launcher
+// or one started for the call ran it, and after the tree's cgroup is gone.
+func TestLimitsHoldFromTheFirstFork(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, map[string]Spec{"forks": {Extends: Default, Pids: 16}, "small": {Extends: Default, Memory: "64MiB"}})
+	py := python(t)
+	caps := e.sb.Capabilities()
+	for _, env := range []struct {
+		name string
+		e    *confinedEnv
+	}{{"waiting launcher", e}, {"launcher started for the call", coldEnv(t, e)}} {
+		t.Run(env.name, func(t *testing.T) {
+			if env.e == e {
+				e.prime(t)
+			}
+			t.Run("pids", func(t *testing.T) {
+				if !strings.HasPrefix(caps.Pids, "cgroup") {
+					t.Skipf("no cgroup holds a pids limit here (%q): nothing counts refused forks", caps.Pids)
+				}
+				out, err := env.e.startLimited(t, "forks", py, "-c", forkLoop)
+				n, cerr := strconv.Atoi(strings.TrimSpace(out))
+				if cerr != nil || n >= 16 {
+					t.Errorf("the fork loop made %q processes under pids = 16 (%s)", out, caps.Pids)
+				}
+				if err == nil || !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "pids limit 16 reached") {
+					t.Errorf("want an error naming the pids limit, got %v", err)
+				}
+				t.Logf("%d forks, then: %v", n, err)
+			})
+			t.Run("memory", func(t *testing.T) {
+				if !strings.HasPrefix(caps.Memory, "cgroup") {
+					t.Skipf("no cgroup holds a memory limit here (%q): nothing counts the kernel's kills", caps.Memory)
+				}
+				out, err := env.e.startLimited(t, "small", py, "-c", allocate)
+				if strings.Contains(out, "allocated") {
+					t.Errorf("1 GiB allocated under memory = 64MiB (%s)", caps.Memory)
+				}
+				if err == nil || !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "memory limit 64MiB reached: the kernel killed") {
+					t.Errorf("want an error naming the memory limit, got %v", err)
+				}
+				t.Logf("%v", err)
+			})
+		})
+	}
+}
+
+// TestLimitNotAppliedRefusesTheCall: where a limit's cgroup v2 file cannot
+// be written (here: the controller is not enabled in the trees' cgroups,
+// though the limiter was told it is), the call is refused with an error
+// naming the limit and the file, and the command never runs — whether a
+// waiting launcher or one started for the call would have run it.
+func TestLimitNotAppliedRefusesTheCall(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnvMode(t, map[string]Spec{"forks": {Extends: Default, Pids: 16}}, proctree.ModeCgroup)
+	v2, _ := mounts()
+	own, err := ownGroup(v2, "")
+	if err != nil {
+		t.Skipf("no cgroup v2 of the daemon's here: %v", err)
+	}
+	if ctl, _ := os.ReadFile(filepath.Join(own, "cgroup.subtree_control")); strings.Contains(string(ctl), "pids") {
+		t.Skip("pids is enabled in the trees' cgroups here: its file is there to write")
+	}
+	cold := coldEnv(t, e)
+	for _, sb := range []*Sandbox{e.sb, cold.sb} {
+		sb.limits.v2["pids"] = true // as a daemon that found it enabled would
+	}
+	marker := filepath.Join(e.dir, "ran")
+	for _, env := range []struct {
+		name string
+		e    *confinedEnv
+	}{{"waiting launcher", e}, {"launcher started for the call", cold}} {
+		t.Run(env.name, func(t *testing.T) {
+			var waiting []int
+			if env.e == e {
+				waiting = e.prime(t)
+			}
+			_, err := env.e.startLimited(t, "forks", "/bin/sh", "-c", "echo > "+marker)
+			if !errors.Is(err, ErrLimitNotApplied) || !strings.Contains(err.Error(), "pids limit 16 could not be applied") ||
+				!strings.Contains(err.Error(), "/pids.max") {
+				t.Errorf("want the call refused naming the pids limit and pids.max, got %v", err)
+			}
+			if _, serr := os.Stat(marker); serr == nil {
+				t.Error("the command ran without its pids limit")
+				os.Remove(marker)
+			}
+			if len(waiting) > 0 {
+				testwait.For(t, "the launcher that waited to be gone", func() bool {
+					_, err := os.Stat("/proc/" + strconv.Itoa(waiting[0]) + "/stat")
+					return err != nil
+				})
+			}
+			t.Logf("%v", err)
+		})
+	}
+}
