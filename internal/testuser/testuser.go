@@ -22,6 +22,13 @@ const Nobody = 65534
 // already) or under -short.
 func Rerun(t *testing.T, pattern string) {
 	t.Helper()
+	rerun(t, pattern, nil)
+}
+
+// rerun is Rerun with join, when not nil, adapting the command that starts
+// the copy (as nobody, with its argv and environment set).
+func rerun(t *testing.T, pattern string, join func(*exec.Cmd)) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("already an ordinary user: the tests of this run are the user's")
 	}
@@ -69,6 +76,9 @@ func Rerun(t *testing.T, pattern string) {
 	cmd.Dir = tmp
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: Nobody, Gid: Nobody}}
+	if join != nil {
+		join(cmd)
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS") {
 		t.Fatalf("as uid %d: %v\n%s", Nobody, err, out)

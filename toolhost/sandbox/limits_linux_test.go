@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vcpnode/vcpnode/internal/testuser"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
@@ -29,12 +30,22 @@ func (e *confinedEnv) startLimited(t *testing.T, profile string, argv ...string)
 		t.Fatal(err)
 	}
 	defer outR.Close()
-	proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir, Files: []*os.File{nil, outW, nil}})
+	errFile, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir, Files: []*os.File{nil, outW, errFile}})
 	outW.Close()
 	if err != nil {
 		return "", r.Explain(err)
 	}
 	b, _ := io.ReadAll(outR) // the command's own end; its leftovers hold no copy (it closes stdout)
+	defer func() {
+		if stderr, _ := os.ReadFile(errFile.Name()); len(stderr) > 0 {
+			t.Logf("stderr: %s", stderr)
+		}
+	}()
 	state, werr := proc.Wait()
 	if werr != nil {
 		t.Fatal(werr)
@@ -98,7 +109,7 @@ func TestLimitsHoldFromTheFirstFork(t *testing.T) {
 			if env.e == e {
 				e.prime(t)
 			}
-			t.Run("pids", func(t *testing.T) {
+			t.Run("pids by "+caps.Pids, func(t *testing.T) {
 				if !strings.HasPrefix(caps.Pids, "cgroup") {
 					t.Skipf("no cgroup holds a pids limit here (%q): nothing counts refused forks", caps.Pids)
 				}
@@ -112,7 +123,7 @@ func TestLimitsHoldFromTheFirstFork(t *testing.T) {
 				}
 				t.Logf("%d forks, then: %v", n, err)
 			})
-			t.Run("memory", func(t *testing.T) {
+			t.Run("memory by "+caps.Memory, func(t *testing.T) {
 				if !strings.HasPrefix(caps.Memory, "cgroup") {
 					t.Skipf("no cgroup holds a memory limit here (%q): nothing counts the kernel's kills", caps.Memory)
 				}
@@ -177,4 +188,31 @@ func TestLimitNotAppliedRefusesTheCall(t *testing.T) {
 			t.Logf("%v", err)
 		})
 	}
+}
+
+// TestLimitsAsOrdinaryUser runs the limit tests again as uid 65534 in
+// cgroups delegated to it (a cgroup v2 one for its process trees, cgroup v1
+// pids and memory groups for its limits, where this machine has them), as
+// a daemon run by a user with systemd's Delegate=yes would find them.
+func TestLimitsAsOrdinaryUser(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("already an ordinary user: the tests of this run are the user's")
+	}
+	v2, v1 := mounts()
+	var parents []string
+	if v2.dir != "" {
+		if own, err := ownGroup(v2, ""); err == nil {
+			parents = append(parents, own)
+		}
+	}
+	for _, c := range []string{"pids", "memory"} {
+		if m, ok := v1[c]; ok {
+			if own, err := ownGroup(m, c); err == nil {
+				parents = append(parents, own)
+			}
+		}
+	}
+	dirs := testuser.Delegate(t, "vcpnode-limtest-"+strconv.Itoa(os.Getpid()), parents...)
+	testuser.RerunIn(t, "^(TestLimitsHoldFromTheFirstFork|TestLimitNotAppliedRefusesTheCall)$", dirs)
 }
