@@ -82,8 +82,8 @@ func (n *Node) reload(base config.Config) (controlapi.ReloadReport, error) {
 // registers the tools again (toolsource.Env.Relisted); every other source,
 // the placeholders and the policy stay as they are, and the node
 // reconnects if what the server sees changed. ok is false, and nothing
-// changed, when a source refuses the config in force or now claims names
-// (Specs), which only a whole pass checks.
+// changed, when a source refuses the config in force or claims other names
+// (Specs) than in force, which only a whole pass checks.
 func (n *Node) recommit(srcs []toolsource.Source) (rep controlapi.ReloadReport, ok bool) {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
@@ -99,7 +99,7 @@ func (n *Node) recommit(srcs []toolsource.Source) (rep controlapi.ReloadReport, 
 		if err == nil {
 			prepared = append(prepared, p)
 		}
-		if i < 0 || err != nil || len(p.Specs()) > 0 {
+		if i < 0 || err != nil || !sameNames(pl.sources[i].Specs(), p.Specs()) {
 			discardSources(prepared)
 			return rep, false
 		}
@@ -133,6 +133,10 @@ func (n *Node) CallLocal(ctx context.Context, requestID, tool string, args map[s
 		return toolhost.Outcome{RequestID: requestID, Err: fmt.Sprintf("request id %q is already in flight", requestID)}
 	}
 	return <-done
+}
+
+func sameNames(a, b []toolhost.Spec) bool {
+	return slices.EqualFunc(a, b, func(x, y toolhost.Spec) bool { return x.Name == y.Name })
 }
 
 func sameManifests(a, b []json.RawMessage) bool {

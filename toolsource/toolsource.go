@@ -82,8 +82,8 @@ type Env struct {
 	// and nothing the config decides did (the server's new list): the
 	// node prepares this source alone with the config in force, commits
 	// it and registers the tools again, every other source left as it
-	// is. Only for a source whose Specs are empty (should they not be,
-	// the node prepares and commits every source, as for Changed). It
-	// never blocks.
+	// is. Only for a change that leaves the source's Specs as they are
+	// (should they differ, the node prepares and commits every source, as
+	// for Changed). It never blocks.
 	Relisted func()
 }

@@ -159,10 +159,14 @@ func (s *Source) hostFor(cfg config.Config, want bool) (*mcp.Host, error) {
 }
 
 // serverChanged asks the node to take a server's new tools in (first
-// listing, list_changed, a restart with other tools).
+// listing, list_changed, a restart with other tools): this source alone,
+// as its Specs (one per configured server) stay as they are.
 func (s *Source) serverChanged() {
 	s.mu.Lock()
-	quiet, changed := s.committing, s.env.Changed
+	quiet, changed := s.committing, s.env.Relisted
+	if changed == nil {
+		changed = s.env.Changed
+	}
 	s.mu.Unlock()
 	if !quiet && changed != nil {
 		changed()
