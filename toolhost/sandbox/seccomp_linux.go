@@ -12,7 +12,6 @@ import (
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
-	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -177,56 +176,41 @@ func setuidRules() []setuidRule {
 	}
 }
 
-// filterPolicies are the syscall filters of p for this machine's
-// architecture, chained into one program (chain). A syscall whose
-// arguments are checked has a policy of its own: the library's programs
-// leave an argument, not the syscall number, in the register after a check
-// that failed, so no other syscall's check may follow one in the same
-// policy; each program loads the number afresh.
-func (p *policy) filterPolicies() ([]seccomp.Policy, error) {
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return nil, err
-	}
-	var denied []string
-	for _, name := range deniedSyscalls {
-		if _, ok := info.SyscallNames[name]; ok { // not every architecture has each
-			denied = append(denied, name)
-		}
-	}
+// filterRule: the filter answers syscall name with action, whatever its
+// arguments when sets is empty, else when they match one of sets (every
+// condition of one).
+type filterRule struct {
+	name   string
+	action seccomp.Action
+	sets   []seccomp.ArgumentConditions
+}
+
+// filterRules are what p's filter refuses; a syscall this architecture
+// does not have is left out when the filter is compiled.
+func (p *policy) filterRules() []filterRule {
 	// clone3 passes its flags in memory a filter cannot read, and can
 	// start a child in another cgroup (CLONE_INTO_CGROUP): ENOSYS makes
 	// libc fall back to clone, whose flags it can.
 	// openat2 passes its mode in memory too (setuidRules): ENOSYS makes
 	// programs fall back to openat.
-	out := []seccomp.Policy{{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{
-		{Names: []string{"clone3", "openat2"}, Action: errnoAction(unix.ENOSYS)},
-		{Names: denied, Action: errnoAction(unix.EPERM)},
-	}}}
-	add := func(name string, sets ...seccomp.ArgumentConditions) {
-		if _, ok := info.SyscallNames[name]; !ok {
-			return
-		}
-		g := seccomp.SyscallGroup{Action: errnoAction(unix.EPERM)}
-		for _, set := range sets {
-			g.NamesWithCondtions = append(g.NamesWithCondtions, seccomp.NameWithConditions{Name: name, Conditions: set})
-		}
-		out = append(out, seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: []seccomp.SyscallGroup{g}})
+	rules := []filterRule{{name: "clone3", action: errnoAction(unix.ENOSYS)}, {name: "openat2", action: errnoAction(unix.ENOSYS)}}
+	deny := func(name string, sets ...seccomp.ArgumentConditions) {
+		rules = append(rules, filterRule{name: name, action: errnoAction(unix.EPERM), sets: sets})
+	}
+	for _, name := range deniedSyscalls {
+		deny(name)
 	}
 	// New namespaces: with clone, and with unshare (where CLONE_NEWTIME is too).
-	add("clone", seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags}})
-	add("unshare", seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags | unix.CLONE_NEWTIME}})
+	deny("clone", seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags}})
+	deny("unshare", seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags | unix.CLONE_NEWTIME}})
 	// Typing into a terminal, and the console's own requests.
-	add("ioctl", and(low32Is(1, unix.TIOCSTI)), and(low32Is(1, unix.TIOCLINUX)))
-	// In programs of a few rules each: the library's jumps are short.
-	for rules := range slices.Chunk(p.socketRules(), 12) {
-		add("socket", rules...)
-	}
+	deny("ioctl", and(low32Is(1, unix.TIOCSTI)), and(low32Is(1, unix.TIOCLINUX)))
+	deny("socket", p.socketRules()...)
 	if p.NetDeny {
-		add("socketpair", familyNotIn(unix.AF_UNIX)...)
+		deny("socketpair", familyNotIn(unix.AF_UNIX)...)
 	}
 	for _, r := range setuidRules() {
-		add(r.name, r.sets...)
+		deny(r.name, r.sets...)
 	}
 	if len(p.Ports) > 0 {
 		// A TCP Fast Open send connects without connect(2), where
@@ -235,16 +219,15 @@ func (p *policy) filterPolicies() ([]seccomp.Policy, error) {
 			name  string
 			flags uint32
 		}{{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}} {
-			add(c.name, seccomp.ArgumentConditions{{Argument: c.flags, Operation: seccomp.BitsSet, Value: unix.MSG_FASTOPEN}})
+			deny(c.name, seccomp.ArgumentConditions{{Argument: c.flags, Operation: seccomp.BitsSet, Value: unix.MSG_FASTOPEN}})
 		}
 	}
-	return out, nil
+	return rules
 }
 
 // assembledFilters: a policy's network rules → its filter assembled (the
-// program depends on nothing else). Assembling it costs more than the rest
-// of a launcher's confinement, so the daemon does it once per set of
-// rules, and the launcher loads the program as it is.
+// program depends on nothing else). The daemon compiles it once per set
+// of rules, and the launcher loads the program as it is.
 var assembledFilters sync.Map
 
 // assembleFilters sets p.Filters to p's filter program, a sequence of
@@ -258,97 +241,18 @@ func (p *policy) assembleFilters() error {
 		p.Filters = progs.([][]byte)
 		return nil
 	}
-	progs, err := p.filterPrograms()
+	info, err := arch.GetInfo("")
 	if err != nil {
 		return fmt.Errorf("syscall filter: %w", err)
 	}
-	raw, err := bpf.Assemble(chain(progs))
+	prog, err := compileFilter(info, p.filterRules())
 	if err != nil {
-		return fmt.Errorf("syscall filter: %w", err)
-	}
-	if len(raw) > unix.BPF_MAXINSNS {
-		return fmt.Errorf("syscall filter: %d instructions", len(raw))
-	}
-	prog := make([]byte, 0, sockFilterSize*len(raw))
-	for _, in := range raw {
-		prog = binary.NativeEndian.AppendUint16(prog, in.Op)
-		prog = append(prog, in.Jt, in.Jf)
-		prog = binary.NativeEndian.AppendUint32(prog, in.K)
+		return err
 	}
 	p.Filters = [][]byte{prog}
 	assembledFilters.Store(key, p.Filters)
 	return nil
 }
-
-// filterPrograms are p's filters as separate programs: nativeOnly, then
-// the library's (filterPolicies).
-func (p *policy) filterPrograms() ([][]bpf.Instruction, error) {
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return nil, err
-	}
-	pols, err := p.filterPolicies()
-	if err != nil {
-		return nil, err
-	}
-	progs := [][]bpf.Instruction{nativeOnly(info)}
-	for _, pol := range pols {
-		insts, err := pol.Assemble()
-		if err != nil {
-			return nil, err
-		}
-		for _, in := range insts {
-			if _, ok := in.(bpf.RetA); ok {
-				return nil, errors.New("a program returns what it computed")
-			}
-		}
-		// The library assembles a jump beyond 255 instructions wrong (it
-		// lands on another rule): keep every program shorter.
-		if len(insts) > maxProgram {
-			return nil, fmt.Errorf("a program of %d instructions, more than %d", len(insts), maxProgram)
-		}
-		progs = append(progs, insts)
-	}
-	return progs, nil
-}
-
-// chain joins programs into one that answers as the kernel answers for
-// them loaded one over the other: where one allows the syscall, the next
-// decides. Each program starts by loading what it checks, so none depends
-// on what the one before it left in the registers; the kernel loads one
-// program in one seccomp call and runs it once per syscall. That it
-// answers as the stack does for every syscall and argument the programs
-// check is TestChainedFilterAnswersAsStacked's.
-func chain(progs [][]bpf.Instruction) []bpf.Instruction {
-	var out []bpf.Instruction
-	for i, prog := range progs {
-		for j, in := range prog {
-			if r, ok := in.(bpf.RetConstant); ok && r.Val == uint32(seccomp.ActionAllow) && i < len(progs)-1 {
-				in = bpf.Jump{Skip: uint32(len(prog) - j - 1)} // to the next program's start
-			}
-			out = append(out, in)
-		}
-	}
-	return out
-}
-
-// nativeOnly is the filter that answers ENOSYS to every syscall made
-// through another architecture's calling convention (on x86-64, i386's
-// int 0x80): the library's programs check the numbers of this
-// architecture and let any other through as their default action, which
-// for a list of refusals is to allow — the whole list could otherwise be
-// bypassed under the other numbering. 32-bit programs cannot run confined.
-func nativeOnly(info *arch.Info) []bpf.Instruction {
-	return []bpf.Instruction{
-		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
-		bpf.RetConstant{Val: uint32(errnoAction(unix.ENOSYS))},
-		bpf.RetConstant{Val: uint32(seccomp.ActionAllow)},
-	}
-}
-
-// maxProgram is the longest program of the library's that assembles right.
-const maxProgram = 255
 
 // sockFilterSize is the size of a struct sock_filter.
 const sockFilterSize = 8
