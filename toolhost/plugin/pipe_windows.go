@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync/atomic"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
@@ -45,6 +46,29 @@ func outputPipe() (ours, theirs *os.File, err error) {
 	}
 	return os.NewFile(uintptr(server), name), os.NewFile(uintptr(client), name), nil
 }
+
+// pendingBytes is how many bytes wait unread in the pipe f (ours of an
+// outputPipe).
+func pendingBytes(f *os.File) (int, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var n uint32
+	var peekErr error
+	if err := rc.Control(func(h uintptr) {
+		if ok, _, e := procPeekNamedPipe.Call(h, 0, 0, 0, uintptr(unsafe.Pointer(&n)), 0); ok == 0 {
+			peekErr = e
+		}
+	}); err != nil {
+		return 0, err
+	}
+	return int(n), peekErr
+}
+
+// procPeekNamedPipe is kernel32's PeekNamedPipe, which golang.org/x/sys/windows
+// does not wrap.
+var procPeekNamedPipe = windows.NewLazySystemDLL("kernel32.dll").NewProc("PeekNamedPipe")
 
 // sysAttr carries the verbatim command line of a cmd.exe launch.
 func (l launch) sysAttr() *syscall.SysProcAttr {

@@ -170,6 +170,12 @@ func TestWindowsOutputPipeHasReadDeadlines(t *testing.T) {
 	}
 }
 
+// TestWindowsOutputPipeReadsWhatItHeldAtTheDeadline: what the named pipe
+// holds at the drain deadline is read (PeekNamedPipe counts it).
+func TestWindowsOutputPipeReadsWhatItHeldAtTheDeadline(t *testing.T) {
+	testReadsWhatThePipeHeldAtTheDeadline(t)
+}
+
 func TestWindowsPlanLaunch(t *testing.T) {
 	bin := winRoot(t)
 	writeFile(t, bin, "node.exe", "")

@@ -426,8 +426,41 @@ var discardBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); retu
 
 // readFrom reads r to its end: EOF gives nil, anything else (a drain
 // deadline, a closed pipe) is returned. Past max, data is read and dropped
-// (but for the tail) so the writer never blocks.
+// (but for the tail) so the writer never blocks. A drain deadline on a
+// pipe ends the wait for more, not the read of what the pipe holds: the
+// leader's last writes are there, however far behind this reader fell.
 func (c *capture) readFrom(r io.Reader) error {
+	err := c.readAll(r)
+	if f, ok := r.(*os.File); ok && errors.Is(err, os.ErrDeadlineExceeded) {
+		c.readPending(f)
+	}
+	return err
+}
+
+// readPending reads the bytes that wait in the pipe f, no more: a
+// descendant still writing to it cannot hold the call. The deadline is
+// lifted for the reads, which never wait (this is f's only reader), and a
+// deadline set meanwhile (a stop) only costs a further pass.
+func (c *capture) readPending(f *os.File) {
+	budget, err := pendingBytes(f)
+	for err == nil && budget > 0 {
+		if err = f.SetReadDeadline(time.Time{}); err != nil {
+			return
+		}
+		before := c.total
+		err = c.readAll(io.LimitReader(f, int64(budget)))
+		budget -= int(c.total - before)
+		if c.total == before && err != nil {
+			return
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = nil
+		}
+	}
+}
+
+// readAll is readFrom without the pending bytes at a deadline.
+func (c *capture) readAll(r io.Reader) error {
 	var scratch *[]byte
 	defer func() {
 		if scratch != nil {
