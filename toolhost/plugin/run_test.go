@@ -164,8 +164,10 @@ func TestStatusAfterTheCapIsHonoured(t *testing.T) {
 func TestSyncPluginAnswersAtExitDespiteABackgroundChild(t *testing.T) {
 	root := pluginRoot(t, "Background")
 	set := scan(t, newHost(t, Options{}), root)
-	// The background child sleeps for minutes; the call must not wait for it.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// The background child sleeps for ten minutes; the call must not wait
+	// for it. waitLimit tells the two apart and leaves a loaded machine
+	// the time to start the plugin.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	res, err := call(ctx, findTool(t, set, "Background"), nil)
 	if err != nil {
