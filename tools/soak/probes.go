@@ -20,6 +20,7 @@ type sample struct {
 	Files      int
 	Goroutines int // -1 when the metrics could not be read
 	Children   int // processes below the daemon but idle waiting launchers
+	Runs       int // of those, runs of the soak's stdio plugins (calls, async workers, static refreshes)
 }
 
 func (s sample) String() string {
@@ -73,7 +74,8 @@ func (r *rig) sample() (sample, error) {
 		return s, fmt.Errorf("list the daemon's open files: %w", err)
 	}
 	s.Files = len(fds)
-	s.Children = len(working(r.pid))
+	w := working(r.pid)
+	s.Children, s.Runs = len(w), pluginRuns(w)
 	if g, err := r.goroutines(); err == nil {
 		s.Goroutines = g
 	}
@@ -213,4 +215,20 @@ func cmdline(pid int) string {
 	}
 	s := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
 	return clipText(s)
+}
+
+// pluginRuns counts the processes of pids that run one of the soak's stdio
+// plugins (this program in a plugin mode).
+func pluginRuns(pids []int) int {
+	n := 0
+	for _, p := range pids {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		if args := strings.Split(string(b), "\x00"); len(args) > 1 {
+			switch args[1] {
+			case modeSync, modeAsync, modeStatic:
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -312,17 +312,31 @@ func (so *soak) rest() (sample, error) {
 	return last, nil
 }
 
+// settleBaseline takes the baseline at rest: the least of a few readings.
+// Its child processes are counted only in a reading where no run of the
+// soak's plugins is under way: an async worker still posting its callback,
+// or a static refresh, ends on its own, and counted into the baseline it
+// would let a process leaked later pass unseen. Such a reading is waited
+// for up to the settle time.
 func (so *soak) settleBaseline(first sample) sample {
-	b := first
-	for range 4 {
+	b, quiet := first, first.Runs == 0
+	deadline := time.Now().Add(so.o.settle)
+	for n := 0; n < 4 || (!quiet && time.Now().Before(deadline)); n++ {
 		time.Sleep(500 * time.Millisecond) // a few readings at rest
 		smp, err := so.r.sample()
 		if err != nil {
 			break
 		}
-		b.RSS, b.Files, b.Children = min(b.RSS, smp.RSS), min(b.Files, smp.Files), min(b.Children, smp.Children)
+		b.RSS, b.Files = min(b.RSS, smp.RSS), min(b.Files, smp.Files)
 		if smp.Goroutines >= 0 && (b.Goroutines < 0 || smp.Goroutines < b.Goroutines) {
 			b.Goroutines = smp.Goroutines
+		}
+		switch {
+		case smp.Runs > 0:
+		case !quiet:
+			b.Children, b.Runs, quiet = smp.Children, 0, true
+		default:
+			b.Children = min(b.Children, smp.Children)
 		}
 	}
 	return b

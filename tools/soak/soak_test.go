@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -125,4 +126,33 @@ func firstRegistered(v *violation) string {
 		}
 	}
 	return ""
+}
+
+// TestPluginRunsAreToldApart: a process running one of the soak's plugins
+// counts as a plugin run (the baseline waits for a reading without one);
+// any other child does not.
+func TestPluginRunsAreToldApart(t *testing.T) {
+	var pids []int
+	for _, args := range [][]string{{os.Args[0], modeSync}, {"sleep", "60"}} {
+		cmd := exec.Command(args[0], args[1:]...)
+		stdin, err := cmd.StdinPipe() // the plugin waits for its arguments
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			stdin.Close()
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+		pids = append(pids, cmd.Process.Pid)
+	}
+	if got := pluginRuns(pids); got != 1 {
+		t.Errorf("%d plugin runs among a plugin and a sleep, want 1", got)
+	}
+	if got := pluginRuns(pids[1:]); got != 0 {
+		t.Errorf("%d plugin runs in a sleep, want 0", got)
+	}
 }
