@@ -24,18 +24,19 @@ import (
 const launchArg0 = "vcpnode-sandbox-launch"
 
 // launch is what the launcher is told: the policy and the command.
+// It travels encoded by encodeLaunch (launchenc_linux.go).
 type launch struct {
-	Policy *policy  `json:"policy"`
-	Path   string   `json:"path"`
-	Args   []string `json:"args"`
+	Policy *policy
+	Path   string
+	Args   []string
 	// A waiting launcher (pool_linux.go) was started before the call, so
 	// it is also told what a start would have given it: the environment,
 	// the working directory ("": the daemon's) and, for each of the
 	// command's fds from 0 on, the index of the file received with the
 	// launch that goes there (-1: none).
-	Env []string `json:"env,omitempty"`
-	Dir string   `json:"dir,omitempty"`
-	Fds []int    `json:"fds,omitempty"`
+	Env []string
+	Dir string
+	Fds []int
 }
 
 // launchFailure is what the launcher writes on its status pipe when it
@@ -58,10 +59,7 @@ type launchFiles struct {
 
 // newLaunchFiles writes r's launch into a memfd and opens the status pipe.
 func (r *Run) newLaunchFiles(path string, args []string) (*launchFiles, error) {
-	data, err := json.Marshal(launch{Policy: r.pol, Path: path, Args: args})
-	if err != nil {
-		return nil, err
-	}
+	data := encodeLaunch(nil, &launch{Policy: r.pol, Path: path, Args: args})
 	fd, err := unix.MemfdCreate("vcpnode-launch", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox launcher: memfd_create: %w", err)

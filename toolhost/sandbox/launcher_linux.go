@@ -152,14 +152,14 @@ func readLaunch(specArg string) (*launch, error) {
 		off += n
 	}
 	_ = unix.Close(fd)
-	var l launch
-	if err := json.Unmarshal(data, &l); err != nil {
+	l, err := decodeLaunch(data)
+	if err != nil {
 		return nil, fmt.Errorf("read launch: %w", err)
 	}
 	if l.Policy == nil || l.Path == "" || len(l.Args) == 0 {
 		return nil, errors.New("read launch: incomplete")
 	}
-	return &l, nil
+	return l, nil
 }
 
 // apply confines the calling thread (and, where the kernel's unit is the

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -107,8 +106,8 @@ func (p *launcherPool) launch(trees *proctree.Manager, r *Run, a *os.ProcAttr) (
 		}
 		stepEnd("daemon: launcher taken")
 		l.Env = w.tree.Environ(a.Env)
-		data, err := json.Marshal(l)
-		if err != nil || len(data) > maxLaunchMsg {
+		data := encodeLaunch(nil, &l)
+		if len(data) > maxLaunchMsg {
 			p.putBack(w)
 			return nil, nil, nil, false
 		}
@@ -389,8 +388,8 @@ func waitForLaunch(sockArg string) {
 		fail("read", errors.New("launch truncated"))
 	}
 	stepEnd("launcher: launch received")
-	var l launch
-	if err := json.Unmarshal(buf[:n], &l); err != nil {
+	l, err := decodeLaunch(buf[:n])
+	if err != nil {
 		fail("read", err)
 	}
 	stepEnd("launcher: launch decoded")
@@ -406,15 +405,18 @@ func waitForLaunch(sockArg string) {
 		}
 	}
 	stepEnd("launcher: fds placed, directory entered")
-	confineAndExec(&l, l.Env, len(l.Fds), status, fail)
+	confineAndExec(l, l.Env, len(l.Fds), status, fail)
 }
 
-// warmDecoder decodes a launch once while the launcher waits: the JSON
-// decoder's first use of a type (its reflection) is then off the call's path.
+// warmDecoder decodes a launch once while the launcher waits: the first
+// run of the decoder's code and of the allocations it makes (page faults
+// in a fresh process) are then off the call's path.
 func warmDecoder() {
-	var l launch
-	_ = json.Unmarshal([]byte(`{"policy":{"Grants":[{"p":"/","w":true}],"Ports":[1],"Tasks":["t"],`+
-		`"V2":{"k":"v"},"Rlimits":{"1":1},"Filters":["AAAAAAAAAAA="]},"path":"/","args":["a"],"env":["A=1"],"dir":"/","fds":[0]}`), &l)
+	_, _ = decodeLaunch(encodeLaunch(nil, &launch{
+		Policy: &policy{Grants: []Grant{{Path: "/", Write: true}}, Ports: []uint16{1}, Tasks: []string{"t"},
+			V2: map[string]string{"k": "v"}, Rlimits: map[int]uint64{1: 1}, Filters: [][]byte{{0}}, Hide: []string{"/"}, NS: &nsPlan{}},
+		Path: "/", Args: []string{"a"}, Env: []string{"A=1"}, Dir: "/", Fds: []int{0, -1},
+	}))
 }
 
 // placeFds makes the command's fds: fd i is got[want[i]] (none where
