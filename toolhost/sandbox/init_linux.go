@@ -67,7 +67,6 @@ var heldInitArgs *initArgs
 type nsInit struct {
 	pid        int
 	hold, done *os.File
-	pidNS      int // the PID namespace's fd (join)
 }
 
 // theInit is the init of the launcher's namespace, nil without one.

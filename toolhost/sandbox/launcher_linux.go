@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"syscall"
 
@@ -19,27 +18,14 @@ import (
 // The launcher side: a binary that imports this package and is started
 // under launchArg0 (launch_linux.go) never reaches its main. It runs here,
 // before any other package that sorts after this one is initialised.
-// argv[3] says whether it makes the call's namespaces (ns_linux.go): it
-// makes them here, the one place, before it reads or waits for a launch.
+// argv[3] says whether it makes the call's namespaces (ns_linux.go).
 func init() {
 	if len(os.Args) == 4 && os.Args[0] == launchArg0 {
 		stepEnd("launcher: started")
 		if os.Args[1] == poolArg {
 			dropStrays(os.Args[2])
 		}
-		if os.Args[3] == nsArg {
-			runtime.LockOSThread() // the PID namespace is this thread's
-			// Above the fds of a command and the files handed with its launch.
-			floor := maxLaunchFds
-			if fd, err := strconv.Atoi(os.Args[2]); err == nil {
-				floor = max(floor, fd+1)
-			}
-			theInit, nsErr = (&nsPlan{}).enter(floor)
-		}
-		if os.Args[1] == poolArg {
-			waitForLaunch(os.Args[2])
-		}
-		launcherMain(os.Args[1], os.Args[2])
+		launcherMain(os.Args[1], os.Args[2], os.Args[3] == nsArg)
 	}
 }
 
@@ -47,9 +33,92 @@ func init() {
 // launch then fails with it.
 var nsErr error
 
-// launcherMain reads the launch from the memfd at fd specArg, with the
-// status pipe at fd statusArg, and goes on with confineAndExec.
-func launcherMain(specArg, statusArg string) {
+// launchJob is a launch as the launcher got it: the command's environment,
+// its fds 0 to nfds-1 in place, and the status pipe at statusFd
+// (close-on-exec) with fail reporting on it.
+type launchJob struct {
+	l        *launch
+	env      []string
+	nfds     int
+	statusFd int
+	fail     func(step string, err error)
+}
+
+// launcherMain is the launcher, argv[1] and argv[2] its files (the
+// launch's memfd and the status pipe, or poolArg and its socket), ns
+// whether it makes the call's namespaces. Everything from the namespaces
+// to the exec happens on one thread, started first: libcap's launch
+// thread (FuncLauncher), where capability calls change that thread alone,
+// where elsewhere each would stop and signal every thread of the runtime —
+// dozens of times, for the bounding set — which is what a per-call
+// launcher cannot afford. On it, the launcher makes the namespaces (the
+// one place, before it reads or waits for a launch: they hold nothing of
+// any call), gets its launch, confines the thread and execs the command:
+// execve keeps the calling thread only, so the command gets exactly that
+// thread's confinement. In the call's namespaces the thread forks the
+// command instead and the launcher stays (init_linux.go): the status pipe
+// is then closed once the command runs. It never returns.
+func launcherMain(arg1, arg2 string, ns bool) {
+	var job *launchJob
+	var inherited []uintptr
+	step := "read"
+	pid := 0
+	_, err := cap.FuncLauncher(func(any) error {
+		stepEnd("launcher: confining thread")
+		if ns {
+			// Above the fds of a command and the files handed with its launch.
+			floor := maxLaunchFds
+			if fd, err := strconv.Atoi(arg2); err == nil {
+				floor = max(floor, fd+1)
+			}
+			theInit, nsErr = (&nsPlan{}).enter(floor)
+		}
+		if arg1 == poolArg {
+			job = waitForLaunch(arg2)
+		} else {
+			job = readLaunchJob(arg1, arg2)
+		}
+		// Nothing else the launcher holds (fds its starter leaked) reaches the command.
+		if err := inheritfd.CloseOnExecFrom(max(job.nfds, 3)); err != nil {
+			return err
+		}
+		inherited = inheritedFds(job.nfds)
+		step = "confine"
+		if err := job.l.Policy.apply(); err != nil {
+			return err
+		}
+		step = "exec"
+		if job.l.Policy.NS == nil {
+			return syscall.Exec(job.l.Path, job.l.Args, job.env) // returns only on failure
+		}
+		var err error
+		pid, err = syscall.ForkExec(job.l.Path, job.l.Args, &syscall.ProcAttr{Env: job.env, Files: inherited})
+		stepEnd("launcher: command forked and exec'd")
+		if err == nil {
+			// The command runs: the daemon's EOF, at once (not after this
+			// thread's end reached the main one), once the launcher
+			// outlives the signals the daemon may now send the tree.
+			ignoreTreeSignals()
+			_ = unix.Close(job.statusFd)
+		}
+		return err
+	}).Launch(nil)
+	if job == nil {
+		os.Exit(126) // no status pipe to say why
+	}
+	if err == nil && pid > 0 {
+		superviseCommand(pid, inheritedOpen(inherited))
+	}
+	if err == nil {
+		err = errors.New("the command was not started")
+	}
+	job.fail(step, err)
+}
+
+// readLaunchJob reads the launch of a launcher started for it from the
+// memfd at fd specArg, with the status pipe at fd statusArg; the
+// command's fds are those below the memfd's (launchFiles.args).
+func readLaunchJob(specArg, statusArg string) *launchJob {
 	statusFd, err := strconv.Atoi(statusArg)
 	if err != nil {
 		os.Exit(126)
@@ -60,10 +129,9 @@ func launcherMain(specArg, statusArg string) {
 	if err != nil {
 		fail("read", err)
 	}
-	// The command's fds are those below the launch's (launchFiles.args).
 	first, _ := strconv.Atoi(specArg)
 	stepEnd("launcher: launch read")
-	confineAndExec(l, os.Environ(), first, statusFd, fail)
+	return &launchJob{l: l, env: os.Environ(), nfds: first, statusFd: statusFd, fail: fail}
 }
 
 // statusReporter returns how the launcher reports a failed step on the
@@ -79,55 +147,6 @@ func statusReporter(statusFd int) func(step string, err error) {
 		_, _ = unix.Write(statusFd, data)
 		os.Exit(127)
 	}
-}
-
-// confineAndExec confines one thread and execs l's command with env and
-// fds 0 to nfds-1 on it: execve keeps the calling thread only, so the
-// command gets exactly that thread's confinement. In the call's
-// namespaces the thread forks the command instead and the launcher stays
-// (init_linux.go): the status pipe at statusFd is then closed once the
-// command runs. It never returns.
-//
-// The thread is libcap's launch thread (FuncLauncher): there its
-// capability calls change that thread alone, where elsewhere each would
-// stop and signal every thread of the runtime — dozens of times, for the
-// bounding set — which is what a per-call launcher cannot afford.
-func confineAndExec(l *launch, env []string, nfds, statusFd int, fail func(step string, err error)) {
-	// Nothing else the launcher holds (fds its starter leaked) reaches the command.
-	if err := inheritfd.CloseOnExecFrom(max(nfds, 3)); err != nil {
-		fail("read", err)
-	}
-	inherited := inheritedFds(nfds)
-	step := "confine"
-	pid := 0
-	_, err := cap.FuncLauncher(func(any) error {
-		stepEnd("launcher: confining thread")
-		if err := l.Policy.apply(); err != nil {
-			return err
-		}
-		step = "exec"
-		if l.Policy.NS == nil {
-			return syscall.Exec(l.Path, l.Args, env) // returns only on failure
-		}
-		var err error
-		pid, err = syscall.ForkExec(l.Path, l.Args, &syscall.ProcAttr{Env: env, Files: inherited})
-		stepEnd("launcher: command forked and exec'd")
-		if err == nil {
-			// The command runs: the daemon's EOF, at once (not after this
-			// thread's end reached the main one), once the launcher
-			// outlives the signals the daemon may now send the tree.
-			ignoreTreeSignals()
-			_ = unix.Close(statusFd)
-		}
-		return err
-	}).Launch(nil)
-	if err == nil && pid > 0 {
-		superviseCommand(pid, inheritedOpen(inherited))
-	}
-	if err == nil {
-		err = errors.New("the command was not started")
-	}
-	fail(step, err)
 }
 
 // readLaunch reads the launch from the memfd at fd specArg and closes it.
@@ -200,13 +219,10 @@ func (p *policy) apply() error {
 	}
 	stepEnd("confine: limit groups and rlimits")
 	if theInit != nil {
-		if err := theInit.join(); err != nil {
-			return err
-		}
 		if err := p.hide(); err != nil {
 			return err
 		}
-		stepEnd("confine: PID namespace joined")
+		stepEnd("confine: hidden trees covered")
 	}
 	if err := dropCaps(); err != nil {
 		return err

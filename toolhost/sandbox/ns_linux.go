@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,11 +26,12 @@ import (
 //
 // Every launcher that makes them, waiting in the pool or started for a
 // call, makes them at its start, before it reads a launch: they hold
-// nothing of any call, and a waiting launcher has them ready. The mount
-// namespace is a clone flag of its start (launcherSys), so that every
-// thread of the launcher is in it; the PID namespace is unshared by the
-// launcher's main thread, whose fork is the init, and joined by the
-// thread that confines itself and starts the command (nsInit.join).
+// nothing of any call, and a waiting launcher has them ready. They are
+// made by the one thread that goes on to confine itself and start the
+// command (launcherMain), by unshare: the mount, IPC and PID namespaces
+// are then that thread's, its fork the init, its next fork the command.
+// The daemon's start of a launcher makes none (a user namespace only, for
+// an ordinary user): its clone copies no mount table.
 
 // nsPlan is what the launcher sets up before it confines (policy.NS):
 // for now the same namespaces for every call.
@@ -54,57 +54,49 @@ func (r *Run) launchSys() *syscall.SysProcAttr {
 	return launcherSys(r.pol != nil && r.pol.NS != nil, r.userNS)
 }
 
-// launcherSys is how the daemon starts a launcher: with ns, in a mount
-// and an IPC namespace of its own (System V objects have no path Landlock
-// could refuse, and would outlive the call for the next one) and, with
-// userNS (an ordinary user's daemon), in a user namespace of its own too,
-// with CAP_SYS_ADMIN (the namespaces and mounts) and CAP_SETPCAP (to empty
-// the bounding set) as ambient capabilities, since exec under a uid other
-// than 0 clears the rest; nil without namespaces.
+// launcherSys is how the daemon starts a launcher: with ns and userNS (an
+// ordinary user's daemon), in a user namespace of its own, with
+// CAP_SYS_ADMIN (the namespaces and mounts) and CAP_SETPCAP (to empty the
+// bounding set) as ambient capabilities, since exec under a uid other
+// than 0 clears the rest; nil otherwise (the launcher makes the call's
+// namespaces itself, nsPlan.enter).
 func launcherSys(ns, userNS bool) *syscall.SysProcAttr {
-	if !ns {
+	if !ns || !userNS {
 		return nil
-	}
-	if !userNS {
-		return &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC}
 	}
 	uid, gid := os.Geteuid(), os.Getegid()
 	return &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC,
+		Cloneflags:  syscall.CLONE_NEWUSER,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
 	}
 }
 
-// enter makes the call's namespaces from the launcher's main thread,
-// locked to it, in the mount namespace the launcher was started in
-// (launcherSys): its mounts made slaves of the machine's and a tmpfs on
-// /dev/shm, and a PID namespace whose init (init_linux.go) mounted its
-// /proc. The fds it keeps are at floor or above, out of the way of those
-// a command gets. The thread that starts the command joins the PID
-// namespace (nsInit.join).
+// enter makes the call's namespaces on the calling thread, which must be
+// locked to its OS thread and go on to start the command: a mount
+// namespace with its mounts made slaves of the machine's and a tmpfs on
+// /dev/shm, an IPC namespace (System V objects have no path Landlock
+// could refuse, and would outlive the call for the next one), and a PID
+// namespace whose init (init_linux.go), the thread's fork, mounted its
+// /proc. Other threads of the launcher stay in the namespaces it was
+// started in. The fds it keeps are at floor or above, out of the way of
+// those a command gets.
 func (n *nsPlan) enter(floor int) (*nsInit, error) {
-	if err := ownMountNS(); err != nil {
-		return nil, err
+	// CLONE_NEWNS gives the thread its own root and working directory too.
+	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWIPC); err != nil {
+		return nil, fmt.Errorf("mount namespace: %w", err)
 	}
 	// Nothing mounted here may reach the daemon's namespace; what the
 	// machine mounts later still shows, as to a launcher started later.
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
 		return nil, fmt.Errorf("mount namespace: make mounts slaves: %w", err)
 	}
-	stepEnd("ns: mounts made slaves")
+	stepEnd("ns: mount and IPC namespaces, mounts made slaves")
 	if err := tmpfsOn("/dev/shm"); err != nil {
 		return nil, err
 	}
 	stepEnd("ns: tmpfs on /dev/shm")
-	// This thread's entry in the machine's /proc, which the init's /proc
-	// hides: where the new PID namespace is found once the init is in it.
-	nsDir, err := unix.Open("/proc/thread-self/ns", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("namespaces: %w", err)
-	}
-	defer unix.Close(nsDir)
 	if err := unix.Unshare(unix.CLONE_NEWPID); err != nil {
 		return nil, fmt.Errorf("namespaces: %w", err)
 	}
@@ -114,47 +106,7 @@ func (n *nsPlan) enter(floor int) (*nsInit, error) {
 		return nil, err
 	}
 	stepEnd("ns: init forked, its /proc mounted")
-	pidNS, err := unix.Openat(nsDir, "pid_for_children", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err == nil {
-		in.pidNS, err = highFd(pidNS, floor)
-	}
-	if err != nil {
-		in.letGo()
-		return nil, fmt.Errorf("namespaces: the PID namespace: %w", err)
-	}
-	stepEnd("ns: PID namespace's fd")
 	return in, nil
-}
-
-// ownMountNS refuses to mount anything in the mount namespace of the
-// launcher's starter: a launcher told to make namespaces that was not
-// started in a mount namespace of its own (launcherSys) would change the
-// daemon's mounts. A starter whose namespace cannot be read is not root's,
-// and then the mounts fail.
-func ownMountNS() error {
-	var own, starter unix.Stat_t
-	if err := unix.Stat("/proc/self/ns/mnt", &own); err != nil {
-		return fmt.Errorf("mount namespace: %w", err)
-	}
-	err := unix.Stat(fmt.Sprintf("/proc/%d/ns/mnt", unix.Getppid()), &starter)
-	switch {
-	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
-		return nil
-	case err != nil:
-		return fmt.Errorf("mount namespace: the starter's: %w", err)
-	case own.Dev == starter.Dev && own.Ino == starter.Ino:
-		return errors.New("mount namespace: the launcher was started in its starter's")
-	}
-	return nil
-}
-
-// join puts the calling thread's next children into the call's PID
-// namespace; the thread must be locked to its OS thread.
-func (in *nsInit) join() error {
-	if err := unix.Setns(in.pidNS, unix.CLONE_NEWPID); err != nil {
-		return fmt.Errorf("namespaces: join the PID namespace: %w", err)
-	}
-	return nil
 }
 
 // highFd moves fd to floor or above (close-on-exec).
@@ -194,13 +146,6 @@ func nsProbeMain() {
 	runtime.LockOSThread()
 	in, err := (&nsPlan{}).enter(3)
 	if err == nil {
-		// As the thread that starts a command joins them.
-		joined := make(chan error)
-		go func() {
-			runtime.LockOSThread() // the thread ends with the goroutine
-			joined <- in.join()
-		}()
-		err = <-joined
 		in.letGo()
 	}
 	if err != nil {

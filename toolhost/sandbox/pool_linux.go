@@ -339,9 +339,10 @@ func dropStrays(sockArg string) {
 
 // waitForLaunch is a waiting launcher: it receives one launch on the
 // socket at fd sockArg, puts the files it got where the command expects
-// them, and goes on as a launcher started for that launch would. The
-// daemon closing the socket (it stopped, or the pool shrank) ends it.
-func waitForLaunch(sockArg string) {
+// them and enters its directory, from then on as a launcher started for
+// that launch. The daemon closing the socket (it stopped, or the pool
+// shrank) ends it.
+func waitForLaunch(sockArg string) *launchJob {
 	sock, err := strconv.Atoi(sockArg)
 	if err != nil {
 		os.Exit(126)
@@ -405,7 +406,7 @@ func waitForLaunch(sockArg string) {
 		}
 	}
 	stepEnd("launcher: fds placed, directory entered")
-	confineAndExec(l, l.Env, len(l.Fds), status, fail)
+	return &launchJob{l: l, env: l.Env, nfds: len(l.Fds), statusFd: status, fail: fail}
 }
 
 // warmDecoder decodes a launch once while the launcher waits: the first

@@ -28,14 +28,18 @@ func (e *confinedEnv) needNamespacesOn(t *testing.T) {
 }
 
 // initOf is the init a waiting launcher made with its namespaces: its one
-// child (a launcher counts as waiting once started, and makes them then).
+// child, forked by the thread that made them (a launcher counts as
+// waiting once started, and makes them then).
 func initOf(t testing.TB, launcher int) int {
 	t.Helper()
 	var kids []string
 	testwait.For(t, fmt.Sprintf("waiting launcher %d to start its init", launcher), func() bool {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", launcher, launcher))
-		kids = strings.Fields(string(data))
-		return err != nil || len(kids) > 0
+		kids = nil
+		for _, tid := range tasksOf(launcher) {
+			data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", launcher, tid))
+			kids = append(kids, strings.Fields(string(data))...)
+		}
+		return len(kids) > 0 || !running(launcher)
 	})
 	if len(kids) != 1 {
 		t.Fatalf("waiting launcher %d has children %v, want its init alone", launcher, kids)
@@ -44,13 +48,27 @@ func initOf(t testing.TB, launcher int) int {
 	return pid
 }
 
+// tasksOf are the threads of pid.
+func tasksOf(pid int) []int {
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var tids []int
+	for _, ent := range ents {
+		if tid, err := strconv.Atoi(ent.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids
+}
+
 // nsOf are the PID namespace a waiting launcher's commands get and its
-// mount namespace.
+// mount namespace: those of its init, made by the launcher's thread that
+// starts the command.
 func nsOf(t testing.TB, launcher int) []string {
 	t.Helper()
+	init := initOf(t, launcher)
 	var out []string
-	for _, ns := range []string{"pid_for_children", "mnt"} {
-		link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", launcher, ns))
+	for _, ns := range []string{"pid", "mnt"} {
+		link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", init, ns))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,10 +78,19 @@ func nsOf(t testing.TB, launcher int) []string {
 	if out[0] == own {
 		t.Fatalf("waiting launcher %d made no PID namespace: %v", launcher, out)
 	}
+	made := false
+	for _, tid := range tasksOf(launcher) {
+		link, _ := os.Readlink(fmt.Sprintf("/proc/%d/task/%d/ns/pid_for_children", launcher, tid))
+		made = made || link == out[0]
+	}
+	if !made {
+		t.Fatalf("no thread of waiting launcher %d starts its commands in its init's PID namespace %s", launcher, out[0])
+	}
 	return out
 }
 
-// inNamespaces are the visible processes in any of namespaces.
+// inNamespaces are the visible processes with a thread in any of
+// namespaces (as the PID namespace of its children, or its mounts).
 func inNamespaces(namespaces []string) []int {
 	var found []int
 	ents, _ := os.ReadDir("/proc")
@@ -72,10 +99,13 @@ func inNamespaces(namespaces []string) []int {
 		if err != nil {
 			continue
 		}
-		for _, ns := range []string{"pid", "mnt"} {
-			if link, err := os.Readlink("/proc/" + ent.Name() + "/ns/" + ns); err == nil && slices.Contains(namespaces, link) {
-				found = append(found, pid)
-				break
+	threads:
+		for _, tid := range tasksOf(pid) {
+			for _, ns := range []string{"pid", "pid_for_children", "mnt"} {
+				if link, err := os.Readlink(fmt.Sprintf("/proc/%d/task/%d/ns/%s", pid, tid, ns)); err == nil && slices.Contains(namespaces, link) {
+					found = append(found, pid)
+					break threads
+				}
 			}
 		}
 	}
