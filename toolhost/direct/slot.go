@@ -359,7 +359,13 @@ func (s *slot) call(ctx context.Context, call toolhost.Call) (any, error) {
 			// A sandbox refusal names the profile (EACCES in the message).
 			return nil, p.sb.Explain(errors.New(strings.TrimSpace(*r.err)))
 		}
-		return plugin.DirectResult(s.p.Name, r.value)
+		res, err := plugin.DirectResult(s.p.Name, r.value)
+		if err != nil {
+			// A module that catches its error answers {status: "error"}:
+			// a refusal in it is the sandbox's all the same.
+			return nil, p.sb.Explain(err)
+		}
+		return res, nil
 	case <-ctx.Done():
 		cause := context.Cause(ctx)
 		// Not waited for: a host whose event loop is stuck stops reading,

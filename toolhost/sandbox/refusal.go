@@ -22,24 +22,39 @@ type Refusal struct {
 	// and the program's own way to do without it.
 	What string `json:"what,omitempty"`
 	Hint string `json:"hint,omitempty"`
+	// Socket: a Unix socket to connect to, granted by its path (written,
+	// which Landlock ABI 9 asks of a socket's path).
+	Socket bool `json:"socket,omitempty"`
+	// Hidden: the tree the path is under, which the call sees empty but
+	// for its grants (/run): the program was told the path does not exist.
+	Hidden string `json:"hidden,omitempty"`
 	// Line is the line of the run's output that told.
 	Line string `json:"line"`
 	// netOff: the profile refuses every TCP connect, not only this port.
 	netOff bool
-	// create: the write refused was making the file.
-	create bool
+	// create: the write refused was making the file; folder: making
+	// this folder, which is what to grant.
+	create, folder bool
 }
 
 func (f Refusal) String() string {
+	var s string
 	switch {
 	case f.What != "":
 		return f.What
 	case f.Port > 0:
 		return fmt.Sprintf("TCP connect to port %d", f.Port)
+	case f.Socket:
+		s = "connect to the Unix socket " + f.Path
 	case f.Write:
-		return "write " + f.Path
+		s = "write " + f.Path
+	default:
+		s = "read " + f.Path
 	}
-	return "read " + f.Path
+	if f.Hidden != "" {
+		s += " (hidden: a call sees " + f.Hidden + " empty but for what its profile grants there)"
+	}
+	return s
 }
 
 // RefusedError is the error of a run its profile refused something; it
@@ -106,8 +121,17 @@ func AddRefusals(spec *Spec, refusals []Refusal, home string) bool {
 			if !slices.Contains(spec.ConnectPorts, f.Port) {
 				spec.ConnectPorts, added = append(spec.ConnectPorts, f.Port), true
 			}
+		case f.Socket:
+			// The socket itself: its folder may hold other services' sockets.
+			if !slices.Contains(spec.Write, f.Path) {
+				spec.Write, added = append(spec.Write, f.Path), true
+			}
 		case f.Write:
-			if g := grantFor(f.Path, home); !slices.Contains(spec.Write, g) {
+			g := grantFor(f.Path, home)
+			if f.folder {
+				g = homeRelative(f.Path, home)
+			}
+			if !slices.Contains(spec.Write, g) {
 				spec.Write, added = append(spec.Write, g), true
 			}
 		default:
@@ -167,6 +191,11 @@ func grantFor(path, home string) string {
 			g = dir
 		}
 	}
+	return homeRelative(g, home)
+}
+
+// homeRelative writes a path in the home from ~/.
+func homeRelative(g, home string) string {
 	if home != "" && within(g, home) && g != home {
 		return "~/" + strings.TrimPrefix(g, home+"/")
 	}

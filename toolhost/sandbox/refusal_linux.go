@@ -17,6 +17,14 @@ import (
 var refusalMarks = []string{"Permission denied", "permission denied", "Operation not permitted",
 	"operation not permitted", "EACCES", "EPERM", "PermissionError"}
 
+// missingMarks are how programs report ENOENT. What a call does not see
+// under a hidden tree answers ENOENT, and a client often names the path
+// on another line than the error (Python's traceback shows the connect
+// line, the error none), so an output with one of these anywhere has
+// every hidden path it names checked.
+var missingMarks = []string{"No such file or directory", "no such file or directory", "ENOENT",
+	"FileNotFoundError", "Is the docker daemon running"}
+
 var (
 	// absPath finds absolute paths in a line of output; quotedPath the
 	// ones in quotes (GNU tools quote ‘so’), which may hold spaces.
@@ -49,6 +57,15 @@ func (r *Run) refusals(outputs [][]byte) []Refusal {
 	}
 	for _, o := range outputs {
 		lines := splitLines(o)
+		if len(r.pol.Hide) > 0 && slices.ContainsFunc(missingMarks, func(m string) bool { return bytes.Contains(o, []byte(m)) }) {
+			for _, line := range lines {
+				for _, path := range pathsIn(line) {
+					if f, ok := r.hiddenPath(path, clip(line)); ok {
+						add(f)
+					}
+				}
+			}
+		}
 		for i, line := range lines {
 			if f, ok := withoutGrantIn(line); ok {
 				if !slices.ContainsFunc(without, func(g Refusal) bool { return g.What == f.What }) {
@@ -157,7 +174,17 @@ func (r *Run) checkPath(path, line string) (Refusal, bool) {
 	if _, err := os.Lstat(real); err != nil {
 		// Landlock leaves lookups alone: a path that does not exist was
 		// refused only as a file to make in an existing folder.
-		parent := canonical(filepath.Dir(path))
+		dir := filepath.Dir(path)
+		if strings.Contains(line, "mkdir") {
+			// A recursive mkdir names the folder it was to end with
+			// (Node.js); it was refused the first one missing.
+			for ; dir != filepath.Dir(dir); path, dir = dir, filepath.Dir(dir) {
+				if _, err := os.Lstat(canonical(dir)); err == nil {
+					break
+				}
+			}
+		}
+		parent := canonical(dir)
 		if _, err := os.Stat(parent); err != nil {
 			return Refusal{}, false
 		}
@@ -177,7 +204,14 @@ func (r *Run) checkPath(path, line string) (Refusal, bool) {
 	writable := func(p string) bool { return unix.Access(p, unix.W_OK) == nil }
 	switch {
 	case create && (cover == nil || !cover.Write) && writable(filepath.Dir(real)):
-		return Refusal{Path: path, Write: true, Line: line, create: true}, true
+		f := Refusal{Path: path, Write: true, Line: line, create: true}
+		if strings.Contains(line, "mkdir") {
+			// The folder itself, not the one holding it (a plugin tree's
+			// root, whose other plugins' code other tools run).
+			f.folder = true
+			f.Hint = "make the folder first (mkdir -p " + path + "): a grant takes a path that exists"
+		}
+		return f, true
 	case create:
 		return Refusal{}, false
 	case cover == nil:
@@ -186,6 +220,37 @@ func (r *Run) checkPath(path, line string) (Refusal, bool) {
 		return Refusal{Path: path, Write: true, Line: line}, true
 	}
 	return Refusal{}, false
+}
+
+// hiddenPath tells whether path, named by an output that reports a
+// missing file, is one the daemon sees in a tree the call's mount
+// namespace covers (/run) and no grant mounts back: the call was refused
+// it, though the program was told it does not exist.
+func (r *Run) hiddenPath(path, line string) (Refusal, bool) {
+	// "unix:///run/docker.sock." — a URL's slashes, a sentence's stop.
+	path = filepath.Clean(strings.TrimRight(path, "."))
+	real := canonical(path)
+	var tree string
+	for _, t := range r.pol.Hide {
+		if within(real, canonical(t)) {
+			tree = t
+		}
+	}
+	fi, err := os.Lstat(real)
+	if tree == "" || err != nil {
+		return Refusal{}, false
+	}
+	for _, p := range r.protected {
+		if p != "" && within(real, canonical(p)) {
+			return Refusal{Path: path, Own: true, Line: line}, true
+		}
+	}
+	for _, g := range r.pol.Grants {
+		if g := canonical(g.Path); within(real, g) || within(canonical(tree), g) {
+			return Refusal{}, false // mounted back, or never covered
+		}
+	}
+	return Refusal{Path: path, Socket: fi.Mode()&os.ModeSocket != 0, Hidden: tree, Line: line}, true
 }
 
 // Candidate paths of a missing module, from a folder.

@@ -1,0 +1,167 @@
+package sandbox
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// explained runs argv under profile as a tool would and returns its
+// stdout and the error Explain makes of its exit with its stderr.
+func (e *confinedEnv) explained(t *testing.T, profile string, argv ...string) (string, error) {
+	t.Helper()
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.sb.Wrap(Command{Tool: "Cache", Profile: profile, Path: path, Args: argv, Env: os.Environ(), Dir: e.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir, Files: []*os.File{devnull, outW, errW}})
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		t.Fatalf("start %v: %v", argv, err)
+	}
+	var ob, eb bytes.Buffer
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(&eb, errR); close(done) }()
+	_, _ = io.Copy(&ob, outR)
+	state, err := proc.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = tree.KillAndWait(5e9)
+	tree.Release()
+	<-done
+	outR.Close()
+	errR.Close()
+	if state.ExitCode() == 0 {
+		return ob.String(), nil
+	}
+	return ob.String(), r.Explain(fmt.Errorf("exit status %d: %s", state.ExitCode(), eb.String()), eb.Bytes())
+}
+
+// redisClient connects to a Unix socket and reports a failure as the
+// redis client for Python does: the path and the errno's words, with a
+// traceback whose source line names the path again.
+const redisClient = `
+import socket, sys
+path = sys.argv[1]
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    s.sendall(b"PING\n")
+    print(s.recv(16).decode().strip())
+except OSError as e:
+    sys.stderr.write("redis.exceptions.ConnectionError: Error %d connecting to unix socket: %s. %s.\n" % (e.errno, path, e.strerror))
+    sys.exit(1)
+`
+
+// TestExplainHiddenRun: a service's socket and a file under a tree the
+// call's mount namespace hides (/run; here a tree of the test's) answer
+// ENOENT inside the call. The explanation names each — the socket as a
+// Unix socket, hidden — and the configuration that grants it; with that
+// configuration the same client reaches the service. A path that is
+// missing for the daemon too is the program's own error.
+func TestExplainHiddenRun(t *testing.T) {
+	t.Parallel()
+	py := python(t)
+	run := filepath.Join(t.TempDir(), "run")
+	sock := filepath.Join(run, "redis", "redis.sock")
+	token := put(t, filepath.Join(run, "secrets", "token"), "s3cret")
+	if err := os.MkdirAll(filepath.Dir(sock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				if line, _ := bufio.NewReader(c).ReadString('\n'); line == "PING\n" {
+					_, _ = c.Write([]byte("PONG\n"))
+				}
+			}()
+		}
+	}()
+	client := put(t, filepath.Join(t.TempDir(), "client.py"), redisClient)
+	env := func(specs map[string]Spec) *confinedEnv {
+		e := newConfinedEnv(t, specs)
+		o := *e.sb.opts.Load()
+		o.hide = []string{run}
+		e.sb.opts.Store(&o)
+		return e
+	}
+	e := env(map[string]Spec{"client": {Extends: Default, Read: []string{filepath.Dir(client)}}})
+	e.needNamespaces(t)
+
+	_, err = e.explained(t, "client", py, client, sock)
+	var re *RefusedError
+	if !errors.As(err, &re) {
+		t.Fatalf("the hidden socket: got %v, want a refusal naming it", err)
+	}
+	want := "connect to the Unix socket " + sock + " (hidden: a call sees " + run + " empty"
+	if len(re.Refusals) != 1 || !strings.HasPrefix(re.Refusals[0].String(), want) {
+		t.Errorf("refusals %v, want only %q", re.Refusals, want)
+	}
+	if !strings.Contains(re.Fix, "[sandbox.profiles.client]   # added to this profile's lists\nwrite = [\""+sock+"\"]") {
+		t.Errorf("the fix does not grant the socket:\n%s", err)
+	}
+	_, err = e.explained(t, "client", "cat", token)
+	if !errors.As(err, &re) || len(re.Refusals) != 1 || !strings.HasPrefix(re.Refusals[0].String(), "read "+token+" (hidden") ||
+		!strings.Contains(re.Fix, `read = ["`+filepath.Dir(token)+`"]`) {
+		t.Errorf("the hidden file: got %v, want a refusal granting its folder", err)
+	}
+	// Docker's client names the socket as a URL, ending a sentence.
+	docker := errors.New("Cannot connect to the Docker daemon at unix://" + sock + ". Is the docker daemon running?")
+	r := &Run{Profile: Default, tool: "Docker", kind: "plugin", pol: &policy{Hide: []string{run}}}
+	if err := r.Explain(docker); !errors.As(err, &re) || len(re.Refusals) != 1 || re.Refusals[0].Path != sock || !re.Refusals[0].Socket {
+		t.Errorf("docker's client: got %v, want the socket %s", err, sock)
+	}
+	gone := filepath.Join(run, "redis", "gone.sock")
+	if _, err := e.explained(t, "client", py, client, gone); err == nil || errors.As(err, &re) {
+		t.Errorf("a socket missing for the daemon too: got %v, want the client's own error", err)
+	}
+
+	// The configuration the explanation printed, applied.
+	spec := Spec{Extends: Default, Read: []string{filepath.Dir(client)}}
+	AddRefusals(&spec, []Refusal{{Path: sock, Socket: true, Hidden: run}, {Path: token, Hidden: run}}, "")
+	granted := env(map[string]Spec{"client": spec})
+	if out, err := granted.explained(t, "client", py, client, sock); err != nil || strings.TrimSpace(out) != "PONG" {
+		t.Errorf("with the socket granted: %q, %v; want PONG", out, err)
+	}
+	if out, err := granted.explained(t, "client", "cat", token); err != nil || out != "s3cret" {
+		t.Errorf("with the folder granted: %q, %v", out, err)
+	}
+}
