@@ -158,6 +158,11 @@ var withoutGrant = []struct {
 			"confines the whole browser to the tool's profile (its files and network, no capabilities, " +
 			"its syscall filter, ended with the call); what is lost is Chromium's wall between a web page " +
 			"and the tool's own rights (see the sandbox docs, Chromium)"},
+	{regexp.MustCompile(`bwrap: (?:No permissions to creat\w* new namespace|Creating new namespace failed|setting up uid map)|unshare: unshare failed: Operation not permitted`),
+		"a sandbox of the tool's own (bubblewrap, unshare: new namespaces, which the node's syscall filter refuses)",
+		"run the command without it (VCPToolBox's LinuxShellExecutor: SANDBOX_BACKEND=none in its config.env): the node's " +
+			"sandbox already confines it to the tool's profile, with no capabilities, its syscall filter, and a PID, mount " +
+			"and IPC namespace of its own; a tool that must make namespaces runs unconfined, under [tools.NAME] sandbox = \"none\""},
 	{regexp.MustCompile(`Failed to create .*user data directory`),
 		"Chromium's profile folder in the home directory",
 		`start Chromium with --user-data-dir="$TMPDIR/chromium" (or a folder in the tool's own; puppeteer does so itself)`},

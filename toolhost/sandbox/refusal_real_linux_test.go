@@ -165,3 +165,41 @@ func TestExplainHiddenRun(t *testing.T) {
 		t.Errorf("with the folder granted: %q, %v", out, err)
 	}
 }
+
+// TestExplainOwnSandbox: a command that makes a sandbox of its own from
+// namespaces (bubblewrap, as VCPToolBox's shell runner is configured to
+// use; unshare) is refused them by the syscall filter; the explanation
+// says so and how to do without, and offers no grant (none gives
+// namespaces). Unconfined, the same command makes them.
+func TestExplainOwnSandbox(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	if !e.sb.caps.Seccomp {
+		t.Skip("no seccomp filters here: namespaces are not refused")
+	}
+	argvs := [][]string{{"unshare", "-r", "-m", "true"}}
+	if _, err := exec.LookPath("bwrap"); err == nil {
+		argvs = append(argvs, []string{"bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"})
+	} else {
+		t.Log("bwrap is not installed: unshare only")
+	}
+	for _, argv := range argvs {
+		if _, err := exec.LookPath(argv[0]); err != nil {
+			t.Logf("%s is not installed", argv[0])
+			continue
+		}
+		if _, _, code := e.run(t, None, argv...); code != 0 {
+			t.Logf("%v fails unconfined too (exit %d): this kernel gives no user namespaces", argv, code)
+			continue
+		}
+		_, err := e.explained(t, Default, argv...)
+		var re *RefusedError
+		if !errors.As(err, &re) || len(re.Refusals) != 1 || !strings.HasPrefix(re.Refusals[0].What, "a sandbox of the tool's own") {
+			t.Errorf("%v: got %v, want its own sandbox named", argv, err)
+			continue
+		}
+		if re.Fix != "" || !strings.Contains(err.Error(), "SANDBOX_BACKEND=none") {
+			t.Errorf("%v: want no grant and the way without:\n%v", argv, err)
+		}
+	}
+}
