@@ -129,12 +129,24 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 		case !l.set:
 			asked(name, "cgroup v2 or v1", "profile "+strconv.Quote(profile)+" sets none")
 		case l.how == "rlimit":
-			add(name, false, "cgroup v2 or v1", "per process only (rlimit)")
+			add(name, false, "cgroup v2 or v1", joinWhy("per process only (rlimit)", c.LimitsWhy))
+		case l.how == "cgroup v2":
+			add(name, true, "cgroup v2 or v1", "cgroup v2, in force before the call's first instruction")
+		case l.how != "":
+			add(name, true, "cgroup v2 or v1", joinWhy(l.how+", joined before the command's exec", c.LimitsWhy))
 		default:
-			add(name, l.how != "", "cgroup v2 or v1", l.how)
+			add(name, false, "cgroup v2 or v1", c.LimitsWhy)
 		}
 	}
 	return out, nil
+}
+
+// joinWhy is detail followed by why, when there is one.
+func joinWhy(detail, why string) string {
+	if why == "" {
+		return detail
+	}
+	return detail + "; " + why
 }
 
 // unixPathDetail says what a tool reaches by a Unix socket's path where

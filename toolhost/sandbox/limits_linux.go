@@ -93,12 +93,33 @@ func detect(trees *proctree.Manager) (Capabilities, *limiter) {
 	}
 	l := &limiter{v2: map[string]bool{}, v1: map[string]string{}, trees: trees}
 	v2mnt, v1mnts := mounts()
-	if trees != nil && trees.Mode() == proctree.ModeCgroup && v2mnt.dir != "" {
-		if dir, err := ownGroup(v2mnt, ""); err == nil {
-			ctl, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-			for _, name := range strings.Fields(string(ctl)) {
-				l.v2[name] = true
+	switch {
+	case trees == nil || trees.Mode() != proctree.ModeCgroup || v2mnt.dir == "":
+		c.LimitsWhy = "process trees have no cgroup v2 of their own"
+	default:
+		dir, err := ownGroup(v2mnt, "")
+		if err != nil {
+			c.LimitsWhy = "no cgroup v2 of the daemon's: " + err.Error()
+			break
+		}
+		ctl, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+		for _, name := range strings.Fields(string(ctl)) {
+			l.v2[name] = true
+		}
+		var off []string
+		for _, name := range []string{"memory", "pids", "cpu"} {
+			if !l.v2[name] {
+				off = append(off, name)
 			}
+		}
+		if len(off) > 0 {
+			b, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+			offered := strings.Join(strings.Fields(string(b)), " ")
+			if offered == "" {
+				offered = "none"
+			}
+			c.LimitsWhy = strings.Join(off, ", ") + " not enabled in " + filepath.Join(dir, "cgroup.subtree_control") +
+				" (cgroup v2 controllers there: " + offered + ")"
 		}
 	}
 	for _, name := range []string{"memory", "pids", "cpu"} {

@@ -98,6 +98,7 @@ func (s *Sandbox) Update(opts Options) error {
 	}
 	if gaps := s.caps.gapsFor(opts.Profiles, opts.inUse()); len(gaps) > 0 {
 		opts.Log.Warn().Strs("not_enforced", gaps).Str("mechanism", s.caps.Mechanism).Str("why", s.caps.Why).
+			Str("limits_why", s.caps.LimitsWhy).
 			Msg("sandbox: parts of the profiles in use are not enforced on this machine")
 	}
 	opts.carved = &sync.Map{}
@@ -200,6 +201,8 @@ type Capabilities struct {
 	Memory string `json:"memory,omitempty"`
 	Pids   string `json:"pids,omitempty"`
 	CPU    string `json:"cpu,omitempty"`
+	// LimitsWhy says why a limit is not held by the tree's own cgroup v2.
+	LimitsWhy string `json:"limits_why,omitempty"`
 	// Why explains a mechanism that is missing.
 	Why string `json:"why,omitempty"`
 }
