@@ -23,6 +23,7 @@ const (
 	FromCache       = "package runner cache"
 	FromGlobal      = "npm global prefix"
 	FromDeclared    = "declared in the manifest"
+	FromArgument    = "MCP server argument"
 )
 
 // homeSecrets are the home directory's trees no derived grant may cover,
@@ -125,6 +126,9 @@ func (o *Options) derived(c Command) []Grant {
 	}
 	if c.Kind == "plugin" && c.Dir != "" {
 		d.declared()
+	}
+	if c.Kind == "MCP server" {
+		d.arguments()
 	}
 	if len(d.out) == 0 {
 		return nil
@@ -408,6 +412,30 @@ func (d *deriver) nodeModules() {
 		if m := filepath.Join(filepath.Dir(filepath.Dir(d.c.Dir)), "modules"); isDir(m) {
 			d.add(m, false, FromTreeModules)
 		}
+	}
+}
+
+// arguments grants an MCP server the folders its arguments name (the
+// filesystem server's roots, a git server's repository), read and write:
+// the owner named them in the node's config as what the server works on,
+// as a plugin works on its folder. Not a tree the system reads (read
+// already; writing it takes a profile), nor a folder right under the root.
+func (d *deriver) arguments() {
+	if len(d.c.Args) < 2 {
+		return
+	}
+	for _, a := range d.c.Args[1:] {
+		if flag, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(flag, "-") {
+			a = v // --root=/srv/notes
+		}
+		if !filepath.IsAbs(a) || !isDir(a) {
+			continue
+		}
+		real := canonical(a)
+		if filepath.Dir(real) == "/" || slices.ContainsFunc(systemRead, func(s string) bool { return within(real, canonical(s)) }) {
+			continue
+		}
+		d.add(a, true, FromArgument)
 	}
 }
 

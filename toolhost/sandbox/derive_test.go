@@ -271,3 +271,36 @@ func TestDeriveDeclared(t *testing.T) {
 		}
 	}
 }
+
+// TestDeriveMCPArguments: an MCP server reads and writes the folders its
+// configured arguments name, whatever runs it, and only those: not a
+// file, not a relative path, not a system tree, not a folder right under
+// the root, not the home or a secret in it, nor for a plugin.
+func TestDeriveMCPArguments(t *testing.T) {
+	home := t.TempDir()
+	notes, data := filepath.Join(t.TempDir(), "notes"), filepath.Join(t.TempDir(), "data")
+	for _, d := range []string{notes, data, filepath.Join(home, ".ssh")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := put(t, filepath.Join(t.TempDir(), "conf.json"), "{}")
+	o := &Options{Home: home}
+	args := []string{"npx", "-y", "@modelcontextprotocol/server-filesystem", notes, "--data=" + data, file, "notes",
+		"/usr/share", "/etc", "/tmp", "/", home, filepath.Join(home, ".ssh")}
+	gs := o.derived(Command{Kind: "MCP server", Tool: "files", Path: "/usr/bin/npx", Args: args, Env: []string{"HOME=" + home}})
+	for _, dir := range []string{notes, data} {
+		if g, ok := granted(gs, dir); !ok || !g.Write || g.From != FromArgument {
+			t.Errorf("%s: granted %v as %+v, want read and write from %q", dir, ok, g, FromArgument)
+		}
+	}
+	for _, g := range gs {
+		if g.From == FromArgument && g.Path != notes && g.Path != data {
+			t.Errorf("granted %+v: only the two folders are the server's", g)
+		}
+	}
+	gs = o.derived(Command{Kind: "plugin", Tool: "Files", Path: "/usr/bin/node", Args: []string{"node", "x.js", notes}, Env: []string{"HOME=" + home}})
+	if g, ok := granted(gs, notes); ok {
+		t.Errorf("a plugin's argument is granted: %+v", g)
+	}
+}
