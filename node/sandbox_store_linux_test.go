@@ -1,0 +1,98 @@
+package node
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/config"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox/sandboxtest"
+)
+
+// notesServer is an MCP stdio server (plain Python, no SDK) that works on
+// the folder its first argument names, as the filesystem server from npm
+// does on its roots: it writes a note there, lists the folder and reads
+// the note back.
+const notesServer = `import json, os, sys
+root = sys.argv[1]
+def reply(id, result):
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "result": result}) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    method, id = msg.get("method"), msg.get("id")
+    if id is None:
+        continue
+    if method == "initialize":
+        reply(id, {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                   "serverInfo": {"name": "notes", "version": "1.0"}})
+    elif method == "tools/list":
+        reply(id, {"tools": [{"name": "note", "description": "Keeps a note.",
+                   "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}, "text": {"type": "string"}}}}]})
+    elif method == "tools/call":
+        a = msg["params"]["arguments"]
+        try:
+            with open(os.path.join(root, a["name"]), "w") as f:
+                f.write(a["text"])
+            text = "%s | %s" % (" ".join(sorted(os.listdir(root))), open(os.path.join(root, a["name"])).read())
+            reply(id, {"content": [{"type": "text", "text": text}]})
+        except OSError as e:
+            reply(id, {"content": [{"type": "text", "text": str(e)}], "isError": True})
+    else:
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no " + method}}) + "\n")
+        sys.stdout.flush()
+`
+
+// TestSandboxMCPServerFolderArgumentLikeNone: an MCP server configured
+// with the folder it works on as an argument (outside its cwd, the home
+// and the system's trees) reads and writes it under default as under
+// none, and the profile lists the grant.
+func TestSandboxMCPServerFolderArgumentLikeNone(t *testing.T) {
+	needCommands(t, "python3")
+	sandboxtest.NeedLandlock(t)
+	outcomes := map[string]string{}
+	for _, profile := range []string{"none", "default"} {
+		srv, notes := t.TempDir(), filepath.Join(t.TempDir(), "notes")
+		if err := os.Mkdir(notes, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFiles(t, map[string]string{
+			filepath.Join(srv, "server.py"): notesServer,
+			filepath.Join(notes, "old.md"):  "kept",
+		})
+		cfg := config.Default()
+		cfg.Hub.URL, cfg.Hub.Key = "ws://127.0.0.1:1", testKey
+		cfg.Node.ExposedTools = nil
+		cfg.Plugins.StateDir = t.TempDir()
+		cfg.Sandbox.Profile = profile
+		cfg.MCP.Servers = map[string]config.MCPServerConfig{"notes": {Command: "python3", Args: []string{"server.py", notes}, Cwd: srv,
+			Timeout: config.Duration(2 * time.Minute)}}
+		n, err := New(cfg, zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel), WithGetenv(noEnv(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(n.CloseLocal)
+		waitForTool(t, n, "McpNotes")
+		waitMCPRunning(t, n)
+		outcomes[profile] = localOutcome(t, n, "r1", "McpNotes", map[string]string{"command": "note", "name": "new.md", "text": "hello"})
+		if profile == "default" {
+			var grants string
+			for _, ts := range n.ToolStatuses().Tools {
+				if ts.Name == "McpNotes" {
+					grants = fmt.Sprint(ts.SandboxGrants)
+				}
+			}
+			if !strings.Contains(grants, notes) {
+				t.Errorf("the server's grants do not list %s: %s", notes, grants)
+			}
+		}
+		n.CloseLocal()
+	}
+	if outcomes["none"] != outcomes["default"] || !strings.Contains(outcomes["none"], "new.md old.md | hello") {
+		t.Errorf("the server answered differently:\nnone:    %s\ndefault: %s", outcomes["none"], outcomes["default"])
+	}
+}
