@@ -85,6 +85,12 @@ func (a *filterAsm) load(off uint32) {
 	a.acc = int(off)
 }
 
+// and keeps the accumulator's bits that are in k.
+func (a *filterAsm) and(k uint32) {
+	a.insns = append(a.insns, asmInsn{code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, k: k})
+	a.acc = stateUnknown
+}
+
 // jump goes to jt when the accumulator compared by op (BPF_JEQ, BPF_JGT,
 // BPF_JGE, BPF_JSET) with k holds, else to jf.
 func (a *filterAsm) jump(op uint16, k uint32, jt, jf label) {

@@ -136,6 +136,8 @@ func filterRun(prog []byte, data []byte, untilArgs bool) (ret uint32, steps int,
 				return 0, steps, nil
 			}
 			acc = binary.BigEndian.Uint32(data[k:])
+		case unix.BPF_ALU | unix.BPF_AND | unix.BPF_K:
+			acc &= k
 		case unix.BPF_JMP | unix.BPF_JA:
 			pc += int(k)
 		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
@@ -148,33 +149,111 @@ func argWords(n uint32) (lo, hi uint32) {
 }
 
 // emit goes to match when the arguments match one of r's sets, else to
-// nomatch. An argument's 64 bits are compared in two halves.
+// nomatch. An argument's 64 bits are compared in two halves; sets that
+// each compare one argument with a value of the same high half are one
+// test of that half and one compare per value.
 func (r filterRule) emit(a *filterAsm, match, nomatch label) error {
-	for j, set := range r.sets {
-		next := nomatch // the next set
-		if j < len(r.sets)-1 {
+	for sets := r.sets; len(sets) > 0; {
+		n := equalRun(sets)
+		next := nomatch // the sets after these
+		if n < len(sets) {
 			next = a.newLabel()
 		}
-		if len(set) == 0 {
-			a.goTo(match)
+		if n > 1 {
+			emitEqualRun(a, sets[:n], match, next)
+		} else if err := emitSet(a, sets[0], match, next); err != nil {
+			return fmt.Errorf("syscall filter: %s: %w", r.name, err)
 		}
-		for i, c := range set {
-			holds := match // the next condition
-			if i < len(set)-1 {
-				holds = a.newLabel()
-			}
-			if err := emitCondition(a, c, holds, next); err != nil {
-				return fmt.Errorf("syscall filter: %s: %w", r.name, err)
-			}
-			if i < len(set)-1 {
-				a.place(holds)
-			}
-		}
-		if j < len(r.sets)-1 {
+		if sets = sets[n:]; len(sets) > 0 {
 			a.place(next)
 		}
 	}
 	return nil
+}
+
+// equalRun is how many sets, from the first, are each one Equal condition
+// on the first's argument with a value of the same high half; at least 1.
+func equalRun(sets []seccomp.ArgumentConditions) int {
+	is := func(set seccomp.ArgumentConditions) bool {
+		return len(set) == 1 && set[0].Operation == seccomp.Equal && set[0].Argument == sets[0][0].Argument &&
+			set[0].Value>>32 == sets[0][0].Value>>32
+	}
+	n := 1
+	for n < len(sets) && is(sets[0]) && is(sets[n]) {
+		n++
+	}
+	return n
+}
+
+// emitEqualRun goes to match when the argument equals one of the values
+// of sets (an equalRun), else to nomatch.
+func emitEqualRun(a *filterAsm, sets []seccomp.ArgumentConditions, match, nomatch label) {
+	c := sets[0][0]
+	loOff, hiOff := argWords(c.Argument)
+	sameHigh := a.newLabel()
+	a.load(hiOff)
+	a.jump(unix.BPF_JEQ, uint32(c.Value>>32), sameHigh, nomatch)
+	a.place(sameHigh)
+	a.load(loOff)
+	for i, set := range sets {
+		if i == len(sets)-1 {
+			a.jump(unix.BPF_JEQ, uint32(set[0].Value), match, nomatch)
+			break
+		}
+		other := a.newLabel()
+		a.jump(unix.BPF_JEQ, uint32(set[0].Value), match, other)
+		a.place(other)
+	}
+}
+
+// emitSet goes to yes when every condition of set holds, else to no.
+func emitSet(a *filterAsm, set seccomp.ArgumentConditions, yes, no label) error {
+	if len(set) == 0 {
+		a.goTo(yes)
+	}
+	for i := 0; i < len(set); {
+		n, bits, mask := lowHalfIs(set[i:])
+		holds := yes // the next condition
+		if i+max(n, 1) < len(set) {
+			holds = a.newLabel()
+		}
+		if n > 0 {
+			loOff, _ := argWords(set[i].Argument)
+			a.load(loOff)
+			if mask != math.MaxUint32 {
+				a.and(mask)
+			}
+			a.jump(unix.BPF_JEQ, bits, holds, no)
+			i += n
+		} else {
+			if err := emitCondition(a, set[i], holds, no); err != nil {
+				return err
+			}
+			i++
+		}
+		if i < len(set) {
+			a.place(holds)
+		}
+	}
+	return nil
+}
+
+// lowHalfIs finds, at the start of cs, conditions on one argument that
+// together say its low half under mask is bits: BitsSet conditions of one
+// low bit each, then a BitsNotSet of low bits (low32Is, typeIs). n is how
+// many, 0 if they are not there.
+func lowHalfIs(cs []seccomp.Condition) (n int, bits, mask uint32) {
+	low := func(c seccomp.Condition, op seccomp.Operation) bool {
+		return c.Argument == cs[0].Argument && c.Operation == op && c.Value>>32 == 0
+	}
+	for n < len(cs) && low(cs[n], seccomp.BitsSet) && cs[n].Value != 0 && cs[n].Value&(cs[n].Value-1) == 0 {
+		bits |= uint32(cs[n].Value)
+		n++
+	}
+	if n == 0 || n == len(cs) || !low(cs[n], seccomp.BitsNotSet) || bits&uint32(cs[n].Value) != 0 {
+		return 0, 0, 0
+	}
+	return n + 1, bits, bits | uint32(cs[n].Value)
 }
 
 // emitCondition goes to yes when c holds, else to no, with the library's

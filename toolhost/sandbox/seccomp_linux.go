@@ -155,19 +155,15 @@ type setuidRule struct {
 // for whoever starts it later, outside the sandbox. By chmod, at creation
 // (O_CREAT, O_TMPFILE), by mknod and mkdir.
 func setuidRules() []setuidRule {
-	bits := func(mode uint32, with ...seccomp.Condition) []seccomp.ArgumentConditions {
-		var out []seccomp.ArgumentConditions
-		for _, b := range []uint64{unix.S_ISUID, unix.S_ISGID} {
-			out = append(out, append(slices.Clone(with), seccomp.Condition{Argument: mode, Operation: seccomp.BitsSet, Value: b}))
-		}
-		return out
+	// A BitsSet condition holds when any of its bits is set.
+	setid := func(mode uint32) seccomp.Condition {
+		return seccomp.Condition{Argument: mode, Operation: seccomp.BitsSet, Value: unix.S_ISUID | unix.S_ISGID}
+	}
+	bits := func(mode uint32) []seccomp.ArgumentConditions {
+		return []seccomp.ArgumentConditions{{setid(mode)}}
 	}
 	creating := func(flags, mode uint32) []seccomp.ArgumentConditions {
-		var out []seccomp.ArgumentConditions
-		for _, f := range []uint64{unix.O_CREAT, unix.O_TMPFILE} {
-			out = append(out, bits(mode, seccomp.Condition{Argument: flags, Operation: seccomp.BitsSet, Value: f})...)
-		}
-		return out
+		return []seccomp.ArgumentConditions{{{Argument: flags, Operation: seccomp.BitsSet, Value: unix.O_CREAT | unix.O_TMPFILE}, setid(mode)}}
 	}
 	return []setuidRule{
 		{"chmod", bits(1)}, {"fchmod", bits(1)}, {"fchmodat", bits(2)}, {"fchmodat2", bits(2)},

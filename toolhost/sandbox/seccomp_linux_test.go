@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -23,102 +24,140 @@ func rules(p *policy) string {
 }
 
 // TestFilterAnswersAsLibraryPrograms: the program a launcher loads
-// answers every syscall as the same rules assembled by the library, one
-// program per syscall with arguments rules, loaded one over the other
-// (the kernel's rule: the answer of highest precedence, among equals the
-// last loaded's), run by the library's BPF machine while the compiled
-// program runs in filterRun: for every syscall number of this
-// architecture, of x32 and of i386, under no architecture the kernel has,
-// and for each syscall with argument rules, arguments on, around and
-// between every value a rule compares (high halves included) and random
-// ones, under each set of network rules.
+// answers every syscall as the same rules assembled by the library, under
+// each set of network rules (sameAnswers).
 func TestFilterAnswersAsLibraryPrograms(t *testing.T) {
 	t.Parallel()
 	info := nativeArch(t)
 	for _, pol := range filterProfiles {
-		rs := pol.filterRules()
-		ref := libraryVMs(t, libraryFilter(t, info, rs))
-		prog, err := compileFilter(info, rs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, refused := 0, 0
-		try := func(auditArch, nr uint32, args [6]uint64) bool {
-			n++
-			data := seccompData(auditArch, nr, args)
-			want := stackedVerdict(t, ref, data)
-			got, _, err := filterRun(prog, data, false)
-			if err != nil {
-				t.Fatalf("%s: arch %#x syscall %d args %#x: %v", rules(pol), auditArch, nr, args, err)
-			}
-			if got != want {
-				t.Fatalf("%s: arch %#x syscall %d args %#x: compiled %#x, library %#x", rules(pol), auditArch, nr, args, got, want)
-			}
-			if want != uint32(seccomp.ActionAllow) {
-				refused++
-				return true
-			}
-			return false
-		}
-		for _, a := range []uint32{uint32(info.ID), uint32(arch.I386.ID), 0, 0xffffffff} {
-			for nr := range uint32(1024) {
-				try(a, nr, [6]uint64{})
-				try(a, nr|0x40000000, [6]uint64{})
-			}
-			for _, nr := range []uint32{0x3fffffff, 0x7fffffff, 0x80000000, 0xffffffff} {
-				try(a, nr, [6]uint64{})
-			}
-		}
-		rnd := rand.New(rand.NewPCG(1, 2))
-		for _, r := range rs {
-			nr, ok := info.SyscallNames[r.name]
-			if len(r.sets) == 0 || !ok {
-				continue
-			}
-			pools := argPools(r)
-			var yes, no int
-			tally := func(refused bool) {
-				if refused {
-					yes++
-				} else {
-					no++
-				}
-			}
-			// Every combination of the values a rule compares, and random
-			// picks among them and in all 64 bits.
-			args := [6]uint64{}
-			var walk func(i int)
-			walk = func(i int) {
-				if i == len(args) {
-					tally(try(uint32(info.ID), uint32(nr), args))
-					return
-				}
-				for _, v := range pools[i] {
-					args[i] = v
-					walk(i + 1)
-				}
-			}
-			picks := 1000
-			if combos(pools) <= 50_000 {
-				walk(0)
-			} else {
-				picks = 20_000
-			}
-			for range picks {
-				for i, pool := range pools {
-					args[i] = pool[rnd.IntN(len(pool))]
-					if len(pool) > 1 && rnd.IntN(4) == 0 {
-						args[i] = rnd.Uint64()
-					}
-				}
-				tally(try(uint32(info.ID), uint32(nr), args))
-			}
-			if yes == 0 || no == 0 {
-				t.Errorf("%s: %s: %d refused, %d allowed: the cases do not tell the rules apart", rules(pol), r.name, yes, no)
-			}
-		}
-		t.Logf("%s: %d instructions, %d syscalls answered alike, %d of them refused", rules(pol), len(prog)/sockFilterSize, n, refused)
+		sameAnswers(t, info, rules(pol), pol.filterRules())
 	}
+}
+
+// TestFilterConditionsAnswerAsLibrary: conditions of every operation the
+// compiler knows, with values in the high half and the low, and the
+// shapes it compiles shorter (one argument equal to one of several
+// values, high halves alike or not; a low half under a mask, with and
+// without all bits, and shapes close to it that are not), answer as the
+// library's programs answer.
+func TestFilterConditionsAnswerAsLibrary(t *testing.T) {
+	t.Parallel()
+	info := nativeArch(t)
+	c := func(arg uint32, op seccomp.Operation, v uint64) seccomp.Condition {
+		return seccomp.Condition{Argument: arg, Operation: op, Value: v}
+	}
+	eq := func(arg uint32, v uint64) seccomp.ArgumentConditions {
+		return seccomp.ArgumentConditions{c(arg, seccomp.Equal, v)}
+	}
+	deny := func(name string, sets ...seccomp.ArgumentConditions) filterRule {
+		return filterRule{name: name, action: errnoAction(unix.EPERM), sets: sets}
+	}
+	sameAnswers(t, info, "shapes", []filterRule{
+		deny("read", eq(0, 5), eq(0, 7), eq(0, 1<<32|9), eq(0, 1<<32|11), eq(1, 3), eq(0, 13)),
+		deny("write", seccomp.ArgumentConditions{c(0, seccomp.GreaterThan, 1<<32|4), c(1, seccomp.Equal, 1<<33)},
+			seccomp.ArgumentConditions{c(2, seccomp.BitsSet, 1<<40|1), c(2, seccomp.BitsNotSet, 1<<41|2)},
+			seccomp.ArgumentConditions{c(3, seccomp.BitsSet, 1<<40), c(4, seccomp.BitsNotSet, 1<<41), c(5, seccomp.BitsSet, 0)}),
+		deny("ioctl", and(low32Is(1, 0x5412)), and(low32Is(0, 0)), and(low32Is(2, 0x80000001), typeIs(5))),
+		deny("fcntl", seccomp.ArgumentConditions{c(1, seccomp.BitsSet, 4), c(1, seccomp.BitsSet, 8), c(1, seccomp.BitsNotSet, 4)},
+			seccomp.ArgumentConditions{c(1, seccomp.BitsSet, 6), c(1, seccomp.BitsNotSet, 1)},
+			seccomp.ArgumentConditions{c(1, seccomp.BitsSet, 16), c(2, seccomp.BitsNotSet, 1)},
+			seccomp.ArgumentConditions{c(1, seccomp.BitsSet, 32), c(1, seccomp.BitsNotSet, 1<<32|1)}),
+		{name: "getpid", action: errnoAction(unix.ENOSYS)},
+		{name: "close", action: errnoAction(unix.EBADF), sets: []seccomp.ArgumentConditions{eq(0, 1<<63)}},
+	})
+}
+
+// sameAnswers: rs compiled answers every syscall as rs assembled by the
+// library, one program per syscall with arguments rules, loaded one over
+// the other (the kernel's rule: the answer of highest precedence, among
+// equals the last loaded's), run by the library's BPF machine while the
+// compiled program runs in filterRun: for every syscall number of this
+// architecture, of x32 and of i386, under no architecture the kernel has,
+// and for each syscall with argument rules, arguments on, around and
+// between every value a rule compares (high halves included) and random
+// ones.
+func sameAnswers(t *testing.T, info *arch.Info, what string, rs []filterRule) {
+	ref := libraryVMs(t, libraryFilter(t, info, rs))
+	prog, err := compileFilter(info, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, refused := 0, 0
+	try := func(auditArch, nr uint32, args [6]uint64) bool {
+		n++
+		data := seccompData(auditArch, nr, args)
+		want := stackedVerdict(t, ref, data)
+		got, _, err := filterRun(prog, data, false)
+		if err != nil {
+			t.Fatalf("%s: arch %#x syscall %d args %#x: %v", what, auditArch, nr, args, err)
+		}
+		if got != want {
+			t.Fatalf("%s: arch %#x syscall %d args %#x: compiled %#x, library %#x", what, auditArch, nr, args, got, want)
+		}
+		if want != uint32(seccomp.ActionAllow) {
+			refused++
+			return true
+		}
+		return false
+	}
+	for _, a := range []uint32{uint32(info.ID), uint32(arch.I386.ID), 0, 0xffffffff} {
+		for nr := range uint32(1024) {
+			try(a, nr, [6]uint64{})
+			try(a, nr|0x40000000, [6]uint64{})
+		}
+		for _, nr := range []uint32{0x3fffffff, 0x7fffffff, 0x80000000, 0xffffffff} {
+			try(a, nr, [6]uint64{})
+		}
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for _, r := range rs {
+		nr, ok := info.SyscallNames[r.name]
+		if len(r.sets) == 0 || !ok {
+			continue
+		}
+		pools := argPools(r)
+		var yes, no int
+		tally := func(refused bool) {
+			if refused {
+				yes++
+			} else {
+				no++
+			}
+		}
+		// Every combination of the values a rule compares, and random
+		// picks among them and in all 64 bits.
+		args := [6]uint64{}
+		var walk func(i int)
+		walk = func(i int) {
+			if i == len(args) {
+				tally(try(uint32(info.ID), uint32(nr), args))
+				return
+			}
+			for _, v := range pools[i] {
+				args[i] = v
+				walk(i + 1)
+			}
+		}
+		picks := 1000
+		if combos(pools) <= 50_000 {
+			walk(0)
+		} else {
+			picks = 20_000
+		}
+		for range picks {
+			for i, pool := range pools {
+				args[i] = pool[rnd.IntN(len(pool))]
+				if len(pool) > 1 && rnd.IntN(4) == 0 {
+					args[i] = rnd.Uint64()
+				}
+			}
+			tally(try(uint32(info.ID), uint32(nr), args))
+		}
+		if yes == 0 || no == 0 {
+			t.Errorf("%s: %s: %d refused, %d allowed: the cases do not tell the rules apart", what, r.name, yes, no)
+		}
+	}
+	t.Logf("%s: %d instructions, %d syscalls answered alike, %d of them refused", what, len(prog)/sockFilterSize, n, refused)
 }
 
 // argPools are, for each argument, the values to try for r: those each
@@ -271,8 +310,9 @@ func onThrowawayThread(f func() error) error {
 // BenchmarkSyscallFilter: what the filter costs the daemon to compile (once
 // per set of network rules; it is kept) and a launcher to load (on each
 // call's path), the library's programs chained into one as the filter was
-// made before against the compiled one, under each profile; a load
-// includes starting and ending a thread (the "thread only" case).
+// made before against the compiled one, under each profile; a load's
+// ns/op includes starting and ending a thread (the "thread only" case),
+// its median-load-µs is the load alone, steadier on a busy machine.
 //
 //	go test -run '^$' -bench SyscallFilter -benchmem ./toolhost/sandbox/
 func BenchmarkSyscallFilter(b *testing.B) {
@@ -318,12 +358,21 @@ func BenchmarkSyscallFilter(b *testing.B) {
 		}{{"library", old}, {"compiled", compiled}} {
 			b.Run("load/"+c.what+"/"+name, func(b *testing.B) {
 				p := policy{Filters: [][]byte{c.prog}}
+				took := make([]time.Duration, 0, b.N)
 				b.ReportAllocs()
 				for range b.N {
-					if err := onThrowawayThread(p.loadFilter); err != nil {
+					err := onThrowawayThread(func() error {
+						start := time.Now()
+						err := p.loadFilter()
+						took = append(took, time.Since(start))
+						return err
+					})
+					if err != nil {
 						b.Fatal(err)
 					}
 				}
+				slices.Sort(took)
+				b.ReportMetric(float64(took[len(took)/2].Microseconds()), "median-load-µs")
 				b.ReportMetric(float64(len(c.prog)/sockFilterSize), "instructions")
 			})
 		}
