@@ -432,7 +432,12 @@ func (d *deriver) arguments() {
 			continue
 		}
 		real := canonical(a)
-		if filepath.Dir(real) == "/" || slices.ContainsFunc(systemRead, func(s string) bool { return within(real, canonical(s)) }) {
+		if filepath.Dir(real) == "/" || slices.ContainsFunc(systemRead, func(s string) bool {
+			if rest, ok := strings.CutPrefix(s, "~/"); ok {
+				s = filepath.Join(d.home, rest)
+			}
+			return within(real, canonical(s))
+		}) {
 			continue
 		}
 		d.add(a, true, FromArgument)

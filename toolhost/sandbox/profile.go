@@ -81,6 +81,9 @@ var systemRead = []string{
 	// The user's own interpreters and libraries (not the rest of home).
 	"~/.local/lib", "~/.local/bin", "~/.local/share/pnpm", "~/.pyenv", "~/.nvm", "~/.volta",
 	"~/.npm-global", "~/.deno", "~/.bun", "~/.cargo/bin", "~/go/bin",
+	// The user's git settings: git stops at a config file it may not read,
+	// and tools run git from their scripts (~/.git-credentials stays out).
+	"~/.gitconfig", "~/.config/git",
 }
 
 // devWrite are the devices every confining profile may also write, and

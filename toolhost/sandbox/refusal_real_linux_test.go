@@ -203,3 +203,33 @@ func TestExplainOwnSandbox(t *testing.T) {
 		}
 	}
 }
+
+// TestGitUnderDefault: git, which tools run from their scripts, stops
+// ("unknown error occurred while reading the configuration files") when
+// the user's ~/.gitconfig is there but refused; under default it reads it
+// and ~/.config/git, and works in the tool's folder, the credentials file
+// kept out.
+func TestGitUnderDefault(t *testing.T) {
+	t.Parallel()
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	e := newConfinedEnv(t, nil)
+	home := e.sb.opts.Load().Home
+	put(t, filepath.Join(home, ".gitconfig"), "[user]\n\tname = Nova\n\temail = nova@example.com\n[credential]\n\thelper = store\n")
+	put(t, filepath.Join(home, ".config/git/ignore"), "*.log\n")
+	creds := put(t, filepath.Join(home, ".git-credentials"), "https://nova:token@example.com\n")
+	if out, err := exec.Command(git, "init", "-q", e.dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	put(t, filepath.Join(e.dir, "a.txt"), "a")
+	put(t, filepath.Join(e.dir, "x.log"), "log")
+	script := `export HOME=` + home + `
+git add -A && git commit -qm one && git log --format=%an && git status --porcelain --ignored | tr '\n' ' '
+cat ` + creds + ` 2>&1 | sed 's/.*: //'`
+	out, stderr, code := e.sh(t, Default, script)
+	if want := "Nova\n!! x.log Permission denied\n"; code != 0 || out != want {
+		t.Errorf("git under default: exit %d, %q; want %q\n%s", code, out, want, stderr)
+	}
+}
