@@ -176,13 +176,17 @@ func ownGroup(mnt mount, controller string) (string, error) {
 }
 
 // probe reports whether the daemon may make groups in dir.
+// Each probe makes a group of its own: sandboxes made at once (a test
+// binary's) would otherwise remove each other's and find nothing writable.
 func probe(dir string) bool {
-	p := filepath.Join(dir, groupPrefix+proctree.DaemonTag()+"-probe")
-	if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	p := filepath.Join(dir, groupPrefix+proctree.DaemonTag()+"-probe-"+strconv.FormatUint(probes.Add(1), 10))
+	if err := os.Mkdir(p, 0o755); err != nil {
 		return false
 	}
 	return syscall.Rmdir(p) == nil
 }
+
+var probes atomic.Uint64
 
 // removeStale removes the empty limit groups of daemons that are gone.
 func removeStale(dir string) {

@@ -216,3 +216,36 @@ func TestLimitsAsOrdinaryUser(t *testing.T) {
 	dirs := testuser.Delegate(t, "vcpnode-limtest-"+strconv.Itoa(os.Getpid()), parents...)
 	testuser.RerunIn(t, "^(TestLimitsHoldFromTheFirstFork|TestLimitNotAppliedRefusesTheCall)$", dirs)
 }
+
+// TestProbeAtOnce: sandboxes made at the same time each find a writable
+// cgroup v1 hierarchy writable (a shared probe group made one remove the
+// other's, which then fell back to rlimits).
+func TestProbeAtOnce(t *testing.T) {
+	t.Parallel()
+	_, v1 := mounts()
+	m, ok := v1["pids"]
+	if !ok {
+		t.Skip("no cgroup v1 pids hierarchy here")
+	}
+	dir, err := ownGroup(m, "pids")
+	if err != nil || !probe(dir) {
+		t.Skipf("cannot make groups in this process's pids group %q here (%v)", dir, err)
+	}
+	failed := make(chan bool, 200)
+	for range 8 {
+		go func() {
+			for range 25 {
+				failed <- !probe(dir)
+			}
+		}()
+	}
+	n := 0
+	for range 200 {
+		if <-failed {
+			n++
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d of 200 probes at once found %s not writable", n, dir)
+	}
+}
