@@ -100,7 +100,6 @@ func TestLimitsHoldFromTheFirstFork(t *testing.T) {
 	t.Parallel()
 	e := newConfinedEnv(t, map[string]Spec{"forks": {Extends: Default, Pids: 16}, "small": {Extends: Default, Memory: "64MiB"}})
 	py := python(t)
-	caps := e.sb.Capabilities()
 	for _, env := range []struct {
 		name string
 		e    *confinedEnv
@@ -109,6 +108,7 @@ func TestLimitsHoldFromTheFirstFork(t *testing.T) {
 			if env.e == e {
 				e.prime(t)
 			}
+			caps := env.e.sb.Capabilities()
 			t.Run("pids by "+caps.Pids, func(t *testing.T) {
 				if !strings.HasPrefix(caps.Pids, "cgroup") {
 					t.Skipf("no cgroup holds a pids limit here (%q): nothing counts refused forks", caps.Pids)
