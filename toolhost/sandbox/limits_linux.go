@@ -106,21 +106,7 @@ func detect(trees *proctree.Manager) (Capabilities, *limiter) {
 		for _, name := range strings.Fields(string(ctl)) {
 			l.v2[name] = true
 		}
-		var off []string
-		for _, name := range []string{"memory", "pids", "cpu"} {
-			if !l.v2[name] {
-				off = append(off, name)
-			}
-		}
-		if len(off) > 0 {
-			b, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
-			offered := strings.Join(strings.Fields(string(b)), " ")
-			if offered == "" {
-				offered = "none"
-			}
-			c.LimitsWhy = strings.Join(off, ", ") + " not enabled in " + filepath.Join(dir, "cgroup.subtree_control") +
-				" (cgroup v2 controllers there: " + offered + ")"
-		}
+		c.LimitsWhy = v2Why(dir, l.v2, dir == v2mnt.dir)
 	}
 	for _, name := range []string{"memory", "pids", "cpu"} {
 		mnt, ok := v1mnts[name]
@@ -149,6 +135,40 @@ func detect(trees *proctree.Manager) (Capabilities, *limiter) {
 	c.Pids = how("pids", os.Geteuid() != 0) // RLIMIT_NPROC does not bind root
 	c.CPU = how("cpu", false)
 	return c, l
+}
+
+// v2Why says why the trees' cgroups (children of dir, the daemon's) do
+// not hold each of memory, pids and cpu; "" when they hold all three.
+func v2Why(dir string, enabled map[string]bool, root bool) string {
+	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	offered := strings.Fields(string(b))
+	var off, held []string
+	for _, name := range []string{"memory", "pids", "cpu"} {
+		switch {
+		case enabled[name]:
+		case slices.Contains(offered, name):
+			held = append(held, name)
+		default:
+			off = append(off, name)
+		}
+	}
+	var why []string
+	if len(off) > 0 {
+		there := strings.Join(offered, " ")
+		if there == "" {
+			there = "none"
+		}
+		why = append(why, strings.Join(off, ", ")+" not offered to "+dir+" (its cgroup v2 controllers: "+there+
+			"; a controller bound to a cgroup v1 hierarchy is not in cgroup v2)")
+	}
+	if len(held) > 0 {
+		w := strings.Join(held, ", ") + " not enabled in " + filepath.Join(dir, "cgroup.subtree_control")
+		if !root {
+			w += " (the kernel enables none for the children of a cgroup that holds a process, and the daemon is in it)"
+		}
+		why = append(why, w)
+	}
+	return strings.Join(why, "; ")
 }
 
 // ownGroup is the daemon's group in the hierarchy mounted at mnt (whose

@@ -249,3 +249,40 @@ func TestProbeAtOnce(t *testing.T) {
 		t.Errorf("%d of 200 probes at once found %s not writable", n, dir)
 	}
 }
+
+// TestV2WhySaysWhatIsMissing: why the trees' cgroups hold no limit — a
+// controller not offered to the daemon's cgroup (a hybrid machine's, bound
+// to cgroup v1), or offered and not enabled, which the kernel refuses for a
+// cgroup the daemon itself is in — read from the daemon's cgroup files.
+func TestV2WhySaysWhatIsMissing(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		controllers string
+		enabled     map[string]bool
+		root        bool
+		want        []string
+	}{
+		{"hugetlb\n", nil, true, []string{"memory, pids, cpu not offered", "controllers: hugetlb;"}},
+		{"cpu memory pids\n", map[string]bool{"cpu": true}, false, []string{"memory, pids not enabled in", "the daemon is in it"}},
+		{"cpu memory pids\n", map[string]bool{"cpu": true, "memory": true, "pids": true}, false, nil},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte(c.controllers), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := v2Why(dir, c.enabled, c.root)
+		if len(c.want) == 0 && got != "" {
+			t.Errorf("%q, %v: %q, want nothing", c.controllers, c.enabled, got)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q, %v: %q, want it to say %q", c.controllers, c.enabled, got, w)
+			}
+		}
+	}
+	// This machine's own answer, as `sandbox check` prints it.
+	v2, _ := mounts()
+	if own, err := ownGroup(v2, ""); err == nil {
+		t.Logf("here: %q", v2Why(own, nil, own == v2.dir))
+	}
+}
