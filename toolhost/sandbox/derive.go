@@ -361,12 +361,25 @@ func (d *deriver) script(path string, markers []string) {
 		d.add(real, false, FromScript)
 	}
 	for _, p := range []string{path, canonical(path)} {
-		if root := packageRoot(filepath.Dir(p), markers); root != "" {
+		if root := packageRoot(filepath.Dir(p), markers); root != "" && !d.aboveOwnFolder(root) {
 			d.add(root, false, FromPackage)
-		} else if dir := filepath.Dir(p); !d.tooWide(dir) {
+		} else if dir := filepath.Dir(p); !d.tooWide(dir) && !d.aboveOwnFolder(dir) {
 			d.add(dir, false, FromPackage)
 		}
 	}
+}
+
+// aboveOwnFolder reports a folder above a plugin's own: the plugin tree
+// (VCPToolBox's root holds package.json and pyproject.toml), whose
+// config.env holds the tree's keys and whose other plugins' folders hold
+// theirs. What a plugin uses of it is granted as such (node_modules,
+// modules).
+func (d *deriver) aboveOwnFolder(dir string) bool {
+	if d.c.Kind != "plugin" || d.c.Dir == "" {
+		return false
+	}
+	own, real := canonical(d.c.Dir), canonical(dir)
+	return own != real && within(own, real)
 }
 
 // packageRoot is the nearest folder from dir up holding one of markers.

@@ -59,6 +59,45 @@ func TestDeriveVCPToolBoxLayout(t *testing.T) {
 	}
 }
 
+// TestDeriveNotThePluginTree: VCPToolBox's root holds package.json and
+// pyproject.toml, the package root of every plugin script below it; the
+// root's config.env (the tree's keys) and another plugin's config.env stay
+// out for a Node.js, a Python and a shell plugin; a script outside the
+// tree still gets its package.
+func TestDeriveNotThePluginTree(t *testing.T) {
+	root := t.TempDir()
+	put(t, filepath.Join(root, "package.json"), "{}")
+	put(t, filepath.Join(root, "pyproject.toml"), "")
+	put(t, filepath.Join(root, "node_modules/dayjs/index.js"), "")
+	secrets := []string{put(t, filepath.Join(root, "config.env"), "VCP_Key=x"), put(t, filepath.Join(root, "Plugin/Other/config.env"), "API_KEY=x")}
+	dir := filepath.Join(root, "Plugin/Tarot")
+	put(t, filepath.Join(dir, "tarot.js"), "")
+	put(t, filepath.Join(dir, "tarot.py"), "")
+	put(t, filepath.Join(dir, "lib/run.sh"), "")
+	app := t.TempDir()
+	put(t, filepath.Join(app, "package.json"), "{}")
+	appScript := put(t, filepath.Join(app, "dist/index.js"), "")
+	o := &Options{Home: t.TempDir()}
+	for _, argv := range [][]string{{"node", "tarot.js"}, {"python3", "tarot.py"}, {"sh", "lib/run.sh"}, {"node", appScript}} {
+		gs := o.derived(Command{Kind: "plugin", Tool: "Tarot", Path: "/usr/bin/" + argv[0], Args: argv, Dir: dir})
+		for _, s := range secrets {
+			if g, ok := granted(gs, s); ok {
+				t.Errorf("%v: %s granted by %+v", argv, s, g)
+			}
+		}
+		if argv[0] == "node" {
+			if _, ok := granted(gs, filepath.Join(root, "node_modules/dayjs/index.js")); !ok {
+				t.Errorf("%v: the tree's node_modules is not granted: %+v", argv, gs)
+			}
+		}
+		if argv[1] == appScript {
+			if _, ok := granted(gs, filepath.Join(app, "package.json")); !ok {
+				t.Errorf("%v: the script's own package is not granted: %+v", argv, gs)
+			}
+		}
+	}
+}
+
 // TestDeriveScriptAndPackageRoot: the script an interpreter names, and
 // its package root; a script in the home itself gets only itself.
 func TestDeriveScriptAndPackageRoot(t *testing.T) {
