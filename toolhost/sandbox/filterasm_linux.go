@@ -39,6 +39,8 @@ type filterAsm struct {
 	// whether the instruction before falls through to it.
 	acc   int
 	reach bool
+	// err is the first misuse: a label placed twice.
+	err error
 }
 
 func newFilterAsm() *filterAsm {
@@ -56,6 +58,9 @@ func (a *filterAsm) newLabel() label {
 func (a *filterAsm) place(l label) {
 	if n := len(a.insns); n > 0 && a.insns[n-1].code == unix.BPF_JMP|unix.BPF_JA && a.insns[n-1].jt == l {
 		a.insns = a.insns[:n-1] // a jump to the next instruction
+	}
+	if a.at[l] >= 0 && a.err == nil {
+		a.err = fmt.Errorf("syscall filter: label %d placed twice", l)
 	}
 	a.at[l] = len(a.insns)
 	states := a.held[l]
@@ -124,6 +129,9 @@ func isCondJump(in asmInsn) bool {
 // so an insertion there changes no other path; it moves later
 // instructions, so jumps are checked again until all reach.
 func (a *filterAsm) assemble() ([]byte, error) {
+	if a.err != nil {
+		return nil, a.err
+	}
 	insns := slices.Clone(a.insns)
 	at := slices.Clone(a.at)
 	if len(insns) == 0 || insns[len(insns)-1].code != unix.BPF_RET|unix.BPF_K {

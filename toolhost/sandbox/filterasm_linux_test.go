@@ -174,3 +174,42 @@ func seccompData(auditArch, nr uint32, args [6]uint64) []byte {
 	}
 	return b
 }
+
+// TestFilterAsmMisuse: a program the assembler cannot make right is an
+// error, not a program: a label placed twice or never, a jump back, an
+// end that is not a return.
+func TestFilterAsmMisuse(t *testing.T) {
+	t.Parallel()
+	for name, build := range map[string]func(a *filterAsm){
+		"placed twice": func(a *filterAsm) {
+			l := a.newLabel()
+			a.place(l)
+			a.load(seccompNrOffset)
+			a.place(l)
+			a.ret(0)
+		},
+		"never placed": func(a *filterAsm) {
+			a.load(seccompNrOffset)
+			a.jump(unix.BPF_JEQ, 1, a.newLabel(), a.newLabel())
+			a.ret(0)
+		},
+		"a jump back": func(a *filterAsm) {
+			l, m := a.newLabel(), a.newLabel()
+			a.place(l)
+			a.load(seccompNrOffset)
+			a.jump(unix.BPF_JEQ, 1, l, m)
+			a.place(m)
+			a.ret(0)
+		},
+		"no return at the end": func(a *filterAsm) {
+			a.ret(0)
+			a.load(seccompNrOffset)
+		},
+	} {
+		a := newFilterAsm()
+		build(a)
+		if prog, err := a.assemble(); err == nil {
+			t.Errorf("%s: assembled, %d bytes", name, len(prog))
+		}
+	}
+}

@@ -153,6 +153,13 @@ func argWords(n uint32) (lo, hi uint32) {
 // each compare one argument with a value of the same high half are one
 // test of that half and one compare per value.
 func (r filterRule) emit(a *filterAsm, match, nomatch label) error {
+	for _, set := range r.sets {
+		for _, c := range set {
+			if c.Argument > 5 {
+				return fmt.Errorf("syscall filter: %s: argument %d", r.name, c.Argument)
+			}
+		}
+	}
 	for sets := r.sets; len(sets) > 0; {
 		n := equalRun(sets)
 		next := nomatch // the sets after these
@@ -256,12 +263,10 @@ func lowHalfIs(cs []seccomp.Condition) (n int, bits, mask uint32) {
 	return n + 1, bits, bits | uint32(cs[n].Value)
 }
 
-// emitCondition goes to yes when c holds, else to no, with the library's
-// meaning of each operation on the 64-bit argument.
+// emitCondition goes to yes when c (on an argument from 0 to 5) holds,
+// else to no, with the library's meaning of each operation on the 64-bit
+// argument.
 func emitCondition(a *filterAsm, c seccomp.Condition, yes, no label) error {
-	if c.Argument > 5 {
-		return fmt.Errorf("argument %d", c.Argument)
-	}
 	loOff, hiOff := argWords(c.Argument)
 	hi, lo := uint32(c.Value>>32), uint32(c.Value)
 	next := func() label { return a.newLabel() }
@@ -282,7 +287,10 @@ func emitCondition(a *filterAsm, c seccomp.Condition, yes, no label) error {
 		a.place(m)
 		a.load(loOff)
 		a.jump(unix.BPF_JGT, lo, yes, no)
-	case seccomp.BitsSet: // a & v != 0
+	case seccomp.BitsSet, seccomp.BitsNotSet: // a & v != 0, and its negation
+		if c.Operation == seccomp.BitsNotSet {
+			yes, no = no, yes
+		}
 		if hi != 0 {
 			n := next()
 			a.load(hiOff)
@@ -294,19 +302,6 @@ func emitCondition(a *filterAsm, c seccomp.Condition, yes, no label) error {
 			a.jump(unix.BPF_JSET, lo, yes, no)
 		} else {
 			a.goTo(no)
-		}
-	case seccomp.BitsNotSet: // a & v == 0
-		if hi != 0 {
-			n := next()
-			a.load(hiOff)
-			a.jump(unix.BPF_JSET, hi, no, n)
-			a.place(n)
-		}
-		if lo != 0 {
-			a.load(loOff)
-			a.jump(unix.BPF_JSET, lo, no, yes)
-		} else {
-			a.goTo(yes)
 		}
 	default:
 		return fmt.Errorf("operation %s not compiled", c.Operation)
