@@ -98,7 +98,24 @@ print("allocated")
 // or one started for the call ran it, and after the tree's cgroup is gone.
 func TestLimitsHoldFromTheFirstFork(t *testing.T) {
 	t.Parallel()
-	e := newConfinedEnv(t, map[string]Spec{"forks": {Extends: Default, Pids: 16}, "small": {Extends: Default, Memory: "64MiB"}})
+	limitCases(t, newConfinedEnv(t, map[string]Spec{"forks": {Extends: Default, Pids: 16}, "small": {Extends: Default, Memory: "64MiB"}}))
+}
+
+// TestLimitsOnTheTreesCgroupV2 is the same where the tree's own cgroup v2
+// holds the limits (written before the launcher runs there), and says why
+// not where it cannot: on a hybrid machine memory and pids are cgroup v1's.
+func TestLimitsOnTheTreesCgroupV2(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnvMode(t, map[string]Spec{"forks": {Extends: Default, Pids: 16}, "small": {Extends: Default, Memory: "64MiB"}}, proctree.ModeCgroup)
+	if c := e.sb.Capabilities(); c.Memory != "cgroup v2" && c.Pids != "cgroup v2" {
+		t.Skipf("the trees' cgroup v2 holds neither a memory nor a pids limit here (memory by %q, pids by %q): %s", c.Memory, c.Pids, c.LimitsWhy)
+	}
+	limitCases(t, e)
+}
+
+// limitCases runs the fork loop and the allocation under e's "forks" and
+// "small" profiles, from a waiting launcher and from one started for the call.
+func limitCases(t *testing.T, e *confinedEnv) {
 	py := python(t)
 	for _, env := range []struct {
 		name string
@@ -214,7 +231,7 @@ func TestLimitsAsOrdinaryUser(t *testing.T) {
 		}
 	}
 	dirs := testuser.Delegate(t, "vcpnode-limtest-"+strconv.Itoa(os.Getpid()), parents...)
-	testuser.RerunIn(t, "^(TestLimitsHoldFromTheFirstFork|TestLimitNotAppliedRefusesTheCall)$", dirs)
+	testuser.RerunIn(t, "^(TestLimitsHoldFromTheFirstFork|TestLimitsOnTheTreesCgroupV2|TestLimitNotAppliedRefusesTheCall)$", dirs)
 }
 
 // TestProbeAtOnce: sandboxes made at the same time each find a writable
