@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -119,8 +120,10 @@ func newCgroupPlatform(log zerolog.Logger) (*cgroupPlatform, error) {
 	if err := syscall.Access(filepath.Join(dir, "cgroup.procs"), 2 /* W_OK */); err != nil {
 		return nil, fmt.Errorf("cgroup %s is not writable (no delegation): %w", dir, err)
 	}
-	probe := filepath.Join(dir, cgroupPrefix+DaemonTag()+"-probe")
-	if err := os.Mkdir(probe, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	// A probe of its own: Managers made at once (a test binary's) would
+	// otherwise remove each other's before it is read.
+	probe := filepath.Join(dir, cgroupPrefix+DaemonTag()+"-probe-"+strconv.FormatUint(probes.Add(1), 10))
+	if err := os.Mkdir(probe, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create a cgroup below %s: %w", dir, err)
 	}
 	_, killErr := os.Stat(filepath.Join(probe, "cgroup.kill"))
@@ -138,6 +141,9 @@ func newCgroupPlatform(log zerolog.Logger) (*cgroupPlatform, error) {
 	p.removeStale()
 	return p, nil
 }
+
+// probes numbers the probe cgroups of this process.
+var probes atomic.Uint64
 
 // removeStale kills and removes the cgroups of daemons that are gone (a
 // crash leaves them; systemd cleans up only when the whole unit stops).

@@ -67,3 +67,27 @@ func TestPrepareRunsBeforeTheLeader(t *testing.T) {
 		t.Error("BeforeRelease on a released tree did not run at once")
 	}
 }
+
+// TestManagersMadeAtOnce: Managers made at the same time each get their
+// cgroups (a probe cgroup shared by name made one remove the other's, and
+// New then found neither cgroup.kill nor cgroup.freeze).
+func TestManagersMadeAtOnce(t *testing.T) {
+	testManager(t, ModeCgroup) // skips where there is no writable cgroup v2
+	errs := make(chan error, 400)
+	for range 8 {
+		go func() {
+			for range 50 {
+				m, err := New(Options{Mode: ModeCgroup})
+				if err == nil {
+					m.Close()
+				}
+				errs <- err
+			}
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
