@@ -317,7 +317,7 @@ func startWaiting(trees *proctree.Manager, kind launcherKind) (*waitingLauncher,
 // sockArg) and 0 to 2: fds that another start of the daemon's had open
 // without close-on-exec while this one was forked (Go's start of a process
 // in a user namespace writes its id maps so). A launcher started for a
-// call marks them close-on-exec instead (confineAndExec); one that waits
+// call marks them close-on-exec instead (launcherMain); one that waits
 // must hold nothing. It reads the machine's /proc, before the launcher
 // mounts its own.
 func dropStrays(sockArg string) {
