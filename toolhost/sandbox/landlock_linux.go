@@ -20,8 +20,8 @@ type policy struct {
 	Tasks []string
 	// V2 are control files of the tree's own cgroup v2 and their values:
 	// the daemon writes them before anything of the call runs there
-	// (Run.prepare); the launcher has nothing to do with them.
-	V2 map[string]string `json:"-"`
+	// (Run.prepare); the launcher does not use them.
+	V2 map[string]string
 	// Rlimits: resource → value, where no cgroup can hold a limit.
 	Rlimits map[int]uint64
 	// Strict fails instead of applying less than asked (sandbox.require).
