@@ -236,6 +236,9 @@ func TestFilterSearchIsShort(t *testing.T) {
 // the rest.
 func TestFilterLoadsInTheKernel(t *testing.T) {
 	t.Parallel()
+	if !seccomp.Supported() {
+		t.Skip("the kernel has no seccomp filters")
+	}
 	for _, pol := range filterProfiles {
 		p := *pol
 		if err := p.assembleFilters(); err != nil {
@@ -317,6 +320,9 @@ func onThrowawayThread(f func() error) error {
 //	go test -run '^$' -bench SyscallFilter -benchmem ./toolhost/sandbox/
 func BenchmarkSyscallFilter(b *testing.B) {
 	info := nativeArch(b)
+	if !seccomp.Supported() {
+		b.Skip("the kernel has no seccomp filters")
+	}
 	b.Run("load/thread only", func(b *testing.B) {
 		for range b.N {
 			_ = onThrowawayThread(func() error { return nil })
