@@ -48,6 +48,12 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 		// (port 53, when the profile lists it) with use-vc.
 		r.Env = append(r.Env, "RES_OPTIONS=use-vc")
 	}
+	if !slices.ContainsFunc(r.Env, func(kv string) bool { return strings.HasPrefix(kv, "SHLVL=") }) {
+		// bash -c with a socket for stdin (Node.js's child_process pipes)
+		// reads ~/.bashrc, not granted, when it takes itself for the top
+		// shell; under a login session, as under VCPToolBox, it is not.
+		r.Env = append(r.Env, "SHLVL=1")
+	}
 	return nil
 }
 

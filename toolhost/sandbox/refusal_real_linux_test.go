@@ -18,11 +18,17 @@ import (
 // stdout and the error Explain makes of its exit with its stderr.
 func (e *confinedEnv) explained(t *testing.T, profile string, argv ...string) (string, error) {
 	t.Helper()
+	return e.explainedEnv(t, profile, os.Environ(), argv...)
+}
+
+// explainedEnv is explained with env for the command's environment.
+func (e *confinedEnv) explainedEnv(t *testing.T, profile string, env []string, argv ...string) (string, error) {
+	t.Helper()
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := e.sb.Wrap(Command{Tool: "Cache", Profile: profile, Path: path, Args: argv, Env: os.Environ(), Dir: e.dir})
+	r, err := e.sb.Wrap(Command{Tool: "Cache", Profile: profile, Path: path, Args: argv, Env: env, Dir: e.dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,5 +237,38 @@ cat ` + creds + ` 2>&1 | sed 's/.*: //'`
 	out, stderr, code := e.sh(t, Default, script)
 	if want := "Nova\n!! x.log Permission denied\n"; code != 0 || out != want {
 		t.Errorf("git under default: exit %d, %q; want %q\n%s", code, out, want, stderr)
+	}
+}
+
+// TestBashFromNodeQuiet: bash -c whose stdin is a socket (Node.js's
+// child_process pipes are socket pairs) reads ~/.bashrc when it takes
+// itself for the top shell, as under sshd; the home's ~/.bashrc is not
+// granted (it often holds tokens), so every command a shell-running
+// plugin starts said "Permission denied" on stderr. Confined commands get
+// SHLVL, as under a login session, and bash reads no ~/.bashrc.
+func TestBashFromNodeQuiet(t *testing.T) {
+	t.Parallel()
+	py := python(t)
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed")
+	}
+	e := newConfinedEnv(t, nil)
+	home := e.sb.opts.Load().Home
+	put(t, filepath.Join(home, ".bashrc"), "export API_TOKEN=secret\necho from-bashrc\n")
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SHLVL=") && !strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home)
+	script := `import socket, subprocess, sys
+a, b = socket.socketpair()
+r = subprocess.run(["` + bash + `", "-c", "echo ok; echo token=$API_TOKEN"], stdin=a, capture_output=True, text=True)
+print(repr(r.stdout), repr(r.stderr))`
+	want := "'ok\\ntoken=\\n' ''\n"
+	if out, err := e.explainedEnv(t, Default, env, py, "-c", script); err != nil || out != want {
+		t.Errorf("bash under default: %q, %v; want %q", out, err, want)
 	}
 }
