@@ -127,7 +127,7 @@ func AddRefusals(spec *Spec, refusals []Refusal, home string) bool {
 				spec.Write, added = append(spec.Write, f.Path), true
 			}
 		case f.Write:
-			g := grantFor(f.Path, home)
+			g := grantFor(f.Path, home, true)
 			if f.folder {
 				g = homeRelative(f.Path, home)
 			}
@@ -135,7 +135,7 @@ func AddRefusals(spec *Spec, refusals []Refusal, home string) bool {
 				spec.Write, added = append(spec.Write, g), true
 			}
 		default:
-			if g := grantFor(f.Path, home); !slices.Contains(spec.Read, g) && !slices.Contains(spec.Write, g) {
+			if g := grantFor(f.Path, home, false); !slices.Contains(spec.Read, g) && !slices.Contains(spec.Write, g) {
 				spec.Read, added = append(spec.Read, g), true
 			}
 		}
@@ -179,12 +179,13 @@ func withoutGrantIn(line string) (Refusal, bool) {
 }
 
 // grantFor is what to grant for a refused path: the node_modules a
-// package sits in, the folder of a file (programs read a file's
+// package sits in (to read: written, it would let the tool rewrite the
+// code of every package there, which other tools run), the folder of a file (programs read a file's
 // neighbours too) or of a file to make, unless that folder is the home,
 // one of its parents or the root; written from ~/ when in the home.
-func grantFor(path, home string) string {
+func grantFor(path, home string, write bool) string {
 	g := path
-	for d := filepath.Dir(path); d != filepath.Dir(d); d = filepath.Dir(d) {
+	for d := filepath.Dir(path); !write && d != filepath.Dir(d); d = filepath.Dir(d) {
 		if filepath.Base(d) == "node_modules" {
 			g = d // a package: the whole node_modules it sits in
 			break

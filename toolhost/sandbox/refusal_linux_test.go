@@ -40,6 +40,8 @@ func TestExplainNamesPathAndFix(t *testing.T) {
 			[]string{"read " + filepath.Join(tree, "node_modules/dayjs"), `read = ["` + filepath.Join(tree, "node_modules") + `"]`}},
 		{"python module of the tree", "ModuleNotFoundError: No module named 'vcpshared'", "default", pol,
 			[]string{"read " + filepath.Join(tree, "vcpshared.py"), `read = ["` + tree + `"]`}},
+		{"write in a package", "Error: EACCES: permission denied, open '" + filepath.Join(tree, "node_modules/dayjs/memory.json") + "'", "default", pol,
+			[]string{"write " + filepath.Join(tree, "node_modules/dayjs/memory.json"), `write = ["` + filepath.Join(tree, "node_modules/dayjs") + `"]`}},
 		{"port", "Error: connect EACCES 127.0.0.1:8080", "offline", &policy{NetDeny: true}, []string{"TCP connect to port 8080", "network = true"}},
 		{"port list", "Error: connect EACCES 10.0.0.1:8080", "web", &policy{Ports: []uint16{443}}, []string{"connect_ports = [8080]"}},
 		{"file to make", "sh: 1: cannot create " + filepath.Join(home, "notes/new.md") + ": Permission denied", "default", pol,
