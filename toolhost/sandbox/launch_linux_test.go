@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -85,11 +86,19 @@ func (e *confinedEnv) needNamespaces(t *testing.T) {
 // run starts argv under profile and returns its stdout, stderr and exit code.
 func (e *confinedEnv) run(t *testing.T, profile string, argv ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	stdout, stderr, code, _ = e.runEnv(t, profile, os.Environ(), argv...)
+	return stdout, stderr, code
+}
+
+// runEnv is run with env for the command's environment; explained is
+// what the run's Explain makes of a failed exit and its stderr.
+func (e *confinedEnv) runEnv(t *testing.T, profile string, env []string, argv ...string) (stdout, stderr string, code int, explained error) {
+	t.Helper()
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := e.sb.Wrap(Command{Tool: "probe", Profile: profile, Path: path, Args: argv, Env: os.Environ(), Dir: e.dir})
+	r, err := e.sb.Wrap(Command{Tool: "probe", Profile: profile, Path: path, Args: argv, Env: env, Dir: e.dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +140,10 @@ func (e *confinedEnv) run(t *testing.T, profile string, argv ...string) (stdout,
 	<-done
 	outR.Close()
 	errR.Close()
-	return ob.String(), eb.String(), state.ExitCode()
+	if code = state.ExitCode(); code != 0 {
+		explained = r.Explain(fmt.Errorf("exit status %d: %s", code, eb.String()), eb.Bytes())
+	}
+	return ob.String(), eb.String(), code, explained
 }
 
 // sh runs script with sh -c under profile.

@@ -2,10 +2,7 @@ package sandbox
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
-	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -24,51 +21,8 @@ func (e *confinedEnv) explained(t *testing.T, profile string, argv ...string) (s
 // explainedEnv is explained with env for the command's environment.
 func (e *confinedEnv) explainedEnv(t *testing.T, profile string, env []string, argv ...string) (string, error) {
 	t.Helper()
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := e.sb.Wrap(Command{Tool: "Cache", Profile: profile, Path: path, Args: argv, Env: env, Dir: e.dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer devnull.Close()
-	proc, tree, err := r.StartProcess(e.trees, &os.ProcAttr{Dir: e.dir, Files: []*os.File{devnull, outW, errW}})
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		t.Fatalf("start %v: %v", argv, err)
-	}
-	var ob, eb bytes.Buffer
-	done := make(chan struct{})
-	go func() { _, _ = io.Copy(&eb, errR); close(done) }()
-	_, _ = io.Copy(&ob, outR)
-	state, err := proc.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = tree.KillAndWait(5e9)
-	tree.Release()
-	<-done
-	outR.Close()
-	errR.Close()
-	if state.ExitCode() == 0 {
-		return ob.String(), nil
-	}
-	return ob.String(), r.Explain(fmt.Errorf("exit status %d: %s", state.ExitCode(), eb.String()), eb.Bytes())
+	out, _, _, err := e.runEnv(t, profile, env, argv...)
+	return out, err
 }
 
 // redisClient connects to a Unix socket and reports a failure as the
