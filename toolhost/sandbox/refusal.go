@@ -88,10 +88,26 @@ func (e *RefusedError) Error() string {
 	}
 	for _, f := range e.Refusals {
 		if f.Hint != "" {
-			msg += "\n" + f.Hint
+			msg += "\n" + strings.ReplaceAll(f.Hint, noneForTool, noneFor(e.Kind, e.Tool))
 		}
 	}
 	return msg
+}
+
+// noneForTool in a hint stands for the setting that runs the tool
+// unconfined, written for its kind by noneFor.
+const noneForTool = `[tools.NAME] sandbox = "none"`
+
+func noneFor(kind, tool string) string {
+	switch kind {
+	case "MCP server":
+		return fmt.Sprintf(`[mcp.servers.%s] sandbox = "none"`, tomlKey(tool))
+	case "placeholder command":
+		return `sandbox = "none" in its [[placeholders.command]] table`
+	case "command":
+		return "--profile none"
+	}
+	return fmt.Sprintf(`[tools.%s] sandbox = "none"`, tomlKey(tool))
 }
 
 func (e *RefusedError) Unwrap() error { return e.Err }
@@ -162,7 +178,7 @@ var withoutGrant = []struct {
 		"a sandbox of the tool's own (bubblewrap, unshare: new namespaces, which the node's syscall filter refuses)",
 		"run the command without it (VCPToolBox's LinuxShellExecutor: SANDBOX_BACKEND=none in its config.env): the node's " +
 			"sandbox already confines it to the tool's profile, with no capabilities, its syscall filter, and a PID, mount " +
-			"and IPC namespace of its own; a tool that must make namespaces runs unconfined, under [tools.NAME] sandbox = \"none\""},
+			"and IPC namespace of its own; a tool that must make namespaces runs unconfined, under " + noneForTool},
 	{regexp.MustCompile(`Failed to create .*user data directory`),
 		"Chromium's profile folder in the home directory",
 		`start Chromium with --user-data-dir="$TMPDIR/chromium" (or a folder in the tool's own; puppeteer does so itself)`},

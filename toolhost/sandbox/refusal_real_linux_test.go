@@ -158,7 +158,7 @@ func TestExplainOwnSandbox(t *testing.T) {
 			t.Errorf("%v: got %v, want its own sandbox named", argv, err)
 			continue
 		}
-		if re.Fix != "" || !strings.Contains(err.Error(), "SANDBOX_BACKEND=none") {
+		if re.Fix != "" || !strings.Contains(err.Error(), "SANDBOX_BACKEND=none") || !strings.Contains(err.Error(), `under [tools.probe] sandbox = "none"`) {
 			t.Errorf("%v: want no grant and the way without:\n%v", argv, err)
 		}
 	}
