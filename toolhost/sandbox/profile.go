@@ -196,9 +196,12 @@ func apply(name string, base Profile, spec Spec) (Profile, []error) {
 		}
 		p.Memory = n
 	}
-	if spec.Pids < 0 {
+	switch {
+	case spec.Pids < 0:
 		bad("pids", fmt.Errorf("%d is negative", spec.Pids))
-	} else if spec.Pids > 0 {
+	case spec.Pids > 0 && spec.Pids < minPids:
+		bad("pids", fmt.Errorf("%d is too few to start anything: the sandbox's launcher and the call's init take about 6; give at least %d (16 or more for a tool that forks)", spec.Pids, minPids))
+	case spec.Pids > 0:
 		p.Pids = spec.Pids
 	}
 	if spec.CPU < 0 {
@@ -219,6 +222,11 @@ func checkPath(path string) error {
 	}
 	return fmt.Errorf("path %q is relative: write it absolute or from ~/", path)
 }
+
+// minPids is the fewest tasks a call's tree can start with: what the sandbox
+// itself runs in the tree (the launcher's threads, the namespace's init)
+// and the command.
+const minPids = 8
 
 // ParseSize reads a memory size: bytes, or a number with K, M, G, T,
 // KiB, MiB, GiB, TiB (powers of 1024), KB, MB, GB (powers of 1000).

@@ -45,6 +45,7 @@ func TestResolveErrors(t *testing.T) {
 		{"lots", map[string]Spec{"a": {Memory: "lots"}}, "profiles.a.memory", `"lots" is not a size`},
 		{"port", map[string]Spec{"a": {ConnectPorts: []int{70000}}}, "profiles.a.connect_ports", "70000"},
 		{"pids", map[string]Spec{"a": {Pids: -1}}, "profiles.a.pids", "negative"},
+		{"pids too few", map[string]Spec{"a": {Pids: 6}}, "profiles.a.pids", "6 is too few to start anything"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Resolve(c.specs)
