@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vcpnode/vcpnode/internal/testuser"
 )
 
 // explained runs argv under profile as a tool would and returns its
@@ -225,4 +227,11 @@ print(repr(r.stdout), repr(r.stderr))`
 	if out, err := e.explainedEnv(t, Default, env, py, "-c", script); err != nil || out != want {
 		t.Errorf("bash under default: %q, %v; want %q", out, err, want)
 	}
+}
+
+// TestRefusalsRealAsOrdinaryUser runs the tests of this file again in a
+// copy of the test binary started as nobody.
+func TestRefusalsRealAsOrdinaryUser(t *testing.T) {
+	t.Parallel()
+	testuser.Rerun(t, "^(TestExplainHiddenRun|TestExplainOwnSandbox|TestGitUnderDefault|TestBashFromNodeQuiet)$")
 }
