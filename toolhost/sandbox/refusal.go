@@ -195,10 +195,10 @@ func withoutGrantIn(line string) (Refusal, bool) {
 }
 
 // grantFor is what to grant for a refused path: the node_modules a
-// package sits in (to read: written, it would let the tool rewrite the
-// code of every package there, which other tools run), the folder of a file (programs read a file's
-// neighbours too) or of a file to make, unless that folder is the home,
-// one of its parents or the root; written from ~/ when in the home.
+// package sits in (to read; written, it would let the tool rewrite every
+// package there, which other tools run), the folder of a file (programs
+// read a file's neighbours too) or of a file to make, unless that folder
+// is the home, one of its parents or the root; from ~/ when in the home.
 func grantFor(path, home string, write bool) string {
 	g := path
 	for d := filepath.Dir(path); !write && d != filepath.Dir(d); d = filepath.Dir(d) {
