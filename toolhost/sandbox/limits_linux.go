@@ -30,8 +30,12 @@ type limiter struct {
 	v2    map[string]bool   // controller → enabled in the trees' cgroups
 	v1    map[string]string // controller → the daemon's own v1 group directory
 	trees *proctree.Manager
-	seq   atomic.Uint64
 }
+
+// groupSeq numbers the limit groups of every limiter of the process: a
+// new sandbox (a reload's, or a test's) must not name a group another
+// one still holds.
+var groupSeq atomic.Uint64
 
 // mount is a cgroup hierarchy's mount point and the group it shows as its root.
 type mount struct{ dir, root string }
@@ -229,7 +233,7 @@ type groups map[string]string
 // (or set the limits otherwise).
 func (l *limiter) make(p Profile, pol *policy) (groups, error) {
 	g := groups{}
-	id := groupPrefix + proctree.DaemonTag() + "-" + strconv.FormatUint(l.seq.Add(1), 10)
+	id := groupPrefix + proctree.DaemonTag() + "-" + strconv.FormatUint(groupSeq.Add(1), 10)
 	type setting struct {
 		controller string
 		files      [][2]string // file, value (v1 names)

@@ -303,3 +303,25 @@ func TestV2WhySaysWhatIsMissing(t *testing.T) {
 		t.Logf("here: %q", v2Why(own, nil, own == v2.dir))
 	}
 }
+
+// TestLimitGroupsOfTwoSandboxes: two sandboxes of one daemon (a reload
+// makes a new one while calls of the old still run) never name the same
+// limit group: the second's first group was "file exists" before.
+func TestLimitGroupsOfTwoSandboxes(t *testing.T) {
+	t.Parallel()
+	_, first := detect(nil)
+	_, second := detect(nil)
+	if first.v1["pids"] == "" {
+		t.Skip("no cgroup v1 pids group this process can make groups in")
+	}
+	p := Profile{Pids: 16}
+	for i := range 3 {
+		for _, l := range []*limiter{first, second} {
+			g, err := l.make(p, &policy{})
+			if err != nil {
+				t.Fatalf("round %d: %v", i, err)
+			}
+			t.Cleanup(g.remove)
+		}
+	}
+}
