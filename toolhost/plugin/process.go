@@ -302,12 +302,12 @@ func (h *Host) finish(p *process) {
 	close(p.finished)
 }
 
-// retire is the owner's last step, after finish. Processes the run left
-// running (a synchronous plugin's background child, an asynchronous
-// plugin's worker) are not killed when the call ends — the official hosts
-// do not either — but watched: stopped at Options.AsyncMaxRuntime (counted
-// from the run's start) or at Close. The process counts as running until
-// its whole tree has ended.
+// retire is the owner's last step, after finish. What an asynchronous run
+// left running (its worker) is not killed when the call ends — the
+// official hosts do not either — but watched: stopped at
+// Options.AsyncMaxRuntime (counted from the run's start) or at Close; what
+// a synchronous run left is being stopped already (runToEnd). The process
+// counts as running until its whole tree has ended.
 func (h *Host) retire(p *process) {
 	if !p.tree.Alive() {
 		p.release()
