@@ -104,7 +104,12 @@ func launcherMain(arg1, arg2 string, ns bool) {
 		return err
 	}).Launch(nil)
 	if job == nil {
-		os.Exit(126) // no status pipe to say why
+		// The thread never ran: a launcher started for its call can still
+		// say so on the status pipe; a waiting one has none yet.
+		if statusFd, serr := strconv.Atoi(arg2); serr == nil && arg1 != poolArg && err != nil {
+			statusReporter(statusFd)("confine", err)
+		}
+		os.Exit(126)
 	}
 	if err == nil && pid > 0 {
 		superviseCommand(pid, inheritedOpen(inherited))
