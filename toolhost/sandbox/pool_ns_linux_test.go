@@ -253,7 +253,8 @@ func TestWaitingInitsDieWithTheDaemon(t *testing.T) {
 // poolUserTests run again as an ordinary user by TestPoolAsOrdinaryUser.
 const poolUserTests = "^(TestPooledLaunchGivesTheSameProcess|TestPooledLaunchPlacesFds|TestWaitingLauncherHoldsNothing|" +
 	"TestWaitingLaunchersDieWithTheDaemon|TestPooledAttacksAreRefused|TestPooledLaunchReportsExecErrors|" +
-	"TestWaitingLaunchersMadeTheNamespaces|TestWaitingInitsEndWithTheirLaunchers|TestWaitingInitsDieWithTheDaemon|TestWaitingLauncherDropsStrayFds)$"
+	"TestWaitingLaunchersMadeTheNamespaces|TestWaitingInitsEndWithTheirLaunchers|TestWaitingInitsDieWithTheDaemon|TestWaitingLauncherDropsStrayFds|" +
+	"TestLauncherStartMakesNoNamespace)$"
 
 // TestPoolAsOrdinaryUser runs the pool's tests again in a copy of this
 // test binary started as nobody (uid 65534), whose launchers wait in user
