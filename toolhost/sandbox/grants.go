@@ -63,7 +63,9 @@ func canonicalAll(paths []string) []string {
 	return out
 }
 
-// carveReal is carve with the protected paths already canonical.
+// carveReal is carve with the protected paths already canonical; the
+// grants it returns are canonical too (what the launcher's /run cover
+// compares without resolving them again).
 func carveReal(grants []Grant, prot []string) []Grant {
 	var out []Grant
 	var add func(g Grant, depth int)
@@ -83,7 +85,7 @@ func carveReal(grants []Grant, prot []string) []Grant {
 		}
 		if len(inside) == 0 || depth > 32 {
 			if len(inside) == 0 {
-				out = append(out, g)
+				out = append(out, Grant{Path: real, Write: g.Write, From: g.From})
 			}
 			return
 		}
