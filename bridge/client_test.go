@@ -30,10 +30,10 @@ func TestTaskIDOf(t *testing.T) {
 	}
 }
 
-// TestResultLostEndsTheCall: a result the session refused unhandled ends
-// the call waiting on it at once with ErrResultLost, whether it was the
-// call's answer or its task's final result; another id changes nothing.
-func TestResultLostEndsTheCall(t *testing.T) {
+// offeredVideoGen is a client connected to conn whose server offered
+// one tool, VideoGen.
+func offeredVideoGen(t *testing.T) (*Client, *fakeConn) {
+	t.Helper()
 	c := New(Options{Log: zerolog.Nop(), ListWait: time.Hour})
 	t.Cleanup(c.Close)
 	conn := newFakeConn()
@@ -43,6 +43,14 @@ func TestResultLostEndsTheCall(t *testing.T) {
 	if !pollState(c, StateOffered) {
 		t.Fatal("the list was never taken")
 	}
+	return c, conn
+}
+
+// TestResultLostEndsTheCall: a result the session refused unhandled ends
+// the call waiting on it at once with ErrResultLost, whether it was the
+// call's answer or its task's final result; another id changes nothing.
+func TestResultLostEndsTheCall(t *testing.T) {
+	c, conn := offeredVideoGen(t)
 	call := func() (chan error, wsproto.ExecuteVCPTool) {
 		done := make(chan error, 1)
 		go func() {
@@ -87,15 +95,7 @@ func TestResultLostEndsTheCall(t *testing.T) {
 // unhandled are counted for the call following its task, and told before
 // its next event and before its result; a call without a task is not.
 func TestStatusLostReachesTheTasksCaller(t *testing.T) {
-	c := New(Options{Log: zerolog.Nop(), ListWait: time.Hour})
-	t.Cleanup(c.Close)
-	conn := newFakeConn()
-	c.Connected(conn.send)
-	ask := conn.next(t).(wsproto.GetVCPManifests)
-	c.Handle(wsproto.VCPManifestResponse{RequestID: ask.RequestID, Plugins: []wsproto.VCPPlugin{{Name: "VideoGen"}}})
-	if !pollState(c, StateOffered) {
-		t.Fatal("the list was never taken")
-	}
+	c, conn := offeredVideoGen(t)
 	progress := make(chan Progress, 16)
 	done := make(chan error, 1)
 	go func() {

@@ -166,9 +166,11 @@ func TestFrameOverTheDecodeBudgetIsAnsweredBusy(t *testing.T) {
 	h.waitLog("node busy decoding earlier frames")
 }
 
-// A progress frame refused as busy is not lost without a word: the
-// bridge is told, so the call following that task learns of it.
-func TestProgressFrameRefusedBusyIsCounted(t *testing.T) {
+// refusedBusy sends frame past a small decode budget, so the session
+// refuses it as busy, and returns what the bridge was told once a later
+// call's round trip shows the refusal is done (frames are handled in order).
+func refusedBusy(t *testing.T, frame string) *fakeServerTools {
+	t.Helper()
 	st := &fakeServerTools{connected: make(chan struct{}, 4), disconnected: make(chan struct{}, 4)}
 	h := startHarness(t, harnessOpt{
 		bridge: st,
@@ -178,43 +180,31 @@ func TestProgressFrameRefusedBusyIsCounted(t *testing.T) {
 		},
 	})
 	c := h.accept()
-	status := `{"type":"vcp_tool_status","data":{"job_id":"task-1","bridgeType":"log","content":"` + strings.Repeat("p", 20*config.KiB) + `"}}`
-	if err := c.SendRaw(h.ctx, []byte(status)); err != nil {
+	if err := c.SendRaw(h.ctx, []byte(frame)); err != nil {
 		t.Fatal(err)
 	}
-	// Frames are handled in order, so after this round trip the refusal is done.
 	if res := h.call(c, "Echo", map[string]any{"text": "after"}); res.Status != wsproto.StatusSuccess {
 		t.Fatalf("call after the refused frame: %+v", res)
 	}
 	h.waitLog("node busy decoding earlier frames")
+	return st
+}
+
+// A progress frame refused as busy is not lost without a word: the
+// bridge is told, so the call following that task learns of it.
+func TestProgressFrameRefusedBusyIsCounted(t *testing.T) {
+	st := refusedBusy(t, `{"type":"vcp_tool_status","data":{"job_id":"task-1","bridgeType":"log","content":"`+strings.Repeat("p", 20*config.KiB)+`"}}`)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.lost != 1 {
-		t.Fatalf("the bridge was told of %d lost progress frames, want 1", st.lost)
+	if st.lost != 1 || len(st.lostResults) != 0 {
+		t.Fatalf("the bridge was told of %d lost progress frames and lost results %q, want 1 and none", st.lost, st.lostResults)
 	}
 }
 
 // A server tool's result refused as busy ends the call waiting on it: the
 // bridge is told the result's id rather than left to wait for its timeout.
 func TestResultFrameRefusedBusyEndsItsCall(t *testing.T) {
-	st := &fakeServerTools{connected: make(chan struct{}, 4), disconnected: make(chan struct{}, 4)}
-	h := startHarness(t, harnessOpt{
-		bridge: st,
-		timings: func(tm *Timings) {
-			tm.DecodeBudget = 8 * config.KiB
-			tm.BusyWait = 20 * time.Millisecond
-		},
-	})
-	c := h.accept()
-	result := `{"type":"vcp_tool_result","data":{"requestId":"call-7","status":"success","result":"` + strings.Repeat("r", 20*config.KiB) + `"}}`
-	if err := c.SendRaw(h.ctx, []byte(result)); err != nil {
-		t.Fatal(err)
-	}
-	// Frames are handled in order, so after this round trip the refusal is done.
-	if res := h.call(c, "Echo", map[string]any{"text": "after"}); res.Status != wsproto.StatusSuccess {
-		t.Fatalf("call after the refused frame: %+v", res)
-	}
-	h.waitLog("node busy decoding earlier frames")
+	st := refusedBusy(t, `{"type":"vcp_tool_result","data":{"requestId":"call-7","status":"success","result":"`+strings.Repeat("r", 20*config.KiB)+`"}}`)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if !slices.Equal(st.lostResults, []string{"call-7"}) || st.lost != 0 {

@@ -54,6 +54,35 @@ func (p countingPart) Commit(func(string) bool) []string {
 	return nil
 }
 
+// runCounted runs a node on cfg with other as one more tool source until
+// the test ends (its log shown if the test failed), and waits for its
+// first connection to hub.
+func runCounted(ctx context.Context, t *testing.T, hub *demohub.Hub, cfg config.Config, tm timings, other *countingSource) *Node {
+	t.Helper()
+	logs := &testlog.Buffer{}
+	n, err := New(cfg, zerolog.New(logs), WithToolSource(other), withTimings(tm), WithGetenv(noEnv(t)),
+		WithLocalIPs(func() ([]string, error) { return nil, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- n.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-stopped; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+		if t.Failed() {
+			t.Logf("node log:\n%s", logs.String())
+		}
+	})
+	if _, err := hub.Accept(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // A new list from the server commits the server tools' source alone: the
 // new tool is registered, and no other source is prepared or committed
 // again (no plugin rescan, no MCP pass). A rescan still goes over every
@@ -67,27 +96,7 @@ func TestServerListCommitsItsSourceAlone(t *testing.T) {
 	tm := testTimings()
 	tm.bridgeListWait = 300 * time.Millisecond
 	other := &countingSource{}
-	logs := &testlog.Buffer{}
-	n, err := New(cfg, zerolog.New(logs), WithToolSource(other), withTimings(tm), WithGetenv(noEnv(t)),
-		WithLocalIPs(func() ([]string, error) { return nil, nil }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- n.Run(runCtx) }()
-	defer func() {
-		stop()
-		if err := <-stopped; err != nil {
-			t.Errorf("Run = %v", err)
-		}
-		if t.Failed() {
-			t.Logf("node log:\n%s", logs.String())
-		}
-	}()
-	if _, err := hub.Accept(ctx); err != nil {
-		t.Fatal(err)
-	}
+	n := runCounted(ctx, t, hub, cfg, tm, other)
 	has := func(name string) bool {
 		for _, ti := range n.Tools() {
 			if ti.Spec.Name == name {

@@ -8,12 +8,10 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/config"
 	"github.com/vcpnode/vcpnode/demohub"
 	"github.com/vcpnode/vcpnode/internal/fakehub"
-	"github.com/vcpnode/vcpnode/internal/testlog"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
@@ -29,27 +27,7 @@ func TestMCPListCommitsItsSourceAlone(t *testing.T) {
 	cfg.Plugins.Dirs, cfg.Plugins.StateDir = []string{t.TempDir()}, t.TempDir()
 	cfg.MCP.Servers = map[string]config.MCPServerConfig{"img": {URL: url}}
 	other := &countingSource{}
-	logs := &testlog.Buffer{}
-	n, err := New(cfg, zerolog.New(logs), WithToolSource(other), withTimings(testTimings()), WithGetenv(noEnv(t)),
-		WithLocalIPs(func() ([]string, error) { return nil, nil }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- n.Run(runCtx) }()
-	defer func() {
-		stop()
-		if err := <-stopped; err != nil {
-			t.Errorf("Run = %v", err)
-		}
-		if t.Failed() {
-			t.Logf("node log:\n%s", logs.String())
-		}
-	}()
-	if _, err := hub.Accept(ctx); err != nil {
-		t.Fatal(err)
-	}
+	n := runCounted(ctx, t, hub, cfg, testTimings(), other)
 	answers := func(command string) bool {
 		o := n.CallLocal(ctx, "t-"+command, "McpImg", map[string]json.RawMessage{"command": json.RawMessage(`"` + command + `"`)})
 		return o.Err == "" && strings.Contains(string(o.Result), "cropped")
