@@ -35,6 +35,8 @@ type cgroupPlatform struct {
 	// fence: each tree's leader starts in a cgroup namespace rooted at its
 	// cgroup (fence_linux.go).
 	fence bool
+	// leafWhy says what settleLeaf could not enable for the trees' cgroups.
+	leafWhy string
 
 	mu     sync.Mutex
 	pool   []string // names of empty cgroups to reuse
@@ -115,6 +117,7 @@ func newCgroupPlatform(log zerolog.Logger) (*cgroupPlatform, error) {
 	if err != nil {
 		return nil, err
 	}
+	dir, rel = treesParent(dir, rel)
 	// Starting a process into a child cgroup needs write access to the
 	// common ancestor's cgroup.procs: ours.
 	if err := syscall.Access(filepath.Join(dir, "cgroup.procs"), 2 /* W_OK */); err != nil {
@@ -132,7 +135,10 @@ func newCgroupPlatform(log zerolog.Logger) (*cgroupPlatform, error) {
 	if killErr != nil && freezeErr != nil {
 		return nil, fmt.Errorf("cgroup %s has neither cgroup.kill nor cgroup.freeze", dir)
 	}
-	p := &cgroupPlatform{dir: dir, rel: rel, log: log, fence: nsdelegate && canFence()}
+	p := &cgroupPlatform{dir: dir, rel: rel, log: log, fence: nsdelegate && canFence(), leafWhy: settleLeaf(dir)}
+	if p.leafWhy != "" {
+		log.Warn().Str("cgroup", dir).Msg("limits of plugin process trees fall back to cgroup v1 groups or rlimits: " + p.leafWhy)
+	}
 	// Orphans of a tree come to the daemon, not init: a process that left
 	// its cgroup all the same is still known as a tool's (Owns).
 	if err := setSubreaper(); err != nil {
@@ -260,19 +266,7 @@ func (b *cgroupBackend) closeFD() {
 }
 
 // pids lists the cgroup's processes.
-func (b *cgroupBackend) pids() []int {
-	data, err := os.ReadFile(filepath.Join(b.dir, "cgroup.procs"))
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, f := range bytes.Fields(data) {
-		if pid, err := strconv.Atoi(string(f)); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
+func (b *cgroupBackend) pids() []int { return cgroupPids(b.dir) }
 
 // reap collects members that became zombies of the daemon, which happens
 // only when it is also a subreaper (after falling back from cgroups, or a

@@ -96,21 +96,21 @@ func detect(trees *proctree.Manager) (Capabilities, *limiter) {
 		c.NSWhy = why
 	}
 	l := &limiter{v2: map[string]bool{}, v1: map[string]string{}, trees: trees}
-	v2mnt, v1mnts := mounts()
-	switch {
-	case trees == nil || trees.Mode() != proctree.ModeCgroup || v2mnt.dir == "":
+	_, v1mnts := mounts()
+	// The trees' cgroups live where proctree makes them: after the daemon
+	// moved into its leaf, /proc/self/cgroup names the leaf, not their parent.
+	var dir, why string
+	if trees != nil && trees.Mode() == proctree.ModeCgroup {
+		dir, why = trees.TreesCgroup()
+	}
+	if dir == "" {
 		c.LimitsWhy = "process trees have no cgroup v2 of their own"
-	default:
-		dir, err := ownGroup(v2mnt, "")
-		if err != nil {
-			c.LimitsWhy = "no cgroup v2 of the daemon's: " + err.Error()
-			break
-		}
+	} else {
 		ctl, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
 		for _, name := range strings.Fields(string(ctl)) {
 			l.v2[name] = true
 		}
-		c.LimitsWhy = v2Why(dir, l.v2, dir == v2mnt.dir)
+		c.LimitsWhy = v2Why(dir, l.v2, why)
 	}
 	for _, name := range []string{"memory", "pids", "cpu"} {
 		mnt, ok := v1mnts[name]
@@ -141,9 +141,10 @@ func detect(trees *proctree.Manager) (Capabilities, *limiter) {
 	return c, l
 }
 
-// v2Why says why the trees' cgroups (children of dir, the daemon's) do
-// not hold each of memory, pids and cpu; "" when they hold all three.
-func v2Why(dir string, enabled map[string]bool, root bool) string {
+// v2Why says why the trees' cgroups (children of dir) do not hold each of
+// memory, pids and cpu; "" when they hold all three. failed is why the
+// daemon could not enable them there (proctree's TreesCgroup).
+func v2Why(dir string, enabled map[string]bool, failed string) string {
 	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
 	offered := strings.Fields(string(b))
 	var off, held []string
@@ -167,8 +168,8 @@ func v2Why(dir string, enabled map[string]bool, root bool) string {
 	}
 	if len(held) > 0 {
 		w := strings.Join(held, ", ") + " not enabled in " + filepath.Join(dir, "cgroup.subtree_control")
-		if !root {
-			w += " (the kernel enables none for the children of a cgroup that holds a process, and the daemon is in it)"
+		if failed != "" {
+			w += " (" + failed + ")"
 		}
 		why = append(why, w)
 	}

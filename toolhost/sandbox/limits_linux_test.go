@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
+
 	"github.com/vcpnode/vcpnode/internal/testuser"
 	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
@@ -268,26 +270,27 @@ func TestProbeAtOnce(t *testing.T) {
 }
 
 // TestV2WhySaysWhatIsMissing: why the trees' cgroups hold no limit — a
-// controller not offered to the daemon's cgroup (a hybrid machine's, bound
-// to cgroup v1), or offered and not enabled, which the kernel refuses for a
-// cgroup the daemon itself is in — read from the daemon's cgroup files.
+// controller not offered to their parent (a hybrid machine's, bound to
+// cgroup v1), or offered and not enabled, with why the daemon could not
+// enable it — read from the parent's cgroup files.
 func TestV2WhySaysWhatIsMissing(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		controllers string
 		enabled     map[string]bool
-		root        bool
+		failed      string
 		want        []string
 	}{
-		{"hugetlb\n", nil, true, []string{"memory, pids, cpu not offered", "controllers: hugetlb;"}},
-		{"cpu memory pids\n", map[string]bool{"cpu": true}, false, []string{"memory, pids not enabled in", "the daemon is in it"}},
-		{"cpu memory pids\n", map[string]bool{"cpu": true, "memory": true, "pids": true}, false, nil},
+		{"hugetlb\n", nil, "", []string{"memory, pids, cpu not offered", "controllers: hugetlb;"}},
+		{"cpu memory pids\n", map[string]bool{"cpu": true}, "cannot enable memory (device or resource busy)",
+			[]string{"memory, pids not enabled in", "(cannot enable memory (device or resource busy))"}},
+		{"cpu memory pids\n", map[string]bool{"cpu": true, "memory": true, "pids": true}, "", nil},
 	} {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte(c.controllers), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got := v2Why(dir, c.enabled, c.root)
+		got := v2Why(dir, c.enabled, c.failed)
 		if len(c.want) == 0 && got != "" {
 			t.Errorf("%q, %v: %q, want nothing", c.controllers, c.enabled, got)
 		}
@@ -298,9 +301,10 @@ func TestV2WhySaysWhatIsMissing(t *testing.T) {
 		}
 	}
 	// This machine's own answer, as `sandbox check` prints it.
-	v2, _ := mounts()
-	if own, err := ownGroup(v2, ""); err == nil {
-		t.Logf("here: %q", v2Why(own, nil, own == v2.dir))
+	if trees, err := proctree.New(proctree.Options{Log: zerolog.Nop()}); err == nil {
+		defer trees.Close()
+		c, _ := detect(trees)
+		t.Logf("here: %q", c.LimitsWhy)
 	}
 }
 

@@ -1,0 +1,259 @@
+package proctree
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// leafEnv makes the test binary a daemon for TestDaemonMovesIntoALeaf;
+// its value lists the controllers to enable for the trees' cgroups.
+const leafEnv = "PROCTREE_TEST_LEAF_CONTROLLERS"
+
+// leafReport is what that daemon saw.
+type leafReport struct {
+	Dir1, Why1, Dir2, Why2 string
+	TreeDir                string
+	TreeAlive, TreeDirLeft bool
+	Err                    string
+}
+
+func init() {
+	if c, ok := os.LookupEnv(leafEnv); ok {
+		leafControllers = strings.Fields(c)
+		r := runLeafDaemon()
+		_ = json.NewEncoder(os.Stdout).Encode(r)
+		_, _ = io.Copy(io.Discard, os.Stdin) // stay in the leaf until the test has looked
+		os.Exit(0)
+	}
+}
+
+// runLeafDaemon makes a Manager, runs and kills a tree, then makes a second
+// Manager, as a daemon (and a reload) started into a cgroup of its own would.
+func runLeafDaemon() (r leafReport) {
+	log := zerolog.New(os.Stderr)
+	m1, err := New(Options{Mode: ModeCgroup, Log: log})
+	if err != nil {
+		return leafReport{Err: err.Error()}
+	}
+	defer m1.Close()
+	r.Dir1, r.Why1 = m1.TreesCgroup()
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		return leafReport{Err: err.Error()}
+	}
+	cmd, tree, err := m1.StartCmd(func() *exec.Cmd { return exec.Command(sleep, "600") })
+	if err != nil {
+		return leafReport{Err: err.Error()}
+	}
+	r.TreeDir = tree.CgroupDir()
+	kerr := tree.KillAndWait(5 * time.Second)
+	_ = cmd.Wait()
+	r.TreeAlive = tree.Alive()
+	tree.Release()
+	_, serr := os.Stat(r.TreeDir)
+	r.TreeDirLeft = serr == nil
+	m2, err := New(Options{Mode: ModeCgroup, Log: log})
+	if err != nil {
+		return leafReport{Err: err.Error()}
+	}
+	defer m2.Close()
+	r.Dir2, r.Why2 = m2.TreesCgroup()
+	if kerr != nil {
+		r.Err = kerr.Error()
+	}
+	return r
+}
+
+// TestDaemonMovesIntoALeaf: a daemon started into a cgroup v2 of its own
+// together with another process (a wrapper shell, as systemd's Delegate=yes
+// gives a unit) moves both into its leaf, enables for the trees' cgroups
+// what its cgroup offers, makes the trees as the leaf's siblings and kills
+// them as before; a second Manager of the process reuses the leaf.
+//
+// This machine's cgroup v2 offers hugetlb only (memory, pids and cpu are
+// bound to cgroup v1 hierarchies), so the daemon is told to enable what is
+// offered: memory, pids and cpu on cgroup v2 are not exercised here.
+func TestDaemonMovesIntoALeaf(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a cgroup v2 to start a daemon in needs root here")
+	}
+	own, _, _, err := ownCgroupDir()
+	if err != nil {
+		t.Skipf("no cgroup v2 here: %v", err)
+	}
+	offerHugetlb(t, own)
+	parent := filepath.Join(own, "leaftest-"+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(parent, 0o755); err != nil {
+		t.Skipf("cannot make a cgroup v2 below %s: %v", own, err)
+	}
+	t.Cleanup(func() {
+		if err := rmdirEmptied(parent); err != nil {
+			t.Errorf("the test's cgroups are left: %v", err)
+		}
+	})
+	b, _ := os.ReadFile(filepath.Join(parent, "cgroup.controllers"))
+	offered := strings.Fields(string(b))
+	var missing []string
+	for _, c := range []string{"memory", "pids", "cpu"} {
+		if !slices.Contains(offered, c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		t.Logf("%s not offered to cgroup v2 here (controllers: %q): their enabling is not exercised on this machine, "+
+			"the mechanism is proven with what is offered", strings.Join(missing, ", "), offered)
+	}
+
+	start := func(cmd *exec.Cmd, dir string) {
+		t.Helper()
+		attr, err := escapeAttr(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Close(attr.CgroupFD)
+		cmd.SysProcAttr = attr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wrapper := exec.Command("sleep", "600")
+	start(wrapper, parent)
+	t.Cleanup(func() { _ = wrapper.Process.Kill(); _ = wrapper.Wait() })
+
+	// The second run is the daemon restarted by the wrapper, in the leaf
+	// (the former cgroup, now with controllers enabled for its children,
+	// takes no process): it finds the trees' place from there.
+	leaf := filepath.Join(parent, leafName)
+	for run, dir := range []string{parent, leaf} {
+		t.Logf("daemon run %d, started in %s", run+1, dir)
+		daemon := exec.Command("/proc/self/exe", "-test.run=^$")
+		daemon.Env = append(os.Environ(), leafEnv+"="+strings.Join(offered, " "))
+		stdin, err := daemon.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := daemon.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A file, not a buffer: it is read while the daemon runs.
+		stderr, err := os.Create(filepath.Join(t.TempDir(), "daemon.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stderr.Close()
+		daemon.Stderr = stderr
+		logged := func() string { b, _ := os.ReadFile(stderr.Name()); return string(b) }
+		start(daemon, dir)
+		t.Cleanup(func() { _ = daemon.Process.Kill(); _ = daemon.Wait() })
+		line, err := bufio.NewReader(stdout).ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("the daemon said nothing: %v\n%s", err, logged())
+		}
+		var r leafReport
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		t.Logf("daemon: %+v; its log: %s", r, logged())
+		if r.Err != "" {
+			t.Fatalf("the daemon failed: %s", r.Err)
+		}
+
+		if left := cgroupPids(parent); len(left) > 0 {
+			t.Errorf("processes %v are still in %s", left, parent)
+		}
+		inLeaf := cgroupPids(leaf)
+		for name, pid := range map[string]int{"daemon": daemon.Process.Pid, "wrapper": wrapper.Process.Pid} {
+			if !slices.Contains(inLeaf, pid) {
+				t.Errorf("the %s (%d) is not in the leaf %s (it holds %v)", name, pid, leaf, inLeaf)
+			}
+		}
+		ctl, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+		for _, c := range offered {
+			if !slices.Contains(strings.Fields(string(ctl)), c) {
+				t.Errorf("%s is not enabled in %s/cgroup.subtree_control (%q)", c, parent, ctl)
+			}
+		}
+		for i, got := range []struct{ dir, why string }{{r.Dir1, r.Why1}, {r.Dir2, r.Why2}} {
+			if got.dir != parent || got.why != "" {
+				t.Errorf("Manager %d makes trees in %q (why %q), want %s", i+1, got.dir, got.why, parent)
+			}
+		}
+		if filepath.Dir(r.TreeDir) != parent || !strings.HasPrefix(filepath.Base(r.TreeDir), cgroupPrefix) {
+			t.Errorf("the tree's cgroup %q is not a sibling of the leaf in %s", r.TreeDir, parent)
+		}
+		if r.TreeAlive || r.TreeDirLeft {
+			t.Errorf("the tree was not killed and removed (alive %v, cgroup left %v)", r.TreeAlive, r.TreeDirLeft)
+		}
+		stdin.Close()
+		if err := daemon.Wait(); err != nil {
+			t.Errorf("the daemon: %v", err)
+		}
+	}
+}
+
+// rmdirEmptied kills what is left in the cgroup dir and below, and
+// removes them.
+func rmdirEmptied(dir string) error {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			if err := rmdirEmptied(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := syscall.Rmdir(dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
+			return fmt.Errorf("%s: %w (processes %v)", dir, err, cgroupPids(dir))
+		}
+		for _, pid := range cgroupPids(dir) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(pollEvery) // the kernel accounts the exits
+	}
+}
+
+// offerHugetlb enables hugetlb for the children of own (this machine's
+// root cgroup, whose children are offered nothing else) for the test, so
+// that the daemon has a controller to enable; it is disabled again after.
+// Nothing sets a hugetlb limit, so other cgroups see no change.
+func offerHugetlb(t *testing.T, own string) {
+	ctl := filepath.Join(own, "cgroup.subtree_control")
+	b, _ := os.ReadFile(ctl)
+	if slices.Contains(strings.Fields(string(b)), "hugetlb") {
+		return
+	}
+	c, _ := os.ReadFile(filepath.Join(own, "cgroup.controllers"))
+	if !slices.Contains(strings.Fields(string(c)), "hugetlb") {
+		return
+	}
+	if err := os.WriteFile(ctl, []byte("+hugetlb"), 0); err != nil {
+		t.Logf("cannot offer hugetlb below %s (%v): the daemon finds nothing to enable", own, err)
+		return
+	}
+	t.Cleanup(func() {
+		if err := os.WriteFile(ctl, []byte("-hugetlb"), 0); err != nil {
+			t.Errorf("cannot disable hugetlb in %s again: %v", ctl, err)
+		}
+	})
+}
