@@ -3,6 +3,7 @@ package proctree
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,6 +87,10 @@ func enableControllers(dir string) string {
 			continue
 		}
 		if err := os.WriteFile(ctl, []byte("+"+name), 0); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the file is named once, below
+			}
 			failed = append(failed, name+" ("+err.Error()+")")
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/vcpnode/vcpnode/internal/testuser"
 )
 
 // leafEnv makes the test binary a daemon for TestDaemonMovesIntoALeaf;
@@ -105,6 +107,78 @@ func TestDaemonMovesIntoALeaf(t *testing.T) {
 			t.Errorf("the test's cgroups are left: %v", err)
 		}
 	})
+	wrapper := exec.Command("sleep", "600")
+	startIn(t, wrapper, parent)
+	t.Cleanup(func() { _ = wrapper.Process.Kill(); _ = wrapper.Wait() })
+	daemonInLeaf(t, parent, wrapper.Process.Pid, "")
+}
+
+// TestDaemonMovesIntoALeafAsUser is TestDaemonMovesIntoALeaf for a daemon
+// run by an ordinary user in a cgroup delegated to it: the test binary runs
+// again as uid nobody in that cgroup, and is itself the process sharing the
+// daemon's cgroup. Then again in a cgroup whose cgroup.subtree_control was
+// not given to the user: the daemon moves into its leaf all the same, and
+// says (in its log and TreesCgroup) that it cannot enable hugetlb, and why.
+func TestDaemonMovesIntoALeafAsUser(t *testing.T) {
+	own, _, _, err := ownCgroupDir()
+	if err != nil {
+		t.Skipf("no cgroup v2 here: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		switch name := filepath.Base(own); {
+		case strings.HasPrefix(name, leafUserPrefix):
+			daemonInLeaf(t, own, os.Getpid(), "")
+		case strings.HasPrefix(name, leafNoCtlPrefix):
+			daemonInLeaf(t, own, os.Getpid(), "cannot enable hugetlb (permission denied) in "+own+"/cgroup.subtree_control")
+		default:
+			t.Skip("an ordinary user's run: the cgroup it is in is not one made for this test")
+		}
+		return
+	}
+	offerHugetlb(t, own)
+	for _, prefix := range []string{leafUserPrefix, leafNoCtlPrefix} {
+		dirs := testuser.Delegate(t, prefix+strconv.Itoa(os.Getpid()), own)
+		if len(dirs) == 0 {
+			t.Skip("no cgroup v2 to delegate here")
+		}
+		if prefix == leafNoCtlPrefix {
+			if err := os.Chown(filepath.Join(dirs[0], "cgroup.subtree_control"), 0, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		testuser.RerunIn(t, "^TestDaemonMovesIntoALeafAsUser$", dirs)
+	}
+}
+
+// The cgroups TestDaemonMovesIntoALeafAsUser delegates: the run as nobody
+// finds itself in one of them by its name.
+const (
+	leafUserPrefix  = "leaftest-user-"
+	leafNoCtlPrefix = "leaftest-noctl-"
+)
+
+// startIn starts cmd in the cgroup directory dir.
+func startIn(t *testing.T, cmd *exec.Cmd, dir string) {
+	t.Helper()
+	attr, err := escapeAttr(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(attr.CgroupFD)
+	if cmd.SysProcAttr != nil {
+		attr.Credential = cmd.SysProcAttr.Credential
+	}
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// daemonInLeaf starts a daemon in parent, where the process wrapper is
+// already, and checks that both end in the leaf with the trees' cgroups
+// next to it; then once more with the daemon started in the leaf. With
+// wantWhy, the daemon cannot enable controllers and must say so.
+func daemonInLeaf(t *testing.T, parent string, wrapper int, wantWhy string) {
 	b, _ := os.ReadFile(filepath.Join(parent, "cgroup.controllers"))
 	offered := strings.Fields(string(b))
 	var missing []string
@@ -117,22 +191,6 @@ func TestDaemonMovesIntoALeaf(t *testing.T) {
 		t.Logf("%s not offered to cgroup v2 here (controllers: %q): their enabling is not exercised on this machine, "+
 			"the mechanism is proven with what is offered", strings.Join(missing, ", "), offered)
 	}
-
-	start := func(cmd *exec.Cmd, dir string) {
-		t.Helper()
-		attr, err := escapeAttr(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer syscall.Close(attr.CgroupFD)
-		cmd.SysProcAttr = attr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wrapper := exec.Command("sleep", "600")
-	start(wrapper, parent)
-	t.Cleanup(func() { _ = wrapper.Process.Kill(); _ = wrapper.Wait() })
 
 	// The second run is the daemon restarted by the wrapper, in the leaf
 	// (the former cgroup, now with controllers enabled for its children,
@@ -158,7 +216,7 @@ func TestDaemonMovesIntoALeaf(t *testing.T) {
 		defer stderr.Close()
 		daemon.Stderr = stderr
 		logged := func() string { b, _ := os.ReadFile(stderr.Name()); return string(b) }
-		start(daemon, dir)
+		startIn(t, daemon, dir)
 		t.Cleanup(func() { _ = daemon.Process.Kill(); _ = daemon.Wait() })
 		line, err := bufio.NewReader(stdout).ReadBytes('\n')
 		if err != nil {
@@ -172,25 +230,28 @@ func TestDaemonMovesIntoALeaf(t *testing.T) {
 		if r.Err != "" {
 			t.Fatalf("the daemon failed: %s", r.Err)
 		}
+		if warned := strings.Contains(logged(), "fall back to cgroup v1 groups or rlimits: "+wantWhy); warned != (wantWhy != "") {
+			t.Errorf("the daemon's warning that limits fall back: logged %v, want %v", warned, wantWhy != "")
+		}
 
 		if left := cgroupPids(parent); len(left) > 0 {
 			t.Errorf("processes %v are still in %s", left, parent)
 		}
 		inLeaf := cgroupPids(leaf)
-		for name, pid := range map[string]int{"daemon": daemon.Process.Pid, "wrapper": wrapper.Process.Pid} {
+		for name, pid := range map[string]int{"daemon": daemon.Process.Pid, "wrapper": wrapper} {
 			if !slices.Contains(inLeaf, pid) {
 				t.Errorf("the %s (%d) is not in the leaf %s (it holds %v)", name, pid, leaf, inLeaf)
 			}
 		}
 		ctl, _ := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
 		for _, c := range offered {
-			if !slices.Contains(strings.Fields(string(ctl)), c) {
+			if wantWhy == "" && !slices.Contains(strings.Fields(string(ctl)), c) {
 				t.Errorf("%s is not enabled in %s/cgroup.subtree_control (%q)", c, parent, ctl)
 			}
 		}
 		for i, got := range []struct{ dir, why string }{{r.Dir1, r.Why1}, {r.Dir2, r.Why2}} {
-			if got.dir != parent || got.why != "" {
-				t.Errorf("Manager %d makes trees in %q (why %q), want %s", i+1, got.dir, got.why, parent)
+			if got.dir != parent || got.why != wantWhy {
+				t.Errorf("Manager %d makes trees in %q (why %q), want %s (why %q)", i+1, got.dir, got.why, parent, wantWhy)
 			}
 		}
 		if filepath.Dir(r.TreeDir) != parent || !strings.HasPrefix(filepath.Base(r.TreeDir), cgroupPrefix) {

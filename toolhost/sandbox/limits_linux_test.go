@@ -167,10 +167,9 @@ func limitCases(t *testing.T, e *confinedEnv) {
 func TestLimitNotAppliedRefusesTheCall(t *testing.T) {
 	t.Parallel()
 	e := newConfinedEnvMode(t, map[string]Spec{"forks": {Extends: Default, Pids: 16}}, proctree.ModeCgroup)
-	v2, _ := mounts()
-	own, err := ownGroup(v2, "")
-	if err != nil {
-		t.Skipf("no cgroup v2 of the daemon's here: %v", err)
+	own, _ := e.trees.TreesCgroup()
+	if own == "" {
+		t.Skip("the trees have no cgroup v2 here")
 	}
 	if ctl, _ := os.ReadFile(filepath.Join(own, "cgroup.subtree_control")); strings.Contains(string(ctl), "pids") {
 		t.Skip("pids is enabled in the trees' cgroups here: its file is there to write")
