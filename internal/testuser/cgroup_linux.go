@@ -29,6 +29,12 @@ func Delegate(t *testing.T, name string, parents ...string) []string {
 			continue
 		}
 		t.Cleanup(func() { removeCgroup(t, dir) })
+		// Marked as systemd marks a unit's cgroup under Delegate=yes.
+		for _, attr := range []string{"trusted.delegate", "user.delegate"} {
+			if err := syscall.Setxattr(dir, attr, []byte("1"), 0); err != nil {
+				t.Logf("cannot mark %s delegated (%s): %v", dir, attr, err)
+			}
+		}
 		// The directory and the files a delegatee writes: its membership
 		// (and, in cgroup v2, what its children get).
 		for _, f := range []string{"", "cgroup.procs", "tasks", "cgroup.threads", "cgroup.subtree_control"} {

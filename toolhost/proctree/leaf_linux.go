@@ -42,10 +42,30 @@ func settleLeaf(dir string) string {
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.type")); err != nil {
 		return "" // the root cgroup has no type
 	}
+	// Other processes are moved only out of a cgroup delegated to the
+	// daemon: one it merely shares (a login session's scope) is not its own.
+	if others := slices.DeleteFunc(cgroupPids(dir), func(pid int) bool { return pid == os.Getpid() }); len(others) > 0 && !delegated(dir) {
+		return fmt.Sprintf("the daemon's cgroup %s holds %d other processes and is not marked delegated "+
+			"(systemd's Delegate=yes marks it with trusted.delegate or user.delegate): they are left there, and the "+
+			"kernel enables no controllers for the children of a cgroup holding processes", dir, len(others))
+	}
 	if err := moveToLeaf(dir); err != nil {
 		return "the daemon's cgroup still holds processes, which keeps the kernel from enabling controllers for its children: " + err.Error()
 	}
 	return enableControllers(dir)
+}
+
+// delegated reports whether dir is marked as delegated, as systemd marks a
+// unit's cgroup under Delegate=yes (trusted.delegate; user.delegate from a
+// user's manager).
+func delegated(dir string) bool {
+	for _, name := range []string{"trusted.delegate", "user.delegate"} {
+		buf := make([]byte, 8)
+		if n, err := syscall.Getxattr(dir, name, buf); err == nil && string(buf[:n]) == "1" {
+			return true
+		}
+	}
+	return false
 }
 
 // moveToLeaf moves every process of dir (the daemon, and whatever shares

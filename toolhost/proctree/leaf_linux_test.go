@@ -2,6 +2,7 @@ package proctree
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/internal/testuser"
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 // leafEnv makes the test binary a daemon for TestDaemonMovesIntoALeaf;
@@ -272,9 +274,10 @@ func daemonInLeaf(t *testing.T, parent string, wrapper int, wantWhy string) {
 }
 
 // offerHugetlb enables hugetlb for the children of own (this machine's
-// root cgroup, whose children are offered nothing else) for the test, so
-// that the daemon has a controller to enable; it is disabled again after.
-// Nothing sets a hugetlb limit, so other cgroups see no change.
+// root cgroup, whose children are offered nothing else) so that the daemon
+// has a controller to enable. It stays offered: another run of these tests
+// (two copies of the suite at once) may be using it, and taking it back
+// under that run fails it. Offering it sets no limit on any cgroup.
 func offerHugetlb(t *testing.T, own string) {
 	ctl := filepath.Join(own, "cgroup.subtree_control")
 	b, _ := os.ReadFile(ctl)
@@ -289,9 +292,69 @@ func offerHugetlb(t *testing.T, own string) {
 		t.Logf("cannot offer hugetlb below %s (%v): the daemon finds nothing to enable", own, err)
 		return
 	}
-	t.Cleanup(func() {
-		if err := os.WriteFile(ctl, []byte("-hugetlb"), 0); err != nil {
-			t.Errorf("cannot disable hugetlb in %s again: %v", ctl, err)
+	t.Logf("hugetlb offered below %s for the test (no limit set); left so, for runs alongside", own)
+}
+
+// TestDaemonLeavesASharedCgroupAlone: a daemon whose cgroup v2 holds another
+// process and is not marked delegated (a root daemon started by hand in a
+// login session's scope, or a root test run) moves nobody, makes the trees
+// in its cgroup as before, and says why no controller is enabled for them.
+func TestDaemonLeavesASharedCgroupAlone(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making a cgroup v2 to start a daemon in needs root here")
+	}
+	own, _, _, err := ownCgroupDir()
+	if err != nil {
+		t.Skipf("no cgroup v2 here: %v", err)
+	}
+	dir := filepath.Join(own, "leaftest-shared-"+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot make a cgroup v2 below %s: %v", own, err)
+	}
+	t.Cleanup(func() { // after the processes' clean-ups below
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if !testwait.Poll(ctx, func() bool {
+			_ = syscall.Rmdir(filepath.Join(dir, leafName)) // made only where the test fails
+			return syscall.Rmdir(dir) == nil
+		}) {
+			t.Errorf("the test's cgroup %s is left", dir)
 		}
 	})
+	wrapper := exec.Command("sleep", "600")
+	startIn(t, wrapper, dir)
+	t.Cleanup(func() { _ = wrapper.Process.Kill(); _ = wrapper.Wait() })
+	daemon := exec.Command("/proc/self/exe", "-test.run=^$")
+	daemon.Env = append(os.Environ(), leafEnv+"=hugetlb")
+	stdin, err := daemon.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := daemon.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startIn(t, daemon, dir)
+	t.Cleanup(func() { _ = daemon.Process.Kill(); _ = daemon.Wait() })
+	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("the daemon said nothing: %v", err)
+	}
+	var r leafReport
+	if err := json.Unmarshal(line, &r); err != nil {
+		t.Fatalf("%v: %s", err, line)
+	}
+	if r.Err != "" || r.Dir1 != dir || !strings.Contains(r.Why1, "is not marked delegated") {
+		t.Errorf("the daemon: %+v; want its trees in %s and why it enables nothing", r, dir)
+	}
+	in := cgroupPids(dir)
+	for name, pid := range map[string]int{"daemon": daemon.Process.Pid, "wrapper": wrapper.Process.Pid} {
+		if !slices.Contains(in, pid) {
+			t.Errorf("the %s (%d) was moved out of %s (it holds %v)", name, pid, dir, in)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, leafName)); err == nil {
+		t.Errorf("a leaf was made in a cgroup the daemon only shares")
+	}
+	stdin.Close()
 }
