@@ -35,7 +35,7 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 			pol.Hide = o.hide
 		}
 	}
-	if r.groups, err = s.limits.make(p, pol); err != nil {
+	if r.groups, r.v2, err = s.limits.make(p, pol); err != nil {
 		return err
 	}
 	r.pol = pol
@@ -63,16 +63,16 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 // first instruction; a limit that cannot be written refuses the call. The
 // tree's counters stay readable to the Run until the tree goes.
 func (r *Run) prepare(tree *proctree.Tree) error {
-	if r.pol == nil || len(r.pol.V2) == 0 {
+	if r.pol == nil || len(r.v2) == 0 {
 		return nil
 	}
 	dir := tree.CgroupDir()
-	files := slices.Sorted(maps.Keys(r.pol.V2))
+	files := slices.Sorted(maps.Keys(r.v2))
 	for _, file := range files {
 		if dir == "" {
 			return r.notApplied(file, fmt.Errorf("the process tree has no cgroup of its own (tracked by %s)", tree.Mode()))
 		}
-		err := os.WriteFile(filepath.Join(dir, file), []byte(r.pol.V2[file]), 0)
+		err := os.WriteFile(filepath.Join(dir, file), []byte(r.v2[file]), 0)
 		if err != nil && !(optionalV2[file] && errors.Is(err, os.ErrNotExist)) {
 			return r.notApplied(file, err)
 		}

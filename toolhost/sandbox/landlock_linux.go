@@ -18,10 +18,6 @@ type policy struct {
 	Ports   []uint16
 	// Tasks are the tasks files of the run's cgroup v1 limit groups.
 	Tasks []string
-	// V2 are control files of the tree's own cgroup v2 and their values:
-	// the daemon writes them before anything of the call runs there
-	// (Run.prepare); the launcher does not use them.
-	V2 map[string]string
 	// Rlimits: resource → value, where no cgroup can hold a limit.
 	Rlimits map[int]uint64
 	// Strict fails instead of applying less than asked (sandbox.require).

@@ -40,11 +40,6 @@ func encodeLaunch(buf []byte, l *launch) []byte {
 			e.uint(uint64(port))
 		}
 		e.strs(p.Tasks)
-		e.uint(uint64(len(p.V2)))
-		for _, k := range slices.Sorted(maps.Keys(p.V2)) {
-			e.str(k)
-			e.str(p.V2[k])
-		}
 		e.uint(uint64(len(p.Rlimits)))
 		for _, k := range slices.Sorted(maps.Keys(p.Rlimits)) {
 			e.int(int64(k))
@@ -100,13 +95,6 @@ func decodeLaunch(data []byte) (*launch, error) {
 			}
 		}
 		p.Tasks = d.strs()
-		if n := d.count(2); n > 0 {
-			p.V2 = make(map[string]string, n)
-			for range n {
-				k := d.str()
-				p.V2[k] = d.str()
-			}
-		}
 		if n := d.count(2); n > 0 {
 			p.Rlimits = make(map[int]uint64, n)
 			for range n {

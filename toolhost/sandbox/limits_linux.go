@@ -231,9 +231,10 @@ func removeStale(dir string) {
 type groups map[string]string
 
 // make creates the groups p needs, and fills pol with how to join them
-// (or set the limits otherwise).
-func (l *limiter) make(p Profile, pol *policy) (groups, error) {
-	g := groups{}
+// (or set the limits otherwise); v2 are the control files of the tree's
+// own cgroup v2 and their values, which the daemon writes (Run.prepare).
+func (l *limiter) make(p Profile, pol *policy) (g groups, v2 map[string]string, err error) {
+	g = groups{}
 	id := groupPrefix + proctree.DaemonTag() + "-" + strconv.FormatUint(groupSeq.Add(1), 10)
 	type setting struct {
 		controller string
@@ -267,24 +268,24 @@ func (l *limiter) make(p Profile, pol *policy) (groups, error) {
 	for _, s := range want {
 		switch {
 		case l.v2[s.controller] && l.trees != nil && l.trees.Mode() == proctree.ModeCgroup:
-			if pol.V2 == nil {
-				pol.V2 = map[string]string{}
+			if v2 == nil {
+				v2 = map[string]string{}
 			}
 			for _, f := range s.v2 {
-				pol.V2[f[0]] = f[1]
+				v2[f[0]] = f[1]
 			}
 		case l.v1[s.controller] != "":
 			dir := filepath.Join(l.v1[s.controller], id)
 			if err := os.Mkdir(dir, 0o755); err != nil {
 				g.remove()
-				return nil, err
+				return nil, nil, err
 			}
 			g[s.controller] = dir
 			for i, f := range s.files {
 				err := os.WriteFile(filepath.Join(dir, f[0]), []byte(f[1]), 0)
 				if err != nil && (i == 0 || !errors.Is(err, os.ErrNotExist)) {
 					g.remove()
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			pol.Tasks = append(pol.Tasks, filepath.Join(dir, "tasks"))
@@ -295,7 +296,7 @@ func (l *limiter) make(p Profile, pol *policy) (groups, error) {
 			pol.Rlimits[s.rlimit] = s.rlimitVal
 		}
 	}
-	return g, nil
+	return g, v2, nil
 }
 
 // events reads what the kernel counted in the run's cgroup v1 groups.

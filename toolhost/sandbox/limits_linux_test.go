@@ -320,7 +320,7 @@ func TestLimitGroupsOfTwoSandboxes(t *testing.T) {
 	p := Profile{Pids: 16}
 	for i := range 3 {
 		for _, l := range []*limiter{first, second} {
-			g, err := l.make(p, &policy{})
+			g, _, err := l.make(p, &policy{})
 			if err != nil {
 				t.Fatalf("round %d: %v", i, err)
 			}

@@ -353,9 +353,13 @@ type Run struct {
 	protected []string
 	onRefusal func(kind, tool string, refused []Refusal)
 
+	// v2: control files of the tree's own cgroup v2 and their values,
+	// written before anything of the call runs there (prepare).
+	v2 map[string]string
+
 	mu     sync.Mutex
 	groups groups // per-run cgroup v1 limit groups, until Close
-	// treeDir is the tree's own cgroup v2 holding limits (pol.V2), until
+	// treeDir is the tree's own cgroup v2 holding limits (v2), until
 	// the tree is released or the Run closed.
 	treeDir string
 	// seenV1, seenV2: what the groups and treeDir counted, read before they went.
