@@ -25,7 +25,7 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 	} else {
 		pol.Ports = p.ConnectPorts
 	}
-	if err := pol.assembleFilters(); err != nil {
+	if err := pol.assembleFilter(); err != nil {
 		return err
 	}
 	if s.caps.PidNS {

@@ -24,9 +24,8 @@ type policy struct {
 	Strict bool
 	// NoFilter: the kernel has no seccomp filters; the command gets none.
 	NoFilter bool
-	// Filters are the syscall filter programs (assembleFilters), loaded
-	// in order; the daemon makes one.
-	Filters [][]byte `json:",omitempty"`
+	// Filter is the syscall filter program (assembleFilter).
+	Filter []byte `json:",omitempty"`
 	// Hide are trees the call does not see but for its grants (hide_linux.go).
 	Hide []string `json:"hide,omitempty"`
 	// NS: the command runs in namespaces of its own (ns_linux.go); nil: the machine's.

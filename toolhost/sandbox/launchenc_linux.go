@@ -47,10 +47,7 @@ func encodeLaunch(buf []byte, l *launch) []byte {
 		}
 		e.bool(p.Strict)
 		e.bool(p.NoFilter)
-		e.uint(uint64(len(p.Filters)))
-		for _, f := range p.Filters {
-			e.bytes(f)
-		}
+		e.bytes(p.Filter)
 		e.strs(p.Hide)
 		e.present(p.NS != nil)
 	}
@@ -104,11 +101,8 @@ func decodeLaunch(data []byte) (*launch, error) {
 		}
 		p.Strict = d.bool()
 		p.NoFilter = d.bool()
-		if n := d.count(1); n > 0 {
-			p.Filters = make([][]byte, n)
-			for i := range p.Filters {
-				p.Filters[i] = d.bytes()
-			}
+		if f := d.bytes(); len(f) > 0 {
+			p.Filter = f
 		}
 		p.Hide = d.strs()
 		if d.present() {

@@ -415,7 +415,7 @@ func waitForLaunch(sockArg string) *launchJob {
 func warmDecoder() {
 	_, _ = decodeLaunch(encodeLaunch(nil, &launch{
 		Policy: &policy{Grants: []Grant{{Path: "/", Write: true}}, Ports: []uint16{1}, Tasks: []string{"t"},
-			Rlimits: map[int]uint64{1: 1}, Filters: [][]byte{{0}}, Hide: []string{"/"}, NS: &nsPlan{}},
+			Rlimits: map[int]uint64{1: 1}, Filter: []byte{0}, Hide: []string{"/"}, NS: &nsPlan{}},
 		Path: "/", Args: []string{"a"}, Env: []string{"A=1"}, Dir: "/", Fds: []int{0, -1},
 	}))
 }

@@ -226,15 +226,15 @@ func (p *policy) filterRules() []filterRule {
 // of rules, and the launcher loads the program as it is.
 var assembledFilters sync.Map
 
-// assembleFilters sets p.Filters to p's filter program, a sequence of
+// assembleFilter sets p.Filter to p's filter program, a sequence of
 // struct sock_filter in this machine's byte order.
-func (p *policy) assembleFilters() error {
+func (p *policy) assembleFilter() error {
 	if p.NoFilter {
 		return nil
 	}
 	key := fmt.Sprint(p.NetDeny, p.Ports)
-	if progs, ok := assembledFilters.Load(key); ok {
-		p.Filters = progs.([][]byte)
+	if prog, ok := assembledFilters.Load(key); ok {
+		p.Filter = prog.([]byte)
 		return nil
 	}
 	info, err := arch.GetInfo("")
@@ -245,16 +245,16 @@ func (p *policy) assembleFilters() error {
 	if err != nil {
 		return err
 	}
-	p.Filters = [][]byte{prog}
-	assembledFilters.Store(key, p.Filters)
+	p.Filter = prog
+	assembledFilters.Store(key, prog)
 	return nil
 }
 
 // sockFilterSize is the size of a struct sock_filter.
 const sockFilterSize = 8
 
-// loadFilter puts p's filters on the calling thread; execve keeps them,
-// and every process the command starts inherits them.
+// loadFilter puts p's filter on the calling thread; execve keeps it, and
+// every process the command starts inherits it.
 func (p *policy) loadFilter() error {
 	if p.NoFilter {
 		if p.Strict {
@@ -262,29 +262,28 @@ func (p *policy) loadFilter() error {
 		}
 		return nil
 	}
-	if len(p.Filters) == 0 {
+	prog := p.Filter
+	if len(prog) == 0 {
 		return errors.New("syscall filter: none was assembled")
+	}
+	n := len(prog) / sockFilterSize
+	if n > unix.BPF_MAXINSNS || len(prog)%sockFilterSize != 0 {
+		return fmt.Errorf("syscall filter: a program of %d bytes", len(prog))
 	}
 	// seccomp refuses a filter to a thread without it (or CAP_SYS_ADMIN).
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
-	for _, prog := range p.Filters {
-		n := len(prog) / sockFilterSize
-		if n == 0 || n > unix.BPF_MAXINSNS || len(prog)%sockFilterSize != 0 {
-			return fmt.Errorf("syscall filter: a program of %d bytes", len(prog))
-		}
-		insts := make([]unix.SockFilter, n)
-		for i := range insts {
-			b := prog[i*sockFilterSize:]
-			insts[i] = unix.SockFilter{Code: binary.NativeEndian.Uint16(b), Jt: b[2], Jf: b[3], K: binary.NativeEndian.Uint32(b[4:])}
-		}
-		fprog := unix.SockFprog{Len: uint16(n), Filter: &insts[0]}
-		_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog)))
-		runtime.KeepAlive(insts)
-		if errno != 0 {
-			return fmt.Errorf("syscall filter: seccomp: %w", errno)
-		}
+	insts := make([]unix.SockFilter, n)
+	for i := range insts {
+		b := prog[i*sockFilterSize:]
+		insts[i] = unix.SockFilter{Code: binary.NativeEndian.Uint16(b), Jt: b[2], Jf: b[3], K: binary.NativeEndian.Uint32(b[4:])}
+	}
+	fprog := unix.SockFprog{Len: uint16(n), Filter: &insts[0]}
+	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog)))
+	runtime.KeepAlive(insts)
+	if errno != 0 {
+		return fmt.Errorf("syscall filter: seccomp: %w", errno)
 	}
 	return nil
 }

@@ -241,7 +241,7 @@ func TestFilterLoadsInTheKernel(t *testing.T) {
 	}
 	for _, pol := range filterProfiles {
 		p := *pol
-		if err := p.assembleFilters(); err != nil {
+		if err := p.assembleFilter(); err != nil {
 			t.Fatal(err)
 		}
 		udp := error(nil)
@@ -363,7 +363,7 @@ func BenchmarkSyscallFilter(b *testing.B) {
 			prog []byte
 		}{{"library", old}, {"compiled", compiled}} {
 			b.Run("load/"+c.what+"/"+name, func(b *testing.B) {
-				p := policy{Filters: [][]byte{c.prog}}
+				p := policy{Filter: c.prog}
 				took := make([]time.Duration, 0, b.N)
 				b.ReportAllocs()
 				for range b.N {
