@@ -8,6 +8,27 @@ import (
 	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
+// benchEnv is a confined environment for a start benchmark's mode: "cold"
+// starts a launcher for each call, a "-no-ns" suffix switches the call
+// namespaces off; it returns the mode without that suffix. It skips where
+// calls get no namespaces but the mode wants them.
+func benchEnv(b *testing.B, mode string) (*confinedEnv, string) {
+	b.Helper()
+	e := newConfinedEnv(b, nil)
+	if strings.HasSuffix(mode, "-no-ns") {
+		e.withoutNamespaces()
+		mode = strings.TrimSuffix(mode, "-no-ns")
+	} else if mode != "none" && !e.sb.caps.PidNS {
+		b.Skipf("no namespaces for calls here: %s", e.sb.caps.NSWhy)
+	}
+	if mode == "cold" {
+		o := *e.sb.opts.Load()
+		o.ColdLaunch = true
+		_ = e.sb.Update(o)
+	}
+	return e, mode
+}
+
 // BenchmarkConfinedStart: start `true` and wait for it, unconfined (none),
 // confined through a launcher started for the call (cold), through one
 // that waited (pooled: the pool is full at each start, its refill outside
@@ -17,19 +38,7 @@ import (
 func BenchmarkConfinedStart(b *testing.B) {
 	for _, mode := range []string{"none", "cold", "pooled", "back-to-back", "cold-no-ns", "pooled-no-ns"} {
 		b.Run(mode, func(b *testing.B) {
-			e := newConfinedEnv(b, nil)
-			mode := mode // b.Run calls this more than once: the first call must not change it
-			if strings.HasSuffix(mode, "-no-ns") {
-				e.withoutNamespaces()
-				mode = strings.TrimSuffix(mode, "-no-ns")
-			} else if mode != "none" && !e.sb.caps.PidNS {
-				b.Skipf("no namespaces for calls here: %s", e.sb.caps.NSWhy)
-			}
-			if mode == "cold" {
-				o := *e.sb.opts.Load()
-				o.ColdLaunch = true
-				_ = e.sb.Update(o)
-			}
+			e, mode := benchEnv(b, mode)
 			profile := Default
 			if mode == "none" {
 				profile = None

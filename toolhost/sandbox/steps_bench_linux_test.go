@@ -73,19 +73,7 @@ type stepMark struct {
 func BenchmarkConfinedStartSteps(b *testing.B) {
 	for _, mode := range []string{"none", "pooled", "cold", "pooled-no-ns"} {
 		b.Run(mode, func(b *testing.B) {
-			e := newConfinedEnv(b, nil)
-			mode := mode // b.Run calls this more than once
-			if strings.HasSuffix(mode, "-no-ns") {
-				e.withoutNamespaces()
-				mode = strings.TrimSuffix(mode, "-no-ns")
-			} else if mode != "none" && !e.sb.caps.PidNS {
-				b.Skipf("no namespaces for calls here: %s", e.sb.caps.NSWhy)
-			}
-			if mode == "cold" {
-				o := *e.sb.opts.Load()
-				o.ColdLaunch = true
-				_ = e.sb.Update(o)
-			}
+			e, mode := benchEnv(b, mode)
 			path := stepsPath(os.Getpid())
 			f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
 			if err != nil {
