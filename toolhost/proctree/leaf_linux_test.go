@@ -180,6 +180,41 @@ func startIn(t *testing.T, cmd *exec.Cmd, dir string) {
 	}
 }
 
+// startLeafDaemon starts this test binary as a leaf daemon in the cgroup
+// directory dir, told to enable controllers, and returns what it reported
+// once it ran its trees (it then stays until stdin closes) and its log.
+func startLeafDaemon(t *testing.T, dir string, controllers []string) (daemon *exec.Cmd, stdin io.WriteCloser, r leafReport, logged func() string) {
+	t.Helper()
+	daemon = exec.Command("/proc/self/exe", "-test.run=^$")
+	daemon.Env = append(os.Environ(), leafEnv+"="+strings.Join(controllers, " "))
+	stdin, err := daemon.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := daemon.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file, not a buffer: it is read while the daemon runs.
+	stderr, err := os.Create(filepath.Join(t.TempDir(), "daemon.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stderr.Close() })
+	daemon.Stderr = stderr
+	logged = func() string { b, _ := os.ReadFile(stderr.Name()); return string(b) }
+	startIn(t, daemon, dir)
+	t.Cleanup(func() { _ = daemon.Process.Kill(); _ = daemon.Wait() })
+	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("the daemon said nothing: %v\n%s", err, logged())
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		t.Fatalf("%v: %s", err, line)
+	}
+	return daemon, stdin, r, logged
+}
+
 // daemonInLeaf starts a daemon in parent, where the process wrapper is
 // already, and checks that both end in the leaf with the trees' cgroups
 // next to it; then once more with the daemon started in the leaf. With
@@ -204,34 +239,7 @@ func daemonInLeaf(t *testing.T, parent string, wrapper int, wantWhy string) {
 	leaf := filepath.Join(parent, leafName)
 	for run, dir := range []string{parent, leaf} {
 		t.Logf("daemon run %d, started in %s", run+1, dir)
-		daemon := exec.Command("/proc/self/exe", "-test.run=^$")
-		daemon.Env = append(os.Environ(), leafEnv+"="+strings.Join(offered, " "))
-		stdin, err := daemon.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := daemon.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A file, not a buffer: it is read while the daemon runs.
-		stderr, err := os.Create(filepath.Join(t.TempDir(), "daemon.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer stderr.Close()
-		daemon.Stderr = stderr
-		logged := func() string { b, _ := os.ReadFile(stderr.Name()); return string(b) }
-		startIn(t, daemon, dir)
-		t.Cleanup(func() { _ = daemon.Process.Kill(); _ = daemon.Wait() })
-		line, err := bufio.NewReader(stdout).ReadBytes('\n')
-		if err != nil {
-			t.Fatalf("the daemon said nothing: %v\n%s", err, logged())
-		}
-		var r leafReport
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatalf("%v: %s", err, line)
-		}
+		daemon, stdin, r, logged := startLeafDaemon(t, dir, offered)
 		t.Logf("daemon: %+v; its log: %s", r, logged())
 		if r.Err != "" {
 			t.Fatalf("the daemon failed: %s", r.Err)
@@ -324,26 +332,7 @@ func TestDaemonLeavesASharedCgroupAlone(t *testing.T) {
 	wrapper := exec.Command("sleep", "600")
 	startIn(t, wrapper, dir)
 	t.Cleanup(func() { _ = wrapper.Process.Kill(); _ = wrapper.Wait() })
-	daemon := exec.Command("/proc/self/exe", "-test.run=^$")
-	daemon.Env = append(os.Environ(), leafEnv+"=hugetlb")
-	stdin, err := daemon.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := daemon.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	startIn(t, daemon, dir)
-	t.Cleanup(func() { _ = daemon.Process.Kill(); _ = daemon.Wait() })
-	line, err := bufio.NewReader(stdout).ReadBytes('\n')
-	if err != nil {
-		t.Fatalf("the daemon said nothing: %v", err)
-	}
-	var r leafReport
-	if err := json.Unmarshal(line, &r); err != nil {
-		t.Fatalf("%v: %s", err, line)
-	}
+	daemon, stdin, r, _ := startLeafDaemon(t, dir, []string{"hugetlb"})
 	if r.Err != "" || r.Dir1 != dir || !strings.Contains(r.Why1, "is not marked delegated") {
 		t.Errorf("the daemon: %+v; want its trees in %s and why it enables nothing", r, dir)
 	}
