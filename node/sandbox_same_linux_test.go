@@ -43,7 +43,22 @@ module.exports = {
 // mcpServerScript is an MCP stdio server in plain Python (newline-delimited
 // JSON-RPC, no SDK): one tool that reads a data file of its own folder,
 // writes its temporary directory and sums numbers.
-const mcpServerScript = `import json, os, sys, tempfile
+var mcpServerScript = pythonMCPServer("pysum", "import tempfile",
+	`{"name": "sum", "description": "Adds numbers.",
+                   "inputSchema": {"type": "object", "properties": {"numbers": {"type": "string"}}, "required": ["numbers"]}}`, `
+        nums = [float(x) for x in msg["params"]["arguments"]["numbers"].split(",")]
+        with tempfile.NamedTemporaryFile("w+", delete=True) as f:
+            f.write(str(sum(nums))); f.flush(); f.seek(0); total = f.read()
+        unit = open("unit.txt").read().strip()
+        reply(id, {"content": [{"type": "text", "text": total + " " + unit}], "structuredContent": {"count": len(nums)}})`)
+
+// pythonMCPServer is an MCP stdio server in plain Python (newline-delimited
+// JSON-RPC, no SDK) named name, with one tool (tool: its tools/list entry);
+// call answers its tools/call (msg, id and reply in scope) and setup runs
+// first.
+func pythonMCPServer(name, setup, tool, call string) string {
+	return `import json, os, sys
+` + setup + `
 def reply(id, result):
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "result": result}) + "\n"); sys.stdout.flush()
 for line in sys.stdin:
@@ -53,20 +68,15 @@ for line in sys.stdin:
         continue
     if method == "initialize":
         reply(id, {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                   "serverInfo": {"name": "pysum", "version": "1.0"}})
+                   "serverInfo": {"name": "` + name + `", "version": "1.0"}})
     elif method == "tools/list":
-        reply(id, {"tools": [{"name": "sum", "description": "Adds numbers.",
-                   "inputSchema": {"type": "object", "properties": {"numbers": {"type": "string"}}, "required": ["numbers"]}}]})
-    elif method == "tools/call":
-        nums = [float(x) for x in msg["params"]["arguments"]["numbers"].split(",")]
-        with tempfile.NamedTemporaryFile("w+", delete=True) as f:
-            f.write(str(sum(nums))); f.flush(); f.seek(0); total = f.read()
-        unit = open("unit.txt").read().strip()
-        reply(id, {"content": [{"type": "text", "text": total + " " + unit}], "structuredContent": {"count": len(nums)}})
+        reply(id, {"tools": [` + tool + `]})
+    elif method == "tools/call":` + call + `
     else:
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no " + method}}) + "\n")
         sys.stdout.flush()
 `
+}
 
 // TestSandboxDefaultAnswersLikeNone: the example plugins (Python, Node.js
 // and sh, synchronous, asynchronous and static), a direct Node.js plugin

@@ -18,22 +18,9 @@ import (
 // the folder its first argument names, as the filesystem server from npm
 // does on its roots: it writes a note there, lists the folder and reads
 // the note back.
-const notesServer = `import json, os, sys
-root = sys.argv[1]
-def reply(id, result):
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "result": result}) + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    msg = json.loads(line)
-    method, id = msg.get("method"), msg.get("id")
-    if id is None:
-        continue
-    if method == "initialize":
-        reply(id, {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                   "serverInfo": {"name": "notes", "version": "1.0"}})
-    elif method == "tools/list":
-        reply(id, {"tools": [{"name": "note", "description": "Keeps a note.",
-                   "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}, "text": {"type": "string"}}}}]})
-    elif method == "tools/call":
+var notesServer = pythonMCPServer("notes", "root = sys.argv[1]",
+	`{"name": "note", "description": "Keeps a note.",
+                   "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}, "text": {"type": "string"}}}}`, `
         a = msg["params"]["arguments"]
         try:
             with open(os.path.join(root, a["name"]), "w") as f:
@@ -41,11 +28,7 @@ for line in sys.stdin:
             text = "%s | %s" % (" ".join(sorted(os.listdir(root))), open(os.path.join(root, a["name"])).read())
             reply(id, {"content": [{"type": "text", "text": text}]})
         except OSError as e:
-            reply(id, {"content": [{"type": "text", "text": str(e)}], "isError": True})
-    else:
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no " + method}}) + "\n")
-        sys.stdout.flush()
-`
+            reply(id, {"content": [{"type": "text", "text": str(e)}], "isError": True})`)
 
 // TestSandboxMCPServerFolderArgumentLikeNone: an MCP server configured
 // with the folder it works on as an argument (outside its cwd, the home
