@@ -245,8 +245,9 @@ func (r *Run) hiddenPath(path, line string) (Refusal, bool) {
 			return Refusal{Path: path, Own: true, Line: line}, true
 		}
 	}
-	for _, g := range r.pol.Grants {
-		if g := canonical(g.Path); within(real, g) || within(canonical(tree), g) {
+	covered := canonical(tree)
+	for _, g := range r.pol.Grants { // canonical already (carve)
+		if within(real, g.Path) || within(covered, g.Path) {
 			return Refusal{}, false // mounted back, or never covered
 		}
 	}
