@@ -32,16 +32,7 @@ func (p *policy) hide() error {
 		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
 			continue
 		}
-		var keep []string
-		whole := false
-		for _, g := range p.Grants {
-			switch path := g.Path; {
-			case within(real, path):
-				whole = true
-			case within(path, real):
-				keep = append(keep, path)
-			}
-		}
+		whole, keep := p.keptIn(real)
 		if whole {
 			continue // granted as a whole, or with what holds it
 		}
@@ -50,6 +41,29 @@ func (p *policy) hide() error {
 		}
 	}
 	return nil
+}
+
+// keptIn is what of the hidden tree (canonical) the call still sees over
+// its grants (canonical already: carve): the whole tree when a grant holds
+// it, else the grants inside it, each mounted back as it is.
+func (p *policy) keptIn(tree string) (whole bool, keep []string) {
+	for _, g := range p.Grants {
+		switch {
+		case within(tree, g.Path):
+			return true, nil
+		case within(g.Path, tree):
+			keep = append(keep, g.Path)
+		}
+	}
+	return false, keep
+}
+
+// shows reports whether path (canonical), inside the hidden tree
+// (canonical), is seen by the call: the tree is granted whole, or path
+// lies in a grant mounted back over the cover.
+func (p *policy) shows(tree, path string) bool {
+	whole, keep := p.keptIn(tree)
+	return whole || slices.ContainsFunc(keep, func(k string) bool { return within(path, k) })
 }
 
 // coverKeeping mounts an empty tmpfs on dir and mounts keep (paths below

@@ -245,11 +245,8 @@ func (r *Run) hiddenPath(path, line string) (Refusal, bool) {
 			return Refusal{Path: path, Own: true, Line: line}, true
 		}
 	}
-	covered := canonical(tree)
-	for _, g := range r.pol.Grants { // canonical already (carve)
-		if within(real, g.Path) || within(covered, g.Path) {
-			return Refusal{}, false // mounted back, or never covered
-		}
+	if r.pol.shows(canonical(tree), real) {
+		return Refusal{}, false // mounted back, or never covered
 	}
 	return Refusal{Path: path, Socket: fi.Mode()&os.ModeSocket != 0, Hidden: tree, Line: line}, true
 }
