@@ -100,18 +100,18 @@ func typeIs(t uint32) []seccomp.Condition {
 	return append(cs, seccomp.Condition{Argument: 1, Operation: seccomp.BitsNotSet, Value: uint64(sockTypeMask &^ t)})
 }
 
-// socketRules are the sets of socket(2) arguments refused under p: raw and
+// socketRules are the sets of socket(2) arguments refused under s: raw and
 // packet sockets, and every family but Unix, internet and routing netlink
 // sockets (systemd's RestrictAddressFamilies= of most services): vsock
 // reaches a virtual machine's host, and the others are kernel code a
-// process reaches by asking (a module loads for the family). When p
+// process reaches by asking (a module loads for the family). When s
 // denies the network, every family but AF_UNIX: Landlock's TCP rules do
 // not see a Fast Open sendto connect nor a listen bind a port. Under
 // connect_ports, every internet socket but a TCP stream: UDP, ICMP, SCTP
 // and MPTCP have no port rules (Landlock's are TCP's) and a filter cannot
 // see a datagram's address.
-func (p *policy) socketRules() []seccomp.ArgumentConditions {
-	if p.NetDeny {
+func (s filterShape) socketRules() []seccomp.ArgumentConditions {
+	if s.netDeny {
 		return familyNotIn(unix.AF_UNIX)
 	}
 	rules := familyNotIn(unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK)
@@ -120,7 +120,7 @@ func (p *policy) socketRules() []seccomp.ArgumentConditions {
 	for _, fam := range []uint32{unix.AF_INET, unix.AF_INET6} {
 		rules = append(rules, and(low32Is(0, fam), typeIs(unix.SOCK_RAW)), and(low32Is(0, fam), typeIs(unix.SOCK_PACKET)))
 	}
-	if len(p.Ports) == 0 {
+	if !s.ports {
 		return rules
 	}
 	for _, fam := range []uint32{unix.AF_INET, unix.AF_INET6} {
@@ -181,9 +181,18 @@ type filterRule struct {
 	sets   []seccomp.ArgumentConditions
 }
 
-// filterRules are what p's filter refuses; a syscall this architecture
-// does not have is left out when the filter is compiled.
-func (p *policy) filterRules() []filterRule {
+// filterShape is all a filter program depends on: whether the policy
+// denies the network, and whether connect_ports holds it to some TCP
+// ports (which ones is Landlock's business, not the filter's).
+type filterShape struct{ netDeny, ports bool }
+
+func (p *policy) filterShape() filterShape {
+	return filterShape{netDeny: p.NetDeny, ports: len(p.Ports) > 0}
+}
+
+// filterRules are what a filter of shape s refuses; a syscall this
+// architecture does not have is left out when the filter is compiled.
+func (s filterShape) filterRules() []filterRule {
 	// clone3 passes its flags in memory a filter cannot read, and can
 	// start a child in another cgroup (CLONE_INTO_CGROUP): ENOSYS makes
 	// libc fall back to clone, whose flags it can.
@@ -201,14 +210,14 @@ func (p *policy) filterRules() []filterRule {
 	deny("unshare", seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: nsFlags | unix.CLONE_NEWTIME}})
 	// Typing into a terminal, and the console's own requests.
 	deny("ioctl", and(low32Is(1, unix.TIOCSTI)), and(low32Is(1, unix.TIOCLINUX)))
-	deny("socket", p.socketRules()...)
-	if p.NetDeny {
+	deny("socket", s.socketRules()...)
+	if s.netDeny {
 		deny("socketpair", familyNotIn(unix.AF_UNIX)...)
 	}
 	for _, r := range setuidRules() {
 		deny(r.name, r.sets...)
 	}
-	if len(p.Ports) > 0 {
+	if s.ports {
 		// A TCP Fast Open send connects without connect(2), where
 		// Landlock's port rules are checked.
 		for _, c := range []struct {
@@ -221,9 +230,9 @@ func (p *policy) filterRules() []filterRule {
 	return rules
 }
 
-// assembledFilters: a policy's network rules → its filter assembled (the
-// program depends on nothing else). The daemon compiles it once per set
-// of rules, and the launcher loads the program as it is.
+// assembledFilters: a filter's shape → its program assembled. The daemon
+// compiles each of the few shapes once, and the launcher loads the
+// program as it is.
 var assembledFilters sync.Map
 
 // assembleFilter sets p.Filter to p's filter program, a sequence of
@@ -232,8 +241,8 @@ func (p *policy) assembleFilter() error {
 	if p.NoFilter {
 		return nil
 	}
-	key := fmt.Sprint(p.NetDeny, p.Ports)
-	if prog, ok := assembledFilters.Load(key); ok {
+	shape := p.filterShape()
+	if prog, ok := assembledFilters.Load(shape); ok {
 		p.Filter = prog.([]byte)
 		return nil
 	}
@@ -241,12 +250,12 @@ func (p *policy) assembleFilter() error {
 	if err != nil {
 		return fmt.Errorf("syscall filter: %w", err)
 	}
-	prog, err := compileFilter(info, p.filterRules())
+	prog, err := compileFilter(info, shape.filterRules())
 	if err != nil {
 		return err
 	}
 	p.Filter = prog
-	assembledFilters.Store(key, prog)
+	assembledFilters.Store(shape, prog)
 	return nil
 }
 

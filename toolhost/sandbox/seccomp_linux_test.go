@@ -30,7 +30,7 @@ func TestFilterAnswersAsLibraryPrograms(t *testing.T) {
 	t.Parallel()
 	info := nativeArch(t)
 	for _, pol := range filterProfiles {
-		sameAnswers(t, info, rules(pol), pol.filterRules())
+		sameAnswers(t, info, rules(pol), pol.filterShape().filterRules())
 	}
 }
 
@@ -208,7 +208,7 @@ func TestFilterSearchIsShort(t *testing.T) {
 	t.Parallel()
 	info := nativeArch(t)
 	for _, pol := range filterProfiles {
-		prog, err := compileFilter(info, pol.filterRules())
+		prog, err := compileFilter(info, pol.filterShape().filterRules())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,7 +333,7 @@ func BenchmarkSyscallFilter(b *testing.B) {
 		if len(pol.Ports) > 0 {
 			name = "connect_ports"
 		}
-		rs := pol.filterRules()
+		rs := pol.filterShape().filterRules()
 		b.Run("build/library/"+name, func(b *testing.B) {
 			b.ReportAllocs()
 			for range b.N {
@@ -497,4 +497,40 @@ func rawFilter(insts []bpf.Instruction) ([]byte, error) {
 		out = binary.NativeEndian.AppendUint32(out, in.K)
 	}
 	return out, nil
+}
+
+// TestFilterCacheByShape: policies whose connect_ports lists differ share
+// one assembled program (which ports is Landlock's rule, not the
+// filter's), and the cache holds one entry per shape whatever the number
+// of distinct lists the daemon meets.
+func TestFilterCacheByShape(t *testing.T) {
+	t.Parallel()
+	info := nativeArch(t)
+	var first []byte
+	for i := range 64 {
+		p := &policy{Ports: []uint16{443, uint16(1000 + i)}}
+		if err := p.assembleFilter(); err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = p.Filter
+			continue
+		}
+		if &p.Filter[0] != &first[0] {
+			t.Fatalf("ports %v assembled a program of its own", p.Ports)
+		}
+	}
+	// The one program answers as the rules compiled for that list afresh.
+	fresh, err := compileFilter(info, (&policy{Ports: []uint16{22}}).filterShape().filterRules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(fresh, first) {
+		t.Fatal("the cached program differs from the rules compiled afresh")
+	}
+	n := 0
+	assembledFilters.Range(func(any, any) bool { n++; return true })
+	if n > 4 {
+		t.Fatalf("the filter cache holds %d programs; there are 4 shapes", n)
+	}
 }
