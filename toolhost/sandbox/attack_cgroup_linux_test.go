@@ -26,16 +26,24 @@ print("cgroups: " + open("/proc/self/cgroup").read().replace("\n", " "))
 
 // cgroupTargets are where a tool that wants out of its tree's cgroup
 // (to outlive its call, or to leave its memory limit) would move itself:
-// the daemon's own cgroup v2, a sibling of the trees there, and the
-// daemon's group in the cgroup v1 memory hierarchy (the parent of a
-// memory limit group). A target this machine lacks is left out.
-func cgroupTargets(t *testing.T) map[string]string {
+// the cgroup v2 the trees live in, the daemon's own group there (its leaf
+// beside the trees), a sibling of the trees, and the daemon's group in the
+// cgroup v1 memory hierarchy (the parent of a memory limit group). A
+// target this machine lacks is left out.
+func cgroupTargets(t *testing.T, trees *proctree.Manager) map[string]string {
 	t.Helper()
-	v2, v1 := mounts()
 	out := map[string]string{}
-	if v2.dir != "" {
-		if own, err := ownGroup(v2, ""); err == nil {
-			out["v2 daemon's group"] = own
+	if trees.Mode() == proctree.ModeCgroup {
+		if own, _ := trees.TreesCgroup(); own != "" {
+			out["v2 trees' parent"] = own
+			b, _ := os.ReadFile("/proc/self/cgroup")
+			for _, line := range strings.Split(string(b), "\n") {
+				rel, ok := strings.CutPrefix(line, "0::")
+				leaf := filepath.Join(own, filepath.Base(rel))
+				if fi, err := os.Stat(leaf); ok && rel != "/" && leaf != own && err == nil && fi.IsDir() {
+					out["v2 daemon's group"] = leaf
+				}
+			}
 			sib := filepath.Join(own, "vcpnode-fencetest-"+strconv.Itoa(os.Getpid())+"-"+strconv.Itoa(len(t.Name())))
 			if err := os.Mkdir(sib, 0o755); err == nil {
 				t.Cleanup(func() { _ = syscall.Rmdir(sib) })
@@ -45,7 +53,7 @@ func cgroupTargets(t *testing.T) map[string]string {
 			}
 		}
 	}
-	if m, ok := v1["memory"]; ok {
+	if m, ok := v1Mounts()["memory"]; ok {
 		if own, err := ownGroup(m, "memory"); err == nil {
 			out["v1 memory parent"] = own
 		}
@@ -72,10 +80,11 @@ func pyDict(m map[string]string) string {
 func TestAttackCgroupEscape(t *testing.T) {
 	t.Parallel()
 	e := newConfinedEnv(t, map[string]Spec{"limited": {Extends: Default, Memory: "256M"}})
-	targets := cgroupTargets(t)
+	targets := cgroupTargets(t, e.trees)
 	if len(targets) == 0 {
 		t.Skip("no cgroup hierarchy mounted here: nothing to escape from")
 	}
+	t.Logf("targets: %v", targets)
 	script := strings.Replace(cgroupAttack, "TARGETS", pyDict(targets), 1)
 	profiles := []string{Default, Offline, "limited"}
 	if mem := e.sb.Capabilities().Memory; !strings.HasPrefix(mem, "cgroup") {

@@ -37,40 +37,34 @@ type limiter struct {
 // one still holds.
 var groupSeq atomic.Uint64
 
-// mount is a cgroup hierarchy's mount point and the group it shows as its root.
+// mount is a cgroup v1 hierarchy's mount point and the group it shows as its root.
 type mount struct{ dir, root string }
 
-// mounts finds the cgroup2 mount and the v1 mounts by controller.
-func mounts() (v2 mount, v1 map[string]mount) {
-	v1 = map[string]mount{}
+// v1Mounts finds the cgroup v1 hierarchies of memory, pids and cpu. Where
+// the trees' cgroup v2 lives is proctree's to say (TreesCgroup).
+func v1Mounts() map[string]mount {
+	v1 := map[string]mount{}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return mount{}, v1
+		return v1
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		left, right, ok := strings.Cut(sc.Text(), " - ")
 		fields, rf := strings.Fields(left), strings.Fields(right)
-		if !ok || len(fields) < 5 || len(rf) < 3 {
+		if !ok || len(fields) < 5 || len(rf) < 3 || rf[0] != "cgroup" {
 			continue
 		}
-		switch rf[0] {
-		case "cgroup2":
-			if v2.dir == "" {
-				v2 = mount{fields[4], fields[3]}
-			}
-		case "cgroup":
-			for _, opt := range strings.Split(rf[2], ",") {
-				if opt == "memory" || opt == "pids" || opt == "cpu" {
-					if _, seen := v1[opt]; !seen {
-						v1[opt] = mount{fields[4], fields[3]}
-					}
+		for _, opt := range strings.Split(rf[2], ",") {
+			if opt == "memory" || opt == "pids" || opt == "cpu" {
+				if _, seen := v1[opt]; !seen {
+					v1[opt] = mount{fields[4], fields[3]}
 				}
 			}
 		}
 	}
-	return v2, v1
+	return v1
 }
 
 // detect finds what this machine enforces.
@@ -96,7 +90,7 @@ func detect(trees *proctree.Manager) (Capabilities, *limiter) {
 		c.NSWhy = why
 	}
 	l := &limiter{v2: map[string]bool{}, v1: map[string]string{}, trees: trees}
-	_, v1mnts := mounts()
+	v1mnts := v1Mounts()
 	// The trees' cgroups live where proctree makes them: after the daemon
 	// moved into its leaf, /proc/self/cgroup names the leaf, not their parent.
 	var dir, why string
@@ -176,8 +170,8 @@ func v2Why(dir string, enabled map[string]bool, failed string) string {
 	return strings.Join(why, "; ")
 }
 
-// ownGroup is the daemon's group in the hierarchy mounted at mnt (whose
-// root is root): of controller, or of cgroup v2 when controller is "".
+// ownGroup is the daemon's group of controller in the cgroup v1
+// hierarchy mounted at mnt.
 func ownGroup(mnt mount, controller string) (string, error) {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
@@ -185,11 +179,7 @@ func ownGroup(mnt mount, controller string) (string, error) {
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		parts := strings.SplitN(line, ":", 3) // id:controllers:path
-		if len(parts) != 3 {
-			continue
-		}
-		if controller == "" && parts[0] == "0" && parts[1] == "" ||
-			controller != "" && slices.Contains(strings.Split(parts[1], ","), controller) {
+		if len(parts) == 3 && slices.Contains(strings.Split(parts[1], ","), controller) {
 			rel := parts[2]
 			if mnt.root != "/" {
 				rel = strings.TrimPrefix(rel, mnt.root)

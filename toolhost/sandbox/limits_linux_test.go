@@ -217,12 +217,15 @@ func TestLimitsAsOrdinaryUser(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("already an ordinary user: the tests of this run are the user's")
 	}
-	v2, v1 := mounts()
+	v1 := v1Mounts()
 	var parents []string
-	if v2.dir != "" {
-		if own, err := ownGroup(v2, ""); err == nil {
-			parents = append(parents, own)
+	// The cgroup v2 the trees live in, which proctree found (and made
+	// the daemon's leaf beside) for this process.
+	if trees, err := proctree.New(proctree.Options{Mode: proctree.ModeCgroup, Log: zerolog.Nop()}); err == nil {
+		if dir, _ := trees.TreesCgroup(); dir != "" {
+			parents = append(parents, dir)
 		}
+		trees.Close()
 	}
 	for _, c := range []string{"pids", "memory"} {
 		if m, ok := v1[c]; ok {
@@ -240,8 +243,7 @@ func TestLimitsAsOrdinaryUser(t *testing.T) {
 // other's, which then fell back to rlimits).
 func TestProbeAtOnce(t *testing.T) {
 	t.Parallel()
-	_, v1 := mounts()
-	m, ok := v1["pids"]
+	m, ok := v1Mounts()["pids"]
 	if !ok {
 		t.Skip("no cgroup v1 pids hierarchy here")
 	}
