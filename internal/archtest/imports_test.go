@@ -360,7 +360,7 @@ func TestRulesNameModulesOfGoMod(t *testing.T) {
 // lowest floor its imports allow.
 var floors = [][]string{
 	// Text, the wire, process trees, assets: nothing of the node.
-	{"", "console", "wsproto", "toolhost/proctree", "internal/humantext", "internal/inflight", "internal/inheritfd",
+	{"", "console", "wsproto", "toolhost/proctree", "toolhost/outpipe", "internal/humantext", "internal/inflight", "internal/inheritfd",
 		"service/internal/servicetmpl", "service/servicetest", "internal/testwait", "internal/testlog", "internal/testnet", "internal/testuser", "internal/testmetrics", "internal/archtest",
 		"internal/doccheck", "internal/gendocs", "toolhost/proctree/proctreetest"},
 	// The config, the sandbox, parameter schemas, service files, the demo hub.

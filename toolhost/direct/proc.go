@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/outpipe"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -134,12 +135,12 @@ func spawn(trees *proctree.Manager, sb *sandbox.Sandbox, c sandbox.Command, log 
 		_, _ = scriptW.WriteString(hostScript)
 		scriptW.Close()
 	}()
-	outR, outW, err := os.Pipe()
+	outR, outW, err := outpipe.New()
 	if err != nil {
 		return nil, err
 	}
 	childFiles = append(childFiles, outW)
-	errR, errW, err := os.Pipe()
+	errR, errW, err := outpipe.New()
 	if err != nil {
 		outR.Close()
 		return nil, err
@@ -281,7 +282,8 @@ func (p *proc) wait() {
 	}
 	p.tree.Release()
 	p.sb.Close()
-	// A descendant that left the group may hold the pipes: stop reading soon.
+	// A descendant that left the group may hold the pipes: stop waiting
+	// for more soon (what they hold then is still read, see logOutput).
 	drain := time.Now().Add(time.Second)
 	_ = p.conn.SetReadDeadline(drain)
 	for _, f := range p.outputs {
@@ -373,10 +375,12 @@ func (p *proc) unregister(id string) {
 
 // logOutput logs the plugin's stdout or stderr at debug, each line cut to
 // logLineBytes and at most logLinesPerSecond lines a second; a flood is
-// read and dropped so the plugin never blocks on a full pipe.
+// read and dropped so the plugin never blocks on a full pipe. The drain
+// deadline after the host's exit ends the wait for more, not the read of
+// what the pipe holds: the host's last stderr lines explain its exit.
 func (p *proc) logOutput(r *os.File, stream string) {
 	defer p.readers.Done()
-	br := bufio.NewReaderSize(r, 32<<10)
+	br := bufio.NewReaderSize(outpipe.NewReader(r), 32<<10)
 	window := time.Now()
 	lines, dropped := 0, 0
 	for {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/vcpnode/vcpnode/toolhost/outpipe"
 )
 
 // TestCaptureReadsWhatThePipeHeldAtTheDrainDeadline: the drain deadline
@@ -20,7 +22,7 @@ func TestCaptureReadsWhatThePipeHeldAtTheDrainDeadline(t *testing.T) {
 
 func testReadsWhatThePipeHeldAtTheDeadline(t *testing.T) {
 	for _, size := range []int{1, 8363, 60 << 10} {
-		ours, theirs, err := outputPipe()
+		ours, theirs, err := outpipe.New()
 		if err != nil {
 			t.Fatal(err)
 		}

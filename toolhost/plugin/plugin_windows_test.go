@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/vcpnode/vcpnode/internal/testwait"
+	"github.com/vcpnode/vcpnode/toolhost/outpipe"
 )
 
 // winRoot is an empty plugin root, removed file by file at the end: under
@@ -165,7 +166,7 @@ func assertWinEnded(t *testing.T, dir, role string) {
 }
 
 func TestWindowsOutputPipeHasReadDeadlines(t *testing.T) {
-	ours, theirs, err := outputPipe()
+	ours, theirs, err := outpipe.New()
 	if err != nil {
 		t.Fatal(err)
 	}

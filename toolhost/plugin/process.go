@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/outpipe"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -125,12 +126,12 @@ func (h *Host) spawn(spec *runSpec, l launch, withStdin bool, extra *os.File) (_
 		return nil, err
 	}
 	childFiles = append(childFiles, stdinR)
-	outR, outW, err := outputPipe()
+	outR, outW, err := outpipe.New()
 	if err != nil {
 		return nil, err
 	}
 	childFiles, ourFiles = append(childFiles, outW), append(ourFiles, outR)
-	errR, errW, err := outputPipe()
+	errR, errW, err := outpipe.New()
 	if err != nil {
 		return nil, err
 	}
@@ -430,36 +431,13 @@ var discardBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); retu
 // pipe ends the wait for more, not the read of what the pipe holds: the
 // leader's last writes are there, however far behind this reader fell.
 func (c *capture) readFrom(r io.Reader) error {
-	err := c.readAll(r)
-	if f, ok := r.(*os.File); ok && errors.Is(err, os.ErrDeadlineExceeded) {
-		c.readPending(f)
+	if f, ok := r.(*os.File); ok {
+		r = outpipe.NewReader(f)
 	}
-	return err
+	return c.readAll(r)
 }
 
-// readPending reads the bytes that wait in the pipe f, no more: a
-// descendant still writing to it cannot hold the call. The deadline is
-// lifted for the reads, which never wait (this is f's only reader), and a
-// deadline set meanwhile (a stop) only costs a further pass.
-func (c *capture) readPending(f *os.File) {
-	budget, err := pendingBytes(f)
-	for err == nil && budget > 0 {
-		if err = f.SetReadDeadline(time.Time{}); err != nil {
-			return
-		}
-		before := c.total
-		err = c.readAll(io.LimitReader(f, int64(budget)))
-		budget -= int(c.total - before)
-		if c.total == before && err != nil {
-			return
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			err = nil
-		}
-	}
-}
-
-// readAll is readFrom without the pending bytes at a deadline.
+// readAll is readFrom on any reader.
 func (c *capture) readAll(r io.Reader) error {
 	var scratch *[]byte
 	defer func() {

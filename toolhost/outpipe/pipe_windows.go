@@ -1,10 +1,9 @@
-package plugin
+package outpipe
 
 import (
 	"fmt"
 	"os"
 	"sync/atomic"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -12,14 +11,14 @@ import (
 
 var pipeSeq atomic.Uint64
 
-// outputPipe is a pipe for a child's stdout or stderr: ours reads, theirs
-// is the child's. os.Pipe's handles are synchronous, and Go cannot put a
-// read deadline on them, which the drain after the leader's exit needs; so
-// ours is the overlapped server end of a named pipe (os.NewFile makes such
-// a handle pollable, deadlines included), theirs a plain client end, as
+// New is a pipe for a child's stdout or stderr: ours reads, theirs is the
+// child's. os.Pipe's handles are synchronous, and Go cannot put a read
+// deadline on them, which the drain after a child's exit needs; so ours is
+// the overlapped server end of a named pipe (os.NewFile makes such a
+// handle pollable, deadlines included), theirs a plain client end, as
 // children expect. The pipe takes one instance and no remote client, and
 // is connected before this returns, so nobody else can take it.
-func outputPipe() (ours, theirs *os.File, err error) {
+func New() (ours, theirs *os.File, err error) {
 	name := fmt.Sprintf(`\\.\pipe\vcpnode-%d-%d`, os.Getpid(), pipeSeq.Add(1))
 	name16, err := windows.UTF16PtrFromString(name)
 	if err != nil {
@@ -47,9 +46,8 @@ func outputPipe() (ours, theirs *os.File, err error) {
 	return os.NewFile(uintptr(server), name), os.NewFile(uintptr(client), name), nil
 }
 
-// pendingBytes is how many bytes wait unread in the pipe f (ours of an
-// outputPipe).
-func pendingBytes(f *os.File) (int, error) {
+// Pending is how many bytes wait unread in the pipe f (ours of New).
+func Pending(f *os.File) (int, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return 0, err
@@ -69,11 +67,3 @@ func pendingBytes(f *os.File) (int, error) {
 // procPeekNamedPipe is kernel32's PeekNamedPipe, which golang.org/x/sys/windows
 // does not wrap.
 var procPeekNamedPipe = windows.NewLazySystemDLL("kernel32.dll").NewProc("PeekNamedPipe")
-
-// sysAttr carries the verbatim command line of a cmd.exe launch.
-func (l launch) sysAttr() *syscall.SysProcAttr {
-	if l.cmdLine == "" {
-		return nil
-	}
-	return &syscall.SysProcAttr{CmdLine: l.cmdLine}
-}

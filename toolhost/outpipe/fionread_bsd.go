@@ -1,6 +1,6 @@
 //go:build darwin || dragonfly || freebsd || netbsd || openbsd
 
-package plugin
+package outpipe
 
 // fionread asks a pipe how many bytes it holds: FIONREAD, _IOR('f', 127,
 // int) on the BSDs, which golang.org/x/sys/unix does not name.

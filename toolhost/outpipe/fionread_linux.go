@@ -1,4 +1,4 @@
-package plugin
+package outpipe
 
 import "golang.org/x/sys/unix"
 
