@@ -269,18 +269,23 @@ func (b *cgroupBackend) closeFD() {
 func (b *cgroupBackend) pids() []int { return cgroupPids(b.dir) }
 
 // reap collects members that became zombies of the daemon, which happens
-// only when it is also a subreaper (after falling back from cgroups, or a
-// test binary running both modes): exited processes leave cgroup.procs but
+// only when it is also a subreaper (it makes itself one, see
+// newCgroupPlatform): exited processes leave cgroup.procs but
 // /proc/<pid>/cgroup still names the cgroup. The leader is left to its
-// os.Process.
+// os.Process. Most calls leave no zombie behind: a peek that reaps nothing
+// says so, and only then are the daemon's own children read, not /proc.
 func (b *cgroupBackend) reap() {
-	if !isSubreaper() {
+	if !isSubreaper() || !hasEndedChild() {
 		return
 	}
 	self := os.Getpid()
 	want := []byte("0::" + b.rel + "\n")
-	for pid, pi := range readProcs() {
-		if pi.ppid != self || !pi.ended() || pid == b.pgid {
+	buf := make([]byte, 0, 512)
+	for _, pid := range ownChildren() {
+		if pid == b.pgid {
+			continue
+		}
+		if pi, ok := readStat(pid, buf); !ok || pi.ppid != self || !pi.ended() {
 			continue
 		}
 		if data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup"); err == nil && bytes.Contains(data, want) {
