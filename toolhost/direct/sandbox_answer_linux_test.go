@@ -28,7 +28,7 @@ module.exports = { async processToolCall(args) {
 `
 
 // TestSandboxCaughtRefusalNamesPathAndFix: a direct plugin that catches
-// the EACCES of a write outside its folder and answers with its message
+// the refusal of a write outside its folder and answers with its message
 // gets the same explanation as one that throws: the refused path and the
 // config that grants it. Under none the note is written.
 func TestSandboxCaughtRefusalNamesPathAndFix(t *testing.T) {
@@ -50,7 +50,7 @@ func TestSandboxCaughtRefusalNamesPathAndFix(t *testing.T) {
 			if err == nil {
 				t.Fatalf("wrote outside its folder under default: %s", asJSON(t, v))
 			}
-			for _, want := range []string{`plugin "Reader" was refused by the node's sandbox (profile "default"): write ` + notes, "EACCES",
+			for _, want := range []string{`plugin "Reader" was refused by the node's sandbox (profile "default"): write ` + notes,
 				"[sandbox.profiles.reader]\nextends = \"default\"\nwrite = [\"" + notes + "\"]\n\n[tools.Reader]\nsandbox = \"reader\"\n", "make the folder first (mkdir -p " + notes + ")"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error lacks %q: %v", want, err)

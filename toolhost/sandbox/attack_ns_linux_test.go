@@ -31,9 +31,9 @@ def read(p):
 `
 
 // refusedErr: an attack answered with a refusal of the kernel's
-// (Landlock, seccomp, the PID namespace).
+// (Landlock, seccomp, the PID namespace, a read-only mount).
 func refusedErr(r string) bool {
-	return r == "EACCES" || r == "EPERM" || r == "ESRCH" || r == "ENOENT"
+	return r == "EACCES" || r == "EPERM" || r == "ESRCH" || r == "ENOENT" || r == "EROFS"
 }
 
 // initAttacks go for the call's init (PID 1 in its namespace) and for the

@@ -111,6 +111,8 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 	add("System V IPC (shared memory, semaphores, message queues) private to the call", c.PidNS, "an IPC namespace: "+nsNeeds,
 		nsDetail("gone with the call"))
 	add("/tmp and /var/tmp not writable (a private TMPDIR instead)", c.Files, landlock, "")
+	add("no mode, times, owner or attributes changed outside its writable trees (chmod, touch, setxattr: no Landlock right)", c.PidNS,
+		"a mount namespace: "+nsNeeds, nsDetail("every mount read-only but the call's writable grants"))
 	add("other tools' and the daemon's /proc environ, maps, mem, fd", c.Files || c.PidNS, landlock+" (ptrace scoping), or a PID namespace", "")
 	add("other tools' command lines, status and the process list hidden", c.PidNS, "a PID namespace and its own /proc: "+nsNeeds,
 		nsDetail("the call sees its own processes only; its init ends them all with the call"))

@@ -228,6 +228,10 @@ func (p *policy) apply() error {
 			return err
 		}
 		stepEnd("confine: hidden trees covered")
+		if err := p.readOnlyBut(); err != nil {
+			return err
+		}
+		stepEnd("confine: read-only mounts but the writable grants")
 	}
 	if err := dropCaps(); err != nil {
 		return err

@@ -13,9 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// refusalMarks are how programs report EACCES and EPERM.
+// refusalMarks are how programs report EACCES and EPERM, and EROFS: in
+// the call's mount namespace what it may not write is mounted read-only.
 var refusalMarks = []string{"Permission denied", "permission denied", "Operation not permitted",
-	"operation not permitted", "EACCES", "EPERM", "PermissionError"}
+	"operation not permitted", "EACCES", "EPERM", "PermissionError", "Read-only file system",
+	"read-only file system", "EROFS"}
 
 // missingMarks are how programs report ENOENT. What a call does not see
 // under a hidden tree answers ENOENT, and a client often names the path
@@ -97,7 +99,11 @@ func (r *Run) refusals(outputs [][]byte) []Refusal {
 				}
 				continue
 			}
-			if !slices.ContainsFunc(refusalMarks, func(m string) bool { return strings.Contains(line, m) }) {
+			// Node.js's recursive mkdir refused with EROFS reports the
+			// ENOENT of the folder it was to end with; checkPath then looks
+			// for the first folder missing.
+			if !slices.ContainsFunc(refusalMarks, func(m string) bool { return strings.Contains(line, m) }) &&
+				!(strings.Contains(line, "mkdir") && slices.ContainsFunc(missingMarks, func(m string) bool { return strings.Contains(line, m) })) {
 				continue
 			}
 			if m := connectPort.FindStringSubmatch(line); m != nil {
