@@ -174,7 +174,8 @@ type harnessOpt struct {
 	config  func(*config.Config)
 	timings func(*Timings)
 	tools   []toolhost.Tool
-	// patience bounds every wait in the test (h.ctx); 0 means 30 s.
+	// patience bounds each wait of the rig's own (hubtest.Rig.Wait);
+	// h.ctx bounds the test as a whole. 0 means 30 s.
 	patience time.Duration
 	// bridge takes the server's tool frames; nil: none.
 	bridge ServerTools

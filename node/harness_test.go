@@ -51,7 +51,8 @@ type harnessOpt struct {
 	config  func(*config.Config)
 	timings func(*timings)
 	tools   []toolhost.Tool
-	// patience bounds every wait in the test (h.ctx); 0 means 30 s.
+	// patience bounds each wait of the rig's own (hubtest.Rig.Wait);
+	// h.ctx bounds the test as a whole. 0 means 30 s.
 	patience time.Duration
 	// redactLog passes the log through config.Redact, as vcpnode run's log
 	// writer does: for tests where the server names the key itself (in a

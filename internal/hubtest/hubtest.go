@@ -1,6 +1,6 @@
 // Package hubtest runs a client of the hub under test (the hub session
 // engine, a whole node, observer channels) against a fake hub of its own: the client's config
-// and log, a deadline for every wait, and at the end the checks every such
+// and log, a deadline of its own for every wait, and at the end the checks every such
 // test makes (a clean stop, the key in no log line). Only _test files
 // import it (internal/archtest checks).
 package hubtest
@@ -25,15 +25,18 @@ import (
 // Rig is what a test runs a client of the hub with (the hub session
 // engine, a whole node, observer channels): a hub of its own that takes
 // fakehub.TestKey, the client's config (fakehub.StartForNode's), the log
-// sink the client writes to and a context that bounds every wait of the
-// test. When the test ends it stops the client, and fails the test if the
+// sink the client writes to and a context that bounds the test as a whole;
+// each wait of the Rig's own has its own deadline (Wait). When the test ends it stops the client, and fails the test if the
 // client's run did not end cleanly or the key reached its log.
 type Rig struct {
 	Hub    *demohub.Hub
 	Config config.Config
 	Logs   *testlog.Buffer
-	Log    zerolog.Logger  // writes to Logs, at debug level
-	Ctx    context.Context // bounds every wait of the test
+	Log    zerolog.Logger // writes to Logs, at debug level
+	// Ctx bounds the test as a whole (testwait.Long): it ends before the
+	// test binary's -timeout, not after one budget shared by every wait.
+	// A wait of its own takes Wait.
+	Ctx context.Context
 
 	// Stop ends the client's run with a cause (nil: a plain stop);
 	// Stopped then receives what the run returned, and is closed once
@@ -41,8 +44,9 @@ type Rig struct {
 	Stop    context.CancelCauseFunc
 	Stopped chan error
 
-	t      testing.TB
-	runCtx context.Context
+	t        testing.TB
+	runCtx   context.Context
+	patience time.Duration
 }
 
 // Options change a Rig.
@@ -50,7 +54,8 @@ type Options struct {
 	Hub demohub.Options
 	// Config changes the client's config after fakehub.StartForNode's.
 	Config func(*config.Config)
-	// Patience bounds every wait of the test (Rig.Ctx); 0 means 30 s.
+	// Patience bounds each wait of the test (Rig.Wait) on its own: a
+	// test of many waits does not spend one budget; 0 means 30 s.
 	Patience time.Duration
 	// Redact rewrites every log write, as vcpnode run's log writer does
 	// with config.Redact: for tests where the server names the key itself.
@@ -65,7 +70,13 @@ func Start(t testing.TB, o Options) *Rig {
 	if patience == 0 {
 		patience = 30 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		ctx, cancel = testwait.Long(d)
+	} else {
+		ctx, cancel = context.WithTimeout(context.Background(), testwait.LongDefault)
+	}
 	t.Cleanup(cancel)
 	hub, cfg := fakehub.StartForNode(t, o.Hub)
 	if o.Config != nil {
@@ -74,7 +85,7 @@ func Start(t testing.TB, o Options) *Rig {
 	logs := &testlog.Buffer{Redact: o.Redact}
 	log := zerolog.New(logs).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 	runCtx, stop := context.WithCancelCause(context.Background())
-	r := &Rig{Hub: hub, Config: cfg, Logs: logs, Log: log, Ctx: ctx, Stop: stop, Stopped: make(chan error, 1), t: t, runCtx: runCtx}
+	r := &Rig{Hub: hub, Config: cfg, Logs: logs, Log: log, Ctx: ctx, Stop: stop, Stopped: make(chan error, 1), t: t, runCtx: runCtx, patience: patience}
 	t.Cleanup(func() {
 		if strings.Contains(logs.String(), fakehub.TestKey) {
 			t.Errorf("the key appears in the log:\n%s", logs.String())
@@ -115,10 +126,18 @@ func (r *Rig) Shutdown() error {
 	}
 }
 
+// Wait is a context for one wait: it ends after the Rig's patience from
+// now, or with Ctx.
+func (r *Rig) Wait() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Ctx, r.patience)
+}
+
 // Accept waits for the client's next connection to the hub.
 func (r *Rig) Accept() *demohub.Conn {
 	r.t.Helper()
-	c, err := r.Hub.Accept(r.Ctx)
+	ctx, cancel := r.Wait()
+	defer cancel()
+	c, err := r.Hub.Accept(ctx)
 	if err != nil {
 		r.t.Fatalf("accept: %v", err)
 	}
@@ -129,7 +148,9 @@ func (r *Rig) Accept() *demohub.Conn {
 // channel of the hub.
 func (r *Rig) AcceptObserver(channel string) *demohub.ObserverConn {
 	r.t.Helper()
-	o, err := r.Hub.AcceptObserver(r.Ctx, channel)
+	ctx, cancel := r.Wait()
+	defer cancel()
+	o, err := r.Hub.AcceptObserver(ctx, channel)
 	if err != nil {
 		r.t.Fatalf("accept observer %s: %v", channel, err)
 	}
@@ -139,7 +160,9 @@ func (r *Rig) AcceptObserver(channel string) *demohub.ObserverConn {
 // Call calls tool through c as the server does and returns its result.
 func (r *Rig) Call(c *demohub.Conn, tool string, args map[string]any) wsproto.ToolResult {
 	r.t.Helper()
-	res, err := c.Call(r.Ctx, tool, args)
+	ctx, cancel := r.Wait()
+	defer cancel()
+	res, err := c.Call(ctx, tool, args)
 	if err != nil {
 		r.t.Fatalf("call %s: %v", tool, err)
 	}
@@ -147,10 +170,12 @@ func (r *Rig) Call(c *demohub.Conn, tool string, args map[string]any) wsproto.To
 }
 
 // WaitLog waits until the log holds substr. The log has no change
-// channel: this polls with the test's deadline.
+// channel: this polls, for the Rig's patience.
 func (r *Rig) WaitLog(substr string) {
 	r.t.Helper()
-	if !testwait.Poll(r.Ctx, func() bool { return strings.Contains(r.Logs.String(), substr) }) {
+	ctx, cancel := r.Wait()
+	defer cancel()
+	if !testwait.Poll(ctx, func() bool { return strings.Contains(r.Logs.String(), substr) }) {
 		r.t.Fatalf("log never said %q:\n%s", substr, r.Logs.String())
 	}
 }

@@ -38,7 +38,8 @@ type Options struct {
 	ServerListWait time.Duration
 	// Tools are added to Echo and SystemInfo.
 	Tools []toolhost.Tool
-	// Patience bounds every wait of the test (Harness.Ctx); 0 means 30 s.
+	// Patience bounds each wait of the test on its own (hubtest.Rig.Wait);
+	// 0 means 30 s.
 	Patience time.Duration
 }
 
@@ -104,10 +105,12 @@ func (h *Harness) AsyncCall(c *demohub.Conn, id, tool string, args map[string]st
 // WaitResult waits for the result of an AsyncCall.
 func (h *Harness) WaitResult(ch <-chan wsproto.ToolResult) wsproto.ToolResult {
 	h.t.Helper()
+	ctx, cancel := h.Wait()
+	defer cancel()
 	select {
 	case res := <-ch:
 		return res
-	case <-h.Ctx.Done():
+	case <-ctx.Done():
 		h.t.Fatal("no tool_result")
 		return wsproto.ToolResult{}
 	}
@@ -117,7 +120,9 @@ func (h *Harness) WaitResult(ch <-chan wsproto.ToolResult) wsproto.ToolResult {
 // each manifest by name.
 func (h *Harness) Registered(c *demohub.Conn) (names []string, manifests map[string]map[string]any) {
 	h.t.Helper()
-	names, manifests, err := fakehub.Registered(h.Ctx, c)
+	ctx, cancel := h.Wait()
+	defer cancel()
+	names, manifests, err := fakehub.Registered(ctx, c)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -127,9 +132,11 @@ func (h *Harness) Registered(c *demohub.Conn) (names []string, manifests map[str
 // WaitGone waits for the node to drop c (a reload that changed the tools).
 func (h *Harness) WaitGone(c *demohub.Conn) {
 	h.t.Helper()
+	ctx, cancel := h.Wait()
+	defer cancel()
 	select {
 	case <-c.Done():
-	case <-h.Ctx.Done():
+	case <-ctx.Done():
 		h.t.Fatal("the node kept its connection")
 	}
 }
@@ -138,20 +145,26 @@ func (h *Harness) WaitGone(c *demohub.Conn) {
 // state satisfies ok.
 func (h *Harness) WaitState(what string, ok func(node.ConnState) bool) node.ConnState {
 	h.t.Helper()
-	return testwait.Change(h.Ctx, h.t, what, h.Node.State, ok)
+	ctx, cancel := h.Wait()
+	defer cancel()
+	return testwait.Change(ctx, h.t, what, h.Node.State, ok)
 }
 
 // WaitPending waits until the node holds n calls for approval.
 func (h *Harness) WaitPending(n int) []toolhost.PendingApproval {
 	h.t.Helper()
-	return testtool.WaitPending(h.Ctx, h.t, h.Node.Approvals(), n)
+	ctx, cancel := h.Wait()
+	defer cancel()
+	return testtool.WaitPending(ctx, h.t, h.Node.Approvals(), n)
 }
 
 // WaitServerState waits until the server's tools reach want. The bridge
-// has no change channel: this polls with the test's deadline.
+// has no change channel: this polls, for the harness's patience.
 func (h *Harness) WaitServerState(want bridge.State) {
 	h.t.Helper()
-	if !testwait.Poll(h.Ctx, func() bool { return h.Node.ServerTools(h.Ctx, false).State == string(want) }) {
+	ctx, cancel := h.Wait()
+	defer cancel()
+	if !testwait.Poll(ctx, func() bool { return h.Node.ServerTools(h.Ctx, false).State == string(want) }) {
 		h.t.Fatalf("server tools never reached %q: %+v", want, h.Node.ServerTools(h.Ctx, false))
 	}
 }
