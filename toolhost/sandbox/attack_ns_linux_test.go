@@ -562,13 +562,30 @@ try_("open set-uid", lambda: os.close(os.open("g", os.O_CREAT | os.O_WRONLY, 0o4
 try_("openat set-uid", lambda: os.close(os.open("g2", os.O_CREAT | os.O_WRONLY, 0o6755, dir_fd=dfd)))
 try_("mknod set-uid", lambda: os.mknod("h", 0o104755))
 try_("mkdir set-gid", lambda: os.mkdir("d", 0o2755))
+def tmpfile():
+    fd = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o4755)
+    try:
+        try:
+            lc("linkat", fd, b"", -100, b"k", 0x1000)  # AT_FDCWD, AT_EMPTY_PATH
+        except OSError as e:  # AT_EMPTY_PATH wants CAP_DAC_READ_SEARCH on older kernels
+            if e.errno != errno.ENOENT:
+                raise
+            os.link("/proc/self/fd/%d" % fd, "k", follow_symlinks=True)
+    finally:
+        os.close(fd)
+try_("tmpfile set-uid", tmpfile)
+# A directory opened with mode bits in the register (libc passes 0; a raw
+# syscall passes whatever it has): nothing is made.
+NR["openat"] = {"x86_64": 257, "aarch64": 56}[platform.machine()]
+dot = ctypes.create_string_buffer(b".")
+try_("opendir with a stray mode", lambda: os.close(sc("openat", -100, ctypes.addressof(dot), os.O_RDONLY | os.O_DIRECTORY, 0o4755)))
 how = (ctypes.c_uint64 * 3)(os.O_CREAT | os.O_WRONLY, 0o4755, 0)
 name = ctypes.create_string_buffer(b"i")
 try_("openat2", lambda: os.close(sc("openat2", -100, ctypes.addressof(name), ctypes.addressof(how), 24)))
 try_("chmod plain", lambda: os.chmod("f", 0o755))
 try_("open plain", lambda: os.close(os.open("j", os.O_CREAT | os.O_WRONLY, 0o644)))
-print("modes:" + "".join(mode(p) for p in ("f", "g", "g2", "h", "d", "i") if os.path.exists(p)))
-for p in ("f", "g", "g2", "h", "i", "j"):
+print("modes:" + "".join(mode(p) for p in ("f", "g", "g2", "h", "d", "i", "k") if os.path.exists(p)))
+for p in ("f", "g", "g2", "h", "i", "j", "k"):
     if os.path.exists(p):
         os.remove(p)
 if os.path.exists("d"):
@@ -585,7 +602,7 @@ func TestAttackSetuidFiles(t *testing.T) {
 	t.Parallel()
 	e := newConfinedEnv(t, nil)
 	refused := []string{"chmod set-uid", "chmod set-gid", "fchmod set-uid", "fchmodat set-uid", "open set-uid",
-		"openat set-uid", "mknod set-uid", "mkdir set-gid"}
+		"openat set-uid", "mknod set-uid", "mkdir set-gid", "tmpfile set-uid"}
 	for _, profile := range []string{Default, Offline} {
 		got := e.attack(t, profile, setuidAttacks)
 		for _, name := range refused {
@@ -593,8 +610,9 @@ func TestAttackSetuidFiles(t *testing.T) {
 				t.Errorf("%s: %s answered %q, want EPERM", profile, name, got[name])
 			}
 		}
-		if got["openat2"] != "ENOSYS" || got["chmod plain"] != "ok" || got["open plain"] != "ok" {
-			t.Errorf("%s: openat2 %q (want ENOSYS), chmod 755 %q, open 644 %q (want ok)", profile, got["openat2"], got["chmod plain"], got["open plain"])
+		if got["openat2"] != "ENOSYS" || got["chmod plain"] != "ok" || got["open plain"] != "ok" || got["opendir with a stray mode"] != "ok" {
+			t.Errorf("%s: openat2 %q (want ENOSYS), chmod 755 %q, open 644 %q, O_DIRECTORY with mode bits %q (want ok)",
+				profile, got["openat2"], got["chmod plain"], got["open plain"], got["opendir with a stray mode"])
 		}
 		for _, m := range strings.Fields(got["modes"]) {
 			if v, err := strconv.ParseUint(m, 8, 32); err != nil || v&0o6000 != 0 {
@@ -602,8 +620,9 @@ func TestAttackSetuidFiles(t *testing.T) {
 			}
 		}
 	}
-	if got := e.attack(t, None, setuidAttacks); got["chmod set-uid"] != "ok" || got["open set-uid"] != "ok" || got["modes"] == "" {
-		t.Errorf("unconfined: chmod %q, open %q, modes %q: the script does not attack", got["chmod set-uid"], got["open set-uid"], got["modes"])
+	if got := e.attack(t, None, setuidAttacks); got["chmod set-uid"] != "ok" || got["open set-uid"] != "ok" || got["tmpfile set-uid"] != "ok" || got["modes"] == "" {
+		t.Errorf("unconfined: chmod %q, open %q, O_TMPFILE linked in %q, modes %q: the script does not attack",
+			got["chmod set-uid"], got["open set-uid"], got["tmpfile set-uid"], got["modes"])
 	} else {
 		t.Logf("unconfined: modes%s", got["modes"])
 	}

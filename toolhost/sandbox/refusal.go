@@ -179,6 +179,9 @@ var withoutGrant = []struct {
 		"run the command without it (VCPToolBox's LinuxShellExecutor: SANDBOX_BACKEND=none in its config.env): the node's " +
 			"sandbox already confines it to the tool's profile, with no capabilities, its syscall filter, and a PID, mount " +
 			"and IPC namespace of its own; a tool that must make namespaces runs unconfined, under " + noneForTool},
+	{regexp.MustCompile(`Cannot open netlink socket: Operation not permitted`),
+		"a netlink socket of a family other than routing (ss asks NETLINK_SOCK_DIAG for its list; the node's syscall filter refuses every netlink family but routing)",
+		"nothing to change: ss falls back to /proc/net and prints its list from there; the line is a warning (2>/dev/null hides it)"},
 	{regexp.MustCompile(`Failed to create .*user data directory`),
 		"Chromium's profile folder in the home directory",
 		`start Chromium with --user-data-dir="$TMPDIR/chromium" (or a folder in the tool's own; puppeteer does so itself)`},

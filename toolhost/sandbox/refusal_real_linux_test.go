@@ -166,6 +166,39 @@ func TestExplainOwnSandbox(t *testing.T) {
 	}
 }
 
+// TestExplainSocketList: ss, which lists sockets through a netlink family
+// the syscall filter refuses, warns and falls back to /proc/net; when the
+// command then fails, the explanation names the refusal as one no grant
+// changes. Unconfined, ss gives no such warning.
+func TestExplainSocketList(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("ss"); err != nil {
+		t.Skip("ss (iproute2) is not installed")
+	}
+	e := newConfinedEnv(t, nil)
+	if !e.sb.caps.Seccomp {
+		t.Skip("no seccomp filters here: netlink is not refused")
+	}
+	if _, stderr, _ := e.run(t, None, "ss", "-tln"); strings.Contains(stderr, "netlink") {
+		t.Fatalf("unconfined ss warns too: %s", stderr)
+	}
+	out, stderr, code := e.run(t, Default, "ss", "-tln")
+	if code != 0 || !strings.Contains(out, "Local Address") {
+		t.Fatalf("confined ss exited %d without its list: %q %q", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "Cannot open netlink socket: Operation not permitted") {
+		t.Skipf("this ss does not warn as iproute2's does: %q", stderr)
+	}
+	_, err := e.explained(t, Default, "sh", "-c", "ss -tln >/dev/null; exit 3")
+	var re *RefusedError
+	if !errors.As(err, &re) || len(re.Refusals) != 1 || !strings.HasPrefix(re.Refusals[0].What, "a netlink socket") {
+		t.Fatalf("got %v, want the netlink refusal named", err)
+	}
+	if re.Fix != "" || !strings.Contains(err.Error(), "falls back to /proc/net") {
+		t.Errorf("want no grant and the fallback said:\n%v", err)
+	}
+}
+
 // TestGitUnderDefault: git, which tools run from their scripts, stops
 // ("unknown error occurred while reading the configuration files") when
 // the user's ~/.gitconfig is there but refused; under default it reads it

@@ -162,8 +162,11 @@ func setuidRules() []setuidRule {
 	bits := func(mode uint32) []seccomp.ArgumentConditions {
 		return []seccomp.ArgumentConditions{{setid(mode)}}
 	}
+	// O_TMPFILE is O_DIRECTORY plus a bit of its own: matching all of it
+	// refused a plain directory open with stray mode bits. An O_TMPFILE
+	// file with set-uid bits is refused: linkat gives it a name, set-uid.
 	creating := func(flags, mode uint32) []seccomp.ArgumentConditions {
-		return []seccomp.ArgumentConditions{{{Argument: flags, Operation: seccomp.BitsSet, Value: unix.O_CREAT | unix.O_TMPFILE}, setid(mode)}}
+		return []seccomp.ArgumentConditions{{{Argument: flags, Operation: seccomp.BitsSet, Value: unix.O_CREAT | unix.O_TMPFILE&^unix.O_DIRECTORY}, setid(mode)}}
 	}
 	return []setuidRule{
 		{"chmod", bits(1)}, {"fchmod", bits(1)}, {"fchmodat", bits(2)}, {"fchmodat2", bits(2)},
