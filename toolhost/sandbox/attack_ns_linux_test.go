@@ -644,22 +644,31 @@ func TestAttackSharedPlaces(t *testing.T) {
 for d in ("/tmp", "/var/tmp", "/run/lock"):
     if os.path.isdir(d) and os.access(d, os.W_OK):
         try_("write " + d, lambda: open(d + "/` + name + `", "w").close())
-if "vcpnode-call-" in os.environ.get("TMPDIR", ""):  # the call's own
+if os.environ.get("TMPDIR", "/tmp") != "/tmp":  # the call's own
     with open(os.environ["TMPDIR"] + "/left", "w") as f:
         f.write("x")
     print("tmpdir: " + os.environ["TMPDIR"])
 `
-	for _, profile := range []string{Default, Offline} {
-		got := e.attack(t, profile, script)
-		for k, r := range got {
-			if strings.HasPrefix(k, "write ") && !refusedErr(r) {
-				t.Errorf("%s: %s answered %q, want a refusal", profile, k, r)
-			}
+	// With the namespaces the TMPDIR is in the call's /dev/shm, without
+	// them a directory on the machine's disk.
+	for _, ns := range []bool{true, false} {
+		e := e
+		if !ns {
+			e = newConfinedEnv(t, nil).withoutNamespaces()
 		}
-		if dir := got["tmpdir"]; dir == "" || dir == os.TempDir() {
-			t.Errorf("%s: TMPDIR %q, want the call's own", profile, dir)
-		} else if _, err := os.Stat(dir); !os.IsNotExist(err) {
-			t.Errorf("%s: the call's TMPDIR %s outlived it: %v", profile, dir, err)
+		for _, profile := range []string{Default, Offline} {
+			got := e.attack(t, profile, script)
+			for k, r := range got {
+				if strings.HasPrefix(k, "write ") && !refusedErr(r) {
+					t.Errorf("%s: %s answered %q, want a refusal", profile, k, r)
+				}
+			}
+			t.Logf("%s, namespaces %t: TMPDIR %s", profile, ns, got["tmpdir"])
+			if dir := got["tmpdir"]; dir == "" || dir == os.TempDir() {
+				t.Errorf("%s: TMPDIR %q, want the call's own", profile, dir)
+			} else if _, err := os.Stat(filepath.Join(dir, "left")); !os.IsNotExist(err) {
+				t.Errorf("%s: a file of the call's TMPDIR %s outlived it: %v", profile, dir, err)
+			}
 		}
 	}
 	if got := e.attack(t, None, script); got["write /tmp"] != "ok" {

@@ -12,14 +12,24 @@ import (
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
-// confine fills r with the policy for p and a fresh temporary directory.
+// confine fills r with the policy for p and a fresh temporary directory:
+// in the call's private /dev/shm where it has its namespaces, else on the
+// machine's disk (removed by Close).
 func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
-	tmp, err := os.MkdirTemp(o.TempDir, "vcpnode-call-")
-	if err != nil {
-		return err
+	tmp := privateTmp
+	if !s.caps.PidNS || !shmOnMachine() {
+		var err error
+		if tmp, err = os.MkdirTemp(o.TempDir, "vcpnode-call-"); err != nil {
+			return err
+		}
+		r.tmp = tmp
 	}
-	r.tmp = tmp
-	pol := &policy{Grants: o.grants(p, c, tmp), Strict: o.Require, NoFilter: !s.caps.Seccomp}
+	pol := &policy{Grants: o.grants(p, c, r.tmp), Strict: o.Require, NoFilter: !s.caps.Seccomp}
+	if r.tmp == "" {
+		// Made by the launcher in the call's own /dev/shm: not here to
+		// carve, and nothing protected is inside.
+		pol.Grants = append(pol.Grants, Grant{Path: privateTmp, Write: true})
+	}
 	if !p.Network {
 		pol.NetDeny = true
 	} else {
@@ -35,6 +45,7 @@ func (s *Sandbox) confine(o *Options, p Profile, c Command, r *Run) error {
 			pol.Hide = o.hide
 		}
 	}
+	var err error
 	if r.groups, r.v2, err = s.limits.make(p, pol); err != nil {
 		return err
 	}

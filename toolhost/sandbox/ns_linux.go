@@ -14,10 +14,10 @@ import (
 // The namespaces of a confined call: a PID namespace with its own /proc,
 // so the tool sees its own processes only (not other tools' command
 // lines, environments or status, nor the daemon), and a mount namespace
-// with a fresh tmpfs on /dev/shm, gone with the call. /tmp stays the
-// machine's: Landlock keeps it from being written but for the call's own
-// TMPDIR (removed after the call) and what a profile grants there, and a
-// tmpfs over it would hide the machine's files a profile grants under it.
+// with a fresh tmpfs on /dev/shm, gone with the call, which holds the
+// call's TMPDIR (privateTmp). /tmp stays the machine's: Landlock keeps it
+// from being written but for what a profile grants there, and a tmpfs
+// over it would hide the machine's files a profile grants under it.
 // An ordinary user's launcher is started in a user namespace of its own,
 // where it holds the two capabilities it needs until it drops every
 // capability before the exec. The user namespace maps the daemon's uid
@@ -93,8 +93,14 @@ func (n *nsPlan) enter(floor int) (*nsInit, error) {
 		return nil, fmt.Errorf("mount namespace: make mounts slaves: %w", err)
 	}
 	stepEnd("ns: mount and IPC namespaces, mounts made slaves")
-	if err := tmpfsOn("/dev/shm"); err != nil {
+	shm, err := tmpfsOn("/dev/shm")
+	if err != nil {
 		return nil, err
+	}
+	if shm {
+		if err := unix.Mkdir(privateTmp, 0o700); err != nil {
+			return nil, fmt.Errorf("mount namespace: %s: %w", privateTmp, err)
+		}
 	}
 	stepEnd("ns: tmpfs on /dev/shm")
 	if err := unix.Unshare(unix.CLONE_NEWPID); err != nil {
@@ -119,16 +125,32 @@ func highFd(fd, floor int) (int, error) {
 	return high, err
 }
 
-// tmpfsOn mounts a fresh tmpfs, everyone's like /tmp, on dir if it exists.
-func tmpfsOn(dir string) error {
+// tmpfsOn mounts a fresh tmpfs, everyone's like /tmp, on dir if it
+// exists (shmOnMachine), and says whether it did.
+func tmpfsOn(dir string) (bool, error) {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil
+		return false, nil
 	}
 	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return fmt.Errorf("mount namespace: tmpfs on %s: %w", dir, err)
+		return false, fmt.Errorf("mount namespace: tmpfs on %s: %w", dir, err)
 	}
-	return nil
+	return true, nil
 }
+
+// privateTmp is the TMPDIR of a call with its namespaces: a directory of
+// its private /dev/shm, made with the namespaces (before the launch, for a
+// launcher that waits) and gone with them. A call costs no directory made
+// and removed on the machine's disk, and nothing it writes there can
+// outlive it. Like /dev/shm, it is memory: counted in the call's memory
+// limit.
+const privateTmp = "/dev/shm/tmp"
+
+// shmOnMachine: the machine has a /dev/shm, so the launcher makes
+// privateTmp (enter).
+var shmOnMachine = sync.OnceValue(func() bool {
+	fi, err := os.Stat("/dev/shm")
+	return err == nil && fi.IsDir()
+})
 
 // nsProbeArg0 starts the binary as a namespace probe: it makes the
 // namespaces a call gets and says whether it could.
