@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/vcpnode/vcpnode/toolhost/outpipe"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -71,39 +73,50 @@ func (c *Command) Run(ctx context.Context) (Output, error) {
 		return Output{}, err
 	}
 	defer run.Close() // after endTree: the tree is gone by then
-	newCmd := func() *exec.Cmd {
-		cmd := exec.Command("/bin/sh", "-c", c.Line)
-		cmd.Dir, cmd.Env = c.Dir, c.Env
-		cmd.Stdout, cmd.Stderr = stdout, stderr // Stdin nil: /dev/null
-		cmd.WaitDelay = pipeWaitDelay
-		return cmd
+	outR, outW, err := outpipe.New()
+	if err != nil {
+		return Output{}, fmt.Errorf("run command %q: %w", c.Line, err)
 	}
-	var (
-		cmd  *exec.Cmd
-		kill func() // kills every process of the run that can be found
-	)
-	if c.Trees != nil {
-		var tree *proctree.Tree
-		cmd, tree, err = run.StartCmd(c.Trees, newCmd)
-		if err == nil {
-			kill = tree.KillAll
-			defer endTree(tree)
-		}
-	} else {
-		cmd = newCmd()
-		ownProcessGroup(cmd)
-		if err = cmd.Start(); err == nil {
-			kill = func() { killProcessGroup(cmd.Process) }
-			defer kill()
-		}
+	defer outR.Close()
+	errR, errW, err := outpipe.New()
+	if err != nil {
+		outW.Close()
+		return Output{}, fmt.Errorf("run command %q: %w", c.Line, err)
 	}
+	defer errR.Close()
+	proc, kill, end, err := c.start(run, outW, errW)
+	outW.Close() // the shell has its copies; ours would keep the pipes open
+	errW.Close()
 	if err != nil {
 		return Output{}, run.Explain(fmt.Errorf("run command %q: %w", c.Line, err))
 	}
-	// Not exec.CommandContext: its Cancel reaches the shell alone.
+	defer end()
+	var readers sync.WaitGroup
+	readers.Add(2)
+	for _, o := range []struct {
+		r *os.File
+		w io.Writer
+	}{{outR, stdout}, {errR, stderr}} {
+		go func() {
+			defer readers.Done()
+			holdOutput()
+			_, _ = io.Copy(o.w, outpipe.NewReader(o.r))
+		}()
+	}
+	// The whole tree, not the shell alone.
 	stopWatch := context.AfterFunc(ctx, kill)
-	err = cmd.Wait()
+	state, err := proc.Wait()
 	stopWatch()
+	if err == nil && !state.Success() {
+		err = &exec.ExitError{ProcessState: state} // as exec.Cmd's Wait says it
+	}
+	// A background process may hold the pipes: its output counts until
+	// the drain deadline, and what the pipes hold then is read.
+	deadline := time.Now().Add(pipeWaitDelay)
+	_ = outR.SetReadDeadline(deadline)
+	_ = errR.SetReadDeadline(deadline)
+	drainSet(deadline)
+	readers.Wait()
 
 	out := Output{Text: stdout.String(), Truncated: stdout.Truncated()}
 	if run.Exceeded() {
@@ -115,9 +128,7 @@ func (c *Command) Run(ctx context.Context) (Output, error) {
 	}
 	var exitErr *exec.ExitError
 	switch {
-	case err == nil, errors.Is(err, exec.ErrWaitDelay):
-		// ErrWaitDelay: the shell exited fine, a background child kept
-		// the pipe open and was killed; what was printed counts.
+	case err == nil:
 		return out, nil
 	case errors.As(err, &exitErr):
 		msg := excerpt(stderr.String())
@@ -128,6 +139,40 @@ func (c *Command) Run(ctx context.Context) (Output, error) {
 	default:
 		return out, run.Explain(fmt.Errorf("run command %q: %w", c.Line, err))
 	}
+}
+
+// Test hooks: holdOutput runs in each output reader before it reads,
+// drainSet once the drain deadline is set.
+var (
+	holdOutput = func() {}
+	drainSet   = func(time.Time) {}
+)
+
+// start starts the shell with stdin /dev/null and stdout, stderr on the
+// given pipes: confined as run says, as the leader of a process tree when
+// there are Trees, else of its own process group. kill kills every process
+// of the run that can be found; end does too, and once the tree is empty
+// releases it.
+func (c *Command) start(run *sandbox.Run, stdout, stderr *os.File) (proc *os.Process, kill, end func(), err error) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer null.Close()
+	attr := &os.ProcAttr{Dir: c.Dir, Env: run.Env, Files: []*os.File{null, stdout, stderr}}
+	if c.Trees == nil {
+		attr.Sys = groupAttr()
+		if proc, err = os.StartProcess(run.Path, run.Args, attr); err != nil {
+			return nil, nil, nil, err
+		}
+		kill = func() { killProcessGroup(proc) }
+		return proc, kill, kill, nil
+	}
+	proc, tree, err := run.StartProcess(c.Trees, attr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return proc, tree.KillAll, func() { endTree(tree) }, nil
 }
 
 // confine wraps the shell for the command's sandbox profile.

@@ -4,10 +4,10 @@ package placeholders
 
 import (
 	"os"
-	"os/exec"
+	"syscall"
 )
 
-// ownProcessGroup: without process groups only the shell itself is killed.
-func ownProcessGroup(*exec.Cmd) {}
+// groupAttr: without process groups only the shell itself is killed.
+func groupAttr() *syscall.SysProcAttr { return nil }
 
 func killProcessGroup(p *os.Process) { _ = p.Kill() }

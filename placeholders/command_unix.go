@@ -4,15 +4,12 @@ package placeholders
 
 import (
 	"os"
-	"os/exec"
 	"syscall"
 )
 
-// ownProcessGroup puts the shell in a new process group, so killing that
-// group reaches what the shell started (unless it left the group).
-func ownProcessGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
+// groupAttr puts the shell in a new process group, so killing that group
+// reaches what the shell started (unless it left the group).
+func groupAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 // killProcessGroup kills what is left of the group p leads. The kernel
 // does not reuse a pid while a group of that id has members, so this cannot

@@ -21,7 +21,7 @@ import (
 // confinedCommand is a command run under profile, with home as the user's
 // home directory and dir its own folder. It skips, saying why, where
 // Landlock is missing.
-func confinedCommand(t *testing.T, profile, home, dir, line string) *Command {
+func confinedCommand(t testing.TB, profile, home, dir, line string) *Command {
 	t.Helper()
 	trees := proctreetest.Manager(t, proctree.ModeAuto)
 	sb, err := sandbox.New(sandbox.Options{Home: home, TempDir: t.TempDir(), Trees: trees,
