@@ -42,7 +42,7 @@ const (
 // proc is one run of a stdio server: the process, every process it
 // started, its pipes, and what it said on stderr.
 type proc struct {
-	cmd *exec.Cmd
+	os *os.Process
 	// tree is the server and everything it started, wherever it went
 	// (setsid…); nil where process trees are unsupported: then the
 	// server's process group is what is stopped (the server alone without
@@ -95,6 +95,9 @@ func confine(o Options, c ServerConfig, trees *proctree.Manager) (*sandbox.Run, 
 	} else if !filepath.IsAbs(path) && c.Cwd != "" {
 		path = filepath.Join(c.Cwd, path) // the same file, named so the profile grants it
 	}
+	if cmd := exec.Command(path); cmd.Err == nil {
+		path = cmd.Path // with its extension on Windows, as a start of exec.Cmd finds it
+	}
 	if o.Sandbox != nil && trees == nil {
 		// Landlock and limits are applied through the tree's start.
 		return nil, fmt.Errorf("start %s: the sandbox needs process trees, which this system lacks", c.Command)
@@ -120,22 +123,14 @@ func startConfined(o Options, c ServerConfig, trees *proctree.Manager, run *sand
 		closeAll(inR, inW, outR, outW)
 		return nil, err
 	}
-	newCmd := func() *exec.Cmd {
-		cmd := exec.Command(run.Path, run.Args[1:]...)
-		cmd.Args[0] = run.Args[0]
-		cmd.Env = run.Env
-		cmd.Dir = c.Cwd
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-		return cmd
-	}
-	var cmd *exec.Cmd
+	attr := &os.ProcAttr{Dir: c.Cwd, Env: run.Env, Files: []*os.File{inR, outW, errW}}
+	var osp *os.Process
 	var tree *proctree.Tree
 	if trees != nil {
-		cmd, tree, err = run.StartCmd(trees, newCmd)
+		osp, tree, err = run.StartProcess(trees, attr)
 	} else {
-		cmd = newCmd()
-		cmd.SysProcAttr = groupAttr()
-		err = cmd.Start()
+		attr.Sys = groupAttr()
+		osp, err = os.StartProcess(run.Path, run.Args, attr)
 	}
 	if err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
@@ -143,7 +138,7 @@ func startConfined(o Options, c ServerConfig, trees *proctree.Manager, run *sand
 	}
 	closeAll(inR, outW, errW) // the child's ends
 	p := &proc{
-		cmd:        cmd,
+		os:         osp,
 		tree:       tree,
 		sb:         run,
 		stdin:      inW,
@@ -158,7 +153,11 @@ func startConfined(o Options, c ServerConfig, trees *proctree.Manager, run *sand
 	})
 	go p.readStderr(errR, log)
 	go func() {
-		p.waitErr = cmd.Wait()
+		state, err := osp.Wait()
+		if err == nil && !state.Success() {
+			err = &exec.ExitError{ProcessState: state} // as exec.Cmd's Wait says it
+		}
+		p.waitErr = err
 		close(p.exited)
 		// What the server started dies with it.
 		p.killRest()
@@ -177,12 +176,12 @@ func startConfined(o Options, c ServerConfig, trees *proctree.Manager, run *sand
 // reaped, and waits (bounded) for them to end.
 func (p *proc) killRest() {
 	if p.tree == nil {
-		signalGroup(p.cmd.Process, syscall.SIGKILL)
+		signalGroup(p.os, syscall.SIGKILL)
 		return
 	}
 	defer p.tree.Release()
 	if err := p.tree.KillAndWait(treeGoneWait); err != nil {
-		p.log.Error().Err(err).Int("pid", p.cmd.Process.Pid).Msg("processes of an MCP server outlive it")
+		p.log.Error().Err(err).Int("pid", p.os.Pid).Msg("processes of an MCP server outlive it")
 	}
 }
 
@@ -190,7 +189,7 @@ func (p *proc) killRest() {
 func (p *proc) signal(sig syscall.Signal) {
 	switch {
 	case p.tree == nil:
-		signalGroup(p.cmd.Process, sig)
+		signalGroup(p.os, sig)
 	case sig == syscall.SIGKILL:
 		p.tree.KillAll()
 	default:

@@ -3,9 +3,12 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,5 +61,39 @@ func newProbeServer() *sdk.Server {
 			}
 			return textResult(strconv.Itoa(len(held))), nil
 		})
+	srv.AddTool(&sdk.Tool{Name: "fds", Description: "Lists the fds it inherited (those not close-on-exec).", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return textResult(inheritedFds()), nil
+		})
 	return srv
+}
+
+// inheritedFds lists, in order, the fds of this process that are not
+// close-on-exec (/proc's fdinfo flags): those it inherited, as the
+// runtime opens its own close-on-exec.
+func inheritedFds() string {
+	ents, err := os.ReadDir("/proc/self/fdinfo")
+	if err != nil {
+		return err.Error()
+	}
+	var fds []int
+	for _, ent := range ents {
+		fd, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		info, err := os.ReadFile("/proc/self/fdinfo/" + ent.Name())
+		if err != nil {
+			continue // the directory read's own fd, closed since
+		}
+		for _, line := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(line, "flags:"); ok {
+				if flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 64); err == nil && flags&0o2000000 == 0 {
+					fds = append(fds, fd)
+				}
+			}
+		}
+	}
+	slices.Sort(fds)
+	return fmt.Sprint(fds)
 }
