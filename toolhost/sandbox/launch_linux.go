@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"syscall"
 
@@ -178,48 +177,6 @@ func endFailed(proc *os.Process, tree *proctree.Tree) {
 	_, _ = proc.Wait()
 	_ = tree.KillAndWait(launchKillWait)
 	tree.Release()
-}
-
-// startCmd is startProcess for an exec.Cmd: the launcher is told the
-// path and argv newCmd gives.
-func (r *Run) startCmd(trees *proctree.Manager, newCmd func() *exec.Cmd) (*exec.Cmd, *proctree.Tree, error) {
-	if r.pol == nil {
-		return trees.StartCmd(newCmd)
-	}
-	var lf *launchFiles // the last attempt's
-	var lerr error
-	cmd, tree, err := trees.StartCmdWith(r.prepare, func() *exec.Cmd {
-		c := newCmd()
-		if c.Err != nil {
-			return c // the program was not found: Start says so
-		}
-		if lf != nil {
-			lf.abandon()
-		}
-		if lf, lerr = r.newLaunchFiles(c.Path, c.Args); lerr != nil {
-			c.Err = lerr
-			return c
-		}
-		c.Path = "/proc/self/exe"
-		c.Args = lf.args(3+len(c.ExtraFiles), r.pol.NS != nil)
-		c.ExtraFiles = append(append([]*os.File(nil), c.ExtraFiles...), lf.spec, lf.statw)
-		c.SysProcAttr = r.launchSys()
-		return c
-	})
-	if err != nil {
-		if lf != nil {
-			lf.abandon()
-		}
-		return nil, nil, err
-	}
-	if err := lf.wait(); err != nil {
-		tree.KillAll()
-		_ = cmd.Wait()
-		_ = tree.KillAndWait(launchKillWait)
-		tree.Release()
-		return nil, nil, err
-	}
-	return cmd, tree, nil
 }
 
 // launchKillWait bounds the wait for a failed launcher's tree to end.

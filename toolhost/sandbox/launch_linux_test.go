@@ -206,15 +206,6 @@ func TestLaunchReportsExecErrors(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Path != c.path || !errors.Is(err, c.want) {
 			t.Errorf("start %s: %v (%T), want a *PathError for it that is %v", c.path, err, err, c.want)
 		}
-		cmdRun, err := e.sb.Wrap(Command{Tool: "probe", Profile: Default, Path: c.path, Args: []string{c.path}, Dir: e.dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _, err = cmdRun.StartCmd(e.trees, func() *exec.Cmd { return &exec.Cmd{Path: c.path, Args: []string{c.path}, Dir: e.dir} })
-		cmdRun.Close()
-		if !errors.Is(err, c.want) {
-			t.Errorf("StartCmd %s: %v, want %v", c.path, err, c.want)
-		}
 	}
 }
 

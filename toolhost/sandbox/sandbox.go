@@ -330,7 +330,7 @@ type Command struct {
 	Read []string
 }
 
-// Run is a wrapped command: start it with StartProcess or StartCmd (Env
+// Run is a wrapped command: start it with StartProcess (Env
 // is the command's with TMPDIR set), Explain its failure, and Close it
 // once its whole process tree has ended.
 type Run struct {

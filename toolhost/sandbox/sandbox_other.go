@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"os"
-	"os/exec"
 	"runtime"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
@@ -44,8 +43,4 @@ func removeTemp(string) {}
 
 func (r *Run) startProcess(trees *proctree.Manager, a *os.ProcAttr) (*os.Process, *proctree.Tree, error) {
 	return trees.StartProcess(r.Path, r.Args, a)
-}
-
-func (r *Run) startCmd(trees *proctree.Manager, newCmd func() *exec.Cmd) (*exec.Cmd, *proctree.Tree, error) {
-	return trees.StartCmd(newCmd)
 }

@@ -2,25 +2,16 @@ package sandbox
 
 import (
 	"os"
-	"os/exec"
 
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 )
 
 // StartProcess starts the run's command (Path, Args, Env; attr gives the
-// rest) confined, as the leader of a new process tree of trees.
+// rest) confined, as the leader of a new process tree of trees: in a
+// launcher that was waiting for a call when calls come often
+// (pool_linux.go), else in one started for it.
 func (r *Run) StartProcess(trees *proctree.Manager, attr *os.ProcAttr) (*os.Process, *proctree.Tree, error) {
 	a := *attr
 	a.Env = r.Env
 	return r.startProcess(trees, &a)
-}
-
-// StartCmd is StartProcess for callers that keep exec.Cmd (proctree's
-// StartCmd): newCmd builds the command, whose Env is replaced by the Run's.
-func (r *Run) StartCmd(trees *proctree.Manager, newCmd func() *exec.Cmd) (*exec.Cmd, *proctree.Tree, error) {
-	return r.startCmd(trees, func() *exec.Cmd {
-		c := newCmd()
-		c.Env = r.Env
-		return c
-	})
 }
