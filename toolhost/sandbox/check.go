@@ -83,6 +83,8 @@ func (s *Sandbox) Protections(profile string, uid int) ([]Protection, error) {
 	filter := "seccomp filters (CONFIG_SECCOMP_FILTER)"
 	add("no namespaces, mount, pivot_root", c.Seccomp, filter, "")
 	add("no ptrace, process_vm_readv/writev", c.Seccomp, filter, "")
+	add("no other process's limits, priority, scheduling or affinity changed (prlimit, setpriority, sched_*, ioprio_set)", c.Seccomp, filter,
+		"the caller's own only, as pid 0")
 	add("no keyring, bpf, perf_event_open, userfaultfd, io_uring", c.Seccomp, filter, "")
 	add("no module or kexec loading, reboot, swapon/off, clock changes", c.Seccomp || root, filter+", or no capabilities", "")
 	add("no typing into a terminal (TIOCSTI, TIOCLINUX)", c.Seccomp, filter, "")

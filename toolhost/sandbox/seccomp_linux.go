@@ -214,6 +214,22 @@ func (s filterShape) filterRules() []filterRule {
 	// Typing into a terminal, and the console's own requests.
 	deny("ioctl", and(low32Is(1, unix.TIOCSTI)), and(low32Is(1, unix.TIOCLINUX)))
 	deny("socket", s.socketRules()...)
+	// Another process's limits, priority and scheduling: Landlock scopes
+	// signals and ptrace, not these, and where the call has no PID
+	// namespace the daemon and other tools of its uid are there to name
+	// (RLIMIT_NOFILE 0 and the daemon opens nothing; SCHED_IDLE, or its
+	// affinity pinned to a CPU the tool keeps busy, starves it). Only the
+	// caller itself, as pid 0, which is how libc asks; a thread's or a
+	// child's by its id is refused too (a filter cannot tell them apart).
+	other := func(arg uint32) seccomp.ArgumentConditions {
+		return seccomp.ArgumentConditions{{Argument: arg, Operation: seccomp.BitsSet, Value: 0xffffffff}}
+	}
+	for _, name := range []string{"prlimit64", "sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity"} {
+		deny(name, other(0))
+	}
+	deny("setpriority", other(0), other(1)) // PRIO_PROCESS (0), pid 0
+	deny("ioprio_set", other(1), seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: 0xffffffff &^ 1}},
+		seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsNotSet, Value: 1}}) // IOPRIO_WHO_PROCESS (1), pid 0
 	if s.netDeny {
 		deny("socketpair", familyNotIn(unix.AF_UNIX)...)
 	}
