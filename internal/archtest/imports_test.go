@@ -246,6 +246,7 @@ var testHelpers = []string{
 	module + "/internal/testnet",
 	module + "/internal/testtool",
 	module + "/internal/testuser",
+	module + "/internal/vmtest",
 	module + "/internal/controltest",
 	module + "/internal/testmetrics",
 	module + "/internal/nodetest",
@@ -361,8 +362,8 @@ func TestRulesNameModulesOfGoMod(t *testing.T) {
 var floors = [][]string{
 	// Text, the wire, process trees, assets: nothing of the node.
 	{"", "console", "wsproto", "toolhost/proctree", "toolhost/outpipe", "internal/humantext", "internal/inflight", "internal/inheritfd",
-		"service/internal/servicetmpl", "service/servicetest", "internal/testwait", "internal/testlog", "internal/testnet", "internal/testuser", "internal/testmetrics", "internal/archtest",
-		"internal/doccheck", "internal/gendocs", "toolhost/proctree/proctreetest"},
+		"service/internal/servicetmpl", "service/servicetest", "internal/testwait", "internal/testlog", "internal/testnet", "internal/testuser", "internal/vmtest", "internal/testmetrics", "internal/archtest",
+		"internal/doccheck", "internal/gendocs", "toolhost/proctree/proctreetest", "tools/vminit"},
 	// The config, the sandbox, parameter schemas, service files, the demo hub.
 	{"config", "toolhost/sandbox", "toolhost/schema", "service/systemd", "service/launchd", "demohub", "internal/fakehub",
 		"toolhost/sandbox/sandboxtest"},
