@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/outpipe"
 	"github.com/vcpnode/vcpnode/toolhost/proctree"
 	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
@@ -28,7 +29,8 @@ import (
 const (
 	stopGrace = 2 * time.Second
 	// drainWait: after the server exits, how long its last messages may
-	// take to be read before stdout is closed under a grandchild holding it.
+	// take to be read before the wait for more ends, under a grandchild
+	// holding stdout (what the pipe holds then is still read).
 	drainWait = time.Second
 	// Longest stderr line kept for messages, and logged.
 	stderrKeep = 300
@@ -113,7 +115,7 @@ func startConfined(o Options, c ServerConfig, trees *proctree.Manager, run *sand
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
+	outR, outW, err := outpipe.New()
 	if err != nil {
 		closeAll(inR, inW)
 		return nil, err
@@ -166,7 +168,7 @@ func startConfined(o Options, c ServerConfig, trees *proctree.Manager, run *sand
 		select {
 		case <-p.out.eof:
 		case <-time.After(drainWait):
-			p.out.Close()
+			p.out.drain()
 		}
 	}()
 	return p, nil
@@ -328,11 +330,11 @@ type lineFilter struct {
 
 	closeOnce sync.Once
 	mu        sync.Mutex
-	readErr   error // the error that ended reading, other than EOF and close
+	readErr   error // the error that ended reading, other than EOF, close and drain
 }
 
 func newLineFilter(f *os.File, max int, garbage func([]byte)) *lineFilter {
-	return &lineFilter{f: f, br: bufio.NewReaderSize(f, 64<<10), max: max, garbage: garbage, eof: make(chan struct{})}
+	return &lineFilter{f: f, br: bufio.NewReaderSize(outpipe.NewReader(f), 64<<10), max: max, garbage: garbage, eof: make(chan struct{})}
 }
 
 func (l *lineFilter) Read(p []byte) (int, error) {
@@ -343,7 +345,7 @@ func (l *lineFilter) Read(p []byte) (int, error) {
 		line, err := l.next()
 		if err != nil {
 			l.err = err
-			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) {
 				l.mu.Lock()
 				l.readErr = err
 				l.mu.Unlock()
@@ -388,6 +390,14 @@ func (l *lineFilter) failure() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.readErr
+}
+
+// drain ends the wait for more: the reader takes what the pipe holds
+// now, then ends as at a close (which it falls back to).
+func (l *lineFilter) drain() {
+	if l.f.SetReadDeadline(time.Now()) != nil {
+		l.Close()
+	}
 }
 
 func (l *lineFilter) Close() error {
