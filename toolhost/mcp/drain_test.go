@@ -2,11 +2,15 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/vcpnode/vcpnode/internal/testwait"
 	"github.com/vcpnode/vcpnode/toolhost/outpipe"
 )
 
@@ -46,5 +50,32 @@ func TestStdoutDrainKeepsWhatThePipeHeld(t *testing.T) {
 	}
 	if err := l.failure(); err != nil {
 		t.Errorf("the drain read as a failure: %v", err)
+	}
+}
+
+// TestExitReasonKeepsWhatStderrHeld: a server that dies at its start
+// says why on stderr; the stderr reader runs only once the drain deadline
+// after its exit has passed (a loaded machine did not schedule it
+// before). Its last words are still read, and the server's status quotes
+// them with its exit status.
+func TestExitReasonKeepsWhatStderrHeld(t *testing.T) {
+	released := make(chan struct{})
+	var once sync.Once
+	holdStderr = func() { <-released }
+	stderrDrainSet = func(deadline time.Time) {
+		once.Do(func() {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+				defer cancel()
+				testwait.Poll(ctx, func() bool { return time.Now().After(deadline) })
+				close(released)
+			}()
+		})
+	}
+	t.Cleanup(func() { holdStderr, stderrDrainSet = func() {}, func(time.Time) {} })
+	f := newFixture(t, func(o *Options) { o.Backoff = func(int) time.Duration { return time.Hour } })
+	f.start(f.stdio("dies", "dies"))
+	if st := f.status("dies"); !strings.Contains(st.LastError, "exit status 2: fatal: cannot open /nonexistent/db") {
+		t.Errorf("status = %+v, want the exit status and the server's last words", st)
 	}
 }

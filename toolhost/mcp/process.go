@@ -32,6 +32,9 @@ const (
 	// take to be read before the wait for more ends, under a grandchild
 	// holding stdout (what the pipe holds then is still read).
 	drainWait = time.Second
+	// stderrDoneWait bounds the wait for the stderr reader after the
+	// server exited: past drainWait, the time to read what the pipe held.
+	stderrDoneWait = 10 * drainWait
 	// Longest stderr line kept for messages, and logged.
 	stderrKeep = 300
 	stderrLog  = 2000
@@ -120,7 +123,7 @@ func startConfined(o Options, c ServerConfig, trees *proctree.Manager, run *sand
 		closeAll(inR, inW)
 		return nil, err
 	}
-	errR, errW, err := os.Pipe()
+	errR, errW, err := outpipe.New()
 	if err != nil {
 		closeAll(inR, inW, outR, outW)
 		return nil, err
@@ -160,6 +163,11 @@ func startConfined(o Options, c ServerConfig, trees *proctree.Manager, run *sand
 			err = &exec.ExitError{ProcessState: state} // as exec.Cmd's Wait says it
 		}
 		p.waitErr = err
+		// What a process left holding stderr may say more; what the pipe
+		// holds at this deadline is read all the same.
+		deadline := time.Now().Add(drainWait)
+		_ = errR.SetReadDeadline(deadline)
+		stderrDrainSet(deadline)
 		close(p.exited)
 		// What the server started dies with it.
 		p.killRest()
@@ -205,13 +213,21 @@ func closeAll(files ...*os.File) {
 	}
 }
 
+// Test hooks: holdStderr runs before the stderr reader reads,
+// stderrDrainSet once the server exited and its drain deadline is set.
+var (
+	holdStderr     = func() {}
+	stderrDrainSet = func(time.Time) {}
+)
+
 // readStderr logs the server's stderr at debug, line by line and
 // truncated, and keeps for error messages its summary (first error line,
 // last lines) and its head (where a refusal is looked for).
 func (p *proc) readStderr(r *os.File, log zerolog.Logger) {
 	defer close(p.stderrDone)
 	defer r.Close()
-	br := bufio.NewReaderSize(r, 4096)
+	holdStderr()
+	br := bufio.NewReaderSize(outpipe.NewReader(r), 4096)
 	for {
 		line, err := readLine(br, stderrLog)
 		if s := string(bytes.TrimSpace(line)); s != "" {
@@ -265,10 +281,12 @@ func (p *proc) exitReason() string {
 	default:
 		return ""
 	}
-	// Give the stderr reader the last lines the server wrote before dying.
+	// The last lines the server wrote before dying: the reader ends at
+	// its drain deadline at the latest (the bound is for a pipe that took
+	// no deadline).
 	select {
 	case <-p.stderrDone:
-	case <-time.After(drainWait):
+	case <-time.After(stderrDoneWait):
 	}
 	var ee *exec.ExitError
 	switch {
