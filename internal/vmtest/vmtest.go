@@ -219,9 +219,24 @@ type guestConfig struct {
 	Exe      string
 	Args     []string
 	Dir      string
+	Tree     string
 	Env      []string
 	Cgroup   string
 	Delegate bool
+}
+
+// checkout is the module root dir lies in (the folder holding go.mod), or
+// dir itself outside a module: the guest keeps it visible where its
+// fresh /tmp, /run or /var/tmp would hide it (a clone under /tmp).
+func checkout(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
 }
 
 // initramfs builds tools/vminit and writes the guest's initramfs into dir.
@@ -250,7 +265,7 @@ func (m machine) initramfs(t *testing.T, dir string, o Options) (string, error) 
 	case "/":
 		cg = ""
 	}
-	c := guestConfig{RootTag: rootTag, Exe: exe, Dir: wd, Cgroup: cg, Delegate: !o.NotDelegated && cg != "",
+	c := guestConfig{RootTag: rootTag, Exe: exe, Dir: wd, Tree: checkout(wd), Cgroup: cg, Delegate: !o.NotDelegated && cg != "",
 		Args: []string{"-test.run", o.Run, "-test.v", "-test.count=1", "-test.timeout", o.guestTimeout.String()},
 		Env: append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp",
 			"TMPDIR=/tmp"}, o.Env...)}

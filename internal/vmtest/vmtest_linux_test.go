@@ -56,6 +56,13 @@ func TestInGuest(t *testing.T) {
 	if _, err := os.Stat("/tmp"); err != nil {
 		t.Error(err)
 	}
+	// The binary runs in its package's folder of the checkout, also when
+	// the checkout lies under /tmp, which the guest covers with its own.
+	for _, f := range []string{"vmtest_linux_test.go", "../../go.mod"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("the checkout is not there in the guest: %v", err)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(t.TempDir(), "w"), []byte("x"), 0o600); err != nil {
 		t.Errorf("the guest's temp dir is not writable: %v", err)
 	}

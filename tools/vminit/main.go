@@ -29,7 +29,10 @@ type config struct {
 	Exe     string   // the test binary, a path on the host's root
 	Args    []string // its arguments (without argv[0])
 	Dir     string   // its working directory
-	Env     []string
+	// Tree is the checkout Dir lies in (its module's root): a guest
+	// tmpfs over /tmp, /run or /var/tmp must not hide it from the tests.
+	Tree string
+	Env  []string
 	// Cgroup is the cgroup (below /sys/fs/cgroup) the binary starts in,
 	// with memory, pids and cpu enabled for it; "" is the root cgroup.
 	Cgroup string
@@ -112,6 +115,13 @@ func loadModule(path string) error {
 	return nil
 }
 
+// mountStep is one mount of mountRoot's.
+type mountStep struct {
+	src, dst, fstype string
+	flags            uintptr
+	data             string
+}
+
 // mountRoot makes the host's root, read-only, the guest's root, with
 // writable places of the guest's own and the kernel's file systems.
 func mountRoot(c config) error {
@@ -120,15 +130,17 @@ func mountRoot(c config) error {
 	if err := mount(c.RootTag, nr, "9p", ro, "trans=virtio,version=9p2000.L,cache=loose,msize=262144"); err != nil {
 		return err
 	}
-	// The binary's directory first: a tmpfs may cover it next.
+	// The binary's directory and the checkout first: a tmpfs may cover
+	// them next (a clone under /tmp).
 	if err := mount(filepath.Join(nr, filepath.Dir(c.Exe)), "/exe", "", unix.MS_BIND, ""); err != nil {
 		return err
 	}
-	steps := []struct {
-		src, dst, fstype string
-		flags            uintptr
-		data             string
-	}{
+	if c.Tree != "" {
+		if err := mount(filepath.Join(nr, c.Tree), "/tree", "", unix.MS_BIND, ""); err != nil {
+			return err
+		}
+	}
+	steps := []mountStep{
 		{"tmpfs", nr + "/run", "tmpfs", unix.MS_NOSUID | unix.MS_NODEV, "mode=755"},
 		{"tmpfs", nr + "/tmp", "tmpfs", unix.MS_NOSUID | unix.MS_NODEV, "mode=1777"},
 		{"tmpfs", nr + "/var/tmp", "tmpfs", unix.MS_NOSUID | unix.MS_NODEV, "mode=1777"},
@@ -139,6 +151,9 @@ func mountRoot(c config) error {
 		{"proc", nr + "/proc", "proc", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, ""},
 		{"sysfs", nr + "/sys", "sysfs", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, ""},
 		{"cgroup2", nr + "/sys/fs/cgroup", "cgroup2", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, "nsdelegate"},
+	}
+	if c.Tree != "" {
+		steps = append(steps, mountStep{"/tree", nr + c.Tree, "", unix.MS_MOVE, ""})
 	}
 	for _, s := range steps {
 		if err := mount(s.src, s.dst, s.fstype, s.flags, s.data); err != nil {
