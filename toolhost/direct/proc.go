@@ -214,10 +214,16 @@ func (p *proc) send(m outMsg) error {
 	return nil
 }
 
-// readMessages dispatches the host's messages until fd 3 closes.
+// readMessages dispatches the host's messages until fd 3 closes, or its
+// drain deadline after the host's exit: the messages the channel holds
+// then (a result sent just before the exit) are still read.
 func (p *proc) readMessages() {
 	defer p.readers.Done()
-	sc := bufio.NewScanner(p.conn)
+	var r io.Reader = p.conn
+	if c, ok := p.conn.(outpipe.Conn); ok {
+		r = outpipe.NewReader(c)
+	}
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxMessageBytes)
 	var ended error
 	for sc.Scan() {

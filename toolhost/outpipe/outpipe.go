@@ -13,14 +13,24 @@ package outpipe
 
 import (
 	"errors"
+	"io"
 	"os"
+	"syscall"
 	"time"
 )
 
-// Reader reads a pipe's read end (ours of New) to its end or its deadline.
-// It is the pipe's only reader.
+// Conn is what a Reader reads: a pipe's read end (ours of New, an
+// *os.File), or a socket a child writes to (a *net.UnixConn).
+type Conn interface {
+	io.Reader
+	SetReadDeadline(time.Time) error
+	SyscallConn() (syscall.RawConn, error)
+}
+
+// Reader reads a pipe's read end (or a socket) to its end or its
+// deadline. It is the only reader.
 type Reader struct {
-	f *os.File
+	f Conn
 	// draining: the deadline passed; budget bytes are left of what the
 	// pipe held then.
 	draining bool
@@ -28,7 +38,7 @@ type Reader struct {
 }
 
 // NewReader reads f.
-func NewReader(f *os.File) *Reader { return &Reader{f: f} }
+func NewReader(f Conn) *Reader { return &Reader{f: f} }
 
 // Read reads f. Once f's read deadline has passed it reads the bytes the
 // pipe holds at that moment and then returns os.ErrDeadlineExceeded for

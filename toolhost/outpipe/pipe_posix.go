@@ -12,8 +12,8 @@ import (
 // child's. Read deadlines work on ours.
 func New() (ours, theirs *os.File, err error) { return os.Pipe() }
 
-// Pending is how many bytes wait unread in the pipe f.
-func Pending(f *os.File) (int, error) {
+// Pending is how many bytes wait unread in the pipe (or socket) f.
+func Pending(f Conn) (int, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return 0, err

@@ -46,8 +46,9 @@ func New() (ours, theirs *os.File, err error) {
 	return os.NewFile(uintptr(server), name), os.NewFile(uintptr(client), name), nil
 }
 
-// Pending is how many bytes wait unread in the pipe f (ours of New).
-func Pending(f *os.File) (int, error) {
+// Pending is how many bytes wait unread in the pipe f (ours of New); a
+// socket here fails.
+func Pending(f Conn) (int, error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return 0, err
