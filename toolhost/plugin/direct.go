@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // DirectPlugin is a "direct" plugin (pluginType service or hybridservice,
@@ -32,6 +33,8 @@ type DirectPlugin struct {
 	APIRoutes bool
 	// Spec is the tool a hybridservice plugin offers.
 	Spec toolhost.Spec
+	// Declared are the folders its manifest declares, as first seen.
+	Declared *sandbox.Declared
 }
 
 // Answers reports whether the plugin answers tool calls (a hybridservice).
@@ -67,6 +70,7 @@ func newDirectPlugin(m *manifest, folder string, env []string, src envSources, c
 		Config:    raw,
 		APIRoutes: m.apiRoutes,
 		Spec:      t.spec,
+		Declared:  &m.declared,
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/vcpnode/vcpnode/toolhost"
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // Plugin types, as VCPToolBox's Plugin.js reads pluginType. Only the stdio ones can be hosted.
@@ -53,6 +54,9 @@ type manifest struct {
 	direct    bool
 	script    string
 	apiRoutes bool // "hasApiRoutes": true
+	// declared are the folders its "sandbox" member declares (the
+	// sandbox grants them; Pins keeps them as first seen).
+	declared sandbox.Declared
 
 	// notices are problems that were worked around (dropped entries…).
 	notices []string
@@ -220,6 +224,7 @@ func parseManifest(path string, data []byte) (*manifest, error) {
 	if v, ok := top["requiresAdmin"]; ok && string(bytes.TrimSpace(v)) == "true" {
 		m.note("requiresAdmin", "ignored: vcpnode, like the official node, has no admin auth code to give (DECRYPTED_AUTH_CODE is not set)")
 	}
+	m.declared = sandbox.ParseDeclared(data)
 	return m, nil
 }
 

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+
+	"github.com/vcpnode/vcpnode/toolhost/sandbox"
 )
 
 // PinsFile is the file of the state directory that keeps each plugin
@@ -14,12 +17,14 @@ import (
 const PinsFile = "plugin-identities.json"
 
 // Pins keeps the identity each plugin folder was first seen with: its
-// manifest's name, pluginType and entryPoint command. The owner's
+// manifest's name, pluginType, entryPoint command and the folders its
+// "sandbox" member declares. The owner's
 // [tools.NAME] settings (sandbox, approval, exposure…) name a plugin, and
 // a plugin can write its own folder: were its manifest's name believed at
 // every scan, it could rename itself out of them. So a folder keeps its
 // first name whatever its manifest says later, and every change is
-// reported. The owner gives a plugin a new identity by removing its entry
+// reported. So do the declared folders, which the sandbox grants it: a
+// plugin rewriting them would grant itself any tree (/etc, ~/.bashrc). The owner gives a plugin a new identity by removing its entry
 // from the file (then reloading), or by renaming its folder.
 type Pins struct {
 	path string
@@ -33,6 +38,8 @@ type Pin struct {
 	Name    string `json:"name"`
 	Type    string `json:"pluginType"`
 	Command string `json:"command,omitempty"`
+	// Sandbox: nil in a pin kept before declared folders were.
+	Sandbox *sandbox.Declared `json:"sandbox,omitempty"`
 }
 
 // OpenPins reads the pins kept in stateDir (none yet is fine).
@@ -88,7 +95,7 @@ func (p *Pins) MoveTo(stateDir string) error {
 func (p *Pins) apply(folder string, m *manifest) ([]string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := Pin{Name: m.name, Type: m.pluginType, Command: m.command}
+	now := Pin{Name: m.name, Type: m.pluginType, Command: m.command, Sandbox: &m.declared}
 	if m.direct {
 		now.Command = m.script
 	}
@@ -98,6 +105,18 @@ func (p *Pins) apply(folder string, m *manifest) ([]string, error) {
 		return nil, p.save()
 	}
 	var notices []string
+	switch {
+	case was.Sandbox == nil: // pinned before declared folders were
+		was.Sandbox = now.Sandbox
+		p.pins[folder] = was
+		if err := p.save(); err != nil {
+			return nil, err
+		}
+	case !slices.Equal(now.Sandbox.Read, was.Sandbox.Read) || !slices.Equal(now.Sandbox.Write, was.Sandbox.Write):
+		notices = append(notices, fmt.Sprintf("its manifest's \"sandbox\" folders changed from %s to %s since it was first seen: "+
+			"it keeps the first (to take the new ones, remove its folder from %s and reload)", declaredText(*was.Sandbox), declaredText(*now.Sandbox), p.path))
+		m.declared = *was.Sandbox
+	}
 	if now.Name != was.Name {
 		notices = append(notices, fmt.Sprintf("its manifest now names it %q: it keeps the name %q it was first seen with, and the [tools.%s] settings "+
 			"(to take the new name, remove its folder from %s and reload)", now.Name, was.Name, was.Name, p.path))
@@ -126,4 +145,13 @@ func (p *Pins) save() error {
 		return fmt.Errorf("plugin identities: %w", err)
 	}
 	return nil
+}
+
+// declaredText is declared folders as a manifest writes them.
+func declaredText(d sandbox.Declared) string {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Sprint(d)
+	}
+	return string(b)
 }

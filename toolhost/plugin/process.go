@@ -25,6 +25,8 @@ type runSpec struct {
 	launch launch
 	env    []string
 	async  bool // posts its results to a callback URL
+	// declared are the folders its manifest declares, as first seen.
+	declared *sandbox.Declared
 }
 
 // process is one running plugin command: the leader of its own process

@@ -208,7 +208,7 @@ func (h *Host) scanFolder(set *Set, src envSources, root, folder string, winners
 		set.Direct = append(set.Direct, newDirectPlugin(m, folder, env, src, conf.values, filepath.Dir(root)))
 		return
 	}
-	spec := &runSpec{name: m.name, dir: folder, launch: l, env: env, async: m.pluginType == typeAsynchronous}
+	spec := &runSpec{name: m.name, dir: folder, launch: l, env: env, async: m.pluginType == typeAsynchronous, declared: &m.declared}
 	switch m.pluginType {
 	case typeStatic:
 		set.Static = append(set.Static, newStaticPlugin(h, m, spec))

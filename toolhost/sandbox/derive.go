@@ -577,30 +577,48 @@ func executableFile(path string) bool {
 // manifestFile is a plugin's manifest in its folder (VCPToolBox's name).
 const manifestFile = "plugin-manifest.json"
 
+// Declared are the folders a plugin's manifest declares it uses:
+//
+//	"sandbox": {"read": ["../Shared", "/srv/data"], "write": ["~/notes"]}
+type Declared struct {
+	Read  []string `json:"read,omitempty"`
+	Write []string `json:"write,omitempty"`
+}
+
+// ParseDeclared is the "sandbox" member of a plugin's manifest; a member
+// missing or not of that shape declares nothing.
+func ParseDeclared(manifest []byte) Declared {
+	var m struct {
+		Sandbox Declared `json:"sandbox"`
+	}
+	if json.Unmarshal(manifest, &m) != nil {
+		return Declared{}
+	}
+	return m.Sandbox
+}
+
 // declared grants the folders a plugin's manifest declares it uses:
 //
 //	"sandbox": {"read": ["../Shared", "/srv/data"], "write": ["~/notes"]}
 //
 // relative to the plugin's folder, absolute or from ~/; kept off the
-// node's own files and the home's secrets like every derived grant.
+// node's own files and the home's secrets like every derived grant. The
+// command's Declared when the plugin host gives them (as first seen),
+// else the manifest's now.
 func (d *deriver) declared() {
-	b, err := os.ReadFile(filepath.Join(d.c.Dir, manifestFile))
-	if err != nil {
-		return
-	}
-	var m struct {
-		Sandbox struct {
-			Read  []string `json:"read"`
-			Write []string `json:"write"`
-		} `json:"sandbox"`
-	}
-	if json.Unmarshal(b, &m) != nil {
-		return
+	decl := d.c.Declared
+	if decl == nil {
+		b, err := os.ReadFile(filepath.Join(d.c.Dir, manifestFile))
+		if err != nil {
+			return
+		}
+		m := ParseDeclared(b)
+		decl = &m
 	}
 	for _, l := range []struct {
 		paths []string
 		write bool
-	}{{m.Sandbox.Read, false}, {m.Sandbox.Write, true}} {
+	}{{decl.Read, false}, {decl.Write, true}} {
 		for _, p := range l.paths {
 			switch {
 			case p == "~" || strings.HasPrefix(p, "~/"):

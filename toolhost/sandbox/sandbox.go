@@ -328,6 +328,10 @@ type Command struct {
 	// Read are more files the command reads, whatever the profile (a warm
 	// interpreter's bootstrap, which the node writes outside the folder).
 	Read []string
+	// Declared are the folders a plugin's manifest declares, as the plugin
+	// host keeps them (a plugin writes its own manifest: it could grant
+	// itself any tree); nil: read from the manifest in Dir.
+	Declared *Declared
 }
 
 // Run is a wrapped command: start it with StartProcess (Env
