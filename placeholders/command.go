@@ -24,7 +24,8 @@ const (
 	stderrLimit   = 4 << 10
 	stderrExcerpt = 200
 	// pipeWaitDelay bounds the wait for output after the shell has exited
-	// or been killed, for a background process that still holds the pipe.
+	// or been killed, for a background process that still holds the pipe
+	// (what the pipe holds then is read all the same).
 	pipeWaitDelay = time.Second
 )
 
@@ -103,7 +104,7 @@ func (c *Command) Run(ctx context.Context) (Output, error) {
 			_, _ = io.Copy(o.w, outpipe.NewReader(o.r))
 		}()
 	}
-	// The whole tree, not the shell alone.
+	// ctx's end kills the whole tree, not the shell alone.
 	stopWatch := context.AfterFunc(ctx, kill)
 	state, err := proc.Wait()
 	stopWatch()
