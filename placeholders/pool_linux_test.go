@@ -5,18 +5,21 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/vcpnode/vcpnode/internal/testuser"
 	"github.com/vcpnode/vcpnode/internal/testwait"
+	"github.com/vcpnode/vcpnode/toolhost/proctree/proctreetest"
 )
 
 // TestPooledCommandGetsOnlyItsFds: once commands come often, a confined
 // placeholder command starts in a launcher that was waiting for it (the
-// run takes one from the pool), holds fds 0 to 2 alone, and ends with its
-// exit status and output as a launcher started for it gives them.
+// run takes one from the pool), holds fds 0 to 2 alone, ends with its exit
+// status and output as a launcher started for it gives them, and leaves
+// nothing running.
 func TestPooledCommandGetsOnlyItsFds(t *testing.T) {
 	home, dir := t.TempDir(), t.TempDir()
 	c := confinedCommand(t, "default", home, dir, "true")
@@ -32,7 +35,8 @@ func TestPooledCommandGetsOnlyItsFds(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c.Line = `for f in /proc/$$/fd/*; do [ -e "$f" ] && printf "%s " "${f##*/}"; done; read x < ./go; echo "$x" >&2; exit 7`
+	c.Line = `for f in /proc/$$/fd/*; do [ -e "$f" ] && printf "%s " "${f##*/}"; done; ` +
+		`sleep 60 >/dev/null 2>&1 & echo $! > bg; read x < ./go; echo "$x" >&2; exit 7`
 	type result struct {
 		out Output
 		err error
@@ -56,6 +60,15 @@ func TestPooledCommandGetsOnlyItsFds(t *testing.T) {
 		w = f
 		return true
 	})
+	// The command waits on the fifo, its background child running.
+	data, err := os.ReadFile(filepath.Join(dir, "bg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || proctreetest.HostPid(bg, dir) == 0 {
+		t.Fatalf("no background child %q running (%v)", data, err)
+	}
 	if _, err := w.WriteString("released\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +79,10 @@ func TestPooledCommandGetsOnlyItsFds(t *testing.T) {
 	}
 	if got := strings.Fields(r.out.Text); strings.Join(got, " ") != "0 1 2" {
 		t.Errorf("the command holds fds %v, want 0 1 2", got)
+	}
+	// Run returns once the tree is empty.
+	if !proctreetest.GoneIn(bg, dir) {
+		t.Errorf("the background child %d outlived its run", bg)
 	}
 }
 
