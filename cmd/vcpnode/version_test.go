@@ -170,7 +170,9 @@ func hermeticEnv(t *testing.T, extra ...string) []string {
 	t.Helper()
 	dir := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}
-	for _, sub := range []string{"HOME=home", "XDG_RUNTIME_DIR=run", "XDG_STATE_HOME=state", "XDG_CONFIG_HOME=config", "TMPDIR=tmp", "STATE_DIRECTORY=statedir"} {
+	// GOCOVERDIR: a test binary built with -cover warns on stderr at exit
+	// without a place for its counters, and the tests compare stderr.
+	for _, sub := range []string{"HOME=home", "XDG_RUNTIME_DIR=run", "XDG_STATE_HOME=state", "XDG_CONFIG_HOME=config", "TMPDIR=tmp", "STATE_DIRECTORY=statedir", "GOCOVERDIR=cover"} {
 		name, rel, _ := strings.Cut(sub, "=")
 		path := filepath.Join(dir, rel)
 		if err := os.Mkdir(path, 0o700); err != nil {
