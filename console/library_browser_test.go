@@ -129,10 +129,19 @@ func TestConsoleBrowserLibrary(t *testing.T) {
 			t.Errorf("order by %s: %v", by, ids)
 		}
 	}
-	run("order by kind", chromedp.SetValue(`#tools-sort`, "source", chromedp.ByQuery),
-		chromedp.Evaluate(`document.querySelector("#tools-sort").dispatchEvent(new Event("change"))`, nil))
+	// A card opened just before the list is drawn again (a refresh, a new
+	// order) stays open.
+	var stillOpen bool
+	run("order by kind", chromedp.Click(`#tool-Files details summary`, chromedp.ByQuery),
+		chromedp.SetValue(`#tools-sort`, "source", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector("#tools-sort").dispatchEvent(new Event("change"))`, nil),
+		chromedp.Evaluate(`document.querySelector("#tool-Files > details").open`, &stillOpen),
+		chromedp.Click(`#tool-Files details summary`, chromedp.ByQuery))
 	if ids := order(); len(ids) == 0 || ids[len(ids)-1] != "tool-Thumb" {
 		t.Errorf("order by kind (built-in tools first, Thumb is a test source): %v", ids)
+	}
+	if !stillOpen {
+		t.Error("the Files card's commands, opened, closed when the list was drawn again")
 	}
 
 	// Load Thumb into the executor: the Executor opens with Thumb chosen

@@ -334,7 +334,15 @@ function renderTools() {
   const q = $("#tools-search").value.trim().toLowerCase();
   const shown = res.tools.filter((t) => toolMatches(t, q)).sort(toolOrders[$("#tools-sort").value] || toolOrders.name);
   $("#tools-count").textContent = q ? `${shown.length} of ${res.tools.length} tools` : `${res.tools.length} tools`;
-  $("#tools-list").replaceChildren(el("ul", {class: "cards"}, shown.map((t) => toolCard(t, !!res.overridesFile))));
+  // A card the owner opened stays open: the list is drawn again when a
+  // refresh arrives, which may be right after the click.
+  const list = $("#tools-list");
+  const open = new Set([...list.querySelectorAll("li.card > details[open]")].map((d) => d.parentElement.id));
+  list.replaceChildren(el("ul", {class: "cards"}, shown.map((t) => toolCard(t, !!res.overridesFile))));
+  for (const id of open) {
+    const d = document.getElementById(id)?.querySelector(":scope > details");
+    if (d) d.open = true;
+  }
 }
 
 pages.tools = {
