@@ -129,8 +129,8 @@ func Run(t *testing.T, o Options) {
 		"-append", "console=ttyS0 quiet rdinit=/init panic=-1 lpj=4000000 tsc=reliable "+guestMark,
 		"-serial", "file:"+console, "-serial", "stdio",
 		"-virtfs", "local,path=/,mount_tag="+rootTag+",security_model=none,readonly=on,multidevs=remap")
-	cmd.Stdin = nil
 	cmd.Stderr = &bytes.Buffer{}
+	cmd.WaitDelay = 5 * time.Second // a killed QEMU's output pipe is not waited on for ever
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
