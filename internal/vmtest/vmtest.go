@@ -118,7 +118,7 @@ func Run(t *testing.T, o Options) {
 		timeout = time.Until(dl) - 10*time.Second
 	}
 	// The guest's own deadline comes first, so that its stacks reach the log.
-	o.guestTimeout = timeout - 15*time.Second
+	o.guestTimeout = timeout - time.Minute
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	console := filepath.Join(dir, "console.log")

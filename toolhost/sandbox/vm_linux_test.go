@@ -43,8 +43,9 @@ func guestEnv(t *testing.T, specs map[string]Spec) *confinedEnv {
 }
 
 // TestGuestLimitsHeldByCgroupV2: in the guest the sandbox finds memory,
-// pids and cpu held by the trees' own cgroup v2, and the protections
-// `vcpnode sandbox check` prints say so, one line each.
+// pids and cpu held by the trees' own cgroup v2, the protections
+// `vcpnode sandbox check` prints say so, one line each, and its probe (a
+// command started under the profile) sees every protection it checks.
 func TestGuestLimitsHeldByCgroupV2(t *testing.T) {
 	t.Parallel()
 	e := guestEnv(t, map[string]Spec{"limited": {Extends: Default, Memory: "64MiB", Pids: 16, CPU: 0.5}})
@@ -64,6 +65,18 @@ func TestGuestLimitsHeldByCgroupV2(t *testing.T) {
 	}
 	if seen != 3 {
 		t.Errorf("%d limit lines, want memory, pids and cpu", seen)
+	}
+	// The command also starts a probe under the profile; a line of it not
+	// enforced fails the check.
+	probe, err := e.sb.Probe(e.trees, "limited", os.Geteuid())
+	if err != nil || len(probe) == 0 {
+		t.Fatalf("probe: %v (%d lines)", err, len(probe))
+	}
+	for _, p := range probe {
+		t.Logf("%-13s %s %s", p.State, p.Name, p.Detail)
+		if p.State != StateEnforced {
+			t.Errorf("%s: %s (%s)", p.Name, p.State, p.Detail)
+		}
 	}
 }
 
@@ -103,6 +116,7 @@ func TestGuestCPUThrottled(t *testing.T) {
 			defer func() {
 				if err := tree.KillAndWait(5e9); err != nil {
 					t.Error(err)
+					_ = proc.Kill()
 				}
 				_, _ = proc.Wait()
 				tree.Release()
