@@ -115,12 +115,7 @@ func TestAttackCgroupEscape(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the attack, unconfined: %v\n%s", err, out)
 		}
-		got := map[string]string{}
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			if name, res, ok := strings.Cut(line, ": "); ok {
-				got[name] = res
-			}
-		}
+		got := attackAnswers(string(out))
 		if got["sibling"] != "ok" {
 			t.Errorf("unconfined root: moving into a sibling answered %q (%s): the attack does not attack", got["sibling"], got["cgroups"])
 		}

@@ -73,6 +73,11 @@ func (e *confinedEnv) attack(t *testing.T, profile, script string) map[string]st
 	if code != 0 {
 		t.Fatalf("attack script under %s: exit %d\n%s%s", profile, code, out, stderr)
 	}
+	return attackAnswers(out)
+}
+
+// attackAnswers reads what an attack script printed: each try's name and answer.
+func attackAnswers(out string) map[string]string {
 	got := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if name, res, ok := strings.Cut(line, ": "); ok {
