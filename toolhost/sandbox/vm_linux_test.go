@@ -186,3 +186,28 @@ func TestGuestLimitsAsOrdinaryUser(t *testing.T) {
 	}
 	testuser.RerunIn(t, "^(TestLimitsOnTheTreesCgroupV2|TestAttackCgroupEscape|TestGuestLimitsHeldByCgroupV2)$", dirs)
 }
+
+// TestGuestFenceHoldsWhereLandlockWouldNot: under a profile that grants
+// writing the cgroup hierarchy (an owner's mistake; Landlock then lets the
+// writes through), a confined process still cannot move itself out of its
+// tree's cgroup: on a cgroup2 mounted with nsdelegate its tree's leader
+// started in a cgroup namespace rooted at the tree's cgroup, and the
+// kernel refuses a move to a cgroup outside it.
+func TestGuestFenceHoldsWhereLandlockWouldNot(t *testing.T) {
+	t.Parallel()
+	e := guestEnv(t, map[string]Spec{"cgwrite": {Extends: Default, Write: []string{"/sys/fs/cgroup"}}})
+	targets := cgroupTargets(t, e.trees)
+	if len(targets) < 2 {
+		t.Fatalf("want the daemon's cgroup and a sibling to attack, got %v", targets)
+	}
+	got := e.attack(t, "cgwrite", strings.Replace(cgroupAttack, "TARGETS", pyDict(targets), 1))
+	for name := range targets {
+		if got[name] == "ok" || got[name] == "" {
+			t.Errorf("moving into the %s answered %q, want it refused", name, got[name])
+		}
+	}
+	if !inTree(got["cgroups"]) {
+		t.Errorf("the process left its tree's cgroup: %s", got["cgroups"])
+	}
+	t.Logf("answers: %v", got)
+}
