@@ -73,8 +73,9 @@ func (f *fixture) stdio(name, kind string) ServerConfig {
 		f.t.Fatal(err)
 	}
 	// A test binary built for coverage warns on stderr, which the server
-	// errors quote, when it runs without a place for its counters.
-	cover := filepath.Join(f.dir, name+".cover")
+	// errors quote, when it runs without a place for its counters; in the
+	// server's folder, which a confined server may write.
+	cover := filepath.Join(dir, "cover")
 	if err := os.MkdirAll(cover, 0o700); err != nil {
 		f.t.Fatal(err)
 	}
