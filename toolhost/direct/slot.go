@@ -73,7 +73,7 @@ func (s *slot) launch() (*proc, error) {
 	p, err := spawn(s.h.trees, s.h.opts.Sandbox, sandbox.Command{
 		Tool: s.p.Name, Kind: "plugin", Profile: s.profile,
 		Path: s.node, Args: append([]string{s.node}, nodeArgs(s.mem, s.p.Name)...), Env: s.p.Env, Dir: s.p.Dir,
-		Declared: s.p.Declared,
+		Declared: s.p.Declared, Own: s.p.Own,
 	}, s.log, untrack)
 	if err != nil {
 		untrack()

@@ -35,6 +35,9 @@ type DirectPlugin struct {
 	Spec toolhost.Spec
 	// Declared are the folders its manifest declares, as first seen.
 	Declared *sandbox.Declared
+	// Own are the variables of Env its own files set: the sandbox finds
+	// its grants without them.
+	Own []string
 }
 
 // Answers reports whether the plugin answers tool calls (a hybridservice).

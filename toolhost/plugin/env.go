@@ -56,7 +56,11 @@ func baseEnv(environ []string, passEnv []string) map[string]string {
 
 // pluginEnv builds one plugin's environment as sorted "K=V" entries. conf is
 // the plugin's config.env; notices report keys that had to be left out.
-func pluginEnv(src envSources, m *manifest, conf map[string]string, projectBase, callbackURL string) (env []string, notices []string) {
+//
+// own are the variables the plugin's own files set (its config.env, its
+// manifest's configSchema), which it can write: the sandbox finds its
+// grants without them.
+func pluginEnv(src envSources, m *manifest, conf map[string]string, projectBase, callbackURL string) (env, own []string, notices []string) {
 	vars := make(map[string]string, len(src.base)+len(src.global)+len(conf)+8)
 	for _, layer := range []map[string]string{src.base, src.global, conf} {
 		for k, v := range layer {
@@ -70,7 +74,13 @@ func pluginEnv(src envSources, m *manifest, conf map[string]string, projectBase,
 	}
 	for _, k := range keys {
 		vars[k.key] = k.value
+		own = append(own, k.key)
 	}
+	for k := range conf {
+		own = append(own, k)
+	}
+	slices.Sort(own)
+	own = slices.Compact(own)
 	vars[envDebugMode] = debugMode(src, conf)
 	vars[envProjectBase] = projectBase
 	vars[envPythonEncoding] = "utf-8"
@@ -90,7 +100,7 @@ func pluginEnv(src envSources, m *manifest, conf map[string]string, projectBase,
 		env = append(env, k+"="+v)
 	}
 	slices.Sort(env)
-	return env, notices
+	return env, own, notices
 }
 
 // resolvedKey is one configSchema key's value after VCPToolBox's rules

@@ -75,7 +75,7 @@ func TestPluginEnvLayersAndComputedValues(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			env, notices := pluginEnv(src, m, conf, "/srv/vcp", c.callbackURL)
+			env, _, notices := pluginEnv(src, m, conf, "/srv/vcp", c.callbackURL)
 			if !slices.IsSorted(env) {
 				t.Error("env is not sorted")
 			}
@@ -91,7 +91,7 @@ func TestPluginEnvLayersAndComputedValues(t *testing.T) {
 
 func TestPluginEnvSyncHasNoCallbackAndDebugDefaultsFalse(t *testing.T) {
 	m := &manifest{name: "S", pluginType: typeSynchronous}
-	env, _ := pluginEnv(envSources{base: map[string]string{}}, m, map[string]string{"DebugMode": "False"}, "/p", "http://x")
+	env, _, _ := pluginEnv(envSources{base: map[string]string{}}, m, map[string]string{"DebugMode": "False"}, "/p", "http://x")
 	want := map[string]string{"DebugMode": "false", "PROJECT_BASE_PATH": "/p", "PYTHONIOENCODING": "utf-8"}
 	if got := envMap(env); !maps.Equal(got, want) {
 		t.Fatalf("env %q, want %q", got, want)

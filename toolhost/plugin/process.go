@@ -27,6 +27,8 @@ type runSpec struct {
 	async  bool // posts its results to a callback URL
 	// declared are the folders its manifest declares, as first seen.
 	declared *sandbox.Declared
+	// own are the variables of env its own files set (pluginEnv).
+	own []string
 }
 
 // process is one running plugin command: the leader of its own process

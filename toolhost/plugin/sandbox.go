@@ -13,6 +13,6 @@ func (h *Host) confine(spec *runSpec, l launch, env []string) (*sandbox.Run, err
 	return h.opts.Sandbox.Wrap(sandbox.Command{
 		Tool: spec.name, Kind: "plugin",
 		Path: l.path, Args: l.argv, Env: append(slices.Clip(env), l.env...), Dir: spec.dir,
-		Read: l.read, Declared: spec.declared,
+		Read: l.read, Declared: spec.declared, Own: spec.own,
 	})
 }

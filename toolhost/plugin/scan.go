@@ -185,7 +185,7 @@ func (h *Host) scanFolder(set *Set, src envSources, root, folder string, winners
 	}
 	// PROJECT_BASE_PATH is the parent of the Plugin dir: plugins reach
 	// their siblings and the project's files through it.
-	env, notes := pluginEnv(src, m, conf.values, filepath.Dir(root), h.opts.CallbackBaseURL)
+	env, own, notes := pluginEnv(src, m, conf.values, filepath.Dir(root), h.opts.CallbackBaseURL)
 	m.notices = append(m.notices, notes...)
 	var l launch
 	if !m.direct {
@@ -205,10 +205,12 @@ func (h *Host) scanFolder(set *Set, src envSources, root, folder string, winners
 		set.Notices = append(set.Notices, Entry{Name: m.name, Type: m.pluginType, Path: path, Reason: n})
 	}
 	if m.direct {
-		set.Direct = append(set.Direct, newDirectPlugin(m, folder, env, src, conf.values, filepath.Dir(root)))
+		d := newDirectPlugin(m, folder, env, src, conf.values, filepath.Dir(root))
+		d.Own = own
+		set.Direct = append(set.Direct, d)
 		return
 	}
-	spec := &runSpec{name: m.name, dir: folder, launch: l, env: env, async: m.pluginType == typeAsynchronous, declared: &m.declared}
+	spec := &runSpec{name: m.name, dir: folder, launch: l, env: env, async: m.pluginType == typeAsynchronous, declared: &m.declared, own: own}
 	switch m.pluginType {
 	case typeStatic:
 		set.Static = append(set.Static, newStaticPlugin(h, m, spec))

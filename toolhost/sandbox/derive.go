@@ -116,6 +116,12 @@ func (o *Options) derivedCached(c Command) []Grant {
 // derived are the grants c needs for what it runs, carved like every
 // grant and kept off the home's secrets.
 func (o *Options) derived(c Command) []Grant {
+	if len(c.Own) > 0 {
+		c.Env = slices.DeleteFunc(slices.Clone(c.Env), func(kv string) bool {
+			k, _, _ := strings.Cut(kv, "=")
+			return slices.Contains(c.Own, k)
+		})
+	}
 	d := deriver{c: c, home: envValue(c.Env, "HOME"), pathEnv: envValue(c.Env, "PATH"), temp: o.TempDir}
 	if d.home == "" {
 		d.home = o.Home

@@ -332,6 +332,11 @@ type Command struct {
 	// host keeps them (a plugin writes its own manifest: it could grant
 	// itself any tree); nil: read from the manifest in Dir.
 	Declared *Declared
+	// Own are the variables of Env the tool's own files set (a plugin's
+	// config.env and manifest, which it writes): they reach the command,
+	// but what it is granted is found without them (npm_config_cache
+	// pointed at /etc/cron.d would be granted writable).
+	Own []string
 }
 
 // Run is a wrapped command: start it with StartProcess (Env
