@@ -27,7 +27,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -42,23 +41,17 @@ import (
 const guestMark = "vcpnode.vmtest=1"
 
 // Slice is the cgroup v2 directory, in the guest, of the test binary's
-// cgroup (Options.Cgroup by default: Slice/vcpnode.service): memory, pids
-// and cpu are enabled for its children, as systemd's system.slice has them.
+// cgroup (Slice/vcpnode.service): memory, pids and cpu are enabled for its
+// children, as systemd's system.slice has them.
 const Slice = "/sys/fs/cgroup/system.slice"
+
+// service is the test binary's cgroup in the guest, below /sys/fs/cgroup.
+const service = "system.slice/vcpnode.service"
 
 // Options say what a run does in the guest.
 type Options struct {
 	// Run is the -test.run pattern of the tests to run in the guest.
 	Run string
-	// Cgroup is the cgroup (below the guest's /sys/fs/cgroup) the test
-	// binary starts in, with memory, pids and cpu enabled for it; the
-	// default is "system.slice/vcpnode.service". "/" is the root cgroup.
-	Cgroup string
-	// NotDelegated leaves Cgroup unmarked (by default it carries
-	// trusted.delegate, as systemd's Delegate=yes sets it).
-	NotDelegated bool
-	// Env is added to the test binary's environment.
-	Env []string
 	// Timeout bounds the whole run, boot included (default 4 minutes,
 	// or less when the test's own deadline is nearer).
 	Timeout time.Duration
@@ -106,7 +99,7 @@ func Run(t *testing.T, o Options) {
 	} else if ok {
 		image = elf
 	}
-	initrd, err := m.initramfs(t, dir, o)
+	initrd, err := m.initramfs(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +233,7 @@ func checkout(dir string) string {
 }
 
 // initramfs builds tools/vminit and writes the guest's initramfs into dir.
-func (m machine) initramfs(t *testing.T, dir string, o Options) (string, error) {
+func (m machine) initramfs(dir string, o Options) (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", err
@@ -258,20 +251,9 @@ func (m machine) initramfs(t *testing.T, dir string, o Options) (string, error) 
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build tools/vminit: %w\n%s", err, out)
 	}
-	cg := o.Cgroup
-	switch cg {
-	case "":
-		cg = "system.slice/vcpnode.service"
-	case "/":
-		cg = ""
-	}
-	c := guestConfig{RootTag: rootTag, Exe: exe, Dir: wd, Tree: checkout(wd), Cgroup: cg, Delegate: !o.NotDelegated && cg != "",
+	c := guestConfig{RootTag: rootTag, Exe: exe, Dir: wd, Tree: checkout(wd), Cgroup: service, Delegate: true,
 		Args: []string{"-test.run", o.Run, "-test.v", "-test.count=1", "-test.timeout", o.guestTimeout.String()},
-		Env: append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp",
-			"TMPDIR=/tmp"}, o.Env...)}
-	if testing.Short() {
-		c.Args = append(c.Args, "-test.short")
-	}
+		Env:  []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp", "TMPDIR=/tmp"}}
 	var buf bytes.Buffer
 	w := newCPIO(&buf)
 	for _, mod := range m.kernel.modules {
@@ -303,11 +285,8 @@ func (m machine) initramfs(t *testing.T, dir string, o Options) (string, error) 
 	return file, os.WriteFile(file, buf.Bytes(), 0o644)
 }
 
-var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
-
-// tail is the end of a console log, without terminal escapes.
+// tail is the end of a console log.
 func tail(b []byte, n int) string {
-	b = ansi.ReplaceAll(b, nil)
 	if len(b) > n {
 		b = b[len(b)-n:]
 	}
