@@ -3,12 +3,14 @@ package proctree
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/vcpnode/vcpnode/internal/testuser"
+	"github.com/vcpnode/vcpnode/internal/testwait"
 )
 
 // TestOwns: every process of a tree, the setsid grandchild included, is
@@ -43,11 +45,34 @@ func TestOwns(t *testing.T) {
 // cgroup (clone3's CLONE_INTO_CGROUP, as a process without a syscall
 // filter can), with an empty environment, in a session of its own and
 // orphaned, is still the Manager's: it descends from the daemon, a
-// subreaper.
+// subreaper. Where cgroup2 is mounted with nsdelegate (systemd mounts it
+// so), the tree's cgroup namespace fence makes the kernel refuse that
+// start instead.
 func TestOwnsWhatLeftItsCgroup(t *testing.T) {
 	m := testManager(t, ModeCgroup)
 	cg := m.plat.(*cgroupPlatform)
 	tree, dir, proc := startFakeTree(t, m, fakeEscapeEnv+"="+cg.dir)
+	if cg.fence {
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			_ = tree.Kill(ctx, 0)
+			_, _ = proc.Wait()
+			tree.Release()
+		}()
+		var refused []byte
+		testwait.For(t, "the child's start of a grandchild outside its cgroup namespace to fail", func() bool {
+			refused, _ = os.ReadFile(filepath.Join(dir, "child.err"))
+			return refused != nil
+		})
+		// The binary is the one the child runs: ENOENT is the kernel's
+		// answer to a clone into a cgroup outside the namespace.
+		if !strings.Contains(string(refused), "no such file or directory") {
+			t.Errorf("the start outside the fence failed with %q, want the kernel's ENOENT", refused)
+		}
+		t.Logf("the fence refused: %s", refused)
+		return
+	}
 	gc := readPid(t, dir, "grandchild")
 	defer func() {
 		_ = syscall.Kill(gc, syscall.SIGKILL)

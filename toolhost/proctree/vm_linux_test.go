@@ -15,9 +15,11 @@ import (
 // TestLeafInVM runs TestGuestDaemonMovesIntoALeaf in a virtual machine
 // (internal/vmtest) whose cgroup v2 offers memory, pids and cpu: the leaf
 // move is proven there with the controllers the sandbox's limits need.
+// The tracking tests run there too, where cgroup2 is mounted with
+// nsdelegate and each tree is fenced in a cgroup namespace of its own.
 func TestLeafInVM(t *testing.T) {
 	t.Parallel()
-	vmtest.Run(t, vmtest.Options{Run: "^TestGuestDaemonMovesIntoALeaf$"})
+	vmtest.Run(t, vmtest.Options{Run: "^(TestGuestDaemonMovesIntoALeaf|TestOwns|TestOwnsWhatLeftItsCgroup|TestKillFindsASetsidGrandchild)$"})
 }
 
 // TestGuestDaemonMovesIntoALeaf is TestDaemonMovesIntoALeaf and its run as
