@@ -185,10 +185,24 @@ type deriver struct {
 }
 
 func (d *deriver) add(path string, write bool, from string) {
-	if path == "" || !filepath.IsAbs(path) {
+	if path == "" || !filepath.IsAbs(path) || d.linkOut(path) {
 		return
 	}
 	d.out = append(d.out, Grant{Path: filepath.Clean(path), Write: write, From: from})
+}
+
+// linkOut reports a path inside the tool's own folder that a symbolic
+// link leads out of it: the tool writes its folder, and a node_modules or
+// a script it links there to another tree would have that tree granted.
+func (d *deriver) linkOut(path string) bool {
+	if d.c.Dir == "" {
+		return false
+	}
+	p, own := filepath.Clean(path), canonical(d.c.Dir)
+	if !within(p, filepath.Clean(d.c.Dir)) && !within(p, own) {
+		return false
+	}
+	return !within(canonical(p), own)
 }
 
 // tooWide reports a tree no derived grant may be: the root, the home
@@ -357,7 +371,7 @@ func (d *deriver) abs(path string) string {
 // holding one of markers) or else its own folder: a program reads its
 // project's other files. Both read-only.
 func (d *deriver) script(path string, markers []string) {
-	if path == "" {
+	if path == "" || d.linkOut(path) {
 		return
 	}
 	d.scripts = append(d.scripts, path)
