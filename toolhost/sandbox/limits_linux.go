@@ -217,6 +217,22 @@ func removeStale(dir string) {
 	}
 }
 
+// sandboxTasks are the tasks of a call with namespaces that are the
+// sandbox's, not the command's: the launcher, which stays as the
+// command's parent (a Go program: its runtime's threads, five here), and
+// the namespace's init. Without namespaces the launcher execs the command
+// and leaves nothing.
+const sandboxTasks = 6
+
+// ownTasks is what the sandbox adds to a profile's pids in the limit it
+// writes, so that the command's tree gets the pids the owner gave.
+func (p *policy) ownTasks() int {
+	if p.NS == nil {
+		return 0
+	}
+	return sandboxTasks
+}
+
 // groups are one run's cgroup v1 limit groups, by controller.
 type groups map[string]string
 
@@ -245,7 +261,7 @@ func (l *limiter) make(p Profile, pol *policy) (g groups, v2 map[string]string, 
 			[][2]string{{"memory.max", m}, {"memory.swap.max", "0"}}, unix.RLIMIT_DATA, uint64(p.Memory)})
 	}
 	if p.Pids > 0 {
-		n := strconv.Itoa(p.Pids)
+		n := strconv.Itoa(p.Pids + pol.ownTasks())
 		want = append(want, setting{"pids", [][2]string{{"pids.max", n}}, [][2]string{{"pids.max", n}},
 			unix.RLIMIT_NPROC, uint64(p.Pids)})
 	}

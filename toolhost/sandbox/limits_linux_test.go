@@ -134,8 +134,12 @@ func limitCases(t *testing.T, e *confinedEnv) {
 				}
 				out, err := env.e.startLimited(t, "forks", py, "-c", forkLoop)
 				n, cerr := strconv.Atoi(strings.TrimSpace(out))
-				if cerr != nil || n >= 16 {
-					t.Errorf("the fork loop made %q processes under pids = 16 (%s)", out, caps.Pids)
+				// The command's tree gets the profile's pids: the loop's
+				// Python and its children. The sandbox's own tasks are
+				// added to the limit written; its launcher's runtime
+				// threads come and go by one or two.
+				if got := n + 1; cerr != nil || got < 16-2 || got > 16+2 {
+					t.Errorf("the fork loop's tree got %q more processes under pids = 16 (%s), want about 15", out, caps.Pids)
 				}
 				if err == nil || !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "pids limit 16 reached") {
 					t.Errorf("want an error naming the pids limit, got %v", err)

@@ -200,7 +200,7 @@ func apply(name string, base Profile, spec Spec) (Profile, []error) {
 	case spec.Pids < 0:
 		bad("pids", fmt.Errorf("%d is negative", spec.Pids))
 	case spec.Pids > 0 && spec.Pids < minPids:
-		bad("pids", fmt.Errorf("%d is too few to start anything: the sandbox's launcher and the call's init take about 6; give at least %d (16 or more for a tool that forks)", spec.Pids, minPids))
+		bad("pids", fmt.Errorf("%d is too few to start anything: threads count (a Node.js tool is 7 to 11 tasks before it forks); give at least %d (16 or more for a tool that forks)", spec.Pids, minPids))
 	case spec.Pids > 0:
 		p.Pids = spec.Pids
 	}
@@ -223,9 +223,9 @@ func checkPath(path string) error {
 	return fmt.Errorf("path %q is relative: write it absolute or from ~/", path)
 }
 
-// minPids is the fewest tasks a call's tree can start with: what the sandbox
-// itself runs in the tree (the launcher's threads, the namespace's init)
-// and the command.
+// minPids is the fewest tasks a command's tree can do anything with: a
+// shell and what it runs, a runtime's threads (the sandbox's own tasks
+// are added to the limit written: ownTasks).
 const minPids = 8
 
 // ParseSize reads a memory size: bytes, or a number with K, M, G, T,
