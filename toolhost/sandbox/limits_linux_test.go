@@ -63,7 +63,8 @@ func (e *confinedEnv) startLimited(t *testing.T, profile string, argv ...string)
 	if !state.Success() {
 		exit = errors.New(state.String())
 	}
-	return string(b), r.Explain(exit)
+	stderr, _ := os.ReadFile(errFile.Name())
+	return string(b), r.Explain(exit, stderr)
 }
 
 // forkLoop forks children that sleep until it cannot fork any more, then

@@ -28,6 +28,8 @@ func (groups) remove()        {}
 
 func treeEvents(string, Profile) events { return events{} }
 
+func (*Run) rlimitHits(error, [][]byte) []string { return nil }
+
 // detect: profiles are not enforced outside Linux.
 func detect(*proctree.Manager) (Capabilities, *limiter) {
 	return Capabilities{Mechanism: "none", Why: "profiles are not enforced on " + runtime.GOOS +

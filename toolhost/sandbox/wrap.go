@@ -109,7 +109,8 @@ var ErrLimit = errors.New("reached a limit of its sandbox profile")
 
 // Explain turns the error of a finished run into one that says what the
 // profile caused: a limit the run reached (an error even when err is nil:
-// its tree was cut short), or what the profile refused — a path or a port
+// its tree was cut short; where rlimits hold it, from the failure's words:
+// rlimitHits), or what the profile refused — a path or a port
 // found in outputs (the run's stderr and stdout) or in err and checked
 // against the run's grants — with the configuration that grants it (a
 // *RefusedError). Any other error is returned unchanged: the sandbox did
@@ -127,6 +128,9 @@ func (r *Run) Explain(err error, outputs ...[]byte) error {
 	}
 	if err == nil {
 		return nil
+	}
+	if hit := r.rlimitHits(err, outputs); len(hit) > 0 {
+		return fmt.Errorf("%s %q %w (profile %q): %s; %w", r.kind, r.tool, ErrLimit, r.Profile, strings.Join(hit, "; "), err)
 	}
 	// An error's text joins the lines of a run's stderr with " | "
 	// (toolhost's summary): each is a line of its own.
