@@ -28,10 +28,11 @@ var missingMarks = []string{"No such file or directory", "no such file or direct
 	"FileNotFoundError", "Is the docker daemon running"}
 
 var (
-	// absPath finds absolute paths in a line of output; quotedPath the
-	// ones in quotes (GNU tools quote ‘so’), which may hold spaces.
-	absPath    = regexp.MustCompile(`(?:^|[\s'"` + "`" + `‘“(\[=,:])(/[^\s'"` + "`" + `’”,:)\]]*)`)
-	quotedPath = regexp.MustCompile(`['"‘“](/[^'"’”\n]*)['"’”]`)
+	// absPath finds absolute paths in a line of output, and relative
+	// ones from ./ or ../; quotedPath the ones in quotes (GNU tools quote
+	// ‘so’), which may hold spaces.
+	absPath    = regexp.MustCompile(`(?:^|[\s'"` + "`" + `‘“(\[=,:])((?:\.\.?)?/[^\s'"` + "`" + `’”,:)\]]*)`)
+	quotedPath = regexp.MustCompile(`['"‘“]((?:\.\.?)?/[^'"’”\n]*)['"’”]`)
 	// connectPort finds the port of a refused TCP connect (Node.js, Go, Python).
 	connectPort = regexp.MustCompile(`(?:connect (?:EACCES|EPERM) \S*:|dial tcp \S*:)(\d+)`)
 	// missingModule: Node.js could not resolve a module (require or import).
@@ -61,7 +62,7 @@ func (r *Run) refusals(outputs [][]byte) []Refusal {
 		lines := splitLines(o)
 		if len(r.pol.Hide) > 0 && slices.ContainsFunc(missingMarks, func(m string) bool { return bytes.Contains(o, []byte(m)) }) {
 			for _, line := range lines {
-				for _, path := range pathsIn(line) {
+				for _, path := range pathsIn(line, r.dir) {
 					if f, ok := r.hiddenPath(path, clip(line)); ok {
 						add(f)
 					}
@@ -116,7 +117,7 @@ func (r *Run) refusals(outputs [][]byte) []Refusal {
 			// when the line names another path the profile refused (a
 			// shell names its script first: "x.sh: line 3: /p: …").
 			var strong, weak []Refusal
-			for _, path := range pathsIn(line) {
+			for _, path := range pathsIn(line, r.dir) {
 				if f, ok := r.checkPath(path, clip(line)); ok && f.Write && !f.create {
 					weak = append(weak, f)
 				} else if ok {
@@ -141,16 +142,26 @@ func (r *Run) refusals(outputs [][]byte) []Refusal {
 	return out
 }
 
-// pathsIn are the absolute paths line names: quoted ones whole, spaces
-// and all, then the others.
-func pathsIn(line string) []string {
+// pathsIn are the paths line names: quoted ones whole, spaces and all,
+// then the others; absolute, or relative from "./" or "../", which are
+// taken from dir (the command's folder, where it starts; "": left out).
+func pathsIn(line, dir string) []string {
 	var out []string
+	add := func(p string) {
+		if !filepath.IsAbs(p) {
+			if dir == "" {
+				return
+			}
+			p = filepath.Join(dir, p)
+		}
+		out = append(out, p)
+	}
 	for _, m := range quotedPath.FindAllStringSubmatch(line, -1) {
-		out = append(out, m[1])
+		add(m[1])
 	}
 	rest := quotedPath.ReplaceAllString(line, " ")
 	for _, m := range absPath.FindAllStringSubmatch(rest, -1) {
-		out = append(out, m[1])
+		add(m[1])
 	}
 	return out
 }
