@@ -38,7 +38,8 @@ import (
 
 // initArgs is everything the init touches, made before the fork: the
 // child allocates nothing and calls nothing of the runtime. Addresses are
-// kept as numbers: the child's copy of memory has them at the same place.
+// kept as numbers: the child's memory (a copy, or the launcher's own where
+// it shares it) has them at the same place.
 type initArgs struct {
 	procSrc, procDst, procType uintptr // "proc", "/proc", "proc"
 	root                       uintptr // "/"
@@ -58,6 +59,7 @@ type initArgs struct {
 	buf   [128]byte // a signalfd's siginfo
 	errno uint32
 	stay  byte
+	stack initStack
 }
 
 // heldInitArgs makes startInit's arguments a heap object.
@@ -67,6 +69,9 @@ var heldInitArgs *initArgs
 type nsInit struct {
 	pid        int
 	hold, done *os.File
+	// args stay the init's for its life where it shares the launcher's
+	// memory (its stack among them).
+	args *initArgs
 }
 
 // theInit is the init of the launcher's namespace, nil without one.
@@ -115,7 +120,8 @@ func startInit(floor int) (*nsInit, error) {
 	}
 	defer unix.Close(ready[0])
 	// On the heap, where nothing moves (a goroutine's stack may), and
-	// kept there until the fork is done.
+	// kept there until the fork is done; then, for an init that shares
+	// the launcher's memory, for its life (nsInit.args).
 	a := new(initArgs)
 	heldInitArgs = a
 	defer func() { heldInitArgs = nil }()
@@ -146,7 +152,7 @@ func startInit(floor int) (*nsInit, error) {
 	unix.Close(ready[1])
 	unix.Close(keep[0])
 	unix.Close(done[1])
-	in := &nsInit{pid: int(child), hold: os.NewFile(uintptr(keep[1]), "vcpnode-init-hold"), done: os.NewFile(uintptr(done[0]), "vcpnode-init-done")}
+	in := &nsInit{pid: int(child), hold: os.NewFile(uintptr(keep[1]), "vcpnode-init-hold"), done: os.NewFile(uintptr(done[0]), "vcpnode-init-done"), args: a}
 	if errno != 0 {
 		in.hold.Close()
 		in.done.Close()
@@ -180,20 +186,6 @@ func readFull(fd int, b []byte) (int, error) {
 		n += m
 	}
 	return n, nil
-}
-
-// forkInit clones the calling thread into a new process (not a thread:
-// memory is copied) that runs initMain and never returns.
-//
-//go:nosplit
-//go:norace
-func forkInit(a *initArgs) (uintptr, syscall.Errno) {
-	pid, _, errno := syscall.RawSyscall6(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
-	if errno != 0 || pid != 0 {
-		return pid, errno
-	}
-	initMain(a)
-	return 0, 0
 }
 
 // initMain is the init: raw system calls only, on a stack that does not

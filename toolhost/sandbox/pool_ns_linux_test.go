@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -273,15 +275,16 @@ func TestPoolAsOrdinaryUser(t *testing.T) {
 
 // TestWaitingLauncherDropsStrayFds: a waiting launcher started with a file
 // it was not meant to get (another start's, open without close-on-exec
-// while it was forked) closes it before it waits.
+// while it was forked) closes it before it waits: here the write end of a
+// pipe, whose reader sees the end of file only once no process holds it.
 func TestWaitingLauncherDropsStrayFds(t *testing.T) {
 	t.Parallel()
 	e := newConfinedEnv(t, nil)
-	stray, err := os.Open(os.DevNull)
+	r, stray, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stray.Close()
+	defer r.Close()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -292,12 +295,20 @@ func TestWaitingLauncherDropsStrayFds(t *testing.T) {
 	proc, tree, err := e.trees.StartProcess("/proc/self/exe", []string{launchArg0, poolArg, "3", launcherArg(kind.ns)},
 		&os.ProcAttr{Files: []*os.File{nil, nil, nil, theirs, stray}, Sys: launcherSys(kind.ns, kind.userNS)})
 	theirs.Close()
+	stray.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { ours.Close(); _, _ = proc.Wait(); tree.Release() }()
-	testwait.For(t, "the waiting launcher to close the stray fd 4", func() bool {
-		_, held := openFds(t, proc.Pid)[4]
-		return !held
-	})
+	// Waiting: it said so on its socket.
+	w := &waitingLauncher{proc: proc, tree: tree, conn: ours}
+	if err := w.ready(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetReadDeadline(time.Now().Add(testwait.Limit)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
+		t.Fatalf("the stray pipe's reader got %d bytes, %v: the waiting launcher still holds its write end", n, err)
+	}
 }
