@@ -52,7 +52,7 @@ const service = "system.slice/vcpnode.service"
 type Options struct {
 	// Run is the -test.run pattern of the tests to run in the guest.
 	Run string
-	// Timeout bounds the whole run, boot included (default 4 minutes,
+	// Timeout bounds the whole run, boot included (default 6 minutes,
 	// or less when the test's own deadline is nearer).
 	Timeout time.Duration
 
@@ -105,7 +105,7 @@ func Run(t *testing.T, o Options) {
 	}
 	timeout := o.Timeout
 	if timeout == 0 {
-		timeout = 4 * time.Minute
+		timeout = 6 * time.Minute
 	}
 	if dl, ok := t.Deadline(); ok && time.Until(dl)-10*time.Second < timeout {
 		timeout = time.Until(dl) - 10*time.Second
@@ -252,7 +252,10 @@ func (m machine) initramfs(dir string, o Options) (string, error) {
 		return "", fmt.Errorf("build tools/vminit: %w\n%s", err, out)
 	}
 	c := guestConfig{RootTag: rootTag, Exe: exe, Dir: wd, Tree: checkout(wd), Cgroup: service, Delegate: true,
-		Args: []string{"-test.run", o.Run, "-test.v", "-test.count=1", "-test.timeout", o.guestTimeout.String()},
+		// One test at a time: two emulated CPUs on a loaded machine start a
+		// sandbox's waiting launchers slower than its tests wait for them
+		// when several tests start theirs at once.
+		Args: []string{"-test.run", o.Run, "-test.v", "-test.count=1", "-test.parallel=1", "-test.timeout", o.guestTimeout.String()},
 		Env:  []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp", "TMPDIR=/tmp"}}
 	var buf bytes.Buffer
 	w := newCPIO(&buf)
