@@ -109,19 +109,25 @@ func TestAttackFileMetadata(t *testing.T) {
 	if got := off.attack(t, "reader", script(vs)); got["ungranted chmod"] != "ok" || unchanged(vs["ungranted"]) {
 		t.Errorf("without namespaces: chmod %q: the script does not attack", got["ungranted chmod"])
 	}
-	ps, err := off.sb.Protections(Default, os.Geteuid())
+	if p := protectionNamed(t, off.sb, Default, "no mode, times, owner or attributes changed"); p.State != StateNotEnforced {
+		t.Errorf("without namespaces, sandbox check does not say a tool changes modes outside its trees: %+v", p)
+	}
+}
+
+// protectionNamed is the line of sandbox check for profile whose name
+// starts with prefix (a zero Protection when there is none).
+func protectionNamed(t *testing.T, sb *Sandbox, profile, prefix string) Protection {
+	t.Helper()
+	ps, err := sb.Protections(profile, os.Geteuid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	said := false
 	for _, p := range ps {
-		if strings.HasPrefix(p.Name, "no mode, times, owner or attributes changed") {
-			said = p.State == StateNotEnforced
+		if strings.HasPrefix(p.Name, prefix) {
+			return p
 		}
 	}
-	if !said {
-		t.Errorf("without namespaces, sandbox check does not say a tool changes modes outside its trees: %v", ps)
-	}
+	return Protection{}
 }
 
 // TestAttackFileMetadataAsUser is TestAttackFileMetadata for a daemon run

@@ -523,17 +523,7 @@ try_("own", lambda: conn("` + own + `"))
 		if got["outside"] != "ok" {
 			t.Errorf("%s, Landlock ABI %d: a socket outside the grants: %q: the script does not attack", profile, abi, got["outside"])
 		}
-		ps, err := e.sb.Protections(profile, os.Geteuid())
-		if err != nil {
-			t.Fatal(err)
-		}
-		said := false
-		for _, p := range ps {
-			if strings.HasPrefix(p.Name, "no connect to Unix sockets by path") {
-				said = p.State == StateNotEnforced && p.Detail != ""
-			}
-		}
-		if !said {
+		if p := protectionNamed(t, e.sb, profile, "no connect to Unix sockets by path"); p.State != StateNotEnforced || p.Detail == "" {
 			t.Errorf("%s, Landlock ABI %d: sandbox check does not say a tool reaches Unix sockets by path", profile, abi)
 		}
 	}
