@@ -24,8 +24,9 @@ const PinsFile = "plugin-identities.json"
 // every scan, it could rename itself out of them. So a folder keeps its
 // first name whatever its manifest says later, and every change is
 // reported. So do the declared folders, which the sandbox grants it: a
-// plugin rewriting them would grant itself any tree (/etc, ~/.bashrc). The owner gives a plugin a new identity by removing its entry
-// from the file (then reloading), or by renaming its folder.
+// plugin rewriting them would grant itself any tree (/etc, ~/.bashrc).
+// The owner gives a plugin a new identity by removing its entry from the
+// file (then reloading), or by renaming its folder.
 type Pins struct {
 	path string
 
@@ -95,7 +96,8 @@ func (p *Pins) MoveTo(stateDir string) error {
 func (p *Pins) apply(folder string, m *manifest) ([]string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := Pin{Name: m.name, Type: m.pluginType, Command: m.command, Sandbox: &m.declared}
+	declared := m.declared // the pin's own copy
+	now := Pin{Name: m.name, Type: m.pluginType, Command: m.command, Sandbox: &declared}
 	if m.direct {
 		now.Command = m.script
 	}

@@ -104,6 +104,12 @@ func (o *Options) derivedCached(c Command) []Grant {
 		b.WriteString(envValue(c.Env, k))
 		b.WriteByte(0)
 	}
+	if c.Declared != nil { // as kept by the plugin host: a reload may change them
+		for _, s := range append(append([]string{"\x01"}, c.Declared.Read...), append([]string{"\x02"}, c.Declared.Write...)...) {
+			b.WriteString(s)
+			b.WriteByte(0)
+		}
+	}
 	key := b.String()
 	if v, ok := o.derivedCache.Load(key); ok && time.Since(v.(derivedEntry).at) < derivedTTL {
 		return v.(derivedEntry).gs
