@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -70,6 +71,8 @@ type launcherPool struct {
 	// kind: how launchers start (their namespaces), as the last call's needed.
 	kind  launcherKind
 	timer *time.Timer
+	// callWait is readyWithin; a test makes it short to see slow starts.
+	callWait time.Duration
 }
 
 // launcherKind is what differs between waiting launchers: whether they
@@ -222,17 +225,31 @@ func (p *launcherPool) fill() {
 	p.mu.Lock()
 	kind := p.kind
 	p.mu.Unlock()
+	counted := true // in p.starting, which a call that finds none ready waits on
 	w, err := startWaiting(p.trees, kind)
 	if err == nil {
-		if err = w.ready(); err != nil {
+		err = w.ready(cmp.Or(p.callWait, readyWithin))
+		if errors.Is(err, errNotWaitingYet) {
+			// Slow, not broken (a loaded machine): no call waits for it
+			// any more, but it still fills the pool when it is ready.
+			p.mu.Lock()
+			p.starting--
+			p.filled.Broadcast()
+			p.mu.Unlock()
+			counted = false
+			err = w.ready(poolIdle)
+		}
+		if err != nil {
 			p.discard(w)
 			w = nil
 		}
 	}
 	p.mu.Lock()
-	p.starting--
-	p.filled.Broadcast()
-	if err != nil || !p.active || time.Since(p.lastUse) >= poolIdle || p.kind != kind {
+	if counted {
+		p.starting--
+		p.filled.Broadcast()
+	}
+	if err != nil || !p.active || time.Since(p.lastUse) >= poolIdle || p.kind != kind || len(p.ready) >= poolSize {
 		p.mu.Unlock()
 		if w != nil {
 			p.discard(w)
@@ -243,17 +260,22 @@ func (p *launcherPool) fill() {
 	p.mu.Unlock()
 }
 
-// readyWithin bounds how long a started launcher may take to wait.
+// readyWithin bounds how long a call waits for a launcher under way
+// instead of starting one of its own.
 const readyWithin = 5 * time.Second
 
-// ready waits until w waits for its launch, its namespaces made (it says
-// so on its socket): a call that takes it then waits for none of its start.
-func (w *waitingLauncher) ready() error {
+// errNotWaitingYet: a launcher did not say it waits within the time given.
+var errNotWaitingYet = errors.New("sandbox launcher: not waiting yet")
+
+// ready waits, at most within, until w waits for its launch, its
+// namespaces made (it says so on its socket): a call that takes it then
+// waits for none of its start.
+func (w *waitingLauncher) ready(within time.Duration) error {
 	fd := int(w.conn.Fd())
 	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	deadline := time.Now().Add(readyWithin)
+	deadline := time.Now().Add(within)
 	for {
-		n, err := unix.Poll(pfd, int(time.Until(deadline).Milliseconds()))
+		n, err := unix.Poll(pfd, int(max(time.Until(deadline), 0).Milliseconds()))
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -261,7 +283,7 @@ func (w *waitingLauncher) ready() error {
 			return err
 		}
 		if n == 0 {
-			return errors.New("sandbox launcher: not waiting after " + readyWithin.String())
+			return fmt.Errorf("%w after %s", errNotWaitingYet, within)
 		}
 		break
 	}

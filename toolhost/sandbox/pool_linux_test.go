@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
@@ -130,6 +131,23 @@ func TestPooledLaunchGivesTheSameProcess(t *testing.T) {
 		if g, w := normalState(pooled), normalState(want); g != w {
 			t.Errorf("%s: a pooled launch differs from a cold one:\n--- pooled\n%s\n--- cold\n%s", profile, g, w)
 		}
+	}
+}
+
+// TestSlowLauncherStartsStillFillThePool: a launcher that says it waits
+// only after calls stopped waiting for it (a loaded machine's slow start)
+// is kept, so the pool fills and a call takes one that waited.
+func TestSlowLauncherStartsStillFillThePool(t *testing.T) {
+	t.Parallel()
+	e := newConfinedEnv(t, nil)
+	e.sb.launchers.callWait = time.Nanosecond // no start is ready that soon
+	waiting := e.prime(t)
+	out, stderr, code := e.sh(t, Default, stateScript)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if pid := pidOf(t, out); !e.pooled(waiting, pid) {
+		t.Fatalf("the command ran as pid %d, not in one of the launchers that waited %v", pid, waiting)
 	}
 }
 

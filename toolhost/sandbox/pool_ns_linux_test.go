@@ -302,7 +302,7 @@ func TestWaitingLauncherDropsStrayFds(t *testing.T) {
 	defer func() { ours.Close(); _, _ = proc.Wait(); tree.Release() }()
 	// Waiting: it said so on its socket.
 	w := &waitingLauncher{proc: proc, tree: tree, conn: ours}
-	if err := w.ready(); err != nil {
+	if err := w.ready(readyWithin); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.SetReadDeadline(time.Now().Add(testwait.Limit)); err != nil {
