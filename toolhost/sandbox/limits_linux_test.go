@@ -183,6 +183,15 @@ func TestLimitNotAppliedRefusesTheCall(t *testing.T) {
 	for _, sb := range []*Sandbox{e.sb, cold.sb} {
 		sb.limits.v2["pids"] = true // as a daemon that found it enabled would
 	}
+	refusedBeforeTheCommand(t, e, cold, "forks", "pids", "pids limit 16 could not be applied", "/pids.max")
+}
+
+// refusedBeforeTheCommand runs a command under profile from a waiting
+// launcher of e and from a launcher cold starts for the call: each call is
+// refused as ErrLimitNotApplied with an error holding every want, the
+// command never ran, and the launcher that waited is gone.
+func refusedBeforeTheCommand(t *testing.T, e, cold *confinedEnv, profile, limit string, want ...string) {
+	t.Helper()
 	marker := filepath.Join(e.dir, "ran")
 	for _, env := range []struct {
 		name string
@@ -193,13 +202,16 @@ func TestLimitNotAppliedRefusesTheCall(t *testing.T) {
 			if env.e == e {
 				waiting = e.prime(t)
 			}
-			_, err := env.e.startLimited(t, "forks", "/bin/sh", "-c", "echo > "+marker)
-			if !errors.Is(err, ErrLimitNotApplied) || !strings.Contains(err.Error(), "pids limit 16 could not be applied") ||
-				!strings.Contains(err.Error(), "/pids.max") {
-				t.Errorf("want the call refused naming the pids limit and pids.max, got %v", err)
+			_, err := env.e.startLimited(t, profile, "/bin/sh", "-c", "echo > "+marker)
+			refused := errors.Is(err, ErrLimitNotApplied)
+			for _, w := range want {
+				refused = refused && err != nil && strings.Contains(err.Error(), w)
+			}
+			if !refused {
+				t.Errorf("want the call refused naming %q, got %v", want, err)
 			}
 			if _, serr := os.Stat(marker); serr == nil {
-				t.Error("the command ran without its pids limit")
+				t.Errorf("the command ran without its %s limit", limit)
 				os.Remove(marker)
 			}
 			if len(waiting) > 0 {

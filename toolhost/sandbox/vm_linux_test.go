@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -141,34 +140,7 @@ func TestGuestCPUThrottled(t *testing.T) {
 func TestGuestRefusesALimitTheKernelRefuses(t *testing.T) {
 	t.Parallel()
 	e := guestEnv(t, map[string]Spec{"tiny": {Extends: Default, CPU: 0.005}})
-	marker := filepath.Join(e.dir, "ran")
-	for _, env := range []struct {
-		name string
-		e    *confinedEnv
-	}{{"waiting launcher", e}, {"launcher started for the call", coldEnv(t, e)}} {
-		t.Run(env.name, func(t *testing.T) {
-			var waiting []int
-			if env.e == e {
-				waiting = e.prime(t)
-			}
-			_, err := env.e.startLimited(t, "tiny", "/bin/sh", "-c", "echo > "+marker)
-			if !errors.Is(err, ErrLimitNotApplied) || !strings.Contains(err.Error(), "cpu limit 0.005 could not be applied") ||
-				!strings.Contains(err.Error(), "/cpu.max") || !strings.Contains(err.Error(), "invalid argument") {
-				t.Errorf("want the call refused naming the cpu limit, cpu.max and the kernel's answer, got %v", err)
-			}
-			if _, serr := os.Stat(marker); serr == nil {
-				t.Error("the command ran without its cpu limit")
-				os.Remove(marker)
-			}
-			if len(waiting) > 0 {
-				testwait.For(t, "the launcher that waited to be gone", func() bool {
-					_, err := os.Stat("/proc/" + strconv.Itoa(waiting[0]) + "/stat")
-					return err != nil
-				})
-			}
-			t.Logf("%v", err)
-		})
-	}
+	refusedBeforeTheCommand(t, e, coldEnv(t, e), "tiny", "cpu", "cpu limit 0.005 could not be applied", "/cpu.max", "invalid argument")
 }
 
 // TestGuestLimitsAsOrdinaryUser runs the memory and pids limits and the
